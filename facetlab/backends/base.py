@@ -1,0 +1,112 @@
+"""The one interface every model provider implements.
+
+A backend turns a :class:`ModelRequest` into a :class:`ModelResponse`. The core
+is async (:meth:`Backend.agenerate`); :func:`generate` is the sync twin built on
+it. Errors are :class:`facetlab.errors.BackendError` subclasses: transient ones
+(rate limits, timeouts, 5xx, dropped connections) are retried by the runner,
+permanent ones fail the trial with the provider's message.
+
+API keys are read by each backend from the environment or the provider's own
+config at construction time and are never stored on requests, responses or
+records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Explicit sampling parameters; every one of them is recorded on the trial record.
+
+    ``None`` means "the provider's default" and is recorded as such.
+    """
+
+    temperature: float | None = None
+    max_tokens: int = 1024
+    system: str | None = None
+    seed: int | None = None
+    top_p: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "system": self.system,
+            "seed": self.seed,
+            "top_p": self.top_p,
+        }
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One prompt to send.
+
+    ``context`` describes the trial the prompt belongs to. Real providers ignore it;
+    the ``replay`` and ``simulated`` backends use it to find the recorded answer or
+    to reason about the instance. Documented keys (all optional):
+
+    - ``probe``: "p1" | "p2" | "p3" | "c2" | "c0" | "c3" | "anchor"
+    - ``instance_id``, ``base_instance_id``, ``variant``
+    - ``perturbed_factor``: "F3" style label for C2
+    - ``repeat``: int, the repeat index within the cell
+    - ``seed``: int, a per-trial seed derived from the sweep seed
+    - ``instance``: the :class:`facetlab.instances.Instance` the prompt was built from
+      (for C2 the anchor with factor K already rewritten)
+    - ``base_instance``: the base :class:`~facetlab.instances.Instance` for variants
+    - ``template``: prompt template name, e.g. "facet-v3"
+    """
+
+    prompt: str
+    params: SamplingParams = field(default_factory=SamplingParams)
+    context: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """What a provider answered."""
+
+    text: str
+    model_id: str
+    """The model id as the provider reported it (may differ from the requested one)."""
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str | None = None
+    latency_s: float | None = None
+    refusal: bool = False
+    provider_request_id: str | None = None
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A model provider. Implementations live one per file in ``facetlab/backends/``."""
+
+    provider: str
+    """Short provider name: "anthropic", "openai", "bedrock", "ollama", "gemini", "replay", "simulated"."""
+    model: str
+    """The provider's model id, e.g. "claude-sonnet-4-6"."""
+
+    async def agenerate(self, request: ModelRequest) -> ModelResponse:
+        """Send one request. Raises BackendError subclasses on failure."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+def generate(backend: Backend, request: ModelRequest) -> ModelResponse:
+    """Sync twin of :meth:`Backend.agenerate`, usable where no event loop runs.
+
+    Inside a running loop (a Jupyter cell) use ``await backend.agenerate(...)``.
+    """
+    return asyncio.run(backend.agenerate(request))

@@ -1,0 +1,1 @@
+"""Sub-commands of the ``facetlab`` CLI, one module per group."""

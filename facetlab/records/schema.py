@@ -1,0 +1,109 @@
+"""facetlab's own trial record: one JSON object per trial.
+
+A record is self-describing: it says what was asked (probe, instance, variant,
+template, prompt and its hash), of whom (model string, provider id, canonical
+model, backend, sampling parameters), what came back (raw text, parsed result,
+parse status) and what it cost (tokens, USD, latency). Secrets never appear:
+records hold no headers, keys or client configuration.
+
+Files are written by :mod:`facetlab.runner` as ``<sweep>/records/<trial_id>.json``
+and read back by :func:`facetlab.records.load_trials` next to the FACET v3 raw
+files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RECORD_FORMAT = "facetlab.record/1"
+
+Probe = Literal["p1", "p2", "p3", "c2", "c0", "c3", "anchor"]
+ParseStatus = Literal["ok", "repaired", "malformed", "empty", "not_parsed"]
+TrialStatus = Literal["ok", "failed"]
+
+
+def prompt_sha256(prompt: str) -> str:
+    """The sha256 hex digest of a prompt's UTF-8 bytes (the record's ``prompt_sha256``)."""
+    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class Parsed(BaseModel):
+    """What a probe's parser extracted from the reply.
+
+    ``weights`` uses positional labels ``F1..FN`` (see CONVENTIONS: the i-th factor
+    is ``F<i>``); ``label`` is the P1 factor label; ``answer`` is "yes"/"no"/None.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    weights: dict[str, float] | None = None
+    weight_sum: float | None = None
+    answer: Literal["yes", "no"] | None = None
+    label: str | None = None
+    problems: list[str] = Field(default_factory=list)
+
+
+class TrialRecord(BaseModel):
+    """One trial. Field names are stable; new fields are only ever added."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format: str = RECORD_FORMAT
+    trial_id: str
+    """Content address of the trial: hash of (model, params, template, prompt, repeat)."""
+    sweep: str | None = None
+
+    probe: Probe
+    instance_id: str
+    base_instance_id: str | None = None
+    variant: str = "base"
+    """"base", "counterfactual", "adversarial", "c2", "c3", ..."""
+    factor_of_interest: str | None = None
+    """Positional label (F1..FN) of the neutralized (P1/P2/P3) or perturbed (C2) factor."""
+    n_factors: int
+    repeat: int = 0
+
+    model: str
+    """The model string as the user gave it, e.g. "anthropic/claude-sonnet-4-6"."""
+    provider: str
+    model_id: str
+    """The provider's model id as requested."""
+    model_id_reported: str | None = None
+    """The model id as the provider reported it in the response."""
+    canonical_model: str | None = None
+    backend: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    template: str
+    prompt: str
+    prompt_sha256: str
+
+    status: TrialStatus
+    error: str | None = None
+    attempts: int = 1
+    raw_response: str | None = None
+    parsed: Parsed = Field(default_factory=Parsed)
+    parse_status: ParseStatus = "not_parsed"
+
+    weight_estimates: dict[str, float] | None = None
+    """The instance's own per-factor weight estimates (F1..FN, percent), when it has them."""
+    residual: dict[str, float] | None = None
+    """parsed weight − weight estimate, per factor (weighted probes only)."""
+
+    started_at: str
+    finished_at: str
+    latency_s: float | None = None
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    cached: bool = False
+    facetlab_version: str
