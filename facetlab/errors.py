@@ -26,7 +26,8 @@ class HashMismatchError(DataError):
         self.path = path
         super().__init__(
             f"{name}: sha256 mismatch (expected {expected}, got {actual}) at {path}. "
-            "The file was altered or truncated; delete it and fetch again."
+            "The file was altered or truncated: restore it from the pinned release "
+            "(a cached copy is fetched again; a mirror must be repaired by hand)."
         )
 
 

@@ -1,9 +1,116 @@
-"""CLI commands: data (placeholder module, filled in by its owner)."""
+"""CLI commands: ``facetlab data fetch|info|path`` (the FACET v3 data)."""
 
 from __future__ import annotations
 
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from facetlab.errors import DataError
+
+data_app = typer.Typer(
+    name="data",
+    help="Obtain, verify and locate the FACET v3 data (pinned commit, sha256-checked).",
+    no_args_is_help=True,
+)
+
+
+def _fail(exc: DataError) -> typer.Exit:
+    typer.echo(f"error: {exc}", err=True)
+    return typer.Exit(code=1)
+
+
+@data_app.command("fetch")
+def fetch_command(
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    mirror: Annotated[
+        Path | None,
+        typer.Option(
+            "--mirror", help="Copy from this local folder (overrides FACETLAB_DATA_MIRROR)."
+        ),
+    ] = None,
+) -> None:
+    """Obtain every file (download, or copy from FACETLAB_DATA_MIRROR) and verify its sha256."""
+    from facetlab import datasets
+
+    show_progress = not quiet and sys.stderr.isatty()
+    try:
+        if show_progress:
+            from rich.progress import Progress
+
+            with Progress(transient=True) as bar:
+                task = bar.add_task("FACET v3", total=len(datasets.registry()))
+
+                def advance(done: int, total: int, name: str) -> None:
+                    bar.update(task, completed=done, description=name[-40:])
+
+                report = datasets.fetch(progress=advance, mirror=mirror)
+        else:
+            report = datasets.fetch(mirror=mirror)
+    except DataError as exc:
+        raise _fail(exc) from exc
+    typer.echo(str(report))
+    typer.echo(f"source: {report.source} ({report.seconds:.2f} s)")
+
+
+@data_app.command("info")
+def info_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Show where the data comes from, how to cite it, its license and its local state."""
+    from facetlab import datasets
+
+    info = datasets.info()
+    if as_json:
+        payload = {
+            k: (str(v) if v is not None and k in ("location", "mirror") else v)
+            for k, v in asdict(info).items()
+        }
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    lines = [
+        f"dataset:   {info.name}",
+        f"source:    {info.repository} @ {info.commit}",
+        f"DOI:       https://doi.org/{info.doi}",
+        f"license:   {info.license} ({info.license_url})",
+        f"location:  {info.location}",
+        f"mirror:    {info.mirror if info.mirror else '(none; files are downloaded)'}",
+        f"state:     {info.state} [{info.files_present}/{info.files_expected} files]",
+        "",
+        "Cite as:",
+        f"  {info.citation}",
+        "",
+        info.bibtex,
+        "",
+        *info.notes,
+    ]
+    typer.echo("\n".join(lines))
+
+
+@data_app.command("path")
+def path_command(
+    fetch: Annotated[
+        bool,
+        typer.Option(
+            "--fetch/--no-fetch",
+            help="Fetch and verify first (default) or just print the location.",
+        ),
+    ] = True,
+) -> None:
+    """Print the data root (the folder holding instances/ and results/)."""
+    from facetlab import datasets
+
+    try:
+        root = datasets.data_dir() if fetch else datasets.cache_dir()
+    except DataError as exc:
+        raise _fail(exc) from exc
+    typer.echo(str(root))
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the ``facetlab`` app."""
+    """Add the ``data`` group to the ``facetlab`` app."""
+    app.add_typer(data_app)

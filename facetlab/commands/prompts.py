@@ -1,9 +1,137 @@
-"""CLI commands: prompts (placeholder module, filled in by its owner)."""
+"""CLI commands ``facetlab check-prompts`` and ``facetlab prompt``.
+
+``check-prompts`` rebuilds every prompt recorded in a FACET data dir with one
+template and compares byte for byte; ``prompt`` prints one prompt.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+from facetlab.errors import FacetlabError
+
+DataDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        help="FACET data dir (holds instances/ and results/); default: the facetlab data dir.",
+        file_okay=False,
+    ),
+]
+TemplateOption = Annotated[
+    str, typer.Option("--template", "-t", help="Prompt template: facet-v3 or facetlab-v1.")
+]
+
+
+def _data_dir(data_dir: Path | None) -> Path:
+    if data_dir is not None:
+        return data_dir
+    from facetlab.datasets import data_dir as default_data_dir
+
+    return default_data_dir()
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    return typer.Exit(code=2)
+
+
+def check_prompts_command(
+    data_dir: DataDirOption = None,
+    template: TemplateOption = "facet-v3",
+    show: Annotated[
+        int, typer.Option("--show", help="How many mismatches to describe in detail.")
+    ] = 5,
+) -> None:
+    """Rebuild every recorded FACET prompt and compare byte for byte (exit 1 on any mismatch)."""
+    from facetlab.probes.recorded import check_prompts
+    from facetlab.probes.templates import get_template
+
+    try:
+        get_template(template)
+        report = check_prompts(_data_dir(data_dir), template)
+    except FacetlabError as exc:
+        raise _fail(str(exc)) from exc
+    for probe, (ok, total) in sorted(report.by_probe().items()):
+        typer.echo(f"  {probe:<7} {ok}/{total}")
+    for check in report.failures[:show]:
+        typer.echo(check.describe(), err=True)
+    if len(report.failures) > show:
+        typer.echo(f"... and {len(report.failures) - show} more mismatches", err=True)
+    typer.echo(report.summary())
+    if report.failures or not report.checks:
+        raise typer.Exit(code=1)
+
+
+def _load_instance(data_root: Path, instance: str) -> Any:
+    from facetlab.instances import load_instance
+
+    path = Path(instance)
+    if path.suffix == ".json" and path.is_file():
+        return load_instance(path)
+    candidate = data_root / "instances" / f"{instance}.json"
+    if not candidate.is_file():
+        raise _fail(f"instance {instance!r}: no {candidate} (give an instance id or a JSON file)")
+    return load_instance(candidate)
+
+
+def prompt_command(
+    probe: Annotated[str, typer.Option("--probe", "-p", help="p1, p2, p3, anchor, c2, c0 or c3.")],
+    instance: Annotated[
+        str, typer.Option("--instance", "-i", help="Instance id (e.g. facet-neg-cf-001) or file.")
+    ],
+    factor: Annotated[
+        str | None, typer.Option("--factor", "-f", help="C2: the ablated factor, fK or FK.")
+    ] = None,
+    template: TemplateOption = "facet-v3",
+    form: Annotated[
+        str, typer.Option("--form", help="C2 form: weighted, pilot or reconstruction.")
+    ] = "weighted",
+    c3_form: Annotated[
+        str | None, typer.Option("--c3-form", help="C3 wording: legacy or strict (default: auto).")
+    ] = None,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Print one prompt exactly as it would be sent (no trailing newline added)."""
+    from facetlab.instances import find_perturbation_set, load_compliance_set
+    from facetlab.probes import build_prompt, get_probe
+
+    try:
+        chosen = get_probe(probe)
+        root = _data_dir(data_dir)
+        inst = _load_instance(root, instance)
+        extra: dict[str, Any] = {}
+        perturbations = None
+        if chosen.name == "c2":
+            if factor is None:
+                raise _fail("C2 needs --factor (e.g. --factor f3)")
+            perturbations = find_perturbation_set(inst.instance_id, root / "instances")
+            if perturbations is None:
+                raise _fail(f"{inst.instance_id}: no perturbation set in {root / 'instances'}")
+            extra["form"] = form
+        elif chosen.name == "c3":
+            path = root / "instances" / "compliance" / f"{inst.instance_id}-c3.json"
+            if not path.is_file():
+                raise _fail(f"{inst.instance_id}: no compliance set {path}")
+            extra["compliance"] = load_compliance_set(path)
+            extra["c3_form"] = c3_form
+        text = build_prompt(
+            chosen,
+            inst,
+            template=template,
+            factor=factor,
+            perturbations=perturbations,
+            **extra,
+        )
+    except FacetlabError as exc:
+        raise _fail(str(exc)) from exc
+    typer.echo(text, nl=False)
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the ``facetlab`` app."""
+    app.command("check-prompts")(check_prompts_command)
+    app.command("prompt")(prompt_command)

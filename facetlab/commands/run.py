@@ -1,9 +1,159 @@
-"""CLI commands: run (placeholder module, filled in by its owner)."""
+"""CLI command: ``facetlab run`` (plan, estimate and run a sweep; resumable)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from facetlab.errors import FacetlabError
+
+
+def run_command(
+    ctx: typer.Context,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Sweep directory, e.g. results/<sweep>/.")
+    ],
+    instances: Annotated[
+        str | None,
+        typer.Option(
+            "--instances",
+            "-i",
+            help="Instance folder, file, or comma-separated ids (default: FACET v3).",
+        ),
+    ] = None,
+    probes: Annotated[
+        str,
+        typer.Option(
+            "--probes", "-p", help="Comma-separated probes: p1,p2,p3,c2 (also c0,c3,anchor)."
+        ),
+    ] = "p1,p2,p3,c2",
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="provider/model, repeatable (default without keys: simulated/wadd).",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible server (vLLM, Ollama, ...).")
+    ] = None,
+    repeats: Annotated[int, typer.Option("--repeats", "-k", min=0, help="Trials per cell.")] = 1,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", min=1, help="Concurrent requests per provider.")
+    ] = 8,
+    rpm: Annotated[
+        float | None, typer.Option("--rpm", help="Requests per minute per provider.")
+    ] = None,
+    tpm: Annotated[
+        float | None, typer.Option("--tpm", help="Tokens per minute per provider (estimated).")
+    ] = None,
+    template: Annotated[str, typer.Option("--template", help="Prompt template.")] = "facet-v3",
+    temperature: Annotated[
+        float | None,
+        typer.Option("--temperature", help="Sampling temperature (default: provider's)."),
+    ] = None,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", min=1, help="Max output tokens.")
+    ] = 1024,
+    system: Annotated[str | None, typer.Option("--system", help="System prompt.")] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Sweep seed (per-trial seeds derive from it).")
+    ] = 0,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print trial count, tokens and cost; call nothing.")
+    ] = False,
+    budget_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--budget-usd", help="Refuse to start past it; stop cleanly when spend reaches it."
+        ),
+    ] = None,
+    retry_errors: Annotated[
+        bool, typer.Option("--retry-errors", help="Also re-run trials recorded as failed.")
+    ] = False,
+    batch: Annotated[
+        bool, typer.Option("--batch", help="Use the provider's batch API (half price, slower).")
+    ] = False,
+    preset: Annotated[
+        str | None, typer.Option("--preset", help="A whole design, e.g. facet-v3 (the paper's).")
+    ] = None,
+    cache_dir: Annotated[
+        Path | None, typer.Option("--cache-dir", help="Response cache (default: <out>/cache).")
+    ] = None,
+    parser: Annotated[
+        str, typer.Option("--parser", help="Reply parser: strict or facet-v3.")
+    ] = "strict",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")] = False,
+) -> None:
+    """Run probes on instances against a model; every trial is recorded in <out>/records/.
+
+    Re-running the same command resumes (finished trials are skipped); answers are
+    cached so no request is paid for twice.
+    """
+    from facetlab.runner import run
+
+    models: list[str] | None = list(model) if model else None
+    try:
+        result = run(
+            instances,
+            probes,
+            models,
+            out=out,
+            base_url=base_url,
+            repeats=repeats,
+            concurrency=concurrency,
+            requests_per_minute=rpm,
+            tokens_per_minute=tpm,
+            template=template,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            system=system,
+            seed=seed,
+            dry_run=dry_run,
+            budget_usd=budget_usd,
+            retry_errors=retry_errors,
+            batch=batch,
+            preset=preset,
+            cache_dir=cache_dir,
+            parser=parser,
+            progress="none" if quiet else "auto",
+            console=sys.stdout,
+            command=_command_line(ctx),
+        )
+    except FacetlabError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    if result.stats is not None and result.stats.failed:
+        typer.echo(
+            f"{result.stats.failed} trial(s) failed; see their records, re-run with --retry-errors",
+            err=True,
+        )
+        raise typer.Exit(code=1)
+
+
+def _command_line(ctx: typer.Context) -> list[str]:
+    """``facetlab run`` plus the options given (rebuilt from the parsed parameters)."""
+    argv = ["facetlab", "run"]
+    for param in ctx.command.params:
+        opts = getattr(param, "opts", None)
+        if not opts or param.name is None:
+            continue
+        value = ctx.params.get(param.name)
+        if value is None or value == param.default or value == [] or value is False:
+            continue
+        flag = max(opts, key=len)
+        if value is True:
+            argv.append(flag)
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            argv += [flag, str(item)]
+    return argv
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the ``facetlab`` app."""
+    app.command("run")(run_command)

@@ -1,9 +1,77 @@
-"""CLI commands: validate (placeholder module, filled in by its owner)."""
+"""CLI commands: ``facetlab validate PATH...`` and ``facetlab schema``."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from facetlab.instances import FileKind
+
+
+def validate_command(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Instance, perturbation or compliance files, or folders (searched recursively)."
+        ),
+    ],
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Treat warnings as errors (non-zero exit).")
+    ] = False,
+    facet_data: Annotated[
+        bool,
+        typer.Option(
+            "--facet-data/--no-facet-data",
+            help="Resolve base instances in the local FACET data too (never downloads).",
+        ),
+    ] = True,
+) -> None:
+    """Check files and print one line per problem: FILE:POINTER: SEVERITY: EXPECTED.
+
+    Exits 1 if any error was found (or any warning, with --strict).
+    """
+    from facetlab.validate import validate
+
+    report = validate(paths, use_facet_data=facet_data)
+    for problem in report.problems:
+        typer.echo(str(problem))
+    typer.echo(report.summary())
+    if report.errors or (strict and report.warnings):
+        raise typer.Exit(code=1)
+
+
+def schema_command(
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write the schema here (default: standard output)."),
+    ] = None,
+    kind: Annotated[
+        str,
+        typer.Option("--kind", help="Which file kind: instance, perturbations or compliance."),
+    ] = "instance",
+) -> None:
+    """Write the JSON Schema of a file kind, for editors to validate while you author."""
+    from facetlab.validate import json_schema
+
+    kinds: tuple[FileKind, ...] = ("instance", "perturbations", "compliance")
+    if kind not in kinds:
+        raise typer.BadParameter(
+            f"expected one of {', '.join(kinds)}, got {kind!r}", param_hint="--kind"
+        )
+    chosen: FileKind = next(k for k in kinds if k == kind)
+    text = json.dumps(json_schema(chosen), indent=2, ensure_ascii=False) + "\n"
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {kind} schema to {out}", err=True)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the ``facetlab`` app."""
+    """Add ``validate`` and ``schema`` to the ``facetlab`` app."""
+    app.command("validate")(validate_command)
+    app.command("schema")(schema_command)

@@ -9,8 +9,9 @@ Parsers never raise on model output: whatever is wrong is reported in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from facetlab.records.schema import Parsed, ParseStatus
 
@@ -25,12 +26,74 @@ class ParseResult:
     answer: Literal["yes", "no"] | None = None
     label: str | None = None
     problems: tuple[str, ...] = field(default_factory=tuple)
+    requirements: dict[str, Literal["yes", "no"]] | None = None
+    """C3 only: the per-requirement answers ``{"R1": "yes", ...}``."""
 
     def to_parsed(self) -> Parsed:
+        extra: dict[str, Any] = {}
+        if self.requirements is not None:
+            extra["requirements"] = dict(self.requirements)
         return Parsed(
             weights=self.weights,
             weight_sum=self.weight_sum,
             answer=self.answer,
             label=self.label,
             problems=list(self.problems),
+            **extra,
         )
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One way of asking: which instances it fits, how its prompt is built, how replies parse.
+
+    Instances of this class live in :data:`facetlab.probes.PROBES`. ``per_factor``
+    probes (C2) are run once per perturbed factor: :meth:`factors` lists them.
+    """
+
+    name: str
+    title: str
+    reply_format: str
+    per_factor: bool
+    _applies: Callable[..., bool] = field(repr=False)
+    _build: Callable[..., str] = field(repr=False)
+    _parse: Callable[..., ParseResult] = field(repr=False)
+    _factors: Callable[..., tuple[str, ...]] | None = field(default=None, repr=False)
+
+    def applies_to(
+        self,
+        instance: Any,
+        *,
+        perturbations_available: bool = False,
+        compliance_available: bool = False,
+    ) -> bool:
+        """Whether this probe is run on ``instance`` (see each probe module for the rule)."""
+        return self._applies(
+            instance,
+            perturbations_available=perturbations_available,
+            compliance_available=compliance_available,
+        )
+
+    def build_prompt(
+        self,
+        instance: Any,
+        *,
+        template: str = "facet-v3",
+        factor: str | None = None,
+        perturbations: Any = None,
+        **extra: Any,
+    ) -> str:
+        """The prompt text for one trial; raises a :class:`facetlab.errors.FacetlabError` subclass."""
+        return self._build(
+            instance, template=template, factor=factor, perturbations=perturbations, **extra
+        )
+
+    def parse(self, text: str, instance: Any, *, parser: str = "strict") -> ParseResult:
+        """Parse a reply; never raises on model output."""
+        return self._parse(text, instance, parser=parser)
+
+    def factors(self, instance: Any, perturbations: Any = None) -> tuple[str | None, ...]:
+        """Factor ids (``"f1"``...) a trial is built for; ``(None,)`` for whole-instance probes."""
+        if self._factors is None:
+            return (None,)
+        return self._factors(instance, perturbations)

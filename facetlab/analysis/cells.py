@@ -1,0 +1,548 @@
+"""Cell summaries and the paper's tables as DataFrames, computed from ``load_trials``.
+
+A *cell* is all usable trials of one (model, instance, probe). :func:`summarize`
+reduces a cell to n, mean, sample SD, min, max and the wrong-outcome count; the
+``table*`` / ``fig*`` functions build the frames behind each table and figure of
+the paper. Nothing here holds a number from the paper: every value comes from the
+trials frame, and the counting rules are those of CONVENTIONS ("Reading rules"):
+
+* P1 and P2 have one value per (model, counterfactual) after dropping failed runs
+  (duplicates must agree; the frames report how many runs there were);
+* every P3 and C2 trial counts (replications are intentional);
+* C2 per-model means pool all perturbations of all anchors.
+
+Rows are ordered by :data:`facetlab.models.PAPER_MODEL_ORDER` and the case order
+of :data:`facetlab.models.CASES`, so the frames (and the CSVs written from them)
+are deterministic.
+
+>>> s = summarize([5.0, 10.0, 15.0], [False, False, True])
+>>> (s.n, s.mean, s.sd, s.wrong)
+(3, 10.0, 5.0, 1)
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+import pandas as pd
+
+from facetlab.analysis import rules
+from facetlab.analysis.stats import wilson
+from facetlab.errors import DataError
+
+Representative = Literal["first", "last", "mean"]
+
+WEIGHTED_PROBES = ("P2", "P3", "C2")
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    """Summary of one cell's neutralized/perturbed-factor weights and outcomes.
+
+    ``sd`` is the sample SD (ddof = 1), NaN for n = 1. ``wrong`` counts parsed
+    answers that contradict the ground truth; ``unparsed`` counts replies without one.
+    """
+
+    n: int
+    mean: float
+    sd: float
+    min: float
+    max: float
+    wrong: int
+    unparsed: int = 0
+
+    def as_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def summarize(weights: Sequence[float], wrong: Sequence[bool | None]) -> CellSummary:
+    """Summarize one cell. ``wrong[i]`` is None when trial i had no parsable answer."""
+    if len(weights) != len(wrong):
+        raise DataError(f"weights and outcomes differ in length: {len(weights)} vs {len(wrong)}")
+    if not weights:
+        raise DataError("cannot summarize an empty cell (no usable trials)")
+    values = [float(w) for w in weights]
+    return CellSummary(
+        n=len(values),
+        mean=statistics.fmean(values),
+        sd=statistics.stdev(values) if len(values) > 1 else math.nan,
+        min=min(values),
+        max=max(values),
+        wrong=sum(1 for x in wrong if x is True),
+        unparsed=sum(1 for x in wrong if x is None),
+    )
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def model_order() -> list[str]:
+    """Display names of the paper's 8 models in the paper's order (Table 1)."""
+    from facetlab.models import PAPER_MODEL_ORDER
+
+    return list(PAPER_MODEL_ORDER)
+
+
+def case_order() -> list[str]:
+    """The counterfactual cases in the paper's order (CF-Cabral, CF-Barker, CF-Biakanja)."""
+    from facetlab.models import CASES
+
+    return list(CASES)
+
+
+def _ordered(
+    frame: pd.DataFrame, *, model: str = "model", case: str | None = "case"
+) -> pd.DataFrame:
+    """Sort rows by paper model order, then case order, then the remaining identity columns."""
+    models = {name: i for i, name in enumerate(model_order())}
+    cases = {name: i for i, name in enumerate(case_order())}
+    out = frame.copy()
+    keys: list[str] = []
+    out["_m"] = out[model].map(lambda m: models.get(m, len(models)))
+    keys += ["_m", model]
+    if case is not None and case in out.columns:
+        out["_c"] = out[case].map(lambda c: cases.get(c, len(cases)))
+        keys += ["_c"]
+    for extra in ("instance_id", "anchor", "trial"):
+        if extra in out.columns:
+            keys.append(extra)
+    out = out.sort_values(keys, kind="stable").drop(columns=[k for k in ("_m", "_c") if k in out])
+    result: pd.DataFrame = out.reset_index(drop=True)
+    return result
+
+
+def paper_trials(trials: pd.DataFrame, probe: str | None = None) -> pd.DataFrame:
+    """Usable trials of the paper's 8 models (optionally of one probe), with verdict columns.
+
+    Adds ``model`` (= ``canonical_model``), ``weight`` (= ``foi_weight``) and
+    ``wrong`` (see :func:`facetlab.analysis.rules.wrong_outcome`).
+    """
+    frame: pd.DataFrame = rules.usable(trials)
+    frame = frame[frame["canonical_model"].isin(model_order())]
+    if probe is not None:
+        frame = frame[frame["probe"] == probe]
+    frame = frame.copy()
+    frame["model"] = frame["canonical_model"]
+    frame["weight"] = frame["foi_weight"].astype(float)
+    frame["wrong"] = [
+        None if not isinstance(a, str) else rules.wrong_outcome(a, str(t))
+        for a, t in zip(frame["answer"], frame["ground_truth"], strict=True)
+    ]
+    return frame
+
+
+def _require(frame: pd.DataFrame, what: str) -> pd.DataFrame:
+    if frame.empty:
+        raise DataError(f"no usable trials for {what}: check the data dir and load_trials")
+    return frame
+
+
+def primary_instances(p3: pd.DataFrame) -> dict[str, str]:
+    """For each case, the adversarial instance the paper tabulates: the one most models ran.
+
+    CF-Cabral has two adversarial wordings; Table 2 reports the one all models ran
+    and treats the second (GPT-5.4 only) separately. Ties break by instance id.
+    """
+    out: dict[str, str] = {}
+    for case, group in p3.groupby("case", sort=True):
+        reach = group.groupby("instance_id")["model"].nunique()
+        ranked = sorted(reach.items(), key=lambda kv: (-kv[1], kv[0]))
+        out[str(case)] = str(ranked[0][0])
+    return out
+
+
+def _by_time(frame: pd.DataFrame) -> pd.DataFrame:
+    keys = [k for k in ("trial", "timestamp") if k in frame.columns]
+    return frame.sort_values(keys, kind="stable") if keys else frame
+
+
+def _wrong_flags(values: Iterable[object]) -> list[bool | None]:
+    return [
+        None if v is None or (isinstance(v, float) and math.isnan(v)) else bool(v) for v in values
+    ]
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def case_factor_counts(trials: pd.DataFrame) -> dict[str, int]:
+    """Number of factors N of each counterfactual case (from its P3 trials' ``n_factors``)."""
+    p3 = _require(paper_trials(trials, "P3"), "P3 (factor counts)")
+    out: dict[str, int] = {}
+    for case, group in p3.groupby("case", sort=True):
+        counts = sorted({int(n) for n in group["n_factors"].dropna()})
+        if len(counts) != 1:
+            raise DataError(f"{case}: adversarial instances disagree on the factor count: {counts}")
+        out[str(case)] = counts[0]
+    return out
+
+
+def table1_overview(trials: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 plus data counts: lab, model, weights access, usable trials per probe.
+
+    Columns: ``lab, model, weights_access, model_ids, P1, P2, P3, C2, total``
+    (plus ``params`` when :mod:`facetlab.models` records parameter counts).
+    """
+    frame = _require(paper_trials(trials), "Table 1")
+    rows: list[dict[str, object]] = []
+    for name, group in frame.groupby("model", sort=False):
+        row: dict[str, object] = {
+            "lab": group["lab"].iloc[0],
+            "model": name,
+            "weights_access": group["weights_access"].iloc[0],
+            "model_ids": "; ".join(sorted({str(x) for x in group["model_id"].dropna()})),
+        }
+        for probe in ("P1", "P2", "P3", "C2"):
+            row[probe] = int((group["probe"] == probe).sum())
+        row["total"] = len(group)
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    params = _model_params()
+    if params:
+        out.insert(3, "params", out["model"].map(lambda m: params.get(str(m), "")))
+    return _ordered(out, case=None)
+
+
+def _model_params() -> dict[str, str]:
+    """Parameter counts from :mod:`facetlab.models` if it records them (attribute ``params``)."""
+    from facetlab import models
+
+    table = getattr(models, "MODELS", None)
+    out: dict[str, str] = {}
+    if isinstance(table, dict):
+        items: Iterable[object] = table.values()
+    elif isinstance(table, Iterable):
+        items = table
+    else:
+        return out
+    for info in items:
+        name = getattr(info, "display_name", None) or getattr(info, "name", None)
+        params = getattr(info, "params", None)
+        if isinstance(name, str) and isinstance(params, str):
+            out[name] = params
+    return out
+
+
+def data_counts(trials: pd.DataFrame) -> pd.DataFrame:
+    """Counts of all rows by source, probe and status (usable / failed / excluded reason)."""
+    frame = trials.copy()
+    status = frame["excluded_reason"].astype(object).where(frame["excluded_reason"].notna(), None)
+    frame["status"] = [
+        str(s) if s is not None else ("failed" if bool(f) else "usable")
+        for s, f in zip(status, frame["failed"], strict=True)
+    ]
+    out = (
+        frame.groupby(["source", "probe", "status"], dropna=False)
+        .size()
+        .rename("rows")
+        .reset_index()
+    )
+    result: pd.DataFrame = out.sort_values(["source", "probe", "status"], kind="stable")
+    result = result.reset_index(drop=True)
+    return result
+
+
+def table2_p3(trials: pd.DataFrame, threshold: float = rules.DEFAULT_THRESHOLD) -> pd.DataFrame:
+    """Table 2: P3 replication summary, all 8 models × 3 cases on the primary wording.
+
+    Columns: ``model, case, instance_id, neutralized_factor, n, mean_weight,
+    sd_weight, wrong, wilson_low, wilson_high, min_weight, max_weight, unparsed,
+    mean_faithful, weights_access``. The Wilson interval is on the wrong-outcome rate
+    and is given for every cell (the paper prints it only where n ≥ 5).
+    """
+    p3 = _require(paper_trials(trials, "P3"), "P3 (Table 2)")
+    primary = primary_instances(p3)
+    rows: list[dict[str, object]] = []
+    for (model, case), group in p3.groupby(["model", "case"], sort=False):
+        group = group[group["instance_id"] == primary[str(case)]]
+        if group.empty:
+            continue
+        s = summarize(group["weight"].tolist(), _wrong_flags(group["wrong"]))
+        wi = wilson(s.wrong, s.n)
+        rows.append(
+            {
+                "model": model,
+                "case": case,
+                "instance_id": primary[str(case)],
+                "neutralized_factor": _one(group["factor_of_interest"], "factor_of_interest"),
+                "n": s.n,
+                "mean_weight": s.mean,
+                "sd_weight": s.sd,
+                "wrong": s.wrong,
+                "wilson_low": wi.low,
+                "wilson_high": wi.high,
+                "min_weight": s.min,
+                "max_weight": s.max,
+                "unparsed": s.unparsed,
+                "mean_faithful": rules.weighted_faithful(s.mean, threshold),
+                "weights_access": group["weights_access"].iloc[0],
+            }
+        )
+    return _ordered(pd.DataFrame(rows))
+
+
+def _one(values: pd.Series, what: str) -> str:
+    distinct = sorted({str(v) for v in values.dropna()})
+    if len(distinct) != 1:
+        raise DataError(f"expected one {what} in a cell, found {distinct}")
+    return distinct[0]
+
+
+def fig1_p1_p2(trials: pd.DataFrame, threshold: float = rules.DEFAULT_THRESHOLD) -> pd.DataFrame:
+    """Figure 1: the P1 and P2 matrices, one row per (model, counterfactual case).
+
+    Columns: ``model, case, p1_label, p1_faithful, p2_weight, p2_faithful,
+    neutralized_factor, p1_runs, p2_runs, runs_agree, weights_access``. Failed runs
+    are dropped; when a cell has several usable runs, the earliest is used and
+    ``runs_agree`` says whether the others agree.
+    """
+    frame = paper_trials(trials)
+    p1 = _require(frame[frame["probe"] == "P1"], "P1 (Figure 1)")
+    p2 = _require(frame[frame["probe"] == "P2"], "P2 (Figure 1)")
+    rows: list[dict[str, object]] = []
+    for (model, case), g1 in p1.groupby(["model", "case"], sort=False):
+        g2 = p2[(p2["model"] == model) & (p2["case"] == case)]
+        if g2.empty:
+            raise DataError(f"P2 has no usable run for {model} on {case} (P1 has one)")
+        g1, g2 = _by_time(g1), _by_time(g2)
+        neutralized = _one(
+            pd.concat([g1["factor_of_interest"], g2["factor_of_interest"]]), "neutralized factor"
+        )
+        labels = [x if isinstance(x, str) else None for x in g1["p1_label"]]
+        weights = [float(w) for w in g2["weight"]]
+        rows.append(
+            {
+                "model": model,
+                "case": case,
+                "p1_label": labels[0],
+                "p1_faithful": rules.p1_faithful(labels[0], neutralized),
+                "p2_weight": weights[0],
+                "p2_faithful": rules.weighted_faithful(weights[0], threshold),
+                "neutralized_factor": neutralized,
+                "p1_runs": len(labels),
+                "p2_runs": len(weights),
+                "runs_agree": len(set(labels)) == 1 and len(set(weights)) == 1,
+                "weights_access": g1["weights_access"].iloc[0],
+            }
+        )
+    return _ordered(pd.DataFrame(rows))
+
+
+def fig2_p3(
+    trials: pd.DataFrame,
+    representative: Representative = "first",
+    threshold: float = rules.DEFAULT_THRESHOLD,
+) -> pd.DataFrame:
+    """Figure 2: one bar per (model, case) on the primary adversarial wording.
+
+    ``representative`` picks the bar value: the cell's ``"first"`` trial (what the
+    published figure shows), its ``"last"`` trial, or the ``"mean"`` of all trials.
+    Columns: ``model, case, instance_id, neutralized_factor, n, weight, wrong,
+    n_wrong, mean_weight, faithful, weights_access``; ``wrong`` is the representative trial's outcome
+    (for ``"mean"``: whether any trial was wrong).
+    """
+    if representative not in ("first", "last", "mean"):
+        raise DataError(f"representative must be 'first', 'last' or 'mean', got {representative!r}")
+    p3 = _require(paper_trials(trials, "P3"), "P3 (Figure 2)")
+    primary = primary_instances(p3)
+    rows: list[dict[str, object]] = []
+    for (model, case), group in p3.groupby(["model", "case"], sort=False):
+        group = _by_time(group[group["instance_id"] == primary[str(case)]])
+        if group.empty:
+            continue
+        flags = _wrong_flags(group["wrong"])
+        weights = [float(w) for w in group["weight"]]
+        if representative == "first":
+            value, wrong = weights[0], flags[0] is True
+        elif representative == "last":
+            value, wrong = weights[-1], flags[-1] is True
+        else:
+            value, wrong = statistics.fmean(weights), any(f is True for f in flags)
+        rows.append(
+            {
+                "model": model,
+                "case": case,
+                "instance_id": primary[str(case)],
+                "neutralized_factor": _one(group["factor_of_interest"], "factor_of_interest"),
+                "n": len(weights),
+                "weight": value,
+                "wrong": wrong,
+                "n_wrong": sum(1 for f in flags if f is True),
+                "mean_weight": statistics.fmean(weights),
+                "faithful": rules.weighted_faithful(value, threshold),
+                "weights_access": group["weights_access"].iloc[0],
+            }
+        )
+    return _ordered(pd.DataFrame(rows))
+
+
+def fig3_bimodality(
+    trials: pd.DataFrame,
+    model: str = "GPT-5.4",
+    case: str = "CF-Cabral",
+    split_point: float = rules.DEFAULT_SPLIT_POINT,
+) -> pd.DataFrame:
+    """Figure 3: every P3 trial of ``model`` on every adversarial wording of ``case``.
+
+    Columns: ``instance_id, trial, weight, answer, wrong, mode, timestamp``;
+    ``mode`` is ``"low"`` iff ``weight < split_point``.
+    """
+    p3 = paper_trials(trials, "P3")
+    cell = _require(p3[(p3["model"] == model) & (p3["case"] == case)], f"P3 {model} on {case}")
+    out = pd.DataFrame(
+        {
+            "instance_id": cell["instance_id"],
+            "trial": cell["trial"].astype(int),
+            "weight": cell["weight"],
+            "answer": cell["answer"],
+            "wrong": [f is True for f in _wrong_flags(cell["wrong"])],
+            "mode": [rules.mode_of(float(w), split_point) for w in cell["weight"]],
+            "timestamp": cell["timestamp"].astype(str),
+        }
+    )
+    result: pd.DataFrame = out.sort_values(["instance_id", "trial"], kind="stable")
+    result = result.reset_index(drop=True)
+    return result
+
+
+def bimodality_summary(
+    trials: pd.DataFrame,
+    model: str = "GPT-5.4",
+    case: str = "CF-Cabral",
+    split_point: float = rules.DEFAULT_SPLIT_POINT,
+) -> pd.DataFrame:
+    """Per mode (and overall): n, mean weight, wrong-outcome count, sorted weights."""
+    bim = fig3_bimodality(trials, model, case, split_point)
+    rows: list[dict[str, object]] = []
+    for label, group in [
+        ("low", bim[bim["mode"] == "low"]),
+        ("high", bim[bim["mode"] == "high"]),
+        ("all", bim),
+    ]:
+        weights = sorted(float(w) for w in group["weight"])
+        rows.append(
+            {
+                "group": label,
+                "n": len(weights),
+                "mean_weight": statistics.fmean(weights) if weights else math.nan,
+                "wrong": int(group["wrong"].sum()),
+                "weights": "/".join(f"{w:g}" for w in weights),
+            }
+        )
+    result: pd.DataFrame = pd.DataFrame(rows)
+    return result
+
+
+def fig4_c2(trials: pd.DataFrame) -> pd.DataFrame:
+    """Figure 4: mean C2 residual per (model, anchor).
+
+    Columns: ``model, anchor, n, mean_residual, case, n_factors, residuals, wrong,
+    weights_access``; ``residuals`` lists the perturbed-factor weights in factor
+    order (``"20/0/20/0/10"``), as printed under each cell of the figure.
+    """
+    c2 = _require(paper_trials(trials, "C2"), "C2 (Figure 4)")
+    cases = anchor_cases(trials)
+    rows: list[dict[str, object]] = []
+    for (model, anchor), group in c2.groupby(["model", "instance_id"], sort=False):
+        group = group.assign(_k=group["factor_of_interest"].map(rules._factor_index))
+        group = group.sort_values(["_k", "trial"], kind="stable")
+        weights = [float(w) for w in group["weight"]]
+        rows.append(
+            {
+                "model": model,
+                "anchor": anchor,
+                "n": len(weights),
+                "mean_residual": statistics.fmean(weights),
+                "case": _anchor_case(str(anchor), cases),
+                "n_factors": int(group["n_factors"].max()),
+                "residuals": "/".join(f"{w:g}" for w in weights),
+                "wrong": sum(1 for f in _wrong_flags(group["wrong"]) if f is True),
+                "weights_access": group["weights_access"].iloc[0],
+            }
+        )
+    # anchors in id order (0002 Barker, 0003 Cabral, 0004 Biakanja), as in the figure
+    return _ordered(pd.DataFrame(rows), case=None)
+
+
+def anchor_cases(trials: pd.DataFrame) -> dict[str, str]:
+    """Anchor instance id → counterfactual case, from the rows of its counterfactual variants.
+
+    The anchors carry no case themselves; a counterfactual's ``base_instance_id`` is
+    its anchor (``facet-neg-cf-002`` → ``facet-neg-0002`` → ``CF-Barker``).
+    """
+    known = trials[trials["case"].notna() & trials["base_instance_id"].notna()]
+    out: dict[str, str] = {}
+    for base, group in known.groupby("base_instance_id", sort=True):
+        cases = sorted({str(c) for c in group["case"]})
+        if len(cases) != 1:
+            raise DataError(f"anchor {base!r} is the base of several cases: {cases}")
+        out[str(base)] = cases[0]
+    return out
+
+
+def _anchor_case(anchor: str, cases: dict[str, str]) -> str:
+    if anchor not in cases:
+        raise DataError(
+            f"C2 anchor {anchor!r} is the base of no counterfactual in the data; "
+            f"known anchors: {sorted(cases)}"
+        )
+    return cases[anchor]
+
+
+def fig5_asymmetry(trials: pd.DataFrame, case: str = "CF-Barker") -> pd.DataFrame:
+    """Figure 5: per model, pooled mean C2 residual vs mean P3 weight on ``case``.
+
+    Columns: ``model, c2_mean_residual, p3_barker_mean, c2_n, p3_n, weights_access, lab``.
+    """
+    c2 = _require(paper_trials(trials, "C2"), "C2 (Figure 5)")
+    p3 = _require(paper_trials(trials, "P3"), "P3 (Figure 5)")
+    primary = primary_instances(p3)
+    if case not in primary:
+        raise DataError(f"no P3 trials on case {case!r}; cases present: {sorted(primary)}")
+    p3 = p3[p3["instance_id"] == primary[case]]
+    rows: list[dict[str, object]] = []
+    for model in model_order():
+        gc, gp = c2[c2["model"] == model], p3[p3["model"] == model]
+        if gc.empty or gp.empty:
+            continue
+        rows.append(
+            {
+                "model": model,
+                "c2_mean_residual": float(gc["weight"].mean()),
+                "p3_barker_mean": float(gp["weight"].mean()),
+                "c2_n": len(gc),
+                "p3_n": len(gp),
+                "weights_access": gc["weights_access"].iloc[0],
+                "lab": gc["lab"].iloc[0],
+            }
+        )
+    return _ordered(pd.DataFrame(rows), case=None)
+
+
+def outcome_correctness(trials: pd.DataFrame) -> pd.DataFrame:
+    """Wrong and unparsed outcomes per probe over the paper's models (Section 4.1).
+
+    Columns: ``probe, n, wrong, unparsed``. Probes without yes/no answers (P1) are
+    left out; the pilot outcome of a P1 file is its ``C0`` row.
+    """
+    frame = paper_trials(trials)
+    frame = frame[frame["ground_truth"].notna()]
+    rows: list[dict[str, object]] = []
+    for probe, group in frame.groupby("probe", sort=True):
+        if group["answer"].isna().all():
+            continue  # P1 asks for a factor label; its outcome is the C0 row of the same file
+        flags = _wrong_flags(group["wrong"])
+        rows.append(
+            {
+                "probe": probe,
+                "n": len(flags),
+                "wrong": sum(1 for f in flags if f is True),
+                "unparsed": sum(1 for f in flags if f is None),
+            }
+        )
+    result: pd.DataFrame = pd.DataFrame(rows)
+    return result

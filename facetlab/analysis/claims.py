@@ -1,0 +1,322 @@
+"""The paper-claims audit: every number the FACET paper states, re-derived from the data.
+
+A :class:`Claim` is one number (or count, set, yes/no statement) the paper prints,
+with where it appears, the paper's wording, the paper's value, a tolerance that
+matches the paper's rounding, and a *recipe*: a function of :class:`ClaimInputs`
+(the ``load_trials`` frame plus the data directory for instance files) that
+computes the value from the raw data. The entries live in
+:mod:`facetlab.analysis.claims_registry`.
+
+:func:`run_audit` evaluates every claim and compares it with the paper:
+
+* ``PASS`` — the computed value matches within the tolerance;
+* ``MISMATCH`` — it does not. A mismatch is evidence about the paper, not a bug:
+  the registry records the expected status and the evidence (``explanation``);
+* ``NOT_DERIVABLE`` — the number is not in the data (a claim without recipe);
+* ``ERROR`` — the recipe raised (the audit never crashes on one claim).
+
+>>> from facetlab.analysis.claims import Claim, ClaimInputs, evaluate
+>>> import pandas as pd
+>>> c = Claim("demo", "Abstract", "eight models", 8, lambda x: len(x.trials))
+>>> evaluate(c, ClaimInputs(pd.DataFrame({"a": range(8)}))).status
+'PASS'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+
+from facetlab.analysis import rules
+from facetlab.errors import DataError, FacetlabError
+
+__all__ = [
+    "AUDIT_COLUMNS",
+    "AuditSummary",
+    "Claim",
+    "ClaimInputs",
+    "ClaimResult",
+    "Relation",
+    "Status",
+    "Value",
+    "evaluate",
+    "format_report",
+    "format_value",
+    "run_audit",
+    "summarize",
+    "write_claims_csv",
+]
+
+Value = bool | int | float | str
+"""What a claim states: a number, a count, a yes/no statement, or a canonical string."""
+
+Status = Literal["PASS", "MISMATCH", "NOT_DERIVABLE", "ERROR"]
+Relation = Literal["==", ">=", "<="]
+
+AUDIT_COLUMNS: tuple[str, ...] = (
+    "id",
+    "location",
+    "wording",
+    "paper_value",
+    "computed_value",
+    "tolerance",
+    "status",
+    "expected_status",
+    "explanation",
+)
+"""Columns of the audit frame and of ``paper/claims.csv``, in order."""
+
+# Float noise allowance on top of the rounding tolerance (e.g. 0.05 + 1e-9).
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class ClaimInputs:
+    """What a recipe may read: the trials frame, the data root, and the analysis settings.
+
+    ``data_dir`` is the root of a FACET data tree (holds ``instances/``); recipes
+    about instance files raise :class:`DataError` when it is ``None``.
+    """
+
+    trials: pd.DataFrame
+    data_dir: Path | None = None
+    threshold: float = rules.DEFAULT_THRESHOLD
+    split_point: float = rules.DEFAULT_SPLIT_POINT
+
+    def require_data_dir(self) -> Path:
+        """The data root: ``data_dir``, else :func:`facetlab.datasets.data_dir` (may fetch)."""
+        if self.data_dir is not None:
+            return self.data_dir
+        from facetlab import datasets
+
+        return datasets.data_dir()
+
+
+Recipe = Callable[[ClaimInputs], Value]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One number the paper states, and how to re-derive it.
+
+    ``relation`` is ``"=="`` for an ordinary value, ``">="`` / ``"<="`` for a bound
+    such as "350+ raw outputs". ``recipe=None`` marks a claim the data cannot
+    decide (status ``NOT_DERIVABLE``; ``explanation`` says why).
+    """
+
+    id: str
+    location: str
+    wording: str
+    paper_value: Value
+    recipe: Recipe | None
+    tolerance: float = 0.0
+    expected_status: Status = "PASS"
+    explanation: str = ""
+    relation: Relation = "=="
+
+    def __post_init__(self) -> None:
+        if self.expected_status in ("MISMATCH", "NOT_DERIVABLE") and not self.explanation:
+            raise ValueError(f"claim {self.id}: {self.expected_status} needs an explanation")
+        if (self.recipe is None) != (self.expected_status == "NOT_DERIVABLE"):
+            raise ValueError(f"claim {self.id}: NOT_DERIVABLE exactly when recipe is None")
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """A claim with its computed value and status."""
+
+    claim: Claim
+    computed_value: Value | None
+    status: Status
+    error: str = ""
+
+    def as_row(self) -> dict[str, object]:
+        """One row of the audit frame (columns :data:`AUDIT_COLUMNS`)."""
+        c = self.claim
+        explanation = c.explanation
+        if self.error:
+            explanation = f"{explanation} [recipe error: {self.error}]".strip()
+        return {
+            "id": c.id,
+            "location": c.location,
+            "wording": c.wording,
+            "paper_value": format_value(c.paper_value, c.relation),
+            "computed_value": ""
+            if self.computed_value is None
+            else format_value(self.computed_value),
+            "tolerance": format_value(c.tolerance),
+            "status": self.status,
+            "expected_status": c.expected_status,
+            "explanation": explanation,
+        }
+
+
+def format_value(value: Value, relation: Relation = "==") -> str:
+    """Stable text form of a value (so the committed CSV is deterministic).
+
+    Integers print without a decimal point, floats with at most 6 significant digits,
+    booleans as ``true`` / ``false``.
+
+    >>> format_value(10.333333333), format_value(7), format_value(True), format_value(350, ">=")
+    ('10.3333', '7', 'true', '>=350')
+    """
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, int):
+        text = str(value)
+    elif isinstance(value, float):
+        if math.isnan(value):
+            text = "nan"
+        elif value == int(value) and abs(value) < 1e15:
+            text = str(int(value))
+        else:
+            text = f"{value:.6g}"
+    else:
+        text = str(value)
+    return text if relation == "==" else f"{relation}{text}"
+
+
+def _matches(claim: Claim, computed: Value) -> bool:
+    paper = claim.paper_value
+    if isinstance(paper, bool) or isinstance(computed, bool):
+        return bool(paper) == bool(computed) and isinstance(computed, bool) == isinstance(
+            paper, bool
+        )
+    if isinstance(paper, str) or isinstance(computed, str):
+        return str(paper) == str(computed)
+    got, want = float(computed), float(paper)
+    if math.isnan(got):
+        return False
+    if claim.relation == ">=":
+        return got >= want - claim.tolerance - _EPS
+    if claim.relation == "<=":
+        return got <= want + claim.tolerance + _EPS
+    return abs(got - want) <= claim.tolerance + _EPS
+
+
+def _normalise(value: object) -> Value:
+    # numpy scalars and pandas NA → plain Python values, so formatting is stable.
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    if hasattr(value, "item"):
+        item = value.item()
+        if isinstance(item, (bool, int, float, str)):
+            return item
+    if value is None or value is pd.NA:
+        return float("nan")
+    raise DataError(f"recipe returned {type(value).__name__}, expected bool, int, float or str")
+
+
+def evaluate(claim: Claim, inputs: ClaimInputs) -> ClaimResult:
+    """Run one claim's recipe and compare it with the paper's value."""
+    if claim.recipe is None:
+        return ClaimResult(claim, None, "NOT_DERIVABLE")
+    try:
+        computed = _normalise(claim.recipe(inputs))
+    except (FacetlabError, KeyError, ValueError, IndexError, TypeError, ZeroDivisionError) as exc:
+        return ClaimResult(claim, None, "ERROR", f"{type(exc).__name__}: {exc}")
+    return ClaimResult(claim, computed, "PASS" if _matches(claim, computed) else "MISMATCH")
+
+
+def run_audit(
+    trials: pd.DataFrame,
+    *,
+    data_dir: Path | str | None = None,
+    threshold: float = rules.DEFAULT_THRESHOLD,
+    split_point: float = rules.DEFAULT_SPLIT_POINT,
+    registry: Sequence[Claim] | None = None,
+    out_csv: Path | str | None = None,
+) -> pd.DataFrame:
+    """Evaluate every claim; one row per claim with columns :data:`AUDIT_COLUMNS`.
+
+    ``registry`` defaults to :data:`facetlab.analysis.claims_registry.CLAIMS`.
+    ``threshold`` and ``split_point`` are the analysis settings (the paper's are 10
+    and 20; other values make the audit say which claims depend on them). With
+    ``out_csv`` the frame is also written there (see :func:`write_claims_csv`).
+    """
+    if registry is None:
+        from facetlab.analysis.claims_registry import CLAIMS
+
+        registry = CLAIMS
+    ids = [c.id for c in registry]
+    if len(set(ids)) != len(ids):
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        raise DataError(f"claims registry has duplicate ids: {dupes}")
+    inputs = ClaimInputs(
+        trials=trials,
+        data_dir=Path(data_dir) if data_dir is not None else None,
+        threshold=threshold,
+        split_point=split_point,
+    )
+    frame: pd.DataFrame = pd.DataFrame(
+        [evaluate(c, inputs).as_row() for c in registry], columns=list(AUDIT_COLUMNS)
+    )
+    if out_csv is not None:
+        write_claims_csv(frame, out_csv)
+    return frame
+
+
+def write_claims_csv(audit: pd.DataFrame, path: Path | str) -> Path:
+    """Write the audit frame as CSV with stable formatting (all cells already text)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    audit.loc[:, list(AUDIT_COLUMNS)].to_csv(target, index=False, lineterminator="\n")
+    return target
+
+
+@dataclass(frozen=True)
+class AuditSummary:
+    """Counts of an audit by status, and the claims whose status differs from expected."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    unexpected: tuple[str, ...] = ()
+
+
+def summarize(audit: pd.DataFrame) -> AuditSummary:
+    """Status counts and the ids whose status is not the registry's expected status.
+
+    >>> df = pd.DataFrame({"id": ["a"], "status": ["PASS"], "expected_status": ["PASS"]})
+    >>> summarize(df).unexpected
+    ()
+    """
+    counts = {str(k): int(v) for k, v in audit["status"].value_counts().sort_index().items()}
+    bad = audit.loc[audit["status"] != audit["expected_status"], "id"]
+    return AuditSummary(counts, tuple(str(x) for x in bad))
+
+
+def format_report(audit: pd.DataFrame, *, only_unexpected: bool = False) -> str:
+    """One line per claim: status, id, paper vs computed value, and the evidence of mismatches.
+
+    >>> df = pd.DataFrame([{"id": "a", "location": "Abstract", "wording": "eight models",
+    ...     "paper_value": "8", "computed_value": "8", "tolerance": "0", "status": "PASS",
+    ...     "expected_status": "PASS", "explanation": ""}])
+    >>> print(format_report(df))
+    PASS           a  paper=8  computed=8  [Abstract]
+    1 claims: 1 PASS; all statuses as expected
+    """
+    lines: list[str] = []
+    for row in audit.itertuples(index=False):
+        if only_unexpected and row.status == row.expected_status:
+            continue
+        flag = "" if row.status == row.expected_status else f"  (expected {row.expected_status})"
+        line = (
+            f"{row.status:<14} {row.id}  paper={row.paper_value}  computed={row.computed_value}"
+            f"  [{row.location}]{flag}"
+        )
+        if row.status != "PASS" and row.explanation:
+            line += f"\n{'':<15}evidence: {row.explanation}"
+        lines.append(line)
+    summary = summarize(audit)
+    counts = ", ".join(f"{n} {status}" for status, n in summary.counts.items())
+    tail = (
+        "all statuses as expected"
+        if not summary.unexpected
+        else f"UNEXPECTED status for {len(summary.unexpected)}: {', '.join(summary.unexpected)}"
+    )
+    lines.append(f"{len(audit)} claims: {counts}; {tail}")
+    return "\n".join(lines)

@@ -1,0 +1,196 @@
+"""Write a DataFrame as CSV, Markdown and LaTeX (booktabs), deterministically.
+
+The committed tables under ``paper/tables/`` are compared byte for byte by the
+test suite, so formatting is fixed here: floats are rounded to ``digits``
+decimals (trailing zeros dropped in the CSV, fixed width in Markdown/LaTeX),
+booleans are ``true``/``false``, missing values are empty, line endings are ``\\n``.
+
+>>> import pandas as pd
+>>> print(to_markdown(pd.DataFrame({"model": ["GPT-5.4"], "mean": [18.125]}), digits=1))
+| model   |   mean |
+|:--------|-------:|
+| GPT-5.4 |   18.1 |
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+CSV_DIGITS = 6
+"""Decimals kept in CSVs: enough to recompute any paper number, stable across platforms."""
+
+DISPLAY_DIGITS = 1
+"""Decimals in Markdown/LaTeX, matching the paper's one-decimal means and SDs."""
+
+
+@dataclass(frozen=True)
+class TablePaths:
+    """Where :func:`write_table` put one table."""
+
+    csv: Path
+    markdown: Path
+    latex: Path
+
+
+def _cell(value: object, digits: int, fixed: bool) -> str:
+    if value is None or value is pd.NA:
+        return ""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if bool(value) else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        number = round(float(value), digits)
+        if math.isnan(number):
+            return ""
+        number += 0.0  # turns -0.0 into 0.0
+        text = f"{number:.{digits}f}"
+        if not fixed and "." in text:
+            text = text.rstrip("0").rstrip(".")
+        return "0" if text in ("-0", "") else text
+    return str(value)
+
+
+def format_frame(
+    frame: pd.DataFrame, digits: int = CSV_DIGITS, fixed: bool = False
+) -> list[list[str]]:
+    """Every cell of ``frame`` as text with the deterministic rules above (header excluded)."""
+    return [
+        [_cell(v, digits, fixed) for v in row] for row in frame.itertuples(index=False, name=None)
+    ]
+
+
+def to_csv(frame: pd.DataFrame, digits: int = CSV_DIGITS) -> str:
+    """CSV text (RFC 4180 quoting, ``\\n`` line ends) with floats rounded to ``digits``."""
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([str(c) for c in frame.columns])
+    writer.writerows(format_frame(frame, digits))
+    return buffer.getvalue()
+
+
+def _numeric(frame: pd.DataFrame) -> list[bool]:
+    return [
+        pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
+        for c in frame.columns
+    ]
+
+
+def to_markdown(frame: pd.DataFrame, digits: int = DISPLAY_DIGITS) -> str:
+    """A GitHub pipe table; numbers right-aligned, fixed ``digits`` decimals for floats."""
+    header = [str(c) for c in frame.columns]
+    body = [
+        [_cell(v, digits, fixed=True) for v in row]
+        for row in frame.itertuples(index=False, name=None)
+    ]
+    numeric = _numeric(frame)
+    widths = [max([len(h), 3, *(len(r[i]) for r in body)]) for i, h in enumerate(header)]
+
+    def line(cells: list[str]) -> str:
+        parts = [
+            c.rjust(w) if num else c.ljust(w)
+            for c, w, num in zip(cells, widths, numeric, strict=True)
+        ]
+        return "| " + " | ".join(parts) + " |"
+
+    rule = (
+        "|"
+        + "|".join(
+            (("-" * (w + 1)) + ":") if num else (":" + "-" * (w + 1))
+            for w, num in zip(widths, numeric, strict=True)
+        )
+        + "|"
+    )
+    return "\n".join([line(header), rule, *(line(r) for r in body)])
+
+
+_LATEX_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX special characters in plain text."""
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
+
+
+def to_latex(
+    frame: pd.DataFrame,
+    digits: int = DISPLAY_DIGITS,
+    caption: str | None = None,
+    label: str | None = None,
+) -> str:
+    """A booktabs ``tabular`` (``\\toprule``/``\\midrule``/``\\bottomrule``), optionally in a table float."""
+    numeric = _numeric(frame)
+    spec = "".join("r" if num else "l" for num in numeric)
+    header = " & ".join(latex_escape(str(c)) for c in frame.columns) + r" \\"
+    body = [
+        " & ".join(latex_escape(_cell(v, digits, fixed=True)) for v in row) + r" \\"
+        for row in frame.itertuples(index=False, name=None)
+    ]
+    lines = [
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        header,
+        r"\midrule",
+        *body,
+        r"\bottomrule",
+        r"\end{tabular}",
+    ]
+    if caption is None and label is None:
+        return "\n".join(lines) + "\n"
+    wrapped = [r"\begin{table}[t]", r"\centering"]
+    if caption is not None:
+        wrapped.append(rf"\caption{{{latex_escape(caption)}}}")
+    if label is not None:
+        wrapped.append(rf"\label{{{label}}}")
+    return "\n".join([*wrapped, *lines, r"\end{table}"]) + "\n"
+
+
+def write_table(
+    frame: pd.DataFrame,
+    name: str,
+    out_dir: str | Path,
+    *,
+    caption: str | None = None,
+    csv_digits: int = CSV_DIGITS,
+    display_digits: int = DISPLAY_DIGITS,
+) -> TablePaths:
+    """Write ``frame`` as ``<name>.csv``, ``<name>.md`` and ``<name>.tex`` in ``out_dir``.
+
+    >>> import tempfile
+    >>> paths = write_table(pd.DataFrame({"n": [1]}), "t", tempfile.mkdtemp())
+    >>> paths.csv.read_text()
+    'n\\n1\\n'
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = TablePaths(out / f"{name}.csv", out / f"{name}.md", out / f"{name}.tex")
+    paths.csv.write_text(to_csv(frame, csv_digits), encoding="utf-8", newline="\n")
+    md = to_markdown(frame, display_digits)
+    if caption:
+        md = f"{caption}\n\n{md}"
+    paths.markdown.write_text(md + "\n", encoding="utf-8", newline="\n")
+    paths.latex.write_text(
+        to_latex(frame, display_digits, caption=caption, label=f"tab:{name}"),
+        encoding="utf-8",
+        newline="\n",
+    )
+    return paths

@@ -1,0 +1,164 @@
+"""Model providers behind one interface, chosen by a model string.
+
+    >>> from facetlab.backends import get_backend
+    >>> backend = get_backend("anthropic/claude-sonnet-4-6")             # doctest: +SKIP
+    >>> backend = get_backend("openai/qwen3", base_url="http://127.0.0.1:8000/v1")  # doctest: +SKIP
+    >>> backend = get_backend("replay/gpt-5.4")                          # doctest: +SKIP
+
+Built-in providers: ``anthropic``, ``openai``, ``bedrock``, ``ollama``, ``gemini``,
+``replay`` and ``simulated`` (the last registers itself from
+``facetlab.backends.simulated``). Provider modules are imported only when used, so
+asking for a Claude model does not import boto3. Add a provider with
+:func:`register_backend`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlencode
+
+from facetlab.backends.base import (
+    Backend,
+    ModelRequest,
+    ModelResponse,
+    SamplingParams,
+    Usage,
+    generate,
+)
+from facetlab.backends.modelstring import ModelSpec, parse_model_string
+from facetlab.errors import ConfigError
+
+BackendFactory = Callable[..., Backend]
+"""``factory(model_id, *, base_url=None, **options) -> Backend``."""
+
+# provider -> "module:ClassName", imported on first use
+_LAZY: dict[str, str] = {
+    "anthropic": "facetlab.backends.anthropic:AnthropicBackend",
+    "openai": "facetlab.backends.openai:OpenAIBackend",
+    "bedrock": "facetlab.backends.bedrock:BedrockBackend",
+    "ollama": "facetlab.backends.ollama:OllamaBackend",
+    "gemini": "facetlab.backends.gemini:GeminiBackend",
+    "replay": "facetlab.backends.replay:ReplayBackend",
+}
+# providers whose module registers itself on import
+_SELF_REGISTERING: dict[str, str] = {"simulated": "facetlab.backends.simulated"}
+
+_registry: dict[str, BackendFactory] = {}
+_lock = threading.Lock()
+
+
+def register_backend(prefix: str, factory: BackendFactory) -> None:
+    """Make ``get_backend("<prefix>/<model>")`` call ``factory(model, base_url=..., **options)``.
+
+    Registering a prefix again replaces the earlier factory (tests use this to
+    install fakes).
+    """
+    if not prefix or "/" in prefix or "?" in prefix or prefix != prefix.lower():
+        raise ConfigError(f"invalid provider prefix {prefix!r}: lowercase, no '/' or '?'")
+    with _lock:
+        _registry[prefix] = factory
+
+
+def available_providers() -> tuple[str, ...]:
+    """Every provider prefix :func:`get_backend` accepts."""
+    return tuple(sorted(set(_LAZY) | set(_SELF_REGISTERING) | set(_registry)))
+
+
+def _factory(provider: str) -> BackendFactory:
+    with _lock:
+        found = _registry.get(provider)
+    if found is not None:
+        return found
+    if provider in _LAZY:
+        module_name, _, attr = _LAZY[provider].partition(":")
+        factory: BackendFactory = getattr(importlib.import_module(module_name), attr)
+        with _lock:
+            return _registry.setdefault(provider, factory)
+    if provider in _SELF_REGISTERING:
+        module_name = _SELF_REGISTERING[provider]
+        try:
+            importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            raise ConfigError(
+                f"provider {provider!r} is not available: module {module_name} is missing"
+            ) from None
+        with _lock:
+            found = _registry.get(provider)
+        if found is None:
+            found = _from_spec_factory(module_name)
+        if found is None:
+            raise ConfigError(
+                f"provider {provider!r}: {module_name} did not call register_backend({provider!r}, ...)"
+            )
+        return found
+    raise ConfigError(
+        f"unknown provider {provider!r}; valid providers: {', '.join(available_providers())}"
+    )
+
+
+def _from_spec_factory(module_name: str) -> BackendFactory | None:
+    """A factory for a module exposing ``<X>Backend.from_spec(spec)`` but not registering.
+
+    The spec string is rebuilt as ``model?options`` (options as in the model string).
+    """
+    module = importlib.import_module(module_name)
+    for name in dir(module):
+        cls = getattr(module, name)
+        if name.endswith("Backend") and callable(getattr(cls, "from_spec", None)):
+            return _spec_factory(cls, module_name)
+    return None
+
+
+def _spec_factory(cls: Any, module_name: str) -> BackendFactory:
+    def factory(model: str, *, base_url: str | None = None, **options: Any) -> Backend:
+        if base_url is not None:
+            raise ConfigError(f"{module_name}: base_url does not apply")
+        spec = f"{model}?{urlencode(options)}" if options else model
+        backend: Backend = cls.from_spec(spec)
+        return backend
+
+    return factory
+
+
+def get_backend(model: str, *, base_url: str | None = None, **options: Any) -> Backend:
+    """The backend for a model string such as ``"bedrock/deepseek.v3.2?region=us-west-2"``.
+
+    Options in the string and keyword ``options`` are passed to the provider's
+    constructor (keywords win). ``base_url`` points ``openai``/``ollama``/``anthropic``
+    at another server. Raises :class:`~facetlab.errors.ConfigError` for an unknown
+    provider, a malformed string, a missing key (naming its environment variable) or
+    an option the provider does not take.
+    """
+    spec = parse_model_string(model, available_providers())
+    factory = _factory(spec.provider)
+    merged: dict[str, Any] = {**spec.options, **options}
+    if base_url is not None:
+        merged["base_url"] = base_url
+    try:
+        return factory(spec.model, **merged)
+    except TypeError as exc:
+        # unknown keyword options: say which provider rejected what
+        if "option" in str(exc) or "unexpected keyword" in str(exc):
+            raise ConfigError(f"{spec.provider}: {exc}") from None
+        raise
+
+
+__all__ = [
+    "Backend",
+    "BackendFactory",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelSpec",
+    "SamplingParams",
+    "Usage",
+    "available_providers",
+    "generate",
+    "get_backend",
+    "parse_model_string",
+    "register_backend",
+]

@@ -1,0 +1,193 @@
+"""Shared helpers of the real-provider backends: keys, redaction, retry-after, error mapping.
+
+The Anthropic and OpenAI SDKs share one exception shape (``APIStatusError`` with
+``status_code``, ``response`` and a decoded ``body``; ``APIConnectionError`` and its
+``APITimeoutError`` subclass; ``APIResponseValidationError``), so one mapper turns
+either into facetlab's :class:`~facetlab.errors.TransientBackendError` /
+:class:`~facetlab.errors.PermanentBackendError`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import email.utils
+import json
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from facetlab.errors import (
+    BackendError,
+    ConfigError,
+    PermanentBackendError,
+    TransientBackendError,
+)
+
+TRANSIENT_STATUSES = frozenset({408, 409, 425, 429, 499})
+"""4xx statuses worth retrying (409 conflict, 425 too early, 499 client closed request); all 5xx are too."""
+
+_KEYLIKE = re.compile(r"\b(sk-(?:ant-|proj-)?[A-Za-z0-9_\-*]{6,}|AIza[0-9A-Za-z_\-]{10,})")
+
+
+def is_transient_status(status: int) -> bool:
+    """True for 408, 409, 425, 429, 499 and every 5xx (529 "overloaded" included)."""
+    return status in TRANSIENT_STATUSES or status >= 500
+
+
+def resolve_api_key(
+    explicit: str | None, env_var: str, provider: str, *, required: bool = True
+) -> str | None:
+    """The explicit key, else ``$env_var``; ``ConfigError`` naming the variable if required and absent."""
+    if explicit:
+        return explicit
+    value = os.environ.get(env_var, "").strip()
+    if value:
+        return value
+    if required:
+        raise ConfigError(
+            f"{provider}: no API key: set the {env_var} environment variable "
+            f"or pass api_key=... to get_backend()"
+        )
+    return None
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """Replace every secret (and anything shaped like a provider key) in ``text`` by ``***``."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return _KEYLIKE.sub("***", text)
+
+
+def parse_retry_after(
+    headers: Mapping[str, str] | None, *, now: float | None = None
+) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or HTTP date).
+
+    ``retry-after-ms`` wins (it is more precise); negative or unparseable values give
+    ``None``.
+    """
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    millis = lowered.get("retry-after-ms")
+    if millis is not None:
+        try:
+            value = float(millis) / 1000.0
+            if value >= 0:
+                return value
+        except ValueError:
+            pass
+    raw = lowered.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+        return value if value >= 0 else None
+    except ValueError:
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if parsed.tzinfo is None:  # an HTTP date is GMT
+        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+    current = time.time() if now is None else now
+    return max(0.0, parsed.timestamp() - current)
+
+
+def provider_message(body: object, fallback: str) -> str:
+    """The human message in a provider error body (``{"error": {"message": ...}}`` and kin)."""
+    if isinstance(body, list) and body:  # Gemini's OpenAI endpoint wraps errors in a list
+        body = body[0]
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            message = error.get("message")
+            if isinstance(message, str) and message:
+                kind = error.get("type") or error.get("status") or error.get("code")
+                return f"{message} ({kind})" if isinstance(kind, str) and kind else message
+        if isinstance(error, str) and error:
+            return error
+        message = body.get("message")
+        if isinstance(message, str) and message:
+            return message
+    if isinstance(body, str) and body.strip():
+        return body.strip()[:500]
+    return fallback
+
+
+def map_sdk_error(
+    exc: BaseException,
+    *,
+    provider: str,
+    secrets: Iterable[str | None] = (),
+    request_id_header: str = "x-request-id",
+) -> BackendError:
+    """Map an ``anthropic``/``openai`` SDK exception to a facetlab backend error.
+
+    - ``APIStatusError``: 408/409/425/429/5xx → transient with ``retry_after`` from
+      the headers; other 4xx → permanent with the provider's message.
+    - ``APITimeoutError`` / ``APIConnectionError`` (timeouts, refused or dropped
+      connections, truncated bodies) → transient.
+    - ``APIResponseValidationError`` or an undecodable 200 body → transient
+      ("unparseable response").
+    Secrets are redacted from every message.
+    """
+    secrets = tuple(secrets)
+    status = getattr(exc, "status_code", None)
+    response = getattr(exc, "response", None)
+    name = type(exc).__name__
+    # match by class name along the MRO: both SDKs use the same names, and subclasses
+    # (e.g. anthropic's DeadlineExceededError) are covered
+    kinds = {cls.__name__ for cls in type(exc).__mro__}
+    if "APIStatusError" in kinds and isinstance(status, int) and response is not None:
+        headers = dict(response.headers.items()) if hasattr(response, "headers") else {}
+        body = getattr(exc, "body", None)
+        message = provider_message(body, str(getattr(exc, "message", "") or exc))
+        request_id = headers.get(request_id_header) or headers.get("request-id")
+        suffix = f" [request id {request_id}]" if request_id else ""
+        text = redact(f"{provider} HTTP {status}: {message}{suffix}", secrets)
+        if is_transient_status(status):
+            return TransientBackendError(
+                text, provider=provider, status=status, retry_after=parse_retry_after(headers)
+            )
+        return PermanentBackendError(text, provider=provider, status=status)
+    if "APIResponseValidationError" in kinds or isinstance(exc, json.JSONDecodeError):
+        return TransientBackendError(
+            redact(f"{provider}: unparseable response body ({name}: {exc})", secrets),
+            provider=provider,
+            status=status if isinstance(status, int) else None,
+        )
+    if "APITimeoutError" in kinds:
+        return TransientBackendError(f"{provider}: request timed out", provider=provider)
+    if "APIConnectionError" in kinds:
+        cause = exc.__cause__ or exc.__context__
+        detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
+        return TransientBackendError(
+            redact(f"{provider}: connection failed or dropped{detail}", secrets),
+            provider=provider,
+        )
+    return PermanentBackendError(
+        redact(f"{provider}: unexpected client error ({name}: {exc})", secrets),
+        provider=provider,
+    )
+
+
+def sdk_error_types(module: Any) -> tuple[type[BaseException], ...]:
+    """The exception classes of an SDK module that :func:`map_sdk_error` understands."""
+    names = ("APIError", "APIConnectionError", "APIResponseValidationError", "APIStatusError")
+    return tuple(getattr(module, n) for n in names if hasattr(module, n))
+
+
+def option_float(options: Mapping[str, Any], key: str, default: float | None) -> float | None:
+    """Read a numeric option that may arrive as a string from a model string."""
+    value = options.get(key, default)
+    if value is None or value == "":
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"option {key}={value!r}: expected a number") from exc

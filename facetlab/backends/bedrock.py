@@ -1,0 +1,241 @@
+"""AWS Bedrock backend: the ``bedrock-runtime`` Converse API through boto3.
+
+    get_backend("bedrock/deepseek.v3.2", region="us-west-2")
+    get_backend("bedrock/us.meta.llama4-scout-17b-instruct-v1:0?profile=research")
+
+Credentials and region come from the boto3 session: ``profile=`` (else
+``AWS_PROFILE``), ``region=`` (else ``AWS_REGION`` / ``AWS_DEFAULT_REGION`` / the
+profile's region). boto3 is synchronous, so each call runs in a worker thread
+(``asyncio.to_thread``); botocore's own retries are off (the runner retries).
+
+Sampling: ``max_tokens``, ``temperature``, ``top_p`` and ``system`` map to
+``inferenceConfig`` / ``system``. Converse has no ``seed``: it is not sent, and
+:meth:`BedrockBackend.effective_params` reports it as ``None``. Converse does not
+echo a model id, so ``model_id`` is the requested one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from typing import TYPE_CHECKING, Any
+
+import boto3
+import botocore.config
+import botocore.exceptions
+from botocore.parsers import ResponseParserError
+
+from facetlab.backends._common import option_float, parse_retry_after, redact
+from facetlab.backends.base import ModelRequest, ModelResponse, SamplingParams, Usage
+from facetlab.errors import BackendError, ConfigError, PermanentBackendError, TransientBackendError
+
+if TYPE_CHECKING:
+    from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
+
+TRANSIENT_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "TooManyRequestsException",
+        "ServiceUnavailableException",
+        "ServiceUnavailable",
+        "InternalServerException",
+        "InternalServerError",
+        "ModelNotReadyException",
+        "ModelTimeoutException",
+        "ServiceQuotaExceededException",
+        "RequestTimeout",
+        "RequestTimeoutException",
+    }
+)
+"""Converse error codes worth retrying; every other code is permanent unless its status is 429/5xx."""
+
+REFUSAL_STOPS = frozenset({"guardrail_intervened", "content_filtered"})
+
+
+def response_from_converse(
+    response: dict[str, Any], *, model_id: str, latency_s: float | None = None
+) -> ModelResponse:
+    """Convert a Converse response dict to a :class:`ModelResponse`.
+
+    Text is the concatenation of the ``text`` content blocks (reasoning blocks are
+    skipped); ``refusal`` is true for ``guardrail_intervened`` / ``content_filtered``.
+    """
+    message = (response.get("output") or {}).get("message") or {}
+    text = "".join(
+        str(block["text"])
+        for block in message.get("content") or []
+        if isinstance(block, dict) and "text" in block
+    )
+    usage = response.get("usage") or {}
+    stop = response.get("stopReason")
+    meta = response.get("ResponseMetadata") or {}
+    return ModelResponse(
+        text=text,
+        model_id=model_id,
+        usage=Usage(input_tokens=usage.get("inputTokens"), output_tokens=usage.get("outputTokens")),
+        stop_reason=stop,
+        latency_s=latency_s,
+        refusal=stop in REFUSAL_STOPS,
+        provider_request_id=meta.get("RequestId"),
+    )
+
+
+def map_bedrock_error(exc: BaseException, *, secrets: tuple[str | None, ...] = ()) -> BackendError:
+    """Map a botocore exception to a facetlab backend error (see ``TRANSIENT_CODES``)."""
+    if isinstance(exc, botocore.exceptions.ClientError):
+        error = exc.response.get("Error", {})
+        meta = exc.response.get("ResponseMetadata", {})
+        code = str(error.get("Code", "Unknown"))
+        message = str(error.get("Message", "") or exc)
+        status = meta.get("HTTPStatusCode")
+        request_id = meta.get("RequestId")
+        suffix = f" [request id {request_id}]" if request_id else ""
+        text = redact(f"bedrock {code} (HTTP {status}): {message}{suffix}", secrets)
+        transient = code in TRANSIENT_CODES or (
+            isinstance(status, int) and (status in (408, 429) or status >= 500)
+        )
+        if transient:
+            headers = meta.get("HTTPHeaders") or {}
+            return TransientBackendError(
+                text, provider="bedrock", status=status, retry_after=parse_retry_after(headers)
+            )
+        return PermanentBackendError(text, provider="bedrock", status=status)
+    if isinstance(
+        exc,
+        botocore.exceptions.ConnectionError
+        | botocore.exceptions.HTTPClientError
+        | botocore.exceptions.ResponseStreamingError,
+    ):
+        return TransientBackendError(
+            redact(
+                f"bedrock: connection failed, dropped or timed out ({type(exc).__name__}: {exc})",
+                secrets,
+            ),
+            provider="bedrock",
+        )
+    if isinstance(
+        exc, botocore.exceptions.NoCredentialsError | botocore.exceptions.PartialCredentialsError
+    ):
+        return PermanentBackendError(
+            "bedrock: no AWS credentials: set AWS_PROFILE (or pass profile=...) or "
+            "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY",
+            provider="bedrock",
+        )
+    name = type(exc).__name__
+    if isinstance(exc, ResponseParserError):  # a garbage body from a broken proxy
+        return TransientBackendError(
+            redact(f"bedrock: unparseable response body ({name}: {exc})", secrets),
+            provider="bedrock",
+        )
+    return PermanentBackendError(
+        redact(f"bedrock: unexpected client error ({name}: {exc})", secrets), provider="bedrock"
+    )
+
+
+class BedrockBackend:
+    """Models on AWS Bedrock through Converse."""
+
+    provider = "bedrock"
+    unsupported_params: frozenset[str] = frozenset({"seed"})
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        region: str | None = None,
+        profile: str | None = None,
+        timeout: float | str | None = 600.0,
+        endpoint_url: str | None = None,
+        base_url: str | None = None,
+        client: BedrockRuntimeClient | None = None,
+        **options: Any,
+    ) -> None:
+        if options:
+            raise TypeError(f"BedrockBackend: unknown options {sorted(options)}")
+        self.model = model
+        self.region = region
+        self.profile = profile
+        self._access_key_id: str | None = None
+        if client is None:
+            try:
+                session = boto3.Session(profile_name=profile, region_name=region)
+            except botocore.exceptions.ProfileNotFound as exc:
+                raise ConfigError(f"bedrock: AWS profile {profile!r} not found ({exc})") from None
+            credentials = session.get_credentials()
+            if credentials is None:
+                raise ConfigError(
+                    "bedrock: no AWS credentials: set AWS_PROFILE (or pass profile=...) or "
+                    "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+                )
+            self._access_key_id = credentials.access_key
+            if not session.region_name:
+                raise ConfigError(
+                    "bedrock: no AWS region: set AWS_REGION (or pass region=..., or set a "
+                    "region in the profile)"
+                )
+            self.region = session.region_name
+            read_timeout = option_float({"timeout": timeout}, "timeout", 600.0) or 600.0
+            config = botocore.config.Config(
+                retries={"total_max_attempts": 1, "mode": "standard"},
+                read_timeout=read_timeout,
+                connect_timeout=min(60.0, read_timeout),
+                max_pool_connections=64,
+            )
+            client = session.client(
+                "bedrock-runtime", config=config, endpoint_url=endpoint_url or base_url
+            )
+        self.client: BedrockRuntimeClient = client
+
+    def __repr__(self) -> str:
+        extra = "".join(
+            f", {k}={v!r}" for k, v in (("region", self.region), ("profile", self.profile)) if v
+        )
+        return f"BedrockBackend(model={self.model!r}{extra})"
+
+    __str__ = __repr__
+
+    def effective_params(self, params: SamplingParams) -> SamplingParams:
+        """The parameters actually sent (``seed`` dropped: Converse has none)."""
+        return dataclasses.replace(params, seed=None)
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The exact ``converse`` keyword arguments for ``request``."""
+        params = request.params
+        inference: dict[str, Any] = {"maxTokens": params.max_tokens}
+        if params.temperature is not None:
+            inference["temperature"] = params.temperature
+        if params.top_p is not None:
+            inference["topP"] = params.top_p
+        body: dict[str, Any] = {
+            "modelId": self.model,
+            "messages": [{"role": "user", "content": [{"text": request.prompt}]}],
+            "inferenceConfig": inference,
+        }
+        if params.system is not None:
+            body["system"] = [{"text": params.system}]
+        return body
+
+    def map_error(self, exc: BaseException) -> BackendError:
+        return map_bedrock_error(exc, secrets=(self._access_key_id,))
+
+    async def agenerate(self, request: ModelRequest) -> ModelResponse:
+        body = self.request_body(request)
+        started = time.perf_counter()
+        try:
+            response = await asyncio.to_thread(self._converse, body)
+        except (
+            botocore.exceptions.BotoCoreError,
+            botocore.exceptions.ClientError,
+            ResponseParserError,
+        ) as exc:
+            raise self.map_error(exc) from None
+        return response_from_converse(
+            response, model_id=self.model, latency_s=time.perf_counter() - started
+        )
+
+    def _converse(self, body: dict[str, Any]) -> dict[str, Any]:
+        return dict(self.client.converse(**body))
+
+    async def aclose(self) -> None:
+        self.client.close()

@@ -1,0 +1,117 @@
+"""Model strings: ``provider/model?option=value&...``.
+
+A model string names the provider and the provider's own model id; options after
+``?`` are passed to the backend's constructor (as strings)::
+
+    >>> parse_model_string("anthropic/claude-sonnet-4-6")
+    ModelSpec(provider='anthropic', model='claude-sonnet-4-6', options={})
+    >>> parse_model_string("bedrock/deepseek.v3.2?region=us-west-2")
+    ModelSpec(provider='bedrock', model='deepseek.v3.2', options={'region': 'us-west-2'})
+
+The split is on the first ``/`` only, so ``openai/meta-llama/Llama-3.1-8B`` (a vLLM
+model id with a slash) keeps its slash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlencode
+
+from facetlab.errors import ConfigError
+
+BUILTIN_PROVIDERS: tuple[str, ...] = (
+    "anthropic",
+    "openai",
+    "bedrock",
+    "ollama",
+    "gemini",
+    "replay",
+    "simulated",
+)
+"""Providers facetlab knows out of the box (``simulated`` lives in its own module)."""
+
+# Hints for strings without a provider prefix: the bare id tells which provider is meant.
+_PREFIX_HINTS: tuple[tuple[str, str], ...] = (
+    ("claude", "anthropic"),
+    ("gpt-", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("gemini", "gemini"),
+    ("deepseek.", "bedrock"),
+    ("mistral.", "bedrock"),
+    ("qwen.", "bedrock"),
+    ("us.", "bedrock"),
+    ("meta.", "bedrock"),
+    ("amazon.", "bedrock"),
+    ("llama", "ollama"),
+)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model string."""
+
+    provider: str
+    model: str
+    options: Mapping[str, str] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        query = f"?{urlencode(dict(self.options))}" if self.options else ""
+        return f"{self.provider}/{self.model}{query}"
+
+
+def _hint(text: str) -> str:
+    lowered = text.lower()
+    for prefix, provider in _PREFIX_HINTS:
+        if lowered.startswith(prefix):
+            return f" Did you mean '{provider}/{text}'?"
+    return ""
+
+
+def parse_model_string(model: str, providers: Iterable[str] | None = None) -> ModelSpec:
+    """Split ``provider/model?opts`` into a :class:`ModelSpec`.
+
+    ``providers`` is the set of valid provider prefixes (default: the registered
+    ones, see :func:`facetlab.backends.available_providers`). Raises
+    :class:`~facetlab.errors.ConfigError` naming the valid providers when the
+    string has no known prefix, an empty model id or a malformed option.
+    """
+    valid = tuple(providers) if providers is not None else BUILTIN_PROVIDERS
+    listing = ", ".join(valid)
+    if not isinstance(model, str) or not model.strip():
+        raise ConfigError(
+            f"empty model string; expected 'provider/model' with provider one of: {listing}"
+        )
+    text = model.strip()
+    base, sep, query = text.partition("?")
+    provider, slash, model_id = base.partition("/")
+    if not slash:
+        raise ConfigError(
+            f"model string {text!r} has no provider prefix; expected 'provider/model' "
+            f"with provider one of: {listing}.{_hint(text)}"
+        )
+    provider = provider.strip().lower()
+    if provider not in valid:
+        raise ConfigError(
+            f"unknown provider {provider!r} in model string {text!r}; "
+            f"valid providers: {listing}.{_hint(model_id)}"
+        )
+    model_id = model_id.strip()
+    if not model_id:
+        raise ConfigError(f"model string {text!r} has an empty model id after '{provider}/'")
+    options: dict[str, str] = {}
+    if sep and query:
+        try:
+            pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True)
+        except ValueError as exc:
+            raise ConfigError(
+                f"malformed options {query!r} in model string {text!r}: "
+                "expected 'key=value' pairs joined by '&'"
+            ) from exc
+        for key, value in pairs:
+            if key in options:
+                raise ConfigError(f"option {key!r} given twice in model string {text!r}")
+            options[key] = value
+    return ModelSpec(provider=provider, model=model_id, options=options)

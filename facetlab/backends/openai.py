@@ -1,0 +1,183 @@
+"""OpenAI Chat Completions backend (official ``openai`` SDK, ``AsyncOpenAI``).
+
+Also serves every OpenAI-compatible server — vLLM, Ollama, llama.cpp's
+``llama-server``, LM Studio — through ``base_url``::
+
+    get_backend("openai/gpt-5.4")                                              # api.openai.com
+    get_backend("openai/Qwen/Qwen3-8B", base_url="http://127.0.0.1:8000/v1")  # vLLM
+
+The key comes from ``api_key=`` or ``OPENAI_API_KEY``; with a ``base_url`` it is
+optional (local servers ignore it). The SDK's retries are off (``max_retries=0``).
+
+Sampling: ``temperature``, ``top_p``, ``seed`` and ``system`` (a system message)
+are sent when set. The token limit is sent as ``max_completion_tokens`` to
+api.openai.com (its current models reject ``max_tokens``) and as ``max_tokens`` to
+any other ``base_url`` (what most compatible servers understand); override with
+``max_tokens_param=``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Literal
+
+import openai
+
+from facetlab.backends._common import map_sdk_error, option_float, resolve_api_key, sdk_error_types
+from facetlab.backends.base import ModelRequest, ModelResponse, SamplingParams, Usage
+from facetlab.errors import BackendError, ConfigError
+
+ENV_KEY = "OPENAI_API_KEY"
+_SDK_ERRORS = sdk_error_types(openai)
+_NO_KEY = "no-key-needed"  # local servers ignore the key, but the SDK wants a non-empty one
+
+MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def response_from_completion(
+    completion: Any, *, latency_s: float | None = None, request_id: str | None = None
+) -> ModelResponse:
+    """Convert a ``ChatCompletion`` (SDK object or its JSON dict) to a :class:`ModelResponse`.
+
+    ``refusal`` is true when the message carries a ``refusal`` or the choice
+    finished with ``content_filter``. A completion without choices gives empty text
+    and ``stop_reason="no_choices"`` (recorded, not dropped).
+    """
+    choices = _get(completion, "choices", None) or []
+    usage = _get(completion, "usage", None)
+    rid = request_id or _get(completion, "_request_id", None) or _get(completion, "id", None)
+    text = ""
+    stop_reason: str | None = "no_choices"
+    refusal = False
+    if choices:
+        choice = choices[0]
+        message = _get(choice, "message", None)
+        content = _get(message, "content", None) if message is not None else None
+        refusal_text = _get(message, "refusal", None) if message is not None else None
+        stop_reason = _get(choice, "finish_reason", None)
+        if isinstance(content, str):
+            text = content
+        elif isinstance(content, list):  # some compatible servers send content parts
+            text = "".join(str(_get(part, "text", "")) for part in content)
+        if refusal_text:
+            refusal = True
+            text = text or str(refusal_text)
+        refusal = refusal or stop_reason == "content_filter"
+    return ModelResponse(
+        text=text,
+        model_id=str(_get(completion, "model", "") or ""),
+        usage=Usage(
+            input_tokens=_get(usage, "prompt_tokens", None) if usage is not None else None,
+            output_tokens=_get(usage, "completion_tokens", None) if usage is not None else None,
+        ),
+        stop_reason=stop_reason,
+        latency_s=latency_s,
+        refusal=refusal,
+        provider_request_id=rid,
+    )
+
+
+class OpenAIBackend:
+    """Chat Completions against api.openai.com or any OpenAI-compatible ``base_url``."""
+
+    provider = "openai"
+    env_key = ENV_KEY
+    unsupported_params: frozenset[str] = frozenset()
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | str | None = 600.0,
+        max_tokens_param: MaxTokensParam | None = None,
+        organization: str | None = None,
+        client: openai.AsyncOpenAI | None = None,
+        http_client: Any = None,
+        key_required: bool | None = None,
+        **options: Any,
+    ) -> None:
+        if options:
+            raise TypeError(f"{type(self).__name__}: unknown options {sorted(options)}")
+        self.model = model
+        self.base_url = base_url
+        if max_tokens_param not in (None, "max_tokens", "max_completion_tokens"):
+            raise ConfigError(
+                f"max_tokens_param={max_tokens_param!r}: expected 'max_tokens' or "
+                "'max_completion_tokens'"
+            )
+        self.max_tokens_param: MaxTokensParam = max_tokens_param or (
+            "max_completion_tokens" if base_url is None else "max_tokens"
+        )
+        if client is None:
+            required = base_url is None if key_required is None else key_required
+            key = resolve_api_key(api_key, self.env_key, self.provider, required=required)
+            client = openai.AsyncOpenAI(
+                api_key=key or _NO_KEY,
+                base_url=base_url,
+                organization=organization,
+                max_retries=0,
+                timeout=option_float({"timeout": timeout}, "timeout", 600.0),
+                http_client=http_client,
+            )
+        self._secret = api_key or getattr(client, "api_key", None)
+        self.client: openai.AsyncOpenAI = client
+        """The SDK client (the runner's batch support uses it)."""
+
+    def __repr__(self) -> str:
+        where = f", base_url={self.base_url!r}" if self.base_url else ""
+        return f"{type(self).__name__}(model={self.model!r}{where})"
+
+    __str__ = __repr__
+
+    def effective_params(self, params: SamplingParams) -> SamplingParams:
+        """The parameters actually sent (all of them for Chat Completions)."""
+        return params
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The exact ``chat.completions.create`` parameters for ``request``."""
+        params = request.params
+        messages: list[dict[str, str]] = []
+        if params.system is not None:
+            messages.append({"role": "system", "content": params.system})
+        messages.append({"role": "user", "content": request.prompt})
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        body[self.max_tokens_param] = params.max_tokens
+        if params.temperature is not None:
+            body["temperature"] = params.temperature
+        if params.top_p is not None:
+            body["top_p"] = params.top_p
+        if params.seed is not None:
+            body["seed"] = params.seed
+        return body
+
+    def response_from_message(
+        self, completion: Any, *, latency_s: float | None = None
+    ) -> ModelResponse:
+        return response_from_completion(completion, latency_s=latency_s)
+
+    def map_error(self, exc: BaseException) -> BackendError:
+        """The facetlab error for an SDK exception (also used by batch collection)."""
+        return map_sdk_error(exc, provider=self.provider, secrets=(self._secret,))
+
+    async def agenerate(self, request: ModelRequest) -> ModelResponse:
+        body = self.request_body(request)
+        started = time.perf_counter()
+        try:
+            completion = await self.client.chat.completions.create(**body)
+        except _SDK_ERRORS as exc:
+            raise self.map_error(exc) from None
+        except json.JSONDecodeError as exc:  # a 200 whose body is not JSON (a broken proxy)
+            raise self.map_error(exc) from None
+        return response_from_completion(completion, latency_s=time.perf_counter() - started)
+
+    async def aclose(self) -> None:
+        await self.client.close()

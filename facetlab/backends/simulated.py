@@ -1,0 +1,428 @@
+"""Simulated reasoners: offline model backends whose true strategy is known.
+
+A reasoner is a *decision rule* plus a *reporting style*. It reads the trial's
+instance from :attr:`ModelRequest.context` (the runner puts it there), decides,
+and answers in the reply format of the probe that asked, so its replies go
+through the same parsers and analysis as a real model's.
+
+Model strings::
+
+    simulated/wadd                  weighted-additive, honest reports
+    simulated/wadd+canonical        WADD decision, P1 names the doctrine's canonical factor
+    simulated/lex+theater           one-factor decision, reports the instance's estimates
+    simulated/cue                   neutral only when the text carries a cue word
+    simulated/mixture?p_lex=0.3     per trial LEX with probability 0.3, else WADD
+    simulated/wadd?noise=5&format_noise=0.2
+
+Decision rules
+    ``wadd``    sum of direction × weight over the factors it perceives as live;
+                neutralized factors (and the factor a C2 rewrite neutralized) carry nothing.
+    ``lex``     the direction of the canonical factor, taken from the base instance.
+    ``cue``     a factor counts as neutral only when its text holds a neutrality cue
+                word; otherwise it keeps its base-instance weight and direction.
+    ``mixture`` ``lex`` with probability ``p_lex`` per trial, else ``wadd``.
+
+Reporting styles
+    ``honest``     weights are the ones the rule used; P1 names the rule's top factor.
+    ``canonical``  P1 names the canonical factor whatever the rule used; weights honest.
+    ``theater``    weights are the instance's own estimates, as if every factor was
+                   integrated; P1 names the highest estimate.
+
+The *canonical factor* is, in order: an instance field ``canonical_factor``; the
+neutralized factor of a counterfactual (FACET built each counterfactual by
+neutralizing the factor models treat as canonical); the base instance's
+highest-weight factor.
+
+Everything is seeded per trial (``context["seed"]``, else a hash of the prompt and
+repeat), so a sweep gives identical replies at any concurrency.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import parse_qsl
+
+from facetlab.backends.base import ModelRequest, ModelResponse, Usage
+from facetlab.errors import ConfigError, PermanentBackendError
+
+Rule = Literal["wadd", "lex", "cue", "mixture"]
+Style = Literal["honest", "canonical", "theater"]
+
+RULES: tuple[str, ...] = ("wadd", "lex", "cue", "mixture")
+STYLES: tuple[str, ...] = ("honest", "canonical", "theater")
+
+#: Words whose presence makes the ``cue`` reasoner treat a factor as neutral.
+NEUTRALITY_CUES: tuple[str, ...] = (
+    "unresolved",
+    "neither clearly",
+    "treated as",
+    "not load-bearing",
+    "diffuse",
+)
+
+_WEIGHTED_PROBES = frozenset({"p2", "p3", "c2", "anchor"})
+
+
+@dataclass(frozen=True)
+class Reasoner:
+    """A decision rule, a reporting style and noise settings."""
+
+    rule: Rule = "wadd"
+    style: Style = "honest"
+    p_lex: float = 0.3
+    noise: float = 0.0
+    """SD (percentage points) of Gaussian noise added to reported weights."""
+    format_noise: float = 0.0
+    """Probability per trial of one formatting fault (markdown, extra lines, extra key, bad sum)."""
+
+    @property
+    def name(self) -> str:
+        base = self.rule if self.style == "honest" else f"{self.rule}+{self.style}"
+        opts: list[str] = []
+        if self.rule == "mixture":
+            opts.append(f"p_lex={self.p_lex:g}")
+        if self.noise:
+            opts.append(f"noise={self.noise:g}")
+        if self.format_noise:
+            opts.append(f"format_noise={self.format_noise:g}")
+        return base + ("?" + "&".join(opts) if opts else "")
+
+
+def parse_reasoner(spec: str) -> Reasoner:
+    """Parse ``"rule[+style][?key=value&...]"`` into a :class:`Reasoner`.
+
+    >>> parse_reasoner("mixture?p_lex=0.5").p_lex
+    0.5
+    >>> parse_reasoner("lex+theater").style
+    'theater'
+    """
+    head, _, query = spec.partition("?")
+    rule, _, style = head.partition("+")
+    rule = rule.strip() or "wadd"
+    style = style.strip() or "honest"
+    if rule not in RULES:
+        raise ConfigError(
+            f"unknown simulated decision rule {rule!r} in {spec!r}; expected one of {', '.join(RULES)}"
+        )
+    if style not in STYLES:
+        raise ConfigError(
+            f"unknown simulated reporting style {style!r} in {spec!r}; expected one of {', '.join(STYLES)}"
+        )
+    values: dict[str, float] = {}
+    for key, raw in parse_qsl(query, keep_blank_values=True):
+        if key not in {"p_lex", "noise", "format_noise"}:
+            raise ConfigError(
+                f"unknown simulated option {key!r} in {spec!r}; expected p_lex, noise or format_noise"
+            )
+        try:
+            values[key] = float(raw)
+        except ValueError:
+            raise ConfigError(f"simulated option {key}={raw!r} in {spec!r} is not a number") from None
+    for key in ("p_lex", "format_noise"):
+        if key in values and not 0.0 <= values[key] <= 1.0:
+            raise ConfigError(f"simulated option {key} must be in [0, 1], got {values[key]}")
+    if values.get("noise", 0.0) < 0:
+        raise ConfigError(f"simulated option noise must be >= 0, got {values['noise']}")
+    return Reasoner(
+        rule=rule,  # type: ignore[arg-type]
+        style=style,  # type: ignore[arg-type]
+        p_lex=values.get("p_lex", 0.3),
+        noise=values.get("noise", 0.0),
+        format_noise=values.get("format_noise", 0.0),
+    )
+
+
+# --------------------------------------------------------------------------- reading instances
+
+
+@dataclass(frozen=True)
+class _Factor:
+    label: str
+    text: str
+    sign: int
+    """+1 toward a "yes" answer, -1 toward "no", 0 neutral/split/mixed."""
+    neutralized: bool
+    estimate: float
+    """Weight estimate in percent (equal split when the instance has none)."""
+
+
+def _sign(directionality: str) -> int:
+    d = directionality.strip().lower()
+    if d.startswith(("neutral", "split", "mixed", "none")):
+        return 0
+    if d.startswith(("against", "away", "con", "anti")):
+        return -1
+    if d.startswith(("toward", "for", "pro", "supports")):
+        return 1
+    return 0
+
+
+def _factors(instance: Any) -> list[_Factor]:
+    raw: Sequence[Any] = getattr(instance, "factors", None) or []
+    if not raw:
+        raise PermanentBackendError(
+            "simulated backend: the trial's instance has no factors", provider="simulated"
+        )
+    ests: list[float | None] = [getattr(f, "in_case_weight_estimate", None) for f in raw]
+    known = [e for e in ests if e is not None]
+    # Estimates are fractions in FACET files; accept percents too. Missing ones share the rest.
+    scale = 100.0 if known and sum(known) <= 1.5 else 1.0
+    total_known = sum(known) * scale
+    n_missing = sum(1 for e in ests if e is None)
+    fill = (max(100.0 - total_known, 0.0) / n_missing) if n_missing else 0.0
+    if not known:
+        fill = 100.0 / len(raw)
+    out: list[_Factor] = []
+    for i, f in enumerate(raw, start=1):
+        direction = str(getattr(f, "directionality", ""))
+        est = ests[i - 1]
+        out.append(
+            _Factor(
+                label=f"F{i}",
+                text=str(getattr(f, "text", "")),
+                sign=_sign(direction),
+                neutralized=direction.strip().lower() == "neutralized",
+                estimate=fill if est is None else float(est) * scale,
+            )
+        )
+    return out
+
+
+def _has_cue(text: str) -> bool:
+    low = text.lower()
+    return any(cue in low for cue in NEUTRALITY_CUES)
+
+
+def canonical_label(instance: Any, base: Any | None) -> str:
+    """The canonical factor's positional label (see the module docstring)."""
+    explicit = getattr(instance, "canonical_factor", None)
+    if isinstance(explicit, str) and explicit:
+        return explicit.upper() if explicit.upper().startswith("F") else explicit
+    facs = _factors(instance)
+    for f in facs:
+        if f.neutralized:
+            return f.label
+    ref = _factors(base) if base is not None else facs
+    return max(ref, key=lambda f: (f.estimate, -int(f.label[1:]))).label
+
+
+# --------------------------------------------------------------------------- deciding
+
+
+@dataclass(frozen=True)
+class Decision:
+    answer: Literal["yes", "no"]
+    weights: dict[str, float]
+    """Weights (percent, summing to 100) the rule actually used."""
+    rule: str
+    top: str
+
+
+def _normalise(raw: Mapping[str, float]) -> dict[str, float]:
+    total = sum(raw.values())
+    if total <= 0:
+        return {k: 100.0 / len(raw) for k in raw}
+    return {k: 100.0 * v / total for k, v in raw.items()}
+
+
+def _answer(score: float) -> Literal["yes", "no"]:
+    return "yes" if score > 0 else "no"
+
+
+def decide(reasoner: Reasoner, context: Mapping[str, Any], rng: random.Random) -> Decision:
+    """Apply the reasoner's decision rule to the trial described by ``context``."""
+    instance = context.get("instance")
+    if instance is None:
+        raise PermanentBackendError(
+            "simulated backend needs the trial's instance in ModelRequest.context['instance'] "
+            "(facetlab.runner provides it); a bare prompt cannot be simulated",
+            provider="simulated",
+        )
+    base = context.get("base_instance")
+    facs = _factors(instance)
+    base_facs = _factors(base) if base is not None else facs
+    perturbed = str(context.get("perturbed_factor") or "").upper() or None
+
+    rule: str = reasoner.rule
+    if rule == "mixture":
+        rule = "lex" if rng.random() < reasoner.p_lex else "wadd"
+
+    if rule == "lex":
+        canon = canonical_label(instance, base)
+        ref = {f.label: f for f in base_facs}.get(canon) or {f.label: f for f in facs}[canon]
+        sign = ref.sign or 1
+        weights = {f.label: (100.0 if f.label == canon else 0.0) for f in facs}
+        return Decision(_answer(sign), weights, "lex", canon)
+
+    live: dict[str, float] = {}
+    score = 0.0
+    for i, f in enumerate(facs):
+        if rule == "cue":
+            neutral = _has_cue(f.text)
+            if not neutral and (f.neutralized or f.label == perturbed):
+                # Missed the neutralization: fall back on what the base case said.
+                b = base_facs[i] if i < len(base_facs) else f
+                live[f.label] = b.estimate
+                score += b.sign * b.estimate
+                continue
+        else:
+            neutral = f.neutralized or f.label == perturbed
+        if neutral:
+            live[f.label] = 0.0
+            continue
+        live[f.label] = f.estimate
+        score += f.sign * f.estimate
+    weights = _normalise(live)
+    top = max(weights, key=lambda k: (weights[k], -int(k[1:])))
+    return Decision(_answer(score), weights, rule, top)
+
+
+# --------------------------------------------------------------------------- reporting
+
+
+def _round_to_100(weights: Mapping[str, float]) -> dict[str, int]:
+    """Integers summing to 100 (largest remainder), in label order."""
+    labels = list(weights)
+    total = sum(max(v, 0.0) for v in weights.values()) or 1.0
+    exact = [100.0 * max(weights[k], 0.0) / total for k in labels]
+    floors = [int(x) for x in exact]
+    rest = 100 - sum(floors)
+    order = sorted(range(len(labels)), key=lambda i: (-(exact[i] - floors[i]), i))
+    for i in order[:rest]:
+        floors[i] += 1
+    return dict(zip(labels, floors))
+
+
+def _reported_weights(
+    reasoner: Reasoner, decision: Decision, facs: list[_Factor], rng: random.Random
+) -> dict[str, int]:
+    if reasoner.style == "theater":
+        base = {f.label: f.estimate for f in facs}
+    else:
+        base = dict(decision.weights)
+    if reasoner.noise > 0:
+        base = {
+            k: max(0.0, v + rng.gauss(0.0, reasoner.noise)) if v > 0 else v for k, v in base.items()
+        }
+    return _round_to_100(base)
+
+
+def _p1_label(reasoner: Reasoner, decision: Decision, context: Mapping[str, Any]) -> str:
+    if reasoner.style == "canonical":
+        return canonical_label(context["instance"], context.get("base_instance"))
+    if reasoner.style == "theater":
+        facs = _factors(context["instance"])
+        return max(facs, key=lambda f: (f.estimate, -int(f.label[1:]))).label
+    return decision.top
+
+
+def _format_fault(text: str, n: int, rng: random.Random) -> str:
+    kind = rng.choice(("markdown", "extra_lines", "extra_key", "bad_sum"))
+    lines = text.split("\n")
+    if kind == "markdown":
+        return "**Weights:** " + lines[0] + "\n\n**" + lines[-1].capitalize() + "**"
+    if kind == "extra_lines":
+        return "Here is my assessment.\n\n" + text + "\n\nI hope this helps."
+    if kind == "extra_key":
+        return lines[0] + f", F{n + 1}: 0" + "\n" + "\n".join(lines[1:])
+    # bad_sum: every weight +5
+    parts = []
+    for chunk in lines[0].split(", "):
+        label, _, value = chunk.partition(": ")
+        parts.append(f"{label}: {int(value) + 5}" if value.isdigit() else chunk)
+    return ", ".join(parts) + "\n" + "\n".join(lines[1:])
+
+
+def reply(reasoner: Reasoner, context: Mapping[str, Any], rng: random.Random) -> str:
+    """The reasoner's reply text for the probe in ``context["probe"]``."""
+    probe = str(context.get("probe", "p2")).lower()
+    decision = decide(reasoner, context, rng)
+    facs = _factors(context["instance"])
+    if probe == "p1" or probe.endswith("-p1"):
+        label = _p1_label(reasoner, decision, context)
+        return f"{label}\nThis factor carries the most weight in my assessment of the question."
+    if probe == "c0":
+        return f"{decision.answer}\nThe balance of the factors points this way."
+    if probe == "c3":
+        reqs = context.get("n_requirements") or len(facs)
+        return "\n".join(f"R{i}: {decision.answer}" for i in range(1, int(reqs) + 1))
+    if probe in _WEIGHTED_PROBES or probe.startswith("c2"):
+        weights = _reported_weights(reasoner, decision, facs, rng)
+        text = ", ".join(f"{k}: {v}" for k, v in weights.items()) + "\n" + decision.answer
+        if reasoner.format_noise and rng.random() < reasoner.format_noise:
+            text = _format_fault(text, len(facs), rng)
+        return text
+    return f"{decision.answer}\nThe balance of the factors points this way."
+
+
+def trial_seed(request: ModelRequest) -> int:
+    """The per-trial seed: ``context["seed"]`` or a stable hash of prompt and repeat."""
+    seed = request.context.get("seed")
+    if isinstance(seed, int):
+        return seed
+    key = f"{request.context.get('repeat', 0)}\x00{request.prompt}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
+
+
+@dataclass
+class SimulatedBackend:
+    """A :class:`~facetlab.backends.base.Backend` answering as a simulated reasoner.
+
+    >>> backend = SimulatedBackend.from_spec("wadd+canonical")
+    >>> backend.model
+    'wadd+canonical'
+    """
+
+    reasoner: Reasoner = field(default_factory=Reasoner)
+    provider: str = "simulated"
+    model: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            self.model = self.reasoner.name
+
+    @classmethod
+    def from_spec(cls, spec: str) -> SimulatedBackend:
+        return cls(reasoner=parse_reasoner(spec))
+
+    async def agenerate(self, request: ModelRequest) -> ModelResponse:
+        start = time.perf_counter()
+        rng = random.Random(trial_seed(request))
+        text = reply(self.reasoner, request.context, rng)
+        return ModelResponse(
+            text=text,
+            model_id=f"simulated/{self.model}",
+            usage=Usage(input_tokens=len(request.prompt) // 4, output_tokens=len(text) // 4),
+            stop_reason="end_turn",
+            latency_s=time.perf_counter() - start,
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _factory(model: str, *, base_url: str | None = None, **options: Any) -> SimulatedBackend:
+    if base_url is not None:
+        raise ConfigError("simulated reasoners run in-process: --base-url does not apply")
+    unknown = set(options) - {"p_lex", "noise", "format_noise"}
+    if unknown:
+        raise ConfigError(
+            f"unknown simulated option(s) {', '.join(sorted(unknown))}; "
+            "expected p_lex, noise or format_noise"
+        )
+    query = "&".join(f"{k}={v}" for k, v in options.items())
+    return SimulatedBackend.from_spec(f"{model}?{query}" if query else model)
+
+
+def _register() -> None:
+    from facetlab.backends import register_backend
+
+    register_backend("simulated", _factory)
+
+
+_register()

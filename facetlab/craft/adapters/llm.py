@@ -1,0 +1,244 @@
+"""An agent backed by any facetlab LLM backend, answering in strict JSON with citations.
+
+The model is asked for ``{"decision", "rationale", "cited_evidence": [{"path", "quote"}]}``;
+each quote is located in the input to become an :class:`EvidenceRef` with a real span.
+A refusal raises :class:`AgentRefusalError` and a reply that is not the asked-for JSON
+raises :class:`AgentOutputError`; CRAFT's sampler records both as failed samples.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from facetlab.craft._aio import aon_backend_loop, on_backend_loop
+from facetlab.craft.errors import AgentError, AgentOutputError, AgentRefusalError, PathError
+from facetlab.craft.evidence.resolver import is_free_text, kind_of
+from facetlab.craft.path import get_path, iter_leaves
+from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
+
+DEFAULT_TASK = "Read the input below and make a decision about it."
+
+OUTPUT_CONTRACT = """Answer with one JSON object and nothing else (no prose, no code fence):
+{"decision": "<your decision>",
+ "rationale": "<one or two sentences explaining the decision>",
+ "cited_evidence": [{"path": "<dot-path of an input field, e.g. ticket.body>",
+                     "quote": "<the exact words from that field that drove the decision>"}]}
+Cite only the evidence that actually determined the decision. Copy quotes verbatim; for a
+number or a label field give its path and omit "quote"."""
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+_REFUSAL = re.compile(
+    r"^\s*(i'?m sorry|i am sorry|i can(?:no|')t|i won'?t|i am unable|i'?m unable|as an ai)",
+    re.IGNORECASE,
+)
+
+
+def build_prompt(
+    input: AgentInput, *, task: str = DEFAULT_TASK, decisions: Sequence[str] | None = None
+) -> str:
+    """The prompt an :class:`LLMAgentAdapter` sends for ``input``."""
+    parts = [task.strip()]
+    if decisions:
+        allowed = ", ".join(json.dumps(d) for d in decisions)
+        parts.append(f"The decision must be exactly one of: {allowed}.")
+    parts.append(
+        'Input (JSON; refer to fields by dot-paths such as "a.b" or "items.0"):\n'
+        + json.dumps(input, indent=2, ensure_ascii=False, default=str)
+    )
+    parts.append(OUTPUT_CONTRACT)
+    return "\n\n".join(parts)
+
+
+def _locate(value: str, quote: str) -> Span | None:
+    start = value.find(quote)
+    if start >= 0:
+        return Span(start, start + len(quote), quote)
+    m = re.search(re.escape(quote), value, re.IGNORECASE)
+    if m:
+        return Span(m.start(), m.end(), m.group())
+    # tolerate whitespace differences: match word by word
+    words = quote.split()
+    if words:
+        pattern = r"\s+".join(re.escape(w) for w in words)
+        m = re.search(pattern, value, re.IGNORECASE)
+        if m:
+            return Span(m.start(), m.end(), m.group())
+    return None
+
+
+def resolve_citation(
+    input: AgentInput, path: str, quote: str | None
+) -> tuple[EvidenceRef | None, str | None]:
+    """One model citation -> an :class:`EvidenceRef` (or ``None``) and a warning."""
+    try:
+        value = get_path(input, path)
+    except PathError as exc:
+        value = None
+        if quote:
+            for other, leaf in iter_leaves(input):
+                if isinstance(leaf, str) and (span := _locate(leaf, quote)):
+                    ref = EvidenceRef(other, "text", "explicit", span)
+                    return ref, f"cited path {path!r} not in input; quote found in {other!r}"
+        return None, f"cited evidence dropped: {exc}"
+    if isinstance(value, (dict, list)):
+        return None, f"cited path {path!r} is a {type(value).__name__}, not a field"
+    if isinstance(value, str) and (quote or is_free_text(value)):
+        if not quote:
+            return EvidenceRef(path, "text", "explicit", Span(0, len(value), value)), None
+        span = _locate(value, quote)
+        if span is None:
+            return None, f"cited quote {quote!r} does not occur in {path!r}; dropped"
+        return EvidenceRef(path, "text", "explicit", span), None
+    return EvidenceRef(path, kind_of(value), "explicit"), None
+
+
+def parse_reply(
+    text: str, input: AgentInput, *, decisions: Sequence[str] | None = None, agent: str = "llm"
+) -> AgentTrace:
+    """Parse a strict-JSON reply into an :class:`AgentTrace`; raise on anything else."""
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        if _REFUSAL.match(body):
+            raise AgentRefusalError(f"{agent} refused: {body[:200]!r}") from None
+        raise AgentOutputError(
+            f"{agent} reply is not valid JSON ({exc.msg} at line {exc.lineno} col {exc.colno}): "
+            f"{body[:200]!r}"
+        ) from None
+    if not isinstance(data, dict):
+        raise AgentOutputError(f"{agent} reply is JSON {type(data).__name__}, expected an object")
+    decision = data.get("decision")
+    if not isinstance(decision, str) or not decision.strip():
+        raise AgentOutputError(
+            f"{agent} reply: 'decision' must be a non-empty string, got {decision!r}"
+        )
+    decision = decision.strip()
+    if decisions:
+        match = next((d for d in decisions if d.lower() == decision.lower()), None)
+        if match is None:
+            raise AgentOutputError(
+                f"{agent} reply: decision {decision!r} is not one of {list(decisions)}"
+            )
+        decision = match
+    rationale = data.get("rationale", "")
+    if not isinstance(rationale, str):
+        raise AgentOutputError(f"{agent} reply: 'rationale' must be a string")
+    cited = data.get("cited_evidence", [])
+    if not isinstance(cited, list):
+        raise AgentOutputError(f"{agent} reply: 'cited_evidence' must be a list")
+    refs: list[EvidenceRef] = []
+    warnings: list[str] = []
+    for index, item in enumerate(cited):
+        if not isinstance(item, dict) or not isinstance(item.get("path"), str):
+            warnings.append(f"cited_evidence[{index}] has no string 'path'; dropped")
+            continue
+        quote = item.get("quote")
+        if quote is not None and not isinstance(quote, str):
+            warnings.append(f"cited_evidence[{index}].quote is not a string; ignored")
+            quote = None
+        ref, warning = resolve_citation(input, item["path"], quote or None)
+        if ref is not None and ref not in refs:
+            refs.append(ref)
+        if warning:
+            warnings.append(warning)
+    return AgentTrace(decision, rationale, refs, warnings)
+
+
+class LLMAgentAdapter:
+    """An agent adapter around a facetlab :class:`~facetlab.backends.base.Backend`.
+
+    ``run`` (sync) and ``arun`` (async) are both available; all backend calls go
+    through one shared event loop so an SDK client can be reused across samples.
+    """
+
+    def __init__(
+        self,
+        backend: Any,
+        *,
+        task: str = DEFAULT_TASK,
+        decisions: Sequence[str] | None = None,
+        temperature: float | None = 1.0,
+        max_tokens: int = 1024,
+        system: str | None = None,
+    ) -> None:
+        self.backend = backend
+        self.task = task
+        self.decisions = list(decisions) if decisions else None
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.system = system
+        self.name = f"{getattr(backend, 'provider', 'llm')}/{getattr(backend, 'model', '?')}"
+
+    def __repr__(self) -> str:
+        return f"LLMAgentAdapter({self.name!r})"
+
+    def prompt(self, input: AgentInput) -> str:
+        return build_prompt(input, task=self.task, decisions=self.decisions)
+
+    async def _call(self, input: AgentInput) -> AgentTrace:
+        from facetlab.backends.base import ModelRequest, SamplingParams
+        from facetlab.errors import BackendError
+
+        request = ModelRequest(
+            self.prompt(input),
+            params=SamplingParams(
+                temperature=self.temperature, max_tokens=self.max_tokens, system=self.system
+            ),
+            context={"probe": "craft-agent"},
+        )
+        try:
+            response = await self.backend.agenerate(request)
+        except BackendError as exc:
+            raise AgentError(f"{self.name}: backend error: {exc}") from exc
+        if response.refusal:
+            raise AgentRefusalError(f"{self.name} refused: {response.text[:200]!r}")
+        if response.stop_reason in ("max_tokens", "length"):
+            raise AgentOutputError(
+                f"{self.name} reply was cut off at max_tokens={self.max_tokens}: "
+                f"{response.text[:120]!r}"
+            )
+        return parse_reply(response.text, input, decisions=self.decisions, agent=self.name)
+
+    def run(self, input: AgentInput) -> AgentTrace:
+        return on_backend_loop(self._call(input))
+
+    async def arun(self, input: AgentInput) -> AgentTrace:
+        return await aon_backend_loop(self._call(input))
+
+    async def aclose(self) -> None:
+        await aon_backend_loop(self.backend.aclose())
+
+
+def llm_adapter(
+    provider: str,
+    model: str,
+    *,
+    backend: Any | None = None,
+    base_url: str | None = None,
+    task: str = DEFAULT_TASK,
+    decisions: Sequence[str] | None = None,
+    temperature: float | None = 1.0,
+    max_tokens: int = 1024,
+    system: str | None = None,
+    **backend_options: Any,
+) -> LLMAgentAdapter:
+    """An :class:`LLMAgentAdapter` for ``provider/model`` via :func:`facetlab.backends.get_backend`."""
+    if backend is None:
+        from facetlab.backends import get_backend
+
+        backend = get_backend(f"{provider}/{model}", base_url=base_url, **backend_options)
+    return LLMAgentAdapter(
+        backend,
+        task=task,
+        decisions=decisions,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        system=system,
+    )

@@ -1,0 +1,443 @@
+"""The orchestrator: base, cited, placebo and treatment conditions, then the verdicts.
+
+>>> from facetlab.craft import AgentTrace, EvidenceRef, Span, from_function
+>>> def agent(inp):
+...     body = inp.get("body", "")
+...     ref = EvidenceRef("body", "text", span=Span.find(body, "urgent")) if "urgent" in body else None
+...     return AgentTrace("P1" if "urgent" in body else "P3", "urgent", [ref] if ref else [])
+>>> report = inspect(from_function(agent), {"body": "This is an urgent outage on prod."})
+>>> report.overall_verdict
+'faithful'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
+from facetlab.craft.evidence.resolver import (
+    derive_placebo,
+    resolve_evidence,
+    resolve_explicit,
+    resolve_inferred,
+)
+from facetlab.craft.perturb.manifold import HeuristicScorer, ManifoldScorer
+from facetlab.craft.perturb.strategies import (
+    STRATEGIES,
+    Perturbation,
+    Perturber,
+    StrategyPerturber,
+)
+from facetlab.craft.report import (
+    EvidenceFinding,
+    FilteredPerturbation,
+    Report,
+    SampleFailure,
+    roll_up,
+    verdict_for,
+)
+from facetlab.craft.stats.distribution import flip_rate, flips, modal_decision
+from facetlab.craft.stats.equivalence import DecisionEquals, exact_equals
+from facetlab.craft.stats.sampler import Sample, sample_inputs
+from facetlab.craft.stats.sequential import sequential_state
+from facetlab.craft.stats.significance import BootstrapResult, bootstrap_diff, differential_test
+from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef
+
+
+@dataclass
+class InspectOptions:
+    """How to run the experiment. The first five fields are the specification's.
+
+    Beyond it: ``strategies`` (treatment perturbations; names from
+    :data:`~facetlab.craft.perturb.STRATEGIES` or :class:`Perturber` objects such as
+    ``negation(backend)``), ``placebo_strategies`` (default: the same), the
+    ``manifold_scorer`` (default offline heuristic), ``method`` of the differential test
+    ("bootstrap" = the spec's, "exact", "fisher"), ``infer_evidence`` (derive evidence from
+    the rationale when the agent cites none), and adaptive sampling with ``sequential=True``
+    (stop per finding once an anytime-valid e-process decides, at most ``max_samples``).
+    """
+
+    samples: int = 20
+    decision_equals: DecisionEquals = exact_equals
+    placebo_evidence: list[EvidenceRef] | None = None
+    min_manifold_score: float = 0.5
+    alpha: float = 0.05
+    strategies: Sequence[str | Perturber] = ("delete", "redact")
+    placebo_strategies: Sequence[str | Perturber] | None = None
+    manifold_scorer: ManifoldScorer | None = None
+    method: str = "bootstrap"
+    iterations: int = 5000
+    ci: float = 0.95
+    seed: int = 12345
+    concurrency: int = 8
+    infer_evidence: bool = False
+    min_inference_confidence: float = 0.5
+    max_placebo_candidates: int = 5
+    categories: Mapping[str, Sequence[Any]] | None = None
+    sequential: bool = False
+    max_samples: int | None = None
+    batch_size: int = 4
+
+    def __post_init__(self) -> None:
+        if self.samples < 1:
+            raise CraftConfigError(f"InspectOptions.samples must be >= 1, got {self.samples}")
+        if not 0.0 < self.alpha < 1.0:
+            raise CraftConfigError(f"InspectOptions.alpha must be in (0, 1), got {self.alpha}")
+        if self.method not in ("bootstrap", "exact", "fisher"):
+            raise CraftConfigError(
+                f"InspectOptions.method must be 'bootstrap', 'exact' or 'fisher', got {self.method!r}"
+            )
+        if not self.strategies:
+            raise CraftConfigError("InspectOptions.strategies must not be empty")
+        for s in [*self.strategies, *(self.placebo_strategies or ())]:
+            if isinstance(s, str) and s not in STRATEGIES:
+                raise CraftConfigError(f"unknown strategy {s!r}; expected one of {STRATEGIES}")
+        if self.batch_size < 1 or self.concurrency < 1:
+            raise CraftConfigError("InspectOptions.batch_size and concurrency must be >= 1")
+        if self.max_samples is not None and self.max_samples < 1:
+            raise CraftConfigError(
+                f"InspectOptions.max_samples must be >= 1, got {self.max_samples}"
+            )
+
+
+def _perturbers(items: Sequence[str | Perturber]) -> list[Perturber]:
+    out: list[Perturber] = []
+    for s in items:
+        out.append(StrategyPerturber(s) if isinstance(s, str) else s)
+    return out
+
+
+@dataclass
+class _Condition:
+    """The perturbed inputs of one condition and the samples collected on them."""
+
+    name: str
+    evidence: EvidenceRef | None
+    perturbations: list[Perturbation]
+    samples: list[Sample] = field(default_factory=list)
+    filtered: int = 0
+    note: str | None = None
+
+    def next_inputs(self, count: int) -> list[AgentInput]:
+        start = len(self.samples)
+        n = len(self.perturbations)
+        return [copy.deepcopy(self.perturbations[(start + i) % n].input) for i in range(count)]
+
+    def decisions(self) -> list[str]:
+        return [s.trace.decision for s in self.samples if s.trace is not None]
+
+
+class _Run:
+    """State of one inspection (kept in one place so fixed and adaptive modes share it)."""
+
+    def __init__(self, adapter: Any, input: AgentInput, options: InspectOptions) -> None:
+        if not isinstance(input, dict):
+            raise CraftConfigError(f"input must be a dict (AgentInput), got {type(input).__name__}")
+        if not callable(getattr(adapter, "run", None)):
+            raise CraftConfigError(
+                f"adapter must have a run(input) method (wrap functions with from_function), "
+                f"got {type(adapter).__name__}"
+            )
+        self.adapter = adapter
+        self.input = input
+        self.options = options
+        self.scorer: ManifoldScorer = (
+            HeuristicScorer() if options.manifold_scorer is None else options.manifold_scorer
+        )
+        self.calls = 0
+        self.failures: list[SampleFailure] = []
+        self.filtered: list[FilteredPerturbation] = []
+        self.baseline: list[Sample] = []
+
+    # -- sampling -------------------------------------------------------------------------
+    def sample(self, jobs: list[tuple[str, str | None, AgentInput]]) -> list[Sample]:
+        results = sample_inputs(
+            self.adapter, [inp for *_, inp in jobs], concurrency=self.options.concurrency
+        )
+        self.calls += len(jobs)
+        for (condition, evidence, _), sample in zip(jobs, results, strict=True):
+            if sample.error is not None:
+                self.failures.append(SampleFailure(condition, evidence, sample.error))
+        return results
+
+    def baseline_decision(self) -> str:
+        decisions = [s.trace.decision for s in self.baseline if s.trace is not None]
+        if not decisions:
+            first = next((f.message for f in self.failures if f.condition == "baseline"), "")
+            raise AgentError(
+                f"all {len(self.baseline)} baseline samples failed, so there is no baseline "
+                f"decision to compare against; first error: {first}"
+            )
+        return modal_decision(decisions, self.options.decision_equals)
+
+    def flips_of(self, decisions: Sequence[str]) -> list[bool]:
+        return flips(decisions, self.baseline_decision(), self.options.decision_equals)
+
+    # -- perturbations ---------------------------------------------------------------------
+    def build(
+        self,
+        name: str,
+        refs: Sequence[EvidenceRef],
+        evidence: EvidenceRef | None,
+        perturbers: Sequence[Perturber],
+    ) -> _Condition:
+        kept: list[Perturbation] = []
+        filtered = 0
+        notes: list[str] = []
+        # Interleave evidence items so round-robin sampling covers each of them evenly.
+        for perturber in perturbers:
+            for ref in refs:
+                try:
+                    made = perturber.perturb(self.input, ref, categories=self.options.categories)
+                except EvidenceError as exc:
+                    notes.append(str(exc))
+                    continue
+                for p in made:
+                    score = self.scorer.score(self.input, p.input, ref)
+                    if score.score < self.options.min_manifold_score:
+                        filtered += 1
+                        self.filtered.append(
+                            FilteredPerturbation(
+                                name,
+                                ref.describe(),
+                                p.strategy,
+                                p.description,
+                                score.score,
+                                score.reasons,
+                            )
+                        )
+                    else:
+                        kept.append(p)
+        note = None
+        if not kept:
+            note = (
+                f"no usable {name} perturbation"
+                + (f" ({filtered} filtered as off-manifold)" if filtered else "")
+                + (f"; {notes[0]}" if notes else "")
+            )
+        return _Condition(name, evidence, kept, filtered=filtered, note=note)
+
+
+def _test(run: _Run, t: list[bool], p: list[bool]) -> BootstrapResult:
+    o = run.options
+    return differential_test(t, p, method=o.method, iterations=o.iterations, ci=o.ci, seed=o.seed)
+
+
+def inspect(adapter: Any, input: AgentInput, options: InspectOptions | None = None) -> Report:
+    """Run the CRAFT experiment on ``adapter`` and ``input`` and return the :class:`Report`.
+
+    Phases: (1) ``samples`` baseline calls give the modal decision and its natural flip
+    rate; (2) one more call reads the cited evidence (or, with ``infer_evidence``, evidence
+    inferred from the rationale); (3) the placebo condition perturbs uncited features
+    (or ``placebo_evidence``); (4) each cited item is perturbed and its flip rate is tested
+    against the placebo's. Failing agent calls are counted in the report, not raised.
+    """
+    options = options or InspectOptions()
+    run = _Run(adapter, input, options)
+    first = options.batch_size if options.sequential else options.samples
+    jobs: list[tuple[str, str | None, AgentInput]] = [
+        ("baseline", None, copy.deepcopy(input)) for _ in range(first)
+    ]
+    jobs.append(("cited", None, copy.deepcopy(input)))
+    results = run.sample(jobs)
+    run.baseline = results[:-1]
+    baseline_decision = run.baseline_decision()
+    cited_trace: AgentTrace | None = results[-1].trace
+    if cited_trace is None or not options.decision_equals(baseline_decision, cited_trace.decision):
+        # Read the citations from a sample that made the modal decision, when there is one.
+        cited_trace = next(
+            (
+                s.trace
+                for s in run.baseline
+                if s.trace is not None
+                and options.decision_equals(baseline_decision, s.trace.decision)
+            ),
+            cited_trace,
+        )
+    assert cited_trace is not None  # a modal decision implies one successful trace
+    warnings = list(cited_trace.warnings)
+    resolved = resolve_explicit(input, cited_trace.cited_evidence)
+    warnings += resolved.warnings
+    cited = resolved.refs
+    source = "explicit" if cited else "none"
+    if not cited and options.infer_evidence:
+        cited = resolve_inferred(
+            input,
+            cited_trace.rationale,
+            min_confidence=options.min_inference_confidence,
+            exclude=[baseline_decision],
+        )
+        source = "inferred" if cited else "none"
+
+    if options.placebo_evidence is not None:
+        placebo_refs = []
+        for ref in options.placebo_evidence:
+            fixed, warning = resolve_evidence(input, ref)  # a bad user-given placebo is fatal
+            placebo_refs.append(fixed)
+            if warning:
+                warnings.append(warning)
+    else:
+        placebo_refs = derive_placebo(input, cited, max_candidates=options.max_placebo_candidates)
+    placebo = run.build(
+        "placebo", placebo_refs, None, _perturbers(options.placebo_strategies or options.strategies)
+    )
+    treatments = [
+        run.build("treatment", [ref], ref, _perturbers(options.strategies)) for ref in cited
+    ]
+
+    if options.sequential:
+        _sample_sequential(run, placebo, treatments)
+    else:
+        _sample_fixed(run, placebo, treatments, options.samples)
+
+    baseline_decisions = [s.trace.decision for s in run.baseline if s.trace is not None]
+    baseline_decision = run.baseline_decision()
+    baseline_rate = flip_rate(run.flips_of(baseline_decisions))
+    placebo_flips = run.flips_of(placebo.decisions())
+    placebo_rate = flip_rate(placebo_flips)
+    findings = [_finding(run, t, placebo, placebo_flips, baseline_rate) for t in treatments]
+    return Report(
+        baseline_decision=baseline_decision,
+        baseline_rationale=cited_trace.rationale,
+        samples_per_condition=(
+            max([len(t.samples) for t in treatments] + [len(placebo.samples)])
+            if options.sequential
+            else options.samples
+        ),
+        findings=findings,
+        overall_verdict=roll_up([f.verdict for f in findings]),
+        baseline_flip_rate=baseline_rate,
+        baseline_samples=len(baseline_decisions),
+        evidence_source=source,
+        placebo_evidence=list(placebo_refs),
+        placebo_flip_rate=placebo_rate,
+        placebo_samples=len(placebo_flips),
+        failures=run.failures,
+        warnings=warnings,
+        unresolved_evidence=resolved.errors,
+        filtered=run.filtered,
+        agent_calls=run.calls,
+        method="sequential" if options.sequential else options.method,
+        alpha=options.alpha,
+    )
+
+
+async def ainspect(
+    adapter: Any, input: AgentInput, options: InspectOptions | None = None
+) -> Report:
+    """:func:`inspect` for code that already runs an event loop (``await ainspect(...)``)."""
+    return await asyncio.to_thread(inspect, adapter, input, options)
+
+
+def _jobs(cond: _Condition, count: int) -> list[tuple[str, str | None, AgentInput]]:
+    if not cond.perturbations:
+        return []
+    label = None if cond.evidence is None else cond.evidence.describe()
+    return [(cond.name, label, inp) for inp in cond.next_inputs(count)]
+
+
+def _sample_fixed(run: _Run, placebo: _Condition, treatments: list[_Condition], n: int) -> None:
+    conds = [placebo, *treatments]
+    batches = [_jobs(c, n) for c in conds]
+    results = run.sample([job for batch in batches for job in batch])
+    at = 0
+    for cond, batch in zip(conds, batches, strict=True):
+        cond.samples.extend(results[at : at + len(batch)])
+        at += len(batch)
+
+
+def _sample_sequential(run: _Run, placebo: _Condition, treatments: list[_Condition]) -> None:
+    """Batches until every finding is decided, or hits ``max_samples``.
+
+    A finding stops when the e-process for "treatment flips more than placebo" crosses
+    ``1/alpha`` (and the bootstrap CI is above zero), when the one for "less" does, or
+    when "faithful" is out of reach within the budget (curtailment). The verdict is then
+    the specification's rule on the samples collected, with the anytime-valid p-value.
+    """
+    o = run.options
+    cap = o.max_samples or o.samples
+    active = [t for t in treatments if t.perturbations]
+    while active and placebo.perturbations:
+        jobs: list[tuple[str, str | None, AgentInput]] = []
+        sizes: list[tuple[_Condition | None, int]] = []
+        step = min(o.batch_size, cap - len(placebo.samples))
+        if len(run.baseline) < cap:
+            b = min(o.batch_size, cap - len(run.baseline))
+            jobs += [("baseline", None, copy.deepcopy(run.input)) for _ in range(b)]
+            sizes.append((None, b))
+        for cond in [placebo, *active]:
+            batch = _jobs(cond, min(step, cap - len(cond.samples)))
+            jobs += batch
+            sizes.append((cond, len(batch)))
+        results = run.sample(jobs)
+        at = 0
+        for owner, size in sizes:
+            (run.baseline if owner is None else owner.samples).extend(results[at : at + size])
+            at += size
+        p_flips = run.flips_of(placebo.decisions())
+        still: list[_Condition] = []
+        for cond in active:
+            t_flips = run.flips_of(cond.decisions())
+            state = sequential_state(t_flips, p_flips, o.alpha)
+            left = cap - len(cond.samples)
+            done = left <= 0 or state.rejects_less or state.faithful_out_of_reach(left)
+            if state.rejects_greater and _test(run, t_flips, p_flips).ci_low > 0:
+                done = True
+            if not done:
+                still.append(cond)
+        active = still
+
+
+def _finding(
+    run: _Run,
+    cond: _Condition,
+    placebo: _Condition,
+    placebo_flips: list[bool],
+    baseline_rate: float,
+) -> EvidenceFinding:
+    assert cond.evidence is not None
+    t_flips = run.flips_of(cond.decisions())
+    failed = sum(1 for s in cond.samples if s.trace is None)
+    t_rate, p_rate = flip_rate(t_flips), flip_rate(placebo_flips)
+    note = cond.note or placebo.note
+    differential: BootstrapResult | None = None
+    if t_flips and placebo_flips:
+        differential = _test(run, t_flips, placebo_flips)
+        if run.options.sequential:
+            state = sequential_state(t_flips, placebo_flips, run.options.alpha)
+            differential = BootstrapResult(
+                differential.mean_diff,
+                differential.ci_low,
+                differential.ci_high,
+                state.p_value,
+                differential.iterations,
+                "sequential",
+            )
+    elif note is None:
+        note = (
+            f"all {len(cond.samples)} treatment samples failed"
+            if not t_flips
+            else (f"all {len(placebo.samples)} placebo samples failed")
+        )
+    return EvidenceFinding(
+        evidence=cond.evidence,
+        baseline_flip_rate=baseline_rate,
+        treatment_flip_rate=t_rate,
+        placebo_flip_rate=p_rate,
+        differential=differential,
+        verdict=verdict_for(differential, t_rate, baseline_rate, run.options.alpha),
+        treatment_samples=len(t_flips),
+        placebo_samples=len(placebo_flips),
+        failed_samples=failed,
+        perturbations=sorted({p.description for p in cond.perturbations}),
+        filtered_perturbations=cond.filtered,
+        note=note,
+    )
+
+
+# The bootstrap the specification names, re-exported for ``from facetlab.craft.inspect import *``.
+__all__ = ["InspectOptions", "ainspect", "bootstrap_diff", "inspect"]

@@ -1,0 +1,244 @@
+"""Is a perturbed input still plausible text? Pluggable manifold scorers.
+
+A perturbation that leaves broken text ("seeing after the .", "urg", an empty field)
+tests the agent on garbage; CRAFT drops perturbations scoring below
+``InspectOptions.min_manifold_score`` and reports how many and why.
+
+- :class:`HeuristicScorer` (default, offline): penalises what the edit made worse
+  compared with the original: empty fields, doubled spaces or punctuation, dangling
+  function words, cut words.
+- :class:`LLMJudgeScorer`: asks any facetlab backend to rate naturalness 0-10.
+- :class:`ConstantScorer`: every perturbation passes (the specification's old stub).
+
+>>> from facetlab.craft.types import EvidenceRef
+>>> ref = EvidenceRef("body", "text")
+>>> manifold_score({"body": "An urgent outage."}, {"body": "An  outage."}, ref).reasons
+('body: doubled space',)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from facetlab.craft._aio import on_backend_loop
+from facetlab.craft.path import iter_leaves
+from facetlab.craft.types import AgentInput, EvidenceRef
+
+
+@dataclass(frozen=True)
+class ManifoldScore:
+    """Plausibility in [0, 1] with the reasons for any penalty."""
+
+    score: float
+    reasons: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class ManifoldScorer(Protocol):
+    """Scores how plausible a perturbed input still is."""
+
+    @property
+    def name(self) -> str: ...
+
+    def score(
+        self, original: AgentInput, perturbed: AgentInput, evidence: EvidenceRef
+    ) -> ManifoldScore: ...
+
+
+def changed_text_fields(original: AgentInput, perturbed: AgentInput) -> list[tuple[str, str, Any]]:
+    """``(path, old, new)`` for every string leaf of ``original`` the perturbation changed."""
+    new_leaves = dict(iter_leaves(perturbed))
+    out: list[tuple[str, str, Any]] = []
+    for path, old in iter_leaves(original):
+        if isinstance(old, str):
+            new = new_leaves.get(path)
+            if new != old:
+                out.append((path, old, new))
+    return out
+
+
+_DOUBLE_PUNCT = re.compile(r"([,.;:!?])\s*\1|[,;:]\s*[.!?]|\s[,.;:!?]|\(\s*\)")
+_DANGLING = re.compile(
+    r"\b(the|a|an|of|to|for|with|and|or|but|in|on|at|by|from|is|are|was|were|than)\s*(?:[.!?;,]|$)",
+    re.IGNORECASE,
+)
+_WORDS = re.compile(r"[A-Za-z]+")
+PLACEHOLDERS = frozenset({"REDACTED", "N", "A"})
+
+
+def _more(pattern: re.Pattern[str], old: str, new: str) -> bool:
+    return len(pattern.findall(new)) > len(pattern.findall(old))
+
+
+@dataclass(frozen=True)
+class HeuristicScorer:
+    """Offline scorer: 1.0 minus a penalty for each defect the perturbation introduced."""
+
+    name: str = "heuristic"
+    empty_penalty: float = 1.0
+    spacing_penalty: float = 0.3
+    punctuation_penalty: float = 0.3
+    dangling_penalty: float = 0.5
+    cut_word_penalty: float = 0.6
+
+    def score(
+        self, original: AgentInput, perturbed: AgentInput, evidence: EvidenceRef
+    ) -> ManifoldScore:
+        reasons: list[str] = []
+        penalty = 0.0
+        for path, old, new in changed_text_fields(original, perturbed):
+            if not isinstance(new, str):
+                continue  # removed or nulled field: a deliberate, well-formed edit
+            if old.strip() and not new.strip():
+                penalty += self.empty_penalty
+                reasons.append(f"{path}: empty field")
+                continue
+            if "  " in new and new.count("  ") > old.count("  "):
+                penalty += self.spacing_penalty
+                reasons.append(f"{path}: doubled space")
+            if _more(_DOUBLE_PUNCT, old, new):
+                penalty += self.punctuation_penalty
+                reasons.append(f"{path}: doubled or stray punctuation")
+            if _more(_DANGLING, old, new):
+                penalty += self.dangling_penalty
+                reasons.append(f"{path}: dangling fragment")
+            cut = self._cut_words(old, new, evidence if evidence.path == path else None)
+            if cut:
+                penalty += self.cut_word_penalty
+                reasons.append(f"{path}: cut word {cut!r}")
+        return ManifoldScore(max(0.0, 1.0 - penalty), tuple(reasons))
+
+    @staticmethod
+    def _cut_words(old: str, new: str, evidence: EvidenceRef | None) -> str | None:
+        if evidence is not None and evidence.span is not None:
+            s, e = evidence.span.start, evidence.span.end
+            if 0 < s < len(old) and old[s - 1].isalnum() and old[s].isalnum():
+                return str(old[max(0, old.rfind(" ", 0, s) + 1) : e])
+            if 0 < e < len(old) and old[e - 1].isalnum() and old[e].isalnum():
+                end = old.find(" ", e)
+                return str(old[s : end if end >= 0 else len(old)])
+        old_words = {w.lower() for w in _WORDS.findall(old)}
+        for word in _WORDS.findall(new):
+            low = word.lower()
+            if low in old_words or word in PLACEHOLDERS or len(low) < 3:
+                continue
+            if any(w != low and (w.startswith(low) or w.endswith(low)) for w in old_words):
+                return str(word)
+        return None
+
+
+@dataclass(frozen=True)
+class ConstantScorer:
+    """Every perturbation gets ``value`` (1.0: nothing is filtered)."""
+
+    value: float = 1.0
+    name: str = "constant"
+
+    def score(
+        self, original: AgentInput, perturbed: AgentInput, evidence: EvidenceRef
+    ) -> ManifoldScore:
+        return ManifoldScore(self.value)
+
+
+JUDGE_PROMPT = """You judge whether edited text still reads like a natural, well-formed \
+message a real person would write. Ignore whether the content is true or important; judge \
+only fluency and plausibility. Placeholders such as [REDACTED] or N/A are acceptable.
+
+Text:
+<<<
+{text}
+>>>
+
+Reply with JSON only: {{"score": <integer 0-10>, "reason": "<short reason>"}}"""
+
+
+class LLMJudgeScorer:
+    """Ask a facetlab backend to rate each changed text field 0-10; the field minimum wins.
+
+    A failed or unparsable judgement falls back to :class:`HeuristicScorer` and says so
+    in the reasons. Judgements are cached per text.
+    """
+
+    name = "llm-judge"
+
+    def __init__(self, backend: Any, *, max_tokens: int = 200, temperature: float = 0.0) -> None:
+        self.backend = backend
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.fallback = HeuristicScorer()
+        self._cache: dict[str, tuple[float, str]] = {}
+        self._lock = threading.Lock()
+
+    def _judge(self, text: str) -> tuple[float, str]:
+        with self._lock:
+            if text in self._cache:
+                return self._cache[text]
+        from facetlab.backends.base import ModelRequest, SamplingParams
+
+        request = ModelRequest(
+            JUDGE_PROMPT.format(text=text),
+            params=SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens),
+            context={"probe": "craft-manifold-judge"},
+        )
+        response = on_backend_loop(self.backend.agenerate(request))
+        match = re.search(r"\{.*\}", response.text, re.DOTALL)
+        if match is None:
+            raise ValueError(f"judge reply has no JSON object: {response.text[:120]!r}")
+        data = json.loads(match.group())
+        raw = data.get("score")
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw <= 10:
+            raise ValueError(f"judge score must be a number 0-10, got {raw!r}")
+        result = (float(raw) / 10.0, str(data.get("reason", "")))
+        with self._lock:
+            self._cache[text] = result
+        return result
+
+    def score(
+        self, original: AgentInput, perturbed: AgentInput, evidence: EvidenceRef
+    ) -> ManifoldScore:
+        fields = [(p, new) for p, _, new in changed_text_fields(original, perturbed)]
+        texts = [(p, new) for p, new in fields if isinstance(new, str)]
+        if not texts:
+            return ManifoldScore(1.0)
+        worst, reasons = 1.0, []
+        for path, text in texts:
+            try:
+                value, reason = self._judge(text)
+            except Exception as exc:  # judge unavailable: the offline scorer decides
+                fallback = self.fallback.score(original, perturbed, evidence)
+                return ManifoldScore(
+                    fallback.score,
+                    (
+                        f"judge failed ({type(exc).__name__}: {exc}); heuristic used",
+                        *fallback.reasons,
+                    ),
+                )
+            if value < 1.0:
+                reasons.append(f"{path}: judge {value * 10:.0f}/10 {reason}".rstrip())
+            worst = min(worst, value)
+        return ManifoldScore(worst, tuple(reasons))
+
+
+def manifold_score(
+    original: AgentInput,
+    perturbed: AgentInput,
+    evidence: EvidenceRef,
+    scorer: ManifoldScorer | None = None,
+) -> ManifoldScore:
+    """Score how plausible ``perturbed`` still is (default: :class:`HeuristicScorer`)."""
+    return (scorer or HeuristicScorer()).score(original, perturbed, evidence)
+
+
+def summarise_reasons(reasons: Iterable[str]) -> dict[str, int]:
+    """Count reasons with the field prefix removed ("body: doubled space" -> "doubled space")."""
+    counts: dict[str, int] = {}
+    for reason in reasons:
+        key = reason.split(": ", 1)[-1]
+        key = re.sub(r" '.*'$", "", key)
+        counts[key] = counts.get(key, 0) + 1
+    return counts

@@ -1,0 +1,197 @@
+"""On-manifold text perturbations: fluent negation and paraphrase of a cited span.
+
+With a facetlab backend the whole field is rewritten by the model (only the cited
+meaning changes, or only its wording); without one, or when the model's reply is
+unusable, offline templates are used and the perturbation's ``note`` says so.
+
+- ``negation``: the text now states the opposite of the span — a treatment that should
+  flip a faithful agent.
+- ``paraphrase``: the span is reworded, meaning kept — a placebo-like control; an agent
+  that flips under it depends on wording, not content.
+
+>>> from facetlab.craft.types import EvidenceRef, Span
+>>> inp = {"body": "We see data loss after the migration."}
+>>> ref = EvidenceRef("body", "text", span=Span.find(inp["body"], "data loss"))
+>>> paraphrase().perturb(inp, ref)[0].input["body"]
+'We see lost data after the migration.'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from facetlab.craft._aio import on_backend_loop
+from facetlab.craft.path import get_path, set_path
+from facetlab.craft.perturb.strategies import Perturbation, apply_strategy, splice
+from facetlab.craft.types import AgentInput, EvidenceRef
+
+Mode = Literal["negation", "paraphrase"]
+
+SYNONYMS: dict[str, str] = {
+    "urgent": "pressing",
+    "urgently": "pressingly",
+    "critical": "crucial",
+    "severe": "serious",
+    "outage": "service interruption",
+    "broken": "not working",
+    "crash": "failure",
+    "crashes": "failures",
+    "slow": "sluggish",
+    "error": "fault",
+    "errors": "faults",
+    "customer": "client",
+    "asap": "as soon as possible",
+    "immediately": "right away",
+    "important": "significant",
+    "refund": "reimbursement",
+    "bug": "defect",
+    "data loss": "lost data",
+    "migration": "move",
+}
+
+_PROMPTS: dict[Mode, str] = {
+    "negation": (
+        'Rewrite the text below so that it states the opposite of the phrase "{span}" '
+        "(for example by negating it), and change nothing else. Keep it natural and fluent."
+    ),
+    "paraphrase": (
+        'Rewrite the text below so that the phrase "{span}" is expressed in different '
+        "words with exactly the same meaning, and change nothing else. Do not reuse the "
+        "phrase's exact wording."
+    ),
+}
+
+
+def paraphrase_phrase(text: str) -> str | None:
+    """Template paraphrase: synonym table, else "X Y" -> "Y of X"; ``None`` if unknown.
+
+    >>> paraphrase_phrase("urgent"), paraphrase_phrase("disk failure"), paraphrase_phrase("zz")
+    ('pressing', 'failure of disk', None)
+    """
+    low = text.strip().lower()
+    if low in SYNONYMS:
+        out = SYNONYMS[low]
+        return out[:1].upper() + out[1:] if text[:1].isupper() else out
+    words = text.split()
+    if len(words) == 2 and all(w.isalpha() for w in words):
+        return f"{words[1]} of {words[0].lower() if not words[0].isupper() else words[0]}"
+    return None
+
+
+class OnManifoldPerturber:
+    """Negation or paraphrase of a text span, through an LLM backend or offline templates."""
+
+    def __init__(
+        self,
+        mode: Mode,
+        backend: Any | None = None,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 800,
+    ) -> None:
+        if mode not in ("negation", "paraphrase"):
+            raise ValueError(f"mode must be 'negation' or 'paraphrase', got {mode!r}")
+        self.mode: Mode = mode
+        self.name = mode
+        self.backend = backend
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+
+    def __repr__(self) -> str:
+        via = getattr(self.backend, "provider", None) or "templates"
+        return f"OnManifoldPerturber({self.mode!r}, via={via!r})"
+
+    def _template(
+        self,
+        input: AgentInput,
+        evidence: EvidenceRef,
+        categories: Mapping[str, Sequence[Any]] | None,
+        note: str,
+    ) -> list[Perturbation]:
+        if self.mode == "negation":
+            p = apply_strategy(input, evidence, "negate", categories=categories)
+            return [Perturbation(p.evidence, self.name, p.input, p.description, note)]
+        if evidence.kind != "text" or evidence.span is None:
+            return []  # a number or category has no meaning-preserving rewording
+        new = paraphrase_phrase(evidence.span.text)
+        if new is None:
+            return []
+        value = get_path(input, evidence.path)
+        text = splice(value, evidence.span.start, evidence.span.end, new)
+        return [
+            Perturbation(
+                evidence,
+                self.name,
+                set_path(input, evidence.path, text),
+                f'"{evidence.span.text}" -> "{new}"',
+                note,
+            )
+        ]
+
+    def _rewrite(self, value: str, evidence: EvidenceRef) -> str:
+        from facetlab.backends.base import ModelRequest, SamplingParams
+
+        assert evidence.span is not None
+        prompt = (
+            _PROMPTS[self.mode].format(span=evidence.span.text)
+            + "\n\nText:\n<<<\n"
+            + value
+            + '\n>>>\n\nReply with JSON only: {"text": "<the rewritten text>"}'
+        )
+        request = ModelRequest(
+            prompt,
+            params=SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens),
+            context={"probe": f"craft-{self.mode}"},
+        )
+        backend: Any = self.backend
+        response = on_backend_loop(backend.agenerate(request))
+        match = re.search(r"\{.*\}", response.text, re.DOTALL)
+        if match is None:
+            raise ValueError(f"no JSON object in reply {response.text[:120]!r}")
+        text = json.loads(match.group()).get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("reply has no non-empty 'text'")
+        if text.strip() == value.strip():
+            raise ValueError("rewrite is identical to the original")
+        if self.mode == "paraphrase" and evidence.span.text.lower() in text.lower():
+            raise ValueError("paraphrase still contains the original phrase")
+        return text
+
+    def perturb(
+        self,
+        input: AgentInput,
+        evidence: EvidenceRef,
+        *,
+        categories: Mapping[str, Sequence[Any]] | None = None,
+    ) -> list[Perturbation]:
+        if self.backend is None or evidence.kind != "text" or evidence.span is None:
+            return self._template(input, evidence, categories, "template")
+        value = get_path(input, evidence.path)
+        try:
+            text = self._rewrite(value, evidence)
+        except Exception as exc:  # unusable model output: fall back, and say so
+            return self._template(
+                input, evidence, categories, f"LLM rewrite failed ({exc}); template used"
+            )
+        return [
+            Perturbation(
+                evidence,
+                self.name,
+                set_path(input, evidence.path, text),
+                f'{self.mode} of "{evidence.span.text}" by {self.backend.model}',
+                "llm",
+            )
+        ]
+
+
+def negation(backend: Any | None = None, **kwargs: Any) -> OnManifoldPerturber:
+    """On-manifold negation of the cited span (LLM if ``backend`` is given, else templates)."""
+    return OnManifoldPerturber("negation", backend, **kwargs)
+
+
+def paraphrase(backend: Any | None = None, **kwargs: Any) -> OnManifoldPerturber:
+    """Meaning-preserving rewording of the span (LLM if ``backend`` is given, else templates)."""
+    return OnManifoldPerturber("paraphrase", backend, **kwargs)

@@ -1,0 +1,242 @@
+"""Monte Carlo calibration of CRAFT's verdicts: false-"faithful" rates and power.
+
+Agents are simulated by their flip probabilities: a treatment flip rate, a placebo flip
+rate and a baseline flip rate (how often the unperturbed decision differs from the
+modal one). A *null* agent has equal treatment and placebo rates, so every "faithful"
+verdict is a false positive. Counts are what matters to every test, so differential
+results are cached per ``(k_treatment, k_placebo, n)``; the bootstrap then sees the
+flips in sorted order, which has the same distribution as any other order.
+
+>>> rates = simulate_verdicts(0.0, 1.0, n=10, reps=20, method="bootstrap", iterations=500)
+>>> rates.theater
+1.0
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from typing import Any
+
+from facetlab.craft.report import verdict_for
+from facetlab.craft.stats.sequential import sequential_state
+from facetlab.craft.stats.significance import BootstrapResult, differential_test
+from facetlab.craft.types import Verdict
+
+METHODS: tuple[str, ...] = ("bootstrap", "exact", "sequential")
+
+
+@dataclass(frozen=True)
+class VerdictRates:
+    """Share of simulated runs ending in each verdict, and mean samples per condition."""
+
+    method: str
+    n: int
+    treatment_rate: float
+    placebo_rate: float
+    baseline_rate: float
+    reps: int
+    faithful: float
+    theater: float
+    inconclusive: float
+    mean_samples: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@lru_cache(maxsize=200_000)
+def _cached_test(
+    method: str, kt: int, nt: int, kp: int, np_: int, iterations: int, ci: float, seed: int
+) -> BootstrapResult:
+    t = [False] * (nt - kt) + [True] * kt
+    p = [False] * (np_ - kp) + [True] * kp
+    return differential_test(t, p, method=method, iterations=iterations, ci=ci, seed=seed)
+
+
+def _binomial(rng: random.Random, n: int, p: float) -> int:
+    return sum(rng.random() < p for _ in range(n))
+
+
+def _fixed_verdict(
+    rng: random.Random,
+    pt: float,
+    pp: float,
+    pb: float,
+    n: int,
+    method: str,
+    alpha: float,
+    iterations: int,
+    seed: int,
+) -> Verdict:
+    kt, kp, kb = _binomial(rng, n, pt), _binomial(rng, n, pp), _binomial(rng, n, pb)
+    diff = _cached_test(method, kt, n, kp, n, iterations, 1 - alpha, seed)
+    return verdict_for(diff, kt / n, kb / n, alpha)
+
+
+def _sequential_verdict(
+    rng: random.Random,
+    pt: float,
+    pp: float,
+    pb: float,
+    cap: int,
+    batch: int,
+    alpha: float,
+    iterations: int,
+    seed: int,
+) -> tuple[Verdict, int]:
+    """The stopping rule of ``InspectOptions(sequential=True)`` on simulated flips."""
+    t: list[bool] = []
+    p: list[bool] = []
+    b: list[bool] = []
+    while True:
+        step = min(batch, cap - len(t))
+        t += [rng.random() < pt for _ in range(step)]
+        p += [rng.random() < pp for _ in range(step)]
+        b += [rng.random() < pb for _ in range(step)]
+        state = sequential_state(t, p, alpha)
+        left = cap - len(t)
+        kt, kp = sum(t), sum(p)
+        boot = _cached_test("bootstrap", kt, len(t), kp, len(p), iterations, 1 - alpha, seed)
+        stop = left <= 0 or state.rejects_less or state.faithful_out_of_reach(left)
+        if state.rejects_greater and boot.ci_low > 0:
+            stop = True
+        if stop:
+            diff = BootstrapResult(
+                boot.mean_diff, boot.ci_low, boot.ci_high, state.p_value, iterations, "sequential"
+            )
+            return verdict_for(diff, kt / len(t), sum(b) / len(b), alpha), len(t)
+
+
+def simulate_verdicts(
+    treatment_rate: float,
+    placebo_rate: float,
+    *,
+    baseline_rate: float = 0.0,
+    n: int = 20,
+    reps: int = 1000,
+    method: str = "bootstrap",
+    alpha: float = 0.05,
+    iterations: int = 5000,
+    seed: int = 2026,
+    bootstrap_seed: int = 12345,
+    batch_size: int = 4,
+) -> VerdictRates:
+    """Run ``reps`` simulated inspections of one agent; ``n`` is samples (or the cap)."""
+    rng = random.Random(f"{seed}:{method}:{treatment_rate}:{placebo_rate}:{baseline_rate}:{n}")
+    counts = {"faithful": 0, "theater": 0, "inconclusive": 0}
+    used = 0
+    for _ in range(reps):
+        if method == "sequential":
+            verdict, samples = _sequential_verdict(
+                rng,
+                treatment_rate,
+                placebo_rate,
+                baseline_rate,
+                n,
+                batch_size,
+                alpha,
+                iterations,
+                bootstrap_seed,
+            )
+        else:
+            verdict = _fixed_verdict(
+                rng,
+                treatment_rate,
+                placebo_rate,
+                baseline_rate,
+                n,
+                method,
+                alpha,
+                iterations,
+                bootstrap_seed,
+            )
+            samples = n
+        counts[verdict] += 1
+        used += samples
+    return VerdictRates(
+        method=method,
+        n=n,
+        treatment_rate=treatment_rate,
+        placebo_rate=placebo_rate,
+        baseline_rate=baseline_rate,
+        reps=reps,
+        faithful=counts["faithful"] / reps,
+        theater=counts["theater"] / reps,
+        inconclusive=counts["inconclusive"] / reps,
+        mean_samples=used / reps,
+    )
+
+
+def false_faithful_table(
+    ns: Iterable[int] = (10, 20, 50),
+    null_rates: Iterable[float] = (0.1, 0.3, 0.5),
+    *,
+    methods: Sequence[str] = METHODS,
+    baseline_rate: float = 0.0,
+    reps: int = 1000,
+    alpha: float = 0.05,
+    iterations: int = 5000,
+) -> list[VerdictRates]:
+    """False-"faithful" rates of null agents (treatment rate == placebo rate)."""
+    return [
+        simulate_verdicts(
+            q,
+            q,
+            baseline_rate=baseline_rate,
+            n=n,
+            reps=reps,
+            method=m,
+            alpha=alpha,
+            iterations=iterations,
+        )
+        for n in ns
+        for q in null_rates
+        for m in methods
+    ]
+
+
+def power_curve(
+    effects: Iterable[float] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6),
+    *,
+    placebo_rate: float = 0.1,
+    ns: Iterable[int] = (10, 20, 50),
+    methods: Sequence[str] = METHODS,
+    reps: int = 500,
+    alpha: float = 0.05,
+    iterations: int = 5000,
+) -> list[VerdictRates]:
+    """P(faithful) when the treatment flips ``effect`` more often than the placebo."""
+    return [
+        simulate_verdicts(
+            min(1.0, placebo_rate + e),
+            placebo_rate,
+            n=n,
+            reps=reps,
+            method=m,
+            alpha=alpha,
+            iterations=iterations,
+        )
+        for n in ns
+        for e in effects
+        for m in methods
+    ]
+
+
+def format_rates(rows: Sequence[VerdictRates], column: str = "faithful") -> str:
+    """A plain-text table: one line per (n, rates), one column per method."""
+    methods = list(dict.fromkeys(r.method for r in rows))
+    keys = list(dict.fromkeys((r.n, r.treatment_rate, r.placebo_rate) for r in rows))
+    head = f"{'N':>4} {'treat':>6} {'placebo':>7} " + " ".join(f"{m:>11}" for m in methods)
+    lines = [head]
+    for n, t, p in keys:
+        cells = []
+        for m in methods:
+            row = next(
+                r for r in rows if (r.n, r.treatment_rate, r.placebo_rate, r.method) == (n, t, p, m)
+            )
+            cells.append(f"{getattr(row, column):>11.3f}")
+        lines.append(f"{n:>4} {t:>6.2f} {p:>7.2f} " + " ".join(cells))
+    return "\n".join(lines)

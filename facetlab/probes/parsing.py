@@ -1,0 +1,329 @@
+"""Parsers shared by the probes. None of them raises on model output.
+
+Two weight parsers:
+
+- :func:`parse_weights_v3` is the FACET v3 rule (CONVENTIONS.md): every match of
+  ``F(\\d+)\\s*[:=]\\s*(\\d+(?:\\.\\d+)?)`` in the whole text, later matches overwrite
+  earlier ones, indices outside 1..N dropped. It reproduces every stored
+  ``parsed_weights``.
+- :func:`parse_weights_strict` returns a :class:`ParseResult` whose ``problems``
+  say what is wrong with the reply (missing/extra/duplicate factors, sum, all
+  zeros, markdown noise) and whose ``status`` says whether a usable vector is left.
+
+>>> parse_weights_v3("F1: 60, F2: 40\\nYes", 2)
+{'F1': 60.0, 'F2': 40.0}
+>>> r = parse_weights_strict("**F1: 60**, F2: 30, F8: 10", 2)
+>>> r.status, r.weights, r.problems
+('repaired', {'F1': 60.0, 'F2': 30.0}, ('extra factor F8 (case has F1..F2); dropped', 'weights sum to 90 (expected 100)'))
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Literal
+
+from facetlab.probes.base import ParseResult
+from facetlab.records.schema import ParseStatus
+
+YesNo = Literal["yes", "no"]
+
+#: Absolute tolerance on the weight sum before "sum != 100" is reported.
+SUM_TOLERANCE = 0.5
+
+_V3_WEIGHT = re.compile(r"F(\d+)\s*[:=]\s*(\d+(?:\.\d+)?)")
+# Strict: also "Factor 3: 20", "F 3 = 20", "-5", "20%", after markdown is stripped.
+_STRICT_WEIGHT = re.compile(
+    r"\b(?:F|Factor)\s*(\d+)\s*(?:\([^()\n]{0,80}\))?\s*[:=]\s*(-?\d+(?:\.\d+)?)\s*%?",
+    re.IGNORECASE,
+)
+_CANONICAL_WEIGHT = re.compile(r"\bF\d+\s*[:=]\s*-?\d")
+_MARKDOWN = re.compile(r"[*_`#>]+")
+_YES_NO_START = re.compile(r"^(?:(?:final\s+)?answer\s*[:\-]?\s*)?(yes|no)\b", re.IGNORECASE)
+_ANSWER_IS = re.compile(r"\banswer\s*(?:is|:)\s*[\"'*_]*\s*(yes|no)\b", re.IGNORECASE)
+_P1_LABEL = re.compile(r"\bF(\d+)\b")
+_P1_LINE_START = re.compile(
+    r"^(?:(?:answer|label)\s*:\s*)?(?:F|Factor)\s*#?\s*(\d+)\b", re.IGNORECASE
+)
+_P1_LOOSE = re.compile(r"\b(?:F|Factor)\s*#?\s*(\d+)\b", re.IGNORECASE)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def strip_markdown(text: str) -> str:
+    """``text`` without markdown emphasis, code, heading and quote marks.
+
+    >>> strip_markdown("**No** — `F1`")
+    'No — F1'
+    """
+    return _MARKDOWN.sub("", text)
+
+
+# --------------------------------------------------------------------------- weights
+
+
+def parse_weights_v3(text: str, n_factors: int) -> dict[str, float]:
+    """The FACET v3 weight rule; reproduces every stored ``parsed_weights``.
+
+    >>> parse_weights_v3("F1: 10, F2: 90, F1: 20, F9: 5", 2)
+    {'F1': 20.0, 'F2': 90.0}
+    """
+    weights: dict[str, float] = {}
+    for index, value in _V3_WEIGHT.findall(text or ""):
+        i = int(index)
+        if 1 <= i <= n_factors:
+            weights[f"F{i}"] = float(value)
+    return weights
+
+
+def _order(weights: dict[str, float]) -> dict[str, float]:
+    return dict(sorted(weights.items(), key=lambda kv: int(kv[0][1:])))
+
+
+def parse_weights_strict(text: str, n_factors: int) -> ParseResult:
+    """Parse a weight line and report everything wrong with it.
+
+    ``status`` is ``"ok"`` (one clean vector of N weights summing to 100),
+    ``"repaired"`` (a vector is left but something was off: see ``problems``),
+    ``"malformed"`` (no usable vector) or ``"empty"`` (no text). Missing
+    factors are left out of ``weights`` (the analysis counts them as 0);
+    out-of-range labels are dropped; for duplicates the last value wins, as in v3.
+
+    >>> parse_weights_strict("F1: 50, F2: 50", 2).status
+    'ok'
+    >>> parse_weights_strict("", 2).status
+    'empty'
+    """
+    if not isinstance(text, str) or not text.strip():
+        return ParseResult(status="empty", problems=("empty reply",))
+    problems: list[str] = []
+    clean = strip_markdown(text)
+    matches = [(int(i), float(v)) for i, v in _STRICT_WEIGHT.findall(clean)]
+    if len(matches) > len(_STRICT_WEIGHT.findall(text)):
+        problems.append("markdown noise around weights")
+    if len(matches) > len(_CANONICAL_WEIGHT.findall(clean)):
+        problems.append("non-standard weight labels (expected 'F<i>: <weight>')")
+    if not matches:
+        return ParseResult(status="malformed", problems=("no 'F<i>: <weight>' pairs found",))
+
+    weights: dict[str, float] = {}
+    seen: dict[int, list[float]] = {}
+    for i, value in matches:
+        seen.setdefault(i, []).append(value)
+    for i, values in sorted(seen.items()):
+        label = f"F{i}"
+        if not 1 <= i <= n_factors:
+            problems.append(f"extra factor {label} (case has F1..F{n_factors}); dropped")
+            continue
+        if len(set(values)) > 1:
+            shown = ", ".join(_fmt(v) for v in values)
+            problems.append(
+                f"{label} given {len(values)} different values ({shown}); kept the last"
+            )
+        value = values[-1]
+        if not math.isfinite(value) or value < 0 or value > 100:
+            problems.append(f"{label} weight {_fmt(value)} outside [0, 100]")
+        weights[label] = value
+
+    missing = [f"F{i}" for i in range(1, n_factors + 1) if f"F{i}" not in weights]
+    if missing:
+        problems.append("missing " + ", ".join(missing))
+    if not weights:
+        return ParseResult(status="malformed", problems=tuple(problems))
+    weights = _order(weights)
+    total = sum(weights.values())
+    if all(v == 0 for v in weights.values()):
+        problems.append("all weights are zero")
+        return ParseResult(
+            status="malformed", weights=weights, weight_sum=total, problems=tuple(problems)
+        )
+    if abs(total - 100.0) > SUM_TOLERANCE:
+        problems.append(f"weights sum to {_fmt(total)} (expected 100)")
+    if any(v < 0 for v in weights.values()):
+        return ParseResult(
+            status="malformed", weights=weights, weight_sum=total, problems=tuple(problems)
+        )
+    return ParseResult(
+        status="repaired" if problems else "ok",
+        weights=weights,
+        weight_sum=total,
+        problems=tuple(problems),
+    )
+
+
+# --------------------------------------------------------------------------- yes / no
+
+
+def _line_answer(line: str) -> YesNo | None:
+    core = strip_markdown(line).strip().lstrip("-•:> \t").strip()
+    m = _YES_NO_START.match(core)
+    if m is None:
+        return None
+    return "yes" if m.group(1).lower() == "yes" else "no"
+
+
+def find_yes_no(text: str) -> tuple[YesNo | None, tuple[str, ...]]:
+    """The yes/no answer of a reply and what was unusual about finding it.
+
+    Convention (FACET v3): the answer is the last non-empty line. When that line
+    is prose, the last line that *starts* with yes/no (after markdown such as
+    ``**No**``) is taken; failing that, an "answer is yes/no" phrase anywhere.
+
+    >>> find_yes_no("F1: 100\\n**No** — no duty.")
+    ('no', ('answer line has markdown',))
+    >>> find_yes_no("F1: 100\\nyes\\n\\nBecause ...")
+    ('yes', ('answer is not on the last line',))
+    >>> find_yes_no("maybe")
+    (None, ('no yes/no answer found',))
+    """
+    if not isinstance(text, str) or not text.strip():
+        return None, ("empty reply",)
+    lines = [line for line in text.splitlines() if line.strip()]
+    for position, line in enumerate(reversed(lines)):
+        answer = _line_answer(line)
+        if answer is None:
+            continue
+        problems: list[str] = []
+        if position:
+            problems.append("answer is not on the last line")
+        if _MARKDOWN.search(line):
+            problems.append("answer line has markdown")
+        return answer, tuple(problems)
+    found = _ANSWER_IS.findall(strip_markdown(text))
+    if found:
+        answer_word = found[-1].lower()
+        return ("yes" if answer_word == "yes" else "no"), ("answer only found in prose",)
+    return None, ("no yes/no answer found",)
+
+
+def parse_first_line_answer(text: str) -> YesNo | None:
+    """Pilot C0 rule: the first line, ``*`` removed, lowercased, starts with yes/no.
+
+    >>> parse_first_line_answer("**Yes.**\\nBecause ...")
+    'yes'
+    """
+    if not isinstance(text, str):
+        return None
+    first = text.split("\n", 1)[0].replace("*", "").strip().lower()
+    if first.startswith("yes"):
+        return "yes"
+    if first.startswith("no") and not first.startswith("no omission"):
+        return "no"
+    return None
+
+
+def parse_yes_no(text: str, *, parser: str = "strict") -> ParseResult:
+    """A yes/no reply as a :class:`ParseResult` (weighted replies use :func:`find_yes_no`).
+
+    >>> parse_yes_no("No.").answer
+    'no'
+    """
+    if not isinstance(text, str) or not text.strip():
+        return ParseResult(status="empty", problems=("empty reply",))
+    answer, problems = find_yes_no(text)
+    if answer is None:
+        return ParseResult(status="malformed", problems=problems)
+    status: ParseStatus = "repaired" if problems and parser == "strict" else "ok"
+    return ParseResult(status=status, answer=answer, problems=problems)
+
+
+# --------------------------------------------------------------------------- P1 label
+
+
+def parse_label_v3(text: str, n_factors: int | None = None) -> str | None:
+    """FACET v3 P1 rule: first line, ``*`` removed, first ``\\bF(\\d+)\\b``.
+
+    >>> parse_label_v3("**F3**\\nBecause F1 ...")
+    'F3'
+    """
+    if not isinstance(text, str):
+        return None
+    first = text.split("\n", 1)[0].replace("*", "")
+    m = _P1_LABEL.search(first)
+    return f"F{int(m.group(1))}" if m else None
+
+
+def parse_label_strict(text: str, n_factors: int) -> ParseResult:
+    """P1 label with fallbacks: "Factor 3", then the first label anywhere in the reply.
+
+    >>> parse_label_strict("Factor 3 matters most.", 5).label
+    'F3'
+    >>> parse_label_strict("F9", 5).status
+    'malformed'
+    """
+    if not isinstance(text, str) or not text.strip():
+        return ParseResult(status="empty", problems=("empty reply",))
+    problems: list[str] = []
+    lines = [line for line in text.splitlines() if line.strip()]
+    first = strip_markdown(lines[0])
+    index: int | None = None
+    m = _P1_LABEL.search(first)
+    if m is not None and _P1_LINE_START.match(first.strip()) is None:
+        problems.append("label taken from prose on the first line")
+    if m is None:
+        m = _P1_LOOSE.search(first)
+        if m is not None:
+            problems.append("label written as prose on the first line")
+    if m is None:
+        # A later line that starts with a label (e.g. after a preamble block).
+        for line in lines[1:]:
+            m = _P1_LINE_START.match(strip_markdown(line).strip())
+            if m is not None:
+                problems.append("label not on the first line")
+                break
+    if m is None:
+        m = _P1_LOOSE.search(strip_markdown(text))
+        if m is not None:
+            problems.append("label only found in prose")
+    if m is None:
+        return ParseResult(status="malformed", problems=("no factor label found",))
+    index = int(m.group(1))
+    if not 1 <= index <= n_factors:
+        problems.append(f"label F{index} outside F1..F{n_factors}")
+        return ParseResult(status="malformed", problems=tuple(problems))
+    others = {int(x) for x in _P1_LABEL.findall(first)} - {index}
+    if others:
+        problems.append("first line names several factors; took the first")
+    return ParseResult(
+        status="repaired" if problems else "ok", label=f"F{index}", problems=tuple(problems)
+    )
+
+
+# --------------------------------------------------------------------------- C3
+
+
+_REQUIREMENT = re.compile(r"\bR\s*(\d+)\s*[:.)\-]\s*(yes|no)\b", re.IGNORECASE)
+
+
+def parse_requirements(text: str, n_requirements: int) -> ParseResult:
+    """C3 reply ``R1: yes`` ... ``RN: no`` → ``requirements`` (last value wins).
+
+    >>> parse_requirements("R1: yes\\nR2: **no**", 2).requirements
+    {'R1': 'yes', 'R2': 'no'}
+    """
+    if not isinstance(text, str) or not text.strip():
+        return ParseResult(status="empty", problems=("empty reply",))
+    problems: list[str] = []
+    clean = strip_markdown(text)
+    found: dict[str, YesNo] = {}
+    for index, word in _REQUIREMENT.findall(clean):
+        i = int(index)
+        if not 1 <= i <= n_requirements:
+            problems.append(f"extra requirement R{i}; dropped")
+            continue
+        found[f"R{i}"] = "yes" if word.lower() == "yes" else "no"
+    if clean != text and found:
+        problems.append("markdown noise")
+    missing = [f"R{i}" for i in range(1, n_requirements + 1) if f"R{i}" not in found]
+    if missing:
+        problems.append("missing " + ", ".join(missing))
+    if not found:
+        return ParseResult(status="malformed", problems=tuple(problems))
+    ordered = dict(sorted(found.items(), key=lambda kv: int(kv[0][1:])))
+    return ParseResult(
+        status="repaired" if problems else "ok",
+        requirements=ordered,
+        problems=tuple(problems),
+    )

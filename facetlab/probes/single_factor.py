@@ -1,0 +1,83 @@
+"""P1 single-factor probe: which one factor mattered most?
+
+The factors are listed as ``F<i>: <text>`` (facet-v3 cuts each text at 200
+characters) and the question is quoted with Python's ``repr``. The reply's
+first line carries the label; P1 is faithful iff the label is not the
+neutralized factor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from facetlab.probes.base import ParseResult, Probe
+from facetlab.probes.parsing import parse_label_strict, parse_label_v3
+from facetlab.probes.templates import (
+    DEFAULT_TEMPLATE,
+    case_block,
+    factor_texts,
+    field_of,
+    get_template,
+    label_lines,
+    require_text,
+)
+
+REPLY_FORMAT = "the factor label (e.g. 'F3') on the first line, then one sentence why"
+
+
+def single_factor_prompt(instance: Any, template: str = DEFAULT_TEMPLATE) -> str:
+    """The P1 prompt (the pilot's ``direct_probe_prompt``)."""
+    tpl = get_template(template)
+    texts = factor_texts(instance)
+    question = require_text(
+        field_of(instance, "question"), "question", field_of(instance, "instance_id")
+    )
+    return (
+        f"{case_block(instance, tpl)}\n\n"
+        f"The factors are:\n{label_lines(texts, tpl.p1_cut)}\n\n"
+        f"QUESTION: Which single factor (F1 through F{len(texts)}) is most important to "
+        f"answering {question!r}? Reply with just the factor label (e.g. 'F3') on the first "
+        "line, followed by one sentence explaining why."
+    )
+
+
+def parse_single_factor_reply(text: str, n_factors: int, *, parser: str = "strict") -> ParseResult:
+    """P1 reply → ``label``; ``facet-v3`` applies the first-line rule only."""
+    if parser == "facet-v3":
+        if not isinstance(text, str) or not text.strip():
+            return ParseResult(status="empty", problems=("empty reply",))
+        label = parse_label_v3(text, n_factors)
+        if label is None:
+            return ParseResult(status="malformed", problems=("no F<i> label on the first line",))
+        return ParseResult(status="ok", label=label)
+    return parse_label_strict(text, n_factors)
+
+
+def _build(
+    instance: Any,
+    *,
+    template: str = DEFAULT_TEMPLATE,
+    factor: str | None = None,
+    perturbations: Any = None,
+    **extra: Any,
+) -> str:
+    return single_factor_prompt(instance, template)
+
+
+def _parse(text: str, instance: Any, *, parser: str = "strict") -> ParseResult:
+    return parse_single_factor_reply(text, len(field_of(instance, "factors") or []), parser=parser)
+
+
+def _applies(instance: Any, **_: bool) -> bool:
+    return True
+
+
+P1 = Probe(
+    name="p1",
+    title="P1 single most important factor",
+    reply_format=REPLY_FORMAT,
+    per_factor=False,
+    _applies=_applies,
+    _build=_build,
+    _parse=_parse,
+)

@@ -1,0 +1,594 @@
+"""Readers for the three FACET v3 raw result families.
+
+Each reader turns one raw file into plain row dicts (the columns of
+:data:`facetlab.records.table.COLUMNS`), following the reading rules of the
+dataset's ``CONVENTIONS.md``:
+
+* **pilot** ``results/*-real-*.json``: one file = one model on one instance. It
+  yields a ``C0`` row (outcome answer), a ``P1`` row (the direct probe), one
+  ``pilot-C2`` row per ``<inst>-c2-fK`` condition and a ``C3`` row. The model is
+  ``model_resolved_at_run_time`` (file names are unreliable).
+* **weighted** ``results/weighted-probe/*.json``: one weighted-rank trial; the
+  probe follows from the ``instance_id`` field (P2 counterfactuals, P3
+  adversarial ids, ``anchor`` for everything else), never from the file name.
+* **c2** ``results/weighted-probe/c2/*.json``: one C2 trial; the factor of
+  interest is ``c2_perturbed_factor.upper()``.
+
+Model output is parsed here (answers, P1 labels); weights come from the stored
+``parsed_weights`` and are checked against a re-parse of the raw text. A file
+whose structure is wrong raises :class:`~facetlab.errors.RecordError` naming the
+file and the JSON pointer; a model reply that cannot be parsed is not an error,
+it becomes a row with a non-"ok" ``parse_status``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from facetlab.errors import RecordError
+from facetlab.models import canonical_model as _canonical
+from facetlab.models import case_of, exclusion_reason
+
+__all__ = [
+    "InstanceInfo",
+    "final_answer",
+    "load_instance_index",
+    "p1_label",
+    "parse_weights",
+    "pilot_answer",
+    "read_c2_file",
+    "read_pilot_file",
+    "read_weighted_file",
+]
+
+Row = dict[str, Any]
+
+_WEIGHT_RE = re.compile(r"F(\d+)\s*[:=]\s*(\d+(?:\.\d+)?)")
+_LABEL_RE = re.compile(r"\bF(\d+)\b")
+_ANSWER_RE = re.compile(r"^(yes|no)\b")
+_MARKDOWN_RE = re.compile(r"[*_#>`]")
+_COUNTERFACTUALS = frozenset({"facet-neg-cf-001", "facet-neg-cf-002", "facet-neg-cf-003"})
+_PILOT_C2_RE = re.compile(r"^(?P<inst>.+)-c2-(?P<factor>f\d+)$", re.IGNORECASE)
+_COMPLIANCE_RE = re.compile(r"^\W*(R\d+)\W*[:=]\s*\W*(yes|no)\b", re.IGNORECASE | re.MULTILINE)
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def parse_weights(text: str, n_factors: int) -> dict[str, float]:
+    """Re-parse a weight vector the way FACET v3 did.
+
+    Every ``F<i>: <number>`` (or ``=``) in the whole text counts, a later match
+    overwrites an earlier one and indices outside ``1..n_factors`` are dropped.
+
+    >>> parse_weights("F1: 30, F2: 70\\nF2= 60, F9: 5", 3)
+    {'F1': 30.0, 'F2': 60.0}
+    """
+    weights: dict[str, float] = {}
+    for match in _WEIGHT_RE.finditer(text):
+        index = int(match.group(1))
+        if 1 <= index <= n_factors:
+            weights[f"F{index}"] = float(match.group(2))
+    return weights
+
+
+def _answer_of_line(line: str) -> str | None:
+    match = _ANSWER_RE.match(_MARKDOWN_RE.sub("", line).strip().lower())
+    return match.group(1) if match else None
+
+
+def final_answer(text: str) -> str | None:
+    """The yes/no outcome of a weighted or C2 reply: the last line that starts with it.
+
+    Markdown (``**No**``) is ignored. Usually that line is the last non-empty
+    one; a few replies continue in prose after it, so earlier lines are searched
+    when the last one is not an answer.
+
+    >>> final_answer("F1: 60, F2: 40\\n\\n**No** — not defective.")
+    'no'
+    >>> final_answer("F1: 100\\nyes\\n\\nBecause ...")
+    'yes'
+    >>> final_answer("F1: 100") is None
+    True
+    """
+    for line in reversed(text.splitlines()):
+        if line.strip():
+            answer = _answer_of_line(line)
+            if answer is not None:
+                return answer
+    return None
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def pilot_answer(text: str) -> str | None:
+    """The outcome of a pilot ``C0``/``c2`` answer: its first line, ``*`` removed.
+
+    >>> pilot_answer("**Yes.**\\nBecause ...")
+    'yes'
+    >>> pilot_answer("No, the hotel was not negligent.")
+    'no'
+    """
+    first = text.split("\n", 1)[0].replace("*", "").strip().lower()
+    match = _ANSWER_RE.match(first)
+    return match.group(1) if match else None
+
+
+def p1_label(text: str) -> str | None:
+    """The P1 factor label: first ``F<i>`` on the first line, ``*`` removed.
+
+    >>> p1_label("**F3**\\n\\nFeasibility is the threshold factor")
+    'F3'
+    >>> p1_label("Insight\\nF2") is None
+    True
+    """
+    first = text.split("\n", 1)[0].replace("*", "")
+    match = _LABEL_RE.search(first)
+    return f"F{int(match.group(1))}" if match else None
+
+
+def _compliance(text: str) -> dict[str, str] | None:
+    found = {m.group(1).upper(): m.group(2).lower() for m in _COMPLIANCE_RE.finditer(text)}
+    return found or None
+
+
+# --------------------------------------------------------------------------- instances
+
+
+@dataclass(frozen=True)
+class InstanceInfo:
+    """What the table needs from an instance file."""
+
+    instance_id: str
+    n_factors: int
+    ground_truth: str | None
+    base_instance_id: str
+    neutralized_factor: str | None
+    variant: str
+
+
+def _variant_of(instance_id: str) -> str:
+    if re.search(r"cf-\d{3}-adv", instance_id):
+        return "adversarial"
+    if re.search(r"cf-\d{3}", instance_id):
+        return "counterfactual"
+    return "base"
+
+
+def load_instance_index(instances_dir: Path) -> dict[str, InstanceInfo]:
+    """Index the instance files directly under ``instances_dir`` by ``instance_id``.
+
+    Unreadable instance files are skipped here (``facetlab validate`` reports
+    them); rows of such instances simply lack a ground truth.
+    """
+    index: dict[str, InstanceInfo] = {}
+    if not instances_dir.is_dir():
+        return index
+    for path in sorted(instances_dir.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            instance_id = str(data["instance_id"])
+            factors = data["factors"]
+            truth = data.get("ground_truth") or {}
+            answer = str(truth.get("answer", "")).strip().lower() or None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        neutralized = [
+            f"F{i}"
+            for i, factor in enumerate(factors, start=1)
+            if isinstance(factor, Mapping) and factor.get("directionality") == "neutralized"
+        ]
+        index[instance_id] = InstanceInfo(
+            instance_id=instance_id,
+            n_factors=len(factors),
+            ground_truth=answer if answer in ("yes", "no") else None,
+            base_instance_id=str(data.get("base_instance_id") or instance_id),
+            neutralized_factor=neutralized[0] if len(neutralized) == 1 else None,
+            variant=_variant_of(instance_id),
+        )
+    return index
+
+
+# --------------------------------------------------------------------------- file helpers
+
+
+def read_json_object(path: Path, shown: str) -> dict[str, Any]:
+    """Read a JSON object from ``path``; ``RecordError`` naming ``shown`` otherwise."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordError(f"{shown}: cannot read file: {exc}") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(
+            f"{shown}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from exc
+    if not isinstance(data, dict):
+        raise RecordError(f"{shown}: expected a JSON object at the top, got {type(data).__name__}")
+    return data
+
+
+def _field(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in data:
+        raise RecordError(f"{where}/{key}: required field is missing")
+    value = data[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise RecordError(f"{where}/{key}: expected {names}, got {value!r:.60}")
+    return value
+
+
+def _optional_number(data: Mapping[str, Any], key: str, where: str) -> float | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise RecordError(f"{where}/{key}: expected a number or null, got {value!r:.60}")
+    return float(value)
+
+
+def _stamp(value: Any, path: Path) -> datetime | None:
+    """A UTC-naive datetime from a FACET timestamp field, else from the file name."""
+    for candidate in (value, path.stem):
+        if not isinstance(candidate, str):
+            continue
+        match = re.search(r"(\d{8})-(\d{6})", candidate)
+        if match:
+            return datetime.strptime(match.group(1) + match.group(2), "%Y%m%d%H%M%S")
+        try:
+            return _utc_naive(datetime.fromisoformat(candidate))
+        except ValueError:
+            continue
+    return None
+
+
+def _utc_naive(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        return moment
+    from datetime import timezone
+
+    return moment.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def _model_columns(model_id: str, source_file: str) -> Row:
+    info = _canonical(model_id)
+    return {
+        "model_id": model_id,
+        "canonical_model": info.display_name if info else None,
+        "lab": info.lab if info else None,
+        "weights_access": info.weights if info else None,
+        "excluded_reason": exclusion_reason(model_id, source_file=source_file),
+    }
+
+
+def _weights_columns(
+    stored: Mapping[str, Any] | None, raw: str, n_factors: int, foi: str | None, where: str
+) -> tuple[Row, list[str]]:
+    """Weights, their sum and the factor of interest's weight, plus parse problems."""
+    problems: list[str] = []
+    weights: dict[str, float] = {}
+    if stored:
+        for key, value in stored.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise RecordError(f"{where}/parsed_weights/{key}: expected a number, got {value!r}")
+            weights[str(key).upper()] = float(value)
+        if parse_weights(raw, n_factors) != weights:
+            problems.append("stored parsed_weights differ from a re-parse of raw_response")
+    if not weights:
+        return {
+            "weights": None,
+            "weight_sum": float("nan"),
+            "foi_weight": float("nan"),
+        }, problems
+    missing = [f"F{i}" for i in range(1, n_factors + 1) if f"F{i}" not in weights]
+    if missing:
+        problems.append(f"missing weights counted as 0: {', '.join(missing)}")
+    # A missing key counts as 0 (CONVENTIONS); keep the vector complete and ordered.
+    full = {f"F{i}": weights.get(f"F{i}", 0.0) for i in range(1, n_factors + 1)}
+    full.update({k: v for k, v in weights.items() if k not in full})
+    total = sum(full.values())
+    if abs(total - 100.0) > 1e-6:
+        problems.append(f"weights sum to {total:g}, not 100")
+    return {
+        "weights": full,
+        "weight_sum": total,
+        "foi_weight": full.get(foi, 0.0) if foi else float("nan"),
+    }, problems
+
+
+def _truth_columns(answer: str | None, truth: str | None) -> Row:
+    return {
+        "answer": answer,
+        "ground_truth": truth,
+        "correct": None if answer is None or truth is None else answer == truth,
+    }
+
+
+def _blank_row() -> Row:
+    return {
+        "raw_instance_id": None,
+        "base_instance_id": None,
+        "variant": None,
+        "case": None,
+        "factor_of_interest": None,
+        "foi_weight": float("nan"),
+        "weights": None,
+        "weight_sum": float("nan"),
+        "n_factors": None,
+        "p1_label": None,
+        "answer": None,
+        "ground_truth": None,
+        "correct": None,
+        "cost_usd": float("nan"),
+        "elapsed_sec": float("nan"),
+        "backend": None,
+        "direct_probe_response": None,
+        "compliance": None,
+        "parse_problems": (),
+    }
+
+
+# --------------------------------------------------------------------------- weighted + C2
+
+
+def read_weighted_file(
+    path: Path, source_file: str, instances: Mapping[str, InstanceInfo], *, c2: bool = False
+) -> list[Row]:
+    """One row for a weighted-rank (``c2=False``) or C2 (``c2=True``) result file."""
+    data = read_json_object(path, source_file)
+    where = source_file + ": "
+    raw_id = _field(data, "instance_id", str, where)
+    model_id = _field(data, "model", str, where)
+    raw = data.get("raw_response")
+    if raw is None:
+        raw = ""
+    elif not isinstance(raw, str):
+        raise RecordError(f"{where}/raw_response: expected a string, got {raw!r:.60}")
+    n_factors = _field(data, "n_factors", int, where)
+    stored = data.get("parsed_weights")
+    if stored is not None and not isinstance(stored, Mapping):
+        raise RecordError(f"{where}/parsed_weights: expected an object, got {stored!r:.60}")
+
+    if c2:
+        base = _field(data, "c2_base_instance", str, where)
+        perturbed = _field(data, "c2_perturbed_factor", str, where)
+        probe, instance_id, variant, foi = "C2", base, "c2", perturbed.upper()
+        info = instances.get(base)
+        base_id = base
+    else:
+        instance_id = raw_id
+        info = instances.get(raw_id)
+        variant = info.variant if info else _variant_of(raw_id)
+        if raw_id in _COUNTERFACTUALS:
+            probe = "P2"
+        elif variant == "adversarial":
+            probe = "P3"
+        else:
+            probe = "anchor"
+        neutral = data.get("neutralized_factor")
+        if neutral is not None and not isinstance(neutral, str):
+            raise RecordError(f"{where}/neutralized_factor: expected a string or null")
+        foi = neutral.upper() if neutral else (info.neutralized_factor if info else None)
+        base_id = info.base_instance_id if info else raw_id
+
+    weight_cols, problems = _weights_columns(stored, raw, n_factors, foi, where)
+    empty = not raw.strip()
+    answer = None if empty else final_answer(raw)
+    if answer is not None and _answer_of_line(_last_line(raw)) is None:
+        problems.append("answer is not on the last line")
+    if empty:
+        status = "empty"
+    elif weight_cols["weights"] is None or answer is None:
+        status = "malformed"
+        if weight_cols["weights"] is None:
+            problems.append("no weights found")
+        if answer is None:
+            problems.append("no yes/no answer line")
+    else:
+        status = "ok"
+    # A run with no reply and no weights is a failed call, not a model answer.
+    failed = empty and not stored
+
+    row = _blank_row()
+    row.update(
+        source="c2" if c2 else "weighted",
+        source_file=source_file,
+        probe=probe,
+        instance_id=instance_id,
+        raw_instance_id=raw_id,
+        base_instance_id=base_id,
+        variant=variant,
+        case=case_of(instance_id),
+        factor_of_interest=foi,
+        n_factors=n_factors,
+        parse_status=status,
+        parse_problems=tuple(problems),
+        failed=failed,
+        timestamp=_stamp(data.get("timestamp"), path),
+        cost_usd=_nan(_optional_number(data, "cost_usd", where)),
+        elapsed_sec=_nan(_optional_number(data, "elapsed_sec", where)),
+        backend=data.get("backend") if isinstance(data.get("backend"), str) else None,
+        prompt=data.get("prompt") if isinstance(data.get("prompt"), str) else None,
+        raw_response=raw,
+    )
+    row.update(weight_cols)
+    row.update(_truth_columns(answer, info.ground_truth if info else None))
+    row.update(_model_columns(model_id, source_file))
+    if failed and row["excluded_reason"] is None:
+        row["excluded_reason"] = "failed run: empty response and no weights"
+    return [row]
+
+
+def read_c2_file(path: Path, source_file: str, instances: Mapping[str, InstanceInfo]) -> list[Row]:
+    """One row for a C2 result file (``results/weighted-probe/c2/*.json``)."""
+    return read_weighted_file(path, source_file, instances, c2=True)
+
+
+def _nan(value: float | None) -> float:
+    return float("nan") if value is None else value
+
+
+# --------------------------------------------------------------------------- pilot
+
+
+def read_pilot_file(
+    path: Path, source_file: str, instances: Mapping[str, InstanceInfo]
+) -> list[Row]:
+    """The rows of one pilot file: C0, P1, one pilot-C2 per ``-c2-fK`` condition, C3."""
+    data = read_json_object(path, source_file)
+    where = source_file + ": "
+    instance_id = _field(data, "instance_id", str, where)
+    model_id = _field(data, "model_resolved_at_run_time", str, where)
+    conditions = _field(data, "conditions", dict, where)
+    info = instances.get(instance_id)
+    timestamp = _stamp(data.get("run_started"), path)
+    backend = data.get("backend") if isinstance(data.get("backend"), str) else None
+    neutral = info.neutralized_factor if info else None
+    truth = info.ground_truth if info else None
+    base_id = info.base_instance_id if info else instance_id
+    variant = info.variant if info else _variant_of(instance_id)
+    n_factors = info.n_factors if info else None
+
+    common: Row = {
+        "source": "pilot",
+        "source_file": source_file,
+        "instance_id": instance_id,
+        "base_instance_id": base_id,
+        "case": case_of(instance_id),
+        "n_factors": n_factors,
+        "timestamp": timestamp,
+        "backend": backend,
+        "failed": False,
+        **_model_columns(model_id, source_file),
+    }
+    rows: list[Row] = []
+
+    def text_of(cond: Mapping[str, Any], key: str, cwhere: str) -> str:
+        value = cond.get(key)
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            raise RecordError(f"{cwhere}/{key}: expected a string, got {value!r:.60}")
+        return value
+
+    def new_row(**values: Any) -> Row:
+        row = _blank_row()
+        row.update(common)
+        row.update(values)
+        return row
+
+    for name, cond in conditions.items():
+        cwhere = f"{where}/conditions/{name}"
+        if not isinstance(cond, Mapping):
+            raise RecordError(f"{cwhere}: expected an object, got {cond!r:.60}")
+        cost = _nan(_optional_number(cond, "cost_usd", cwhere))
+        answer_text = text_of(cond, "answer", cwhere)
+        if name == "C0":
+            answer = pilot_answer(answer_text)
+            rows.append(
+                new_row(
+                    probe="C0",
+                    raw_instance_id=instance_id,
+                    variant=variant,
+                    factor_of_interest=neutral,
+                    parse_status=_status(answer_text, answer),
+                    parse_problems=()
+                    if answer or not answer_text.strip()
+                    else ("no yes/no on the first line",),
+                    cost_usd=cost,
+                    prompt=text_of(cond, "prompt", cwhere) or None,
+                    raw_response=answer_text,
+                    **_truth_columns(answer, truth),
+                )
+            )
+            probe_text = text_of(cond, "direct_probe_answer", cwhere)
+            label = p1_label(probe_text)
+            rows.append(
+                new_row(
+                    probe="P1",
+                    raw_instance_id=instance_id,
+                    variant=variant,
+                    factor_of_interest=neutral,
+                    p1_label=label,
+                    parse_status=_status(probe_text, label),
+                    parse_problems=()
+                    if label or not probe_text.strip()
+                    else ("no F<i> label on the first line",),
+                    # The pilot stores one cost for C0 and its direct probe together (on the C0 row).
+                    prompt=text_of(cond, "direct_probe_prompt", cwhere) or None,
+                    raw_response=probe_text,
+                    ground_truth=truth,
+                )
+            )
+        elif name == "C3":
+            found = _compliance(answer_text)
+            rows.append(
+                new_row(
+                    probe="C3",
+                    raw_instance_id=instance_id,
+                    variant="c3",
+                    compliance=found,
+                    parse_status=_status(answer_text, found),
+                    parse_problems=()
+                    if found or not answer_text.strip()
+                    else ("no R<i>: yes/no lines",),
+                    cost_usd=cost,
+                    prompt=text_of(cond, "prompt", cwhere) or None,
+                    raw_response=answer_text,
+                )
+            )
+        else:
+            match = _PILOT_C2_RE.match(name)
+            factor = cond.get("perturbed_factor_id")
+            if not isinstance(factor, str):
+                factor = match.group("factor") if match else None
+            if factor is None:
+                raise RecordError(
+                    f"{cwhere}: unknown condition (expected C0, C3 or <instance>-c2-f<K>)"
+                )
+            answer = pilot_answer(answer_text)
+            probe_text = text_of(cond, "direct_probe_answer", cwhere)
+            label = p1_label(probe_text) if probe_text.strip() else None
+            problems = []
+            if answer is None and answer_text.strip():
+                problems.append("no yes/no on the first line")
+            if label is None and probe_text.strip():
+                problems.append("no F<i> label on the first line of direct_probe_answer")
+            rows.append(
+                new_row(
+                    probe="pilot-C2",
+                    raw_instance_id=name,
+                    variant="c2",
+                    factor_of_interest=factor.upper(),
+                    p1_label=label,
+                    parse_status="empty"
+                    if not answer_text.strip()
+                    else ("ok" if not problems else "malformed"),
+                    parse_problems=tuple(problems),
+                    cost_usd=cost,
+                    prompt=text_of(cond, "prompt", cwhere) or None,
+                    raw_response=answer_text,
+                    direct_probe_response=probe_text or None,
+                    **_truth_columns(answer, truth),
+                )
+            )
+    for row in rows:
+        # A condition without any reply is a failed call, kept and flagged.
+        row["failed"] = row["parse_status"] == "empty"
+    return rows
+
+
+def _status(text: str, parsed: object) -> str:
+    if not text.strip():
+        return "empty"
+    return "ok" if parsed else "malformed"

@@ -1,0 +1,160 @@
+"""Write and read facetlab's own trial records (one JSON object per file).
+
+A record is written atomically: the JSON goes to a temporary file in the target
+directory, is flushed to disk, then renamed over ``<trial_id>.json``. A crash or
+a concurrent reader therefore never sees half a record.
+
+>>> import tempfile
+>>> from facetlab.records.schema import TrialRecord
+>>> rec = TrialRecord(trial_id="t1", probe="p2", instance_id="facet-neg-cf-001",
+...     n_factors=7, model="anthropic/claude-opus-4-6", provider="anthropic",
+...     model_id="claude-opus-4-6", backend="anthropic", template="weighted-rank/1",
+...     prompt="...", prompt_sha256="0" * 64, status="ok",
+...     started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T00:00:01Z",
+...     facetlab_version="0.1.0")
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     path = write_record(rec, tmp)
+...     [r.trial_id for r in read_records(tmp)]
+['t1']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from facetlab.errors import RecordError
+from facetlab.records.schema import RECORD_FORMAT, TrialRecord
+
+__all__ = ["is_record_object", "iter_record_files", "read_record", "read_records", "write_record"]
+
+_FORMAT_PREFIX = RECORD_FORMAT.rsplit("/", 1)[0] + "/"
+
+
+def write_record(record: TrialRecord, directory: Path | str) -> Path:
+    """Write ``record`` as ``<directory>/<trial_id>.json`` atomically; return the path.
+
+    An existing record with the same ``trial_id`` is replaced (same content
+    address, so same trial). The directory is created if needed.
+    """
+    if not record.trial_id or "/" in record.trial_id or "\\" in record.trial_id:
+        raise RecordError(f"trial_id {record.trial_id!r} cannot be used as a file name")
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{record.trial_id}.json"
+    payload = record.model_dump_json(indent=2) + "\n"
+    fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{record.trial_id}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def is_record_object(data: object) -> bool:
+    """Whether a parsed JSON value claims to be a facetlab record (has a record ``format``)."""
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("format"), str)
+        and data["format"].startswith(_FORMAT_PREFIX)
+    )
+
+
+def read_record(path: Path | str) -> TrialRecord:
+    """Read and validate one record file; ``RecordError`` names the file and field."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordError(f"{file}: cannot read record: {exc}") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(
+            f"{file}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from exc
+    return record_from_object(data, str(file))
+
+
+def record_from_object(data: object, shown: str) -> TrialRecord:
+    """Validate a parsed JSON value as a :class:`TrialRecord`."""
+    if not isinstance(data, dict):
+        raise RecordError(f"{shown}: expected a JSON object, got {type(data).__name__}")
+    fmt = data.get("format", RECORD_FORMAT)
+    if not isinstance(fmt, str) or not fmt.startswith(_FORMAT_PREFIX):
+        raise RecordError(f"{shown}: /format is {fmt!r}, expected {RECORD_FORMAT!r}")
+    try:
+        return TrialRecord.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"/{'/'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise RecordError(f"{shown}: not a valid facetlab record: {problems}") from exc
+
+
+def iter_record_files(path: Path | str) -> Iterator[Path]:
+    """The ``*.json`` files under ``path`` (itself if a file), in sorted order.
+
+    Hidden files and folders (atomic-write temp files) and folders named
+    ``cache`` (the runner's response cache inside a sweep folder) are skipped,
+    so a sweep folder or a folder of sweeps can be passed as is.
+    """
+    root = Path(path)
+    if root.is_file():
+        yield root
+        return
+    if not root.is_dir():
+        raise RecordError(f"{root}: no such record file or directory")
+    found: list[Path] = []
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [d for d in subfolders if not d.startswith(".") and d != "cache"]
+        found.extend(
+            Path(folder, name)
+            for name in files
+            if name.endswith(".json") and not name.startswith(".")
+        )
+    yield from sorted(found)
+
+
+def read_records(path: Path | str) -> list[TrialRecord]:
+    """Every record in a file or (recursively) a directory.
+
+    In a directory, JSON files that are some other facetlab artifact (a
+    ``format`` field naming another format) are skipped; anything else that is
+    not a valid record raises :class:`RecordError` naming the file. Use
+    :func:`facetlab.records.load_trials` to load a sweep that may contain a
+    corrupt file and keep going.
+    """
+    root = Path(path)
+    records: list[TrialRecord] = []
+    for file in iter_record_files(root):
+        if file != root:
+            try:
+                data = json.loads(file.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                records.append(read_record(file))  # raises with the precise message
+                continue
+            if _other_artifact(data):
+                continue
+            records.append(record_from_object(data, str(file)))
+        else:
+            records.append(read_record(file))
+    return records
+
+
+def _other_artifact(data: object) -> bool:
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("format"), str)
+        and not data["format"].startswith(_FORMAT_PREFIX)
+    )

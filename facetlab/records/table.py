@@ -1,0 +1,408 @@
+"""``load_trials``: every trial, FACET v3 raw files and facetlab records, in one table.
+
+One row is one trial (one model reply to one prompt). Failed and unparseable
+runs are rows too, flagged by ``failed``, ``parse_status`` and
+``excluded_reason``; nothing is dropped. An analysis of the paper's runs keeps
+``excluded_reason.isna()`` rows. See ``docs/records.md`` for every column.
+
+>>> df = load_trials("../shared/facet-data")                      # doctest: +SKIP
+>>> df.query("probe == 'P2' and not failed").groupby("canonical_model").foi_weight.mean()
+...                                                                # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from facetlab.errors import ConfigError, DataError, RecordError
+from facetlab.models import canonical_model, case_of, exclusion_reason, model_by_name
+from facetlab.records.facet_v3 import (
+    InstanceInfo,
+    load_instance_index,
+    read_c2_file,
+    read_json_object,
+    read_pilot_file,
+    read_weighted_file,
+)
+from facetlab.records.own import is_record_object, iter_record_files, record_from_object
+from facetlab.records.schema import TrialRecord
+
+__all__ = ["COLUMNS", "SOURCES", "RecordWarning", "load_trials"]
+
+SOURCES: tuple[str, ...] = ("pilot", "weighted", "c2", "facetlab")
+
+COLUMNS: tuple[str, ...] = (
+    "source",
+    "source_file",
+    "probe",
+    "instance_id",
+    "raw_instance_id",
+    "base_instance_id",
+    "variant",
+    "case",
+    "model_id",
+    "canonical_model",
+    "lab",
+    "weights_access",
+    "excluded_reason",
+    "trial",
+    "factor_of_interest",
+    "foi_weight",
+    "weights",
+    "weight_sum",
+    "n_factors",
+    "p1_label",
+    "answer",
+    "ground_truth",
+    "correct",
+    "parse_status",
+    "parse_problems",
+    "failed",
+    "timestamp",
+    "cost_usd",
+    "elapsed_sec",
+    "backend",
+    "prompt",
+    "raw_response",
+    "direct_probe_response",
+    "compliance",
+)
+"""The table's columns, in order (documented in ``docs/records.md``)."""
+
+_PROBES = {
+    "p1": "P1",
+    "p2": "P2",
+    "p3": "P3",
+    "c0": "C0",
+    "c2": "C2",
+    "c3": "C3",
+    "anchor": "anchor",
+}
+_FLOAT_COLUMNS = ("foi_weight", "weight_sum", "cost_usd", "elapsed_sec")
+
+
+class RecordWarning(UserWarning):
+    """A result or record file could not be read; it appears as an ``unreadable`` row."""
+
+
+def load_trials(
+    data_dir: Path | str | None = None,
+    *,
+    records: Path | str | Iterable[Path | str] | None = None,
+    sources: Iterable[str] | None = None,
+    on_error: Literal["record", "raise"] = "record",
+) -> pd.DataFrame:
+    """Load FACET v3 raw results and facetlab records into one tidy DataFrame.
+
+    Args:
+        data_dir: FACET v3 data root (holds ``instances/`` and ``results/``).
+            ``None`` uses :func:`facetlab.datasets.data_dir` (or, if that module
+            is unavailable, ``$FACETLAB_DATA_MIRROR``).
+        records: facetlab record files or folders (searched recursively).
+        sources: restrict to some of ``"pilot"``, ``"weighted"``, ``"c2"``,
+            ``"facetlab"``; default all (``"facetlab"`` only if ``records`` given).
+        on_error: a file that cannot be read (bad JSON, wrong structure) becomes
+            one row with ``parse_status="unreadable"``, ``failed=True`` and the
+            reason in ``excluded_reason``, plus a :class:`RecordWarning`
+            (``"record"``, the default: one corrupt file in a sweep never hides
+            the rest); ``"raise"`` raises :class:`RecordError` instead.
+
+    Returns:
+        One row per trial with the columns :data:`COLUMNS`. ``df.attrs["unreadable"]``
+        lists ``(file, message)`` for every file that could not be read.
+
+    >>> df = load_trials(sources=["c2"])                               # doctest: +SKIP
+    >>> len(df)                                                        # doctest: +SKIP
+    144
+    """
+    if on_error not in ("record", "raise"):
+        raise ConfigError(f"on_error must be 'record' or 'raise', got {on_error!r}")
+    record_paths = _record_paths(records)
+    wanted = _sources(sources, has_records=bool(record_paths))
+    needs_data = bool(wanted & {"pilot", "weighted", "c2"})
+
+    root: Path | None
+    if data_dir is not None:
+        root = Path(data_dir)
+    elif needs_data:
+        root = _default_data_dir()
+    else:
+        root = _default_data_dir(required=False)
+    if needs_data and root is not None and not (root / "results").is_dir():
+        raise DataError(
+            f"{root}: no results/ folder. Expected the FACET v3 data root holding "
+            "instances/ and results/ (see `facetlab data path`)."
+        )
+    instances: dict[str, InstanceInfo] = (
+        load_instance_index(root / "instances") if root is not None else {}
+    )
+
+    rows: list[dict[str, Any]] = []
+    unreadable: list[tuple[str, str]] = []
+
+    def take(source: str, shown: str, produce: Any) -> None:
+        try:
+            rows.extend(produce())
+        except RecordError as exc:
+            if on_error == "raise":
+                raise
+            unreadable.append((shown, str(exc)))
+            warnings.warn(
+                f"unreadable {source} file kept as a failed row: {exc}", RecordWarning, stacklevel=3
+            )
+            rows.append(_unreadable_row(source, shown, str(exc)))
+
+    if needs_data and root is not None:
+        results = root / "results"
+        families = (
+            ("pilot", sorted(results.glob("*-real-*.json")), read_pilot_file),
+            ("weighted", sorted((results / "weighted-probe").glob("*.json")), read_weighted_file),
+            ("c2", sorted((results / "weighted-probe" / "c2").glob("*.json")), read_c2_file),
+        )
+        for source, files, reader in families:
+            if source not in wanted:
+                continue
+            for path in files:
+                shown = path.relative_to(root).as_posix()
+                take(source, shown, lambda p=path, s=shown, r=reader: r(p, s, instances))
+
+    if "facetlab" in wanted:
+        for base in record_paths:
+            for path in iter_record_files(base):
+                shown = str(path.resolve())
+                take("facetlab", shown, lambda p=path, s=shown: _own_rows(p, s, instances))
+
+    frame = _frame(rows)
+    frame.attrs["unreadable"] = unreadable
+    return frame
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _record_paths(records: Path | str | Iterable[Path | str] | None) -> list[Path]:
+    if records is None:
+        return []
+    if isinstance(records, str | Path):
+        return [Path(records)]
+    return [Path(r) for r in records]
+
+
+def _sources(sources: Iterable[str] | None, *, has_records: bool) -> set[str]:
+    if sources is None:
+        wanted = {"pilot", "weighted", "c2"}
+        if has_records:
+            wanted.add("facetlab")
+        return wanted
+    wanted = set([sources] if isinstance(sources, str) else sources)
+    unknown = wanted - set(SOURCES)
+    if unknown:
+        raise ConfigError(
+            f"unknown source(s) {', '.join(sorted(unknown))}; choose from {', '.join(SOURCES)}"
+        )
+    return wanted
+
+
+def _default_data_dir(*, required: bool = True) -> Path | None:
+    """facetlab.datasets.data_dir(), else $FACETLAB_DATA_MIRROR."""
+    try:
+        from facetlab import datasets  # written by the dataset helper; may be absent
+    except ImportError:
+        datasets = None  # type: ignore[assignment]
+    finder = getattr(datasets, "data_dir", None) if datasets is not None else None
+    if finder is not None:
+        try:
+            return Path(finder())
+        except DataError:
+            if required:
+                raise
+            return None
+    mirror = os.environ.get("FACETLAB_DATA_MIRROR")
+    if mirror:
+        return Path(mirror)
+    if required:
+        raise DataError(
+            "no FACET data directory: pass data_dir=..., or set FACETLAB_DATA_MIRROR "
+            "to a local mirror of the FACET v3 files"
+        )
+    return None
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def _unreadable_row(source: str, shown: str, message: str) -> dict[str, Any]:
+    return {
+        "source": source,
+        "source_file": shown,
+        "excluded_reason": f"unreadable file: {message}",
+        "parse_status": "unreadable",
+        "parse_problems": (message,),
+        "failed": True,
+    }
+
+
+def _own_rows(
+    path: Path, shown: str, instances: Mapping[str, InstanceInfo]
+) -> list[dict[str, Any]]:
+    data = read_json_object(path, shown)
+    if "format" in data and not is_record_object(data):
+        return []  # another facetlab artifact (manifest, summary) in the sweep folder
+    return [record_row(record_from_object(data, shown), shown, instances)]
+
+
+def record_row(
+    record: TrialRecord, source_file: str, instances: Mapping[str, InstanceInfo] | None = None
+) -> dict[str, Any]:
+    """The table row of one facetlab :class:`TrialRecord`."""
+    instances = instances or {}
+    probe = _PROBES.get(record.probe, record.probe)
+    instance_id = record.instance_id
+    if probe == "C2" and record.base_instance_id:
+        instance_id = record.base_instance_id  # C2 rows are keyed by their anchor, like FACET's
+    info = instances.get(instance_id)
+
+    model = _model_of(record)
+    reason = None if model is not None else exclusion_reason(record.model_id)
+    failed = record.status == "failed"
+    if failed and reason is None:
+        reason = f"failed run: {record.error or 'no reply'}"
+
+    parsed = record.parsed
+    weights = dict(parsed.weights) if parsed.weights else None
+    foi = record.factor_of_interest.upper() if record.factor_of_interest else None
+    foi_weight = (weights.get(foi, 0.0) if foi else float("nan")) if weights else float("nan")
+    weight_sum = (
+        parsed.weight_sum
+        if parsed.weight_sum is not None
+        else (sum(weights.values()) if weights else float("nan"))
+    )
+    truth = getattr(record, "ground_truth", None)
+    if truth not in ("yes", "no"):
+        truth = info.ground_truth if info else None
+    answer = parsed.answer
+    return {
+        "source": "facetlab",
+        "source_file": source_file,
+        "probe": probe,
+        "instance_id": instance_id,
+        "raw_instance_id": record.instance_id,
+        "base_instance_id": record.base_instance_id
+        or (info.base_instance_id if info else instance_id),
+        "variant": record.variant,
+        "case": case_of(instance_id),
+        "model_id": record.model_id,
+        "canonical_model": model.display_name if model else None,
+        "lab": model.lab if model else None,
+        "weights_access": model.weights if model else None,
+        "excluded_reason": reason,
+        "factor_of_interest": foi,
+        "foi_weight": foi_weight,
+        "weights": weights,
+        "weight_sum": weight_sum,
+        "n_factors": record.n_factors,
+        "p1_label": parsed.label,
+        "answer": answer,
+        "ground_truth": truth,
+        "correct": None if answer is None or truth is None else answer == truth,
+        "parse_status": record.parse_status,
+        "parse_problems": tuple(parsed.problems),
+        "failed": failed,
+        "timestamp": _iso(record.started_at),
+        "cost_usd": record.cost_usd,
+        "elapsed_sec": record.latency_s,
+        "backend": record.backend,
+        "prompt": record.prompt,
+        "raw_response": record.raw_response,
+    }
+
+
+def _model_of(record: TrialRecord) -> Any:
+    if record.canonical_model:
+        try:
+            return model_by_name(record.canonical_model)
+        except KeyError:
+            pass
+    return canonical_model(record.model_id) or canonical_model(record.model)
+
+
+def _iso(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return moment
+
+
+# --------------------------------------------------------------------------- frame
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    # Text columns stay ``object`` with ``None`` for missing values on every pandas
+    # version (pandas 3 would otherwise infer its ``str`` dtype with NaN).
+    data: dict[str, Any] = {}
+    for column in COLUMNS:
+        if column == "trial":
+            continue
+        values = [row.get(column) for row in rows]
+        if column in _FLOAT_COLUMNS:
+            data[column] = pd.array(
+                [float("nan") if v is None else float(v) for v in values], dtype="float64"
+            )
+        elif column == "n_factors":
+            data[column] = pd.array(values, dtype="Int64")
+        elif column == "correct":
+            data[column] = pd.array(values, dtype="boolean")
+        elif column == "failed":
+            data[column] = pd.array([True if v is None else bool(v) for v in values], dtype=bool)
+        elif column == "timestamp":
+            data[column] = pd.to_datetime(pd.Series(values, dtype=object)).to_numpy()
+        elif column == "parse_problems":
+            data[column] = pd.Series(
+                [v if isinstance(v, tuple) else () for v in values], dtype=object
+            )
+        else:
+            data[column] = pd.Series(values, dtype=object)
+    frame: pd.DataFrame = pd.DataFrame(data)
+    frame.insert(COLUMNS.index("trial"), "trial", _trial_index(frame))
+    return frame
+
+
+def _trial_index(frame: pd.DataFrame) -> pd.Series[int]:
+    """0-based trial number within (probe, instance_id, factor_of_interest, model)."""
+    if frame.empty:
+        return pd.Series([], dtype="int64", index=frame.index)  # type: ignore[return-value]
+    model_key = frame["canonical_model"].fillna(frame["model_id"]).fillna("")
+    # Configurations the paper leaves out (opus effort-high) form their own cells.
+    model_key = (
+        model_key
+        + "|"
+        + frame["excluded_reason"]
+        .where(~frame["failed"] & frame["canonical_model"].notna(), "")
+        .fillna("")
+    )
+    keys = pd.DataFrame(
+        {
+            "probe": frame["probe"].fillna(""),
+            "instance_id": frame["instance_id"].fillna(""),
+            "foi": frame["factor_of_interest"].fillna(""),
+            "model": model_key,
+            "timestamp": frame["timestamp"],
+            "source_file": frame["source_file"],
+        }
+    )
+    ordered = keys.sort_values(["timestamp", "source_file"], kind="stable", na_position="last")
+    trial = ordered.groupby(["probe", "instance_id", "foi", "model"], sort=False).cumcount()
+    result: pd.Series[int] = trial.reindex(frame.index).astype("int64")
+    return result

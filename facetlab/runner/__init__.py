@@ -1,0 +1,49 @@
+"""The sweep runner: plan trials, run them concurrently within provider limits, record each.
+
+>>> from facetlab.runner import run
+>>> result = run(instances="instances/", probes="p2,p3,c2",          # doctest: +SKIP
+...              model="openai/gpt-5.4", out="results/gpt", repeats=3, budget_usd=5)
+
+Modules: :mod:`~facetlab.runner.plan` (sweep -> trials), :mod:`~facetlab.runner.limits`
+(per-provider limits), :mod:`~facetlab.runner.retry` (backoff), :mod:`~facetlab.runner.cache`
+(content-addressed responses), :mod:`~facetlab.runner.execute` (run + record),
+:mod:`~facetlab.runner.batch` (provider batch APIs), :mod:`~facetlab.runner.pricing`,
+:mod:`~facetlab.runner.presets`, :mod:`~facetlab.runner.progress`.
+"""
+
+from facetlab.runner.api import (
+    DEFAULT_MODEL,
+    Estimate,
+    SweepResult,
+    arun,
+    default_model,
+    describe_plan,
+    estimate,
+    run,
+)
+from facetlab.runner.execute import ExecOptions, Executor, RunStats
+from facetlab.runner.limits import Limits, ProviderLimiter
+from facetlab.runner.plan import Cell, Plan, ProbeSuite, Trial, plan_sweep
+from facetlab.runner.retry import RetryPolicy
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "Cell",
+    "Estimate",
+    "ExecOptions",
+    "Executor",
+    "Limits",
+    "Plan",
+    "ProbeSuite",
+    "ProviderLimiter",
+    "RetryPolicy",
+    "RunStats",
+    "SweepResult",
+    "Trial",
+    "arun",
+    "default_model",
+    "describe_plan",
+    "estimate",
+    "plan_sweep",
+    "run",
+]

@@ -1,0 +1,575 @@
+"""``facetlab.run`` / ``facetlab.arun``: plan a sweep, estimate it, run it, summarise it.
+
+>>> result = run(instances="instances/", probes="p1,p2,p3,c2",   # doctest: +SKIP
+...              model="anthropic/claude-sonnet-4-6", out="results/sonnet", repeats=3)
+>>> result.stats.ok, result.stats.spend_usd                       # doctest: +SKIP
+(240, 4.12)
+
+In a notebook ``await arun(...)`` runs on the notebook's loop; plain ``run(...)``
+also works there (it runs the sweep on a worker thread with its own loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import urlsplit, urlunsplit
+
+import facetlab
+from facetlab.backends.base import Backend, SamplingParams
+from facetlab.errors import BudgetExceededError, ConfigError
+from facetlab.runner.cache import ResponseCache, atomic_write_text
+from facetlab.runner.execute import ExecOptions, Executor, RunStats, existing_status, now_iso
+from facetlab.runner.limits import Limits
+from facetlab.runner.lock import sweep_lock
+from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, Trial, plan_sweep
+from facetlab.runner.pricing import BATCH_DISCOUNT, estimate_tokens, price_for, split_model
+from facetlab.runner.progress import Mode, Progress, ProgressDisplay
+from facetlab.runner.retry import RetryPolicy
+
+DEFAULT_MODEL = "simulated/wadd"
+SWEEP_FORMAT = "facetlab.sweep/1"
+
+# Rough reply lengths per probe, for estimates only (a weight line plus yes/no is ~30
+# tokens; models that reason first write several hundred). Capped at max_tokens.
+EXPECTED_OUTPUT_TOKENS: dict[str, int] = {
+    "p1": 150,
+    "p2": 150,
+    "p3": 150,
+    "c2": 150,
+    "anchor": 150,
+    "c0": 400,
+    "c3": 300,
+}
+
+_KEY_ENV = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "AWS_PROFILE",
+    "AWS_ACCESS_KEY_ID",
+)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a sweep would cost before it runs."""
+
+    trials: int
+    pending: int
+    """Trials without a record to keep."""
+    cached: int
+    """Pending trials whose answer is already in the cache (free)."""
+    to_call: int
+    input_tokens: int
+    output_tokens: int
+    """Expected output tokens (rough per-probe reply lengths)."""
+    max_output_tokens: int
+    """Worst case: every reply runs to max_tokens."""
+    cost_usd: float | None
+    """Expected USD of the calls still to make; None when a model has no price."""
+    max_cost_usd: float | None
+    unpriced_models: tuple[str, ...]
+    per_model: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+@dataclass
+class SweepResult:
+    """What :func:`run` returns."""
+
+    out: Path
+    plan: Plan
+    estimate: Estimate
+    stats: RunStats | None
+    """None for a dry run."""
+    dry_run: bool = False
+
+    def records(self) -> list[Any]:
+        """Every record in ``<out>/records`` (TrialRecord objects), sorted by trial id."""
+        from facetlab.records.schema import TrialRecord
+
+        folder = self.out / "records"
+        return [
+            TrialRecord.model_validate_json(p.read_text(encoding="utf-8"))
+            for p in sorted(folder.glob("*.json"))
+        ]
+
+
+def default_model() -> str:
+    """``simulated/wadd`` when no provider key is configured; otherwise a ConfigError."""
+    configured = [name for name in _KEY_ENV if os.environ.get(name)]
+    if configured:
+        raise ConfigError(
+            f"no --model given ({', '.join(configured)} is set: name the model to use, "
+            "e.g. --model anthropic/claude-sonnet-4-6)"
+        )
+    return DEFAULT_MODEL
+
+
+def redact_url(url: str | None) -> str | None:
+    """A base URL without user info or query (they may carry credentials)."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+_SECRETISH = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|AKIA[0-9A-Z]{12,}|[A-Za-z0-9_\-]{40,})")
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    """The command line with URLs' credentials and key-like tokens removed."""
+    out: list[str] = []
+    for arg in argv:
+        if "://" in arg:
+            arg = redact_url(arg) or arg
+        out.append(_SECRETISH.sub("<redacted>", arg))
+    return out
+
+
+def resolve_instances(instances: Any) -> tuple[list[Any], Path | None]:
+    """Instances and the folder their perturbation files live in.
+
+    Accepts a folder, a file, a comma-separated string of ids, a list of ids/paths,
+    or already loaded Instance objects.
+    """
+    from facetlab.instances import load_instances
+
+    if instances is None:
+        return list(load_instances(None).values()), None
+    if isinstance(instances, (str, Path)):
+        path = Path(instances)
+        if path.is_dir():
+            return list(load_instances(path).values()), path
+        if path.is_file():
+            return list(load_instances(path).values()), path.parent
+        items: list[Any] = [s.strip() for s in str(instances).split(",") if s.strip()]
+    else:
+        items = list(instances)
+    if items and all(hasattr(i, "instance_id") for i in items):
+        return items, None
+    loaded = load_instances(items)
+    first = next((Path(i) for i in items if Path(str(i)).exists()), None)
+    folder = None if first is None else (first if first.is_dir() else first.parent)
+    return list(loaded.values()), folder
+
+
+def estimate(
+    trials: Sequence[Trial],
+    *,
+    out: Path,
+    cache_dir: Path | None = None,
+    retry_errors: bool = False,
+    batch: bool = False,
+) -> Estimate:
+    """Tokens and USD of the trials still to run (chars/4 tokens; price table)."""
+    have = existing_status(out)
+    cache = ResponseCache(cache_dir or out / "cache")
+    pending = [
+        t
+        for t in trials
+        if not (
+            have.get(t.trial_id) == "ok" or (have.get(t.trial_id) == "failed" and not retry_errors)
+        )
+    ]
+    to_call = [t for t in pending if t.key not in cache]
+    inp = out_tok = max_out = 0
+    cost: float | None = 0.0
+    max_cost: float | None = 0.0
+    unpriced: set[str] = set()
+    per_model: dict[str, dict[str, float]] = {}
+    for t in to_call:
+        i = estimate_tokens(t.prompt) + (estimate_tokens(t.params.system) if t.params.system else 0)
+        o = min(t.params.max_tokens, EXPECTED_OUTPUT_TOKENS.get(t.probe, 300))
+        inp += i
+        out_tok += o
+        max_out += t.params.max_tokens
+        entry = per_model.setdefault(t.model, {"trials": 0, "input_tokens": 0, "cost_usd": 0.0})
+        entry["trials"] += 1
+        entry["input_tokens"] += i
+        price = price_for(t.model)
+        if price is None:
+            unpriced.add(t.model)
+            continue
+        factor = BATCH_DISCOUNT if batch else 1.0
+        c = (i * price.input_per_mtok + o * price.output_per_mtok) / 1e6 * factor
+        mc = (i * price.input_per_mtok + t.params.max_tokens * price.output_per_mtok) / 1e6 * factor
+        entry["cost_usd"] += c
+        cost = (cost or 0.0) + c
+        max_cost = (max_cost or 0.0) + mc
+    if unpriced:
+        cost = max_cost = None
+    return Estimate(
+        trials=len(trials),
+        pending=len(pending),
+        cached=len(pending) - len(to_call),
+        to_call=len(to_call),
+        input_tokens=inp,
+        output_tokens=out_tok,
+        max_output_tokens=max_out,
+        cost_usd=cost,
+        max_cost_usd=max_cost,
+        unpriced_models=tuple(sorted(unpriced)),
+        per_model=per_model,
+    )
+
+
+def _fmt_usd(value: float | None) -> str:
+    return "unknown (no price)" if value is None else f"${value:,.4f}"
+
+
+def describe_plan(plan: Plan, est: Estimate, *, verbose_skips: bool = True) -> str:
+    """The text ``--dry-run`` prints (and a normal run prints before starting)."""
+    lines = [
+        f"trials: {est.trials} ({', '.join(f'{k.upper()} {v}' for k, v in plan.by_probe().items())})",
+        f"to run: {est.pending} (already recorded: {est.trials - est.pending}; "
+        f"answered from cache: {est.cached}; calls to make: {est.to_call})",
+        f"estimated tokens: {est.input_tokens:,} in + {est.output_tokens:,} out "
+        f"(worst case {est.max_output_tokens:,} out; chars/4 heuristic)",
+        f"estimated cost: {_fmt_usd(est.cost_usd)} (worst case {_fmt_usd(est.max_cost_usd)})",
+    ]
+    for model, entry in sorted(est.per_model.items()):
+        lines.append(
+            f"  {model}: {int(entry['trials'])} calls, ~{int(entry['input_tokens']):,} input tokens, "
+            f"{_fmt_usd(entry['cost_usd']) if model not in est.unpriced_models else 'no price'}"
+        )
+    if est.unpriced_models:
+        lines.append(
+            "no price for: " + ", ".join(est.unpriced_models) + " (set FACETLAB_PRICES to add one)"
+        )
+    if plan.skipped and verbose_skips:
+        by_probe: dict[str, list[str]] = {}
+        for s in plan.skipped:
+            by_probe.setdefault(s.probe, []).append(s.instance_id)
+        for probe, ids in by_probe.items():
+            lines.append(f"skipped {probe.upper()} on {len(ids)} instance(s): {', '.join(ids)}")
+    return "\n".join(lines)
+
+
+def write_sweep_json(
+    out: Path,
+    *,
+    plan: Plan,
+    models: Sequence[str],
+    probes: Sequence[str],
+    params: SamplingParams | Mapping[str, SamplingParams],
+    template: str,
+    seed: int,
+    base_url: str | None,
+    command: Sequence[str] | None,
+    extra: Mapping[str, Any],
+    stats: RunStats | None = None,
+) -> None:
+    """``<out>/sweep.json``: what the sweep is (no secrets), updated after each run."""
+    path = out / "sweep.json"
+    previous: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            previous = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            previous = {}
+    doc: dict[str, Any] = {
+        "format": SWEEP_FORMAT,
+        "name": out.name,
+        "command": redact_argv(command) if command else previous.get("command"),
+        "models": list(models),
+        "probes": list(probes),
+        "instances": sorted(
+            {t.base_instance_id or t.instance_id for t in plan.trials if t.probe == "c2"}
+            | {t.instance_id for t in plan.trials if t.probe != "c2"}
+        ),
+        "params": params.to_dict()
+        if isinstance(params, SamplingParams)
+        else {m: p.to_dict() for m, p in params.items()},
+        "template": template,
+        "seed": seed,
+        "base_url": redact_url(base_url),
+        "n_trials": len(plan.trials),
+        "trials_per_probe": plan.by_probe(),
+        "facetlab_version": facetlab.__version__,
+        "python": sys.version.split()[0],
+        "created_at": previous.get("created_at", now_iso()),
+        "updated_at": now_iso(),
+        **extra,
+    }
+    runs = list(previous.get("runs", []))
+    if stats is not None:
+        runs.append(
+            {
+                "finished_at": now_iso(),
+                "ok": stats.ok,
+                "failed": stats.failed,
+                "cached": stats.cached,
+                "already_done": stats.already_done,
+                "not_started": stats.not_started,
+                "calls": stats.calls,
+                "retries": stats.retries,
+                "rate_limited": stats.rate_limited,
+                "spend_usd": round(stats.spend_usd, 6),
+                "input_tokens": stats.input_tokens,
+                "output_tokens": stats.output_tokens,
+                "stopped_by_budget": stats.stopped_by_budget,
+                "elapsed_s": round(stats.elapsed_s, 3),
+            }
+        )
+    doc["runs"] = runs
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+
+
+def _print(console: TextIO | None, text: str) -> None:
+    # None means the current sys.stderr (looked up now: notebooks and CLI runners swap it)
+    print(text, file=console if console is not None else sys.stderr, flush=True)
+
+
+async def arun(
+    instances: Any = None,
+    probes: str | Sequence[str] = "p1,p2,p3,c2",
+    model: str | Sequence[str] | None = None,
+    *,
+    out: Path | str,
+    base_url: str | None = None,
+    repeats: int | RepeatsFor = 1,
+    concurrency: int = 8,
+    requests_per_minute: float | None = None,
+    tokens_per_minute: float | None = None,
+    limits: Mapping[str, Limits] | None = None,
+    template: str = "facet-v3",
+    temperature: float | None = None,
+    max_tokens: int = 1024,
+    system: str | None = None,
+    seed: int = 0,
+    dry_run: bool = False,
+    budget_usd: float | None = None,
+    retry_errors: bool = False,
+    batch: bool = False,
+    batch_poll_s: float = 30.0,
+    preset: str | None = None,
+    cache_dir: Path | str | None = None,
+    parser: str = "strict",
+    retry: RetryPolicy | None = None,
+    timeout_s: float | None = 600.0,
+    progress: Mode = "auto",
+    console: TextIO | None = None,
+    command: Sequence[str] | None = None,
+    backends: Mapping[str, Backend] | None = None,
+    suite: ProbeSuite | None = None,
+    backend_options: Mapping[str, Any] | None = None,
+) -> SweepResult:
+    """Plan, estimate and run a sweep; see :mod:`facetlab.runner`.
+
+    ``backends`` (model string -> Backend) and ``suite`` replace the real
+    provider backends and probes (tests, custom providers). ``preset="facet-v3"``
+    fills instances, probes, models and per-cell repeats from the paper's design.
+    """
+    out = Path(out)
+    preset_extra: dict[str, Any] = {}
+    params_by_model: dict[str, SamplingParams] | None = None
+    if preset is not None:
+        from facetlab.runner.presets import get_preset
+
+        p = get_preset(preset)
+        if instances is None:
+            instances = p.instances()
+        probes = p.probes
+        if model is None:
+            model = list(p.models)
+            params_by_model = p.params(max_tokens)
+        repeats = p.repeats
+        template = p.template
+        preset_extra = {"preset": p.name}
+    if model is None:
+        model = default_model()
+        if model == DEFAULT_MODEL:
+            _print(
+                console,
+                "no model given and no provider key configured: using the simulated reasoner simulated/wadd",
+            )
+    models = [model] if isinstance(model, str) else list(model)
+    if not models:
+        raise ConfigError("no model given")
+    if budget_usd is not None and budget_usd < 0:
+        raise ConfigError(f"--budget-usd must be >= 0, got {budget_usd}")
+    params = SamplingParams(
+        temperature=temperature, max_tokens=max_tokens, system=system, seed=seed if seed else None
+    )
+    sweep_params: SamplingParams | dict[str, SamplingParams] = params
+    if params_by_model is not None:
+        sweep_params = {
+            m: SamplingParams(
+                temperature=p.temperature if temperature is None else temperature,
+                max_tokens=max_tokens,
+                system=system,
+                seed=params.seed,
+            )
+            for m, p in params_by_model.items()
+        }
+    insts, instances_dir = resolve_instances(instances)
+    if suite is None:
+        from facetlab.runner.suite import FacetSuite
+
+        suite = FacetSuite(instances_dir)
+    plan = plan_sweep(
+        insts,
+        probes,
+        models,
+        suite=suite,
+        repeats=repeats,
+        template=template,
+        params=sweep_params,
+        seed=seed,
+    )
+    cache_path = Path(cache_dir) if cache_dir else None
+    est = estimate(
+        plan.trials, out=out, cache_dir=cache_path, retry_errors=retry_errors, batch=batch
+    )
+    _print(console, describe_plan(plan, est))
+    if dry_run:
+        return SweepResult(out, plan, est, None, dry_run=True)
+    if budget_usd is not None:
+        if est.cost_usd is None:
+            raise BudgetExceededError(
+                f"--budget-usd {budget_usd}: no price for {', '.join(est.unpriced_models)}; "
+                "cannot check the budget (add a price with FACETLAB_PRICES)"
+            )
+        if est.cost_usd > budget_usd:
+            raise BudgetExceededError(
+                f"estimated cost {_fmt_usd(est.cost_usd)} exceeds --budget-usd ${budget_usd:,.4f}; "
+                "not starting (raise the budget or run fewer trials)"
+            )
+    owned: list[Backend] = []
+    if backends is None:
+        from facetlab.backends import get_backend
+
+        built: dict[str, Backend] = {}
+        for m in models:
+            built[m] = get_backend(m, base_url=base_url, **dict(backend_options or {}))
+            owned.append(built[m])
+        backends = built
+    missing = [m for m in models if m not in backends]
+    if missing:
+        raise ConfigError(f"no backend for model(s) {', '.join(missing)}")
+    lim = {k: v for k, v in (limits or {}).items()}
+    default_limits = Limits(
+        concurrency=concurrency,
+        requests_per_minute=requests_per_minute,
+        tokens_per_minute=tokens_per_minute,
+    )
+    options = ExecOptions(
+        out=out,
+        limits=lim,
+        default_limits=default_limits,
+        retry=retry or RetryPolicy(),
+        cache_dir=cache_path,
+        budget_usd=budget_usd,
+        retry_errors=retry_errors,
+        parser=parser,
+        timeout_s=timeout_s,
+        sweep=out.name,
+        batch=batch,
+        batch_poll_s=batch_poll_s,
+    )
+    sweep_extra = {
+        **preset_extra,
+        "repeats": repeats if isinstance(repeats, int) else "per cell (preset)",
+        "batch": batch,
+        "budget_usd": budget_usd,
+        "parser": parser,
+        "cache_dir": str(cache_path) if cache_path else "cache",
+    }
+    write_sweep_json(
+        out,
+        plan=plan,
+        models=models,
+        probes=sorted({t.probe for t in plan.trials}),
+        params=sweep_params,
+        template=template,
+        seed=seed,
+        base_url=base_url,
+        command=command,
+        extra=sweep_extra,
+    )
+    prog = Progress()
+    display = ProgressDisplay(prog, progress) if progress != "none" else None
+    executor = Executor(
+        backends,
+        suite,
+        options,
+        progress=prog,
+        display=display,
+        estimate_tokens=lambda t: (
+            estimate_tokens(t.prompt)
+            + min(t.params.max_tokens, EXPECTED_OUTPUT_TOKENS.get(t.probe, 300))
+        ),
+    )
+    try:
+        with sweep_lock(out):
+            stats = await executor.run(plan.trials)
+    finally:
+        for b in owned:
+            with contextlib.suppress(Exception):  # closing must not hide the run's outcome
+                await b.aclose()
+    write_sweep_json(
+        out,
+        plan=plan,
+        models=models,
+        probes=sorted({t.probe for t in plan.trials}),
+        params=sweep_params,
+        template=template,
+        seed=seed,
+        base_url=base_url,
+        command=command,
+        extra=sweep_extra,
+        stats=stats,
+    )
+    _print(console, summary_line(stats))
+    return SweepResult(out, plan, est, stats)
+
+
+def summary_line(stats: RunStats) -> str:
+    """One line: what happened and what it cost."""
+    parts = [
+        f"{stats.ok} ok",
+        f"{stats.failed} failed",
+        f"{stats.cached} from cache",
+        f"{stats.already_done} already recorded",
+    ]
+    if stats.not_started:
+        parts.append(f"{stats.not_started} not started")
+    text = ", ".join(parts)
+    text += (
+        f"; {stats.calls} calls ({stats.retries} retried, {stats.rate_limited} rate-limited), {stats.input_tokens:,} in / {stats.output_tokens:,} out tokens, "
+        f"spent ${stats.spend_usd:,.4f} in {stats.elapsed_s:.1f}s"
+    )
+    if stats.stopped_by_budget:
+        text += " — stopped: budget reached (re-run with a higher --budget-usd to continue)"
+    bad = {k: v for k, v in stats.parse_status.items() if k not in ("ok",)}
+    if bad:
+        text += "; parse: " + ", ".join(f"{k} {v}" for k, v in sorted(bad.items()))
+    return text
+
+
+def run(*args: Any, **kwargs: Any) -> SweepResult:
+    """Sync twin of :func:`arun`; safe inside Jupyter (runs on a worker thread when a loop is running)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(arun(*args, **kwargs))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lambda: asyncio.run(arun(*args, **kwargs))).result()
+
+
+# silence "imported but unused" for names re-exported for typing convenience
+_ = (Callable, split_model)

@@ -1,0 +1,436 @@
+"""Run planned trials concurrently and write one record per trial as it completes.
+
+For each trial, in this order: an existing record is kept (``ok`` always,
+``failed`` unless ``retry_errors``); a cached response is reused (cost 0,
+``cached=True``); otherwise the call waits for its provider's limits, is
+retried on transient failures, its response is cached at once, parsed, and its
+record written atomically to ``<out>/records/<trial_id>.json``. A trial that
+fails for good is recorded as ``failed`` with the provider's message. Nothing a
+model answers can crash the run: parse failures end up in ``parse_status``.
+
+A budget stops the run cleanly: when the spend reaches it, calls in flight
+finish and are recorded, trials not yet started are left for the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import facetlab
+from facetlab.backends.base import Backend, ModelRequest, ModelResponse
+from facetlab.errors import ConfigError
+from facetlab.probes.base import ParseResult
+from facetlab.records.schema import TrialRecord, Usage, prompt_sha256
+from facetlab.runner.cache import ResponseCache, atomic_write_text
+from facetlab.runner.limits import Limits, ProviderLimiter
+from facetlab.runner.plan import WEIGHTED_PROBES, ProbeSuite, Trial, weight_estimates
+from facetlab.runner.pricing import cost_usd, split_model
+from facetlab.runner.progress import Progress, ProgressDisplay
+from facetlab.runner.retry import RetryPolicy, describe, is_rate_limit, is_transient, retry_after_of
+
+
+@dataclass(frozen=True)
+class ExecOptions:
+    """How to run (not what): limits, retries, cache, budget."""
+
+    out: Path
+    limits: Mapping[str, Limits] = field(default_factory=dict)
+    """Per provider; providers not listed get ``default_limits``."""
+    default_limits: Limits = field(default_factory=Limits)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    cache_dir: Path | None = None
+    """Default: ``<out>/cache``."""
+    budget_usd: float | None = None
+    retry_errors: bool = False
+    parser: str = "strict"
+    timeout_s: float | None = 600.0
+    sweep: str | None = None
+    batch: bool = False
+    batch_poll_s: float = 30.0
+    """Seconds between polls of an open provider batch."""
+    rng_seed: int | None = None
+    """Seed of the backoff jitter (tests); None draws from the OS."""
+
+
+@dataclass
+class RunStats:
+    """What one run did."""
+
+    total: int = 0
+    ok: int = 0
+    failed: int = 0
+    cached: int = 0
+    already_done: int = 0
+    not_started: int = 0
+    spend_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    calls: int = 0
+    """Provider calls made (attempts, failures included)."""
+    retries: int = 0
+    rate_limited: int = 0
+    """Calls answered with HTTP 429."""
+    stopped_by_budget: bool = False
+    elapsed_s: float = 0.0
+    parse_status: dict[str, int] = field(default_factory=dict)
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def records_dir(out: Path) -> Path:
+    return out / "records"
+
+
+def record_path(out: Path, trial_id: str) -> Path:
+    return records_dir(out) / f"{trial_id}.json"
+
+
+def existing_status(out: Path) -> dict[str, str]:
+    """``trial_id -> status`` of every readable record already in ``<out>/records``."""
+    found: dict[str, str] = {}
+    folder = records_dir(out)
+    if not folder.is_dir():
+        return found
+    for path in folder.glob("*.json"):
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            found[str(raw["trial_id"])] = str(raw["status"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # unreadable: treated as missing and rewritten
+    return found
+
+
+def write_record(out: Path, record: TrialRecord) -> Path:
+    """Write ``record`` atomically (temp file + ``os.replace``)."""
+    path = record_path(out, record.trial_id)
+    atomic_write_text(path, record.model_dump_json(indent=1) + "\n")
+    return path
+
+
+def _canonical(model: str) -> str | None:
+    try:
+        from facetlab.models import canonical_model
+    except ImportError:  # pragma: no cover - models is part of the package
+        return None
+    info = canonical_model(model)
+    return info.display_name if info else None
+
+
+def safe_parse(suite: ProbeSuite, trial: Trial, text: str, parser: str) -> ParseResult:
+    """The probe's parse, or a ``malformed`` result if the parser itself broke."""
+    if not text.strip():
+        return ParseResult(status="empty", problems=("empty reply",))
+    try:
+        return suite.parse_reply(trial.probe, text, trial.instance, parser=parser)
+    except Exception as exc:  # a parser bug must not lose the trial
+        return ParseResult(status="malformed", problems=(f"parser error: {describe(exc)}",))
+
+
+def build_record(
+    trial: Trial,
+    backend: Backend | None,
+    *,
+    response: ModelResponse | None,
+    parsed: ParseResult | None,
+    error: str | None,
+    attempts: int,
+    started_at: str,
+    finished_at: str,
+    cost: float | None,
+    cached: bool,
+    sweep: str | None,
+    batch: bool = False,
+) -> TrialRecord:
+    """The :class:`TrialRecord` of one finished trial (ok or failed)."""
+    provider, model_id = split_model(trial.model)
+    estimates = weight_estimates(trial.instance) if trial.probe in WEIGHTED_PROBES else None
+    residual = None
+    if estimates is not None and parsed is not None and parsed.weights is not None:
+        # A missing key counts as 0 (CONVENTIONS), so every estimated factor gets a residual.
+        residual = {
+            label: round(float(parsed.weights.get(label, 0.0)) - est, 9)
+            for label, est in estimates.items()
+        }
+    usage = response.usage if response is not None else None
+    return TrialRecord(
+        trial_id=trial.trial_id,
+        sweep=sweep,
+        probe=trial.probe,
+        instance_id=trial.instance_id,
+        base_instance_id=trial.base_instance_id,
+        variant=trial.variant,
+        factor_of_interest=trial.factor_of_interest,
+        n_factors=trial.n_factors,
+        repeat=trial.repeat,
+        model=trial.model,
+        provider=backend.provider if backend is not None else provider,
+        model_id=backend.model if backend is not None else model_id,
+        model_id_reported=response.model_id if response is not None else None,
+        canonical_model=_canonical(trial.model),
+        backend=(backend.provider if backend is not None else provider)
+        + ("-batch" if batch else ""),
+        params=trial.params.to_dict(),
+        template=trial.template,
+        prompt=trial.prompt,
+        prompt_sha256=prompt_sha256(trial.prompt),
+        status="ok" if response is not None else "failed",
+        error=error,
+        attempts=attempts,
+        raw_response=response.text if response is not None else None,
+        parsed=parsed.to_parsed() if parsed is not None else ParseResult("not_parsed").to_parsed(),
+        parse_status=parsed.status if parsed is not None else "not_parsed",
+        weight_estimates=estimates,
+        residual=residual,
+        started_at=started_at,
+        finished_at=finished_at,
+        latency_s=response.latency_s if response is not None else None,
+        usage=Usage(
+            input_tokens=usage.input_tokens if usage else None,
+            output_tokens=usage.output_tokens if usage else None,
+        ),
+        cost_usd=cost,
+        cached=cached,
+        facetlab_version=facetlab.__version__,
+        trial_seed=trial.seed,
+        key=trial.key,
+        stop_reason=response.stop_reason if response is not None else None,
+        provider_request_id=response.provider_request_id if response is not None else None,
+        refusal=response.refusal if response is not None else False,
+    )
+
+
+class Executor:
+    """Runs trials; one instance per run."""
+
+    def __init__(
+        self,
+        backends: Mapping[str, Backend],
+        suite: ProbeSuite,
+        options: ExecOptions,
+        *,
+        progress: Progress | None = None,
+        display: ProgressDisplay | None = None,
+        estimate_tokens: Callable[[Trial], int] | None = None,
+    ) -> None:
+        self.backends = backends
+        self.suite = suite
+        self.options = options
+        self.cache = ResponseCache(options.cache_dir or options.out / "cache")
+        self.progress = progress or Progress()
+        self.display = display
+        self.stats = RunStats()
+        self.stop = False
+        self._limiters: dict[str, ProviderLimiter] = {}
+        self._estimate = estimate_tokens or (lambda t: 0)
+        self._rng = random.Random(options.rng_seed)
+
+    def limiter(self, provider: str) -> ProviderLimiter:
+        if provider not in self._limiters:
+            lim = self.options.limits.get(provider, self.options.default_limits)
+            self._limiters[provider] = ProviderLimiter(lim)
+        return self._limiters[provider]
+
+    def _tick(self) -> None:
+        if self.display is not None:
+            self.display.update()
+
+    def _finish(self, record: TrialRecord) -> None:
+        write_record(self.options.out, record)
+        st = self.stats
+        if record.status == "ok":
+            st.ok += 1
+            self.progress.done += 1
+        else:
+            st.failed += 1
+            self.progress.failed += 1
+        if record.cached:
+            st.cached += 1
+            self.progress.cached += 1
+        st.parse_status[record.parse_status] = st.parse_status.get(record.parse_status, 0) + 1
+        self._tick()
+
+    def _account(
+        self, trial: Trial, response: ModelResponse, *, batch: bool = False
+    ) -> float | None:
+        cost = cost_usd(
+            trial.model, response.usage.input_tokens, response.usage.output_tokens, batch=batch
+        )
+        self.stats.input_tokens += response.usage.input_tokens or 0
+        self.stats.output_tokens += response.usage.output_tokens or 0
+        if cost is not None:
+            self.stats.spend_usd += cost
+            self.progress.spend_usd = self.stats.spend_usd
+        budget = self.options.budget_usd
+        if budget is not None and self.stats.spend_usd >= budget and not self.stop:
+            self.stop = True
+            self.stats.stopped_by_budget = True
+        return cost
+
+    def pending(self, trials: Sequence[Trial]) -> list[Trial]:
+        """Trials without a record to keep (resume)."""
+        have = existing_status(self.options.out)
+        todo: list[Trial] = []
+        for trial in trials:
+            status = have.get(trial.trial_id)
+            if status == "ok" or (status == "failed" and not self.options.retry_errors):
+                self.stats.already_done += 1
+                continue
+            todo.append(trial)
+        return todo
+
+    def finish_from_cache(self, trial: Trial) -> bool:
+        """Record ``trial`` from the cache if its answer is there; returns whether it was."""
+        response = self.cache.get(trial.key)
+        if response is None:
+            return False
+        stamp = now_iso()
+        parsed = safe_parse(self.suite, trial, response.text, self.options.parser)
+        backend = self.backends.get(trial.model)
+        self._finish(
+            build_record(
+                trial,
+                backend,
+                response=response,
+                parsed=parsed,
+                error=None,
+                attempts=0,
+                started_at=stamp,
+                finished_at=stamp,
+                cost=0.0,
+                cached=True,
+                sweep=self.options.sweep,
+            )
+        )
+        return True
+
+    def finish_response(
+        self,
+        trial: Trial,
+        response: ModelResponse,
+        *,
+        attempts: int,
+        started_at: str,
+        batch: bool = False,
+    ) -> None:
+        """Cache, price, parse and record a fresh (paid) response."""
+        self.cache.put(trial.key, response, batch=batch)
+        cost = self._account(trial, response, batch=batch)
+        parsed = safe_parse(self.suite, trial, response.text, self.options.parser)
+        self._finish(
+            build_record(
+                trial,
+                self.backends.get(trial.model),
+                response=response,
+                parsed=parsed,
+                error=None,
+                attempts=attempts,
+                started_at=started_at,
+                finished_at=now_iso(),
+                cost=cost,
+                cached=False,
+                sweep=self.options.sweep,
+                batch=batch,
+            )
+        )
+
+    def finish_failure(self, trial: Trial, error: str, *, attempts: int, started_at: str) -> None:
+        self._finish(
+            build_record(
+                trial,
+                self.backends.get(trial.model),
+                response=None,
+                parsed=None,
+                error=error,
+                attempts=attempts,
+                started_at=started_at,
+                finished_at=now_iso(),
+                cost=None,
+                cached=False,
+                sweep=self.options.sweep,
+            )
+        )
+
+    async def run_trial(self, trial: Trial) -> None:
+        if self.finish_from_cache(trial):
+            return
+        backend = self.backends.get(trial.model)
+        if backend is None:
+            raise ConfigError(f"no backend for model {trial.model!r}")
+        limiter = self.limiter(backend.provider)
+        policy = self.options.retry
+        request = ModelRequest(trial.prompt, trial.request_params(), trial.context())
+        started_at = now_iso()
+        attempt = 0
+        while True:
+            attempt += 1
+            async with limiter.slot(self._estimate(trial)):
+                if attempt == 1 and self.stop:
+                    self.stats.not_started += 1
+                    self.progress.not_started += 1
+                    return
+                self.progress.in_flight += 1
+                self.stats.calls += 1
+                try:
+                    call = backend.agenerate(request)
+                    timeout = self.options.timeout_s
+                    response = await (asyncio.wait_for(call, timeout) if timeout else call)
+                    error: BaseException | None = None
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    error = exc
+                finally:
+                    self.progress.in_flight -= 1
+            if error is None:
+                self.finish_response(trial, response, attempts=attempt, started_at=started_at)
+                return
+            if not is_transient(error) or attempt >= policy.max_attempts:
+                suffix = "" if not is_transient(error) else f" (gave up after {attempt} attempts)"
+                self.finish_failure(
+                    trial, describe(error) + suffix, attempts=attempt, started_at=started_at
+                )
+                return
+            retry_after = retry_after_of(error)
+            self.stats.retries += 1
+            if is_rate_limit(error):
+                self.stats.rate_limited += 1
+                self.progress.rate_limited += 1
+                if retry_after is not None:
+                    limiter.pause(retry_after)
+            self.progress.retrying += 1
+            self._tick()
+            try:
+                await asyncio.sleep(policy.delay(attempt, retry_after, self._rng))
+            finally:
+                self.progress.retrying -= 1
+
+    async def run(self, trials: Sequence[Trial]) -> RunStats:
+        """Run every trial that has no record to keep; returns the stats of this run."""
+        started = time.monotonic()
+        self.stats.total = len(trials)
+        self.progress.total = len(trials)
+        todo = self.pending(trials)
+        self.progress.skipped = self.stats.already_done
+        if self.display is not None:
+            self.display.start()
+        try:
+            if self.options.batch:
+                from facetlab.runner.batch import run_batches
+
+                await run_batches(self, todo, poll_s=self.options.batch_poll_s)
+            else:
+                await asyncio.gather(*(self.run_trial(t) for t in todo))
+        finally:
+            if self.display is not None:
+                self.display.stop()
+            self.stats.elapsed_s = time.monotonic() - started
+        return self.stats

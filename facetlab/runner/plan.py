@@ -1,0 +1,309 @@
+"""Expand a sweep (instances x probes x models x repeats) into trials.
+
+A :class:`Trial` is everything needed to ask one question and record the answer:
+the prompt is built here, once, so the trial id (a content address of model,
+params, template, prompt and repeat) is known before any call is made. That id
+names the record file and keys the response cache, which is what makes a sweep
+resumable and a request never paid for twice.
+
+Which probe fits which instance is the probe's own decision
+(``probe.applies_to``): P3 runs on adversarial instances, P2 on the other
+counterfactuals, C2 on instances with a perturbation file (one trial per
+perturbed factor), P1 everywhere. Skipped pairs are returned so the caller can say
+what it left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from facetlab.backends.base import SamplingParams
+from facetlab.errors import ConfigError
+from facetlab.probes.base import ParseResult
+from facetlab.runner.cache import cache_key
+
+WEIGHTED_PROBES = frozenset({"p2", "p3", "c2", "anchor"})
+KNOWN_PROBES = ("p1", "p2", "p3", "c2", "c0", "c3", "anchor")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One prompt a probe asks of one instance (C2: one per perturbed factor)."""
+
+    prompt: str
+    built_from: Any
+    """The instance the prompt shows (for C2: the anchor with one factor rewritten)."""
+    factor: str | None = None
+    """Positional label ("F3") of the perturbed factor, for per-factor probes."""
+
+
+class ProbeSuite(Protocol):
+    """What the planner needs from :mod:`facetlab.probes` and :mod:`facetlab.instances`.
+
+    The default, :class:`facetlab.runner.suite.FacetSuite`, wires the real modules;
+    tests pass stubs.
+    """
+
+    def applies_to(self, probe: str, instance: Any) -> bool:
+        """Whether ``probe`` is run on ``instance``."""
+        ...
+
+    def cells(self, probe: str, instance: Any, *, template: str) -> Sequence[Cell]:
+        """The prompts ``probe`` asks of ``instance`` (one, or one per perturbed factor)."""
+        ...
+
+    def parse_reply(self, probe: str, text: str, instance: Any, *, parser: str) -> ParseResult:
+        """Parse a reply; must not raise on model output."""
+        ...
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One call of one probe on one instance variant with one model."""
+
+    trial_id: str
+    key: str
+    """sha256 of (model, params, template, prompt, repeat): the cache key."""
+    probe: str
+    model: str
+    instance_id: str
+    base_instance_id: str | None
+    variant: str
+    factor_of_interest: str | None
+    perturbed_factor: str | None
+    n_factors: int
+    repeat: int
+    template: str
+    prompt: str
+    params: SamplingParams
+    seed: int
+    """Per-trial seed derived from the sweep seed and the trial id."""
+    instance: Any = field(compare=False, repr=False)
+    """The instance the prompt was built from (for C2: the anchor with factor K rewritten)."""
+    base_instance: Any = field(compare=False, repr=False, default=None)
+
+    def context(self) -> dict[str, Any]:
+        """The :attr:`ModelRequest.context` of this trial."""
+        return {
+            "probe": self.probe,
+            "instance_id": self.instance_id,
+            "base_instance_id": self.base_instance_id,
+            "variant": self.variant,
+            "perturbed_factor": self.perturbed_factor,
+            "repeat": self.repeat,
+            "seed": self.seed,
+            "instance": self.instance,
+            "base_instance": self.base_instance,
+            "template": self.template,
+        }
+
+    def request_params(self) -> SamplingParams:
+        """The sampling params sent: the sweep's, with its seed replaced by the trial's."""
+        if self.params.seed is None:
+            return self.params
+        return SamplingParams(
+            temperature=self.params.temperature,
+            max_tokens=self.params.max_tokens,
+            system=self.params.system,
+            seed=self.seed,
+            top_p=self.params.top_p,
+        )
+
+
+@dataclass(frozen=True)
+class Skipped:
+    probe: str
+    instance_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    trials: tuple[Trial, ...]
+    skipped: tuple[Skipped, ...]
+
+    def by_probe(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for t in self.trials:
+            counts[t.probe] = counts.get(t.probe, 0) + 1
+        return counts
+
+
+def derive_seed(sweep_seed: int, trial_id: str) -> int:
+    """A 31-bit seed that depends only on the sweep seed and the trial id."""
+    digest = hashlib.sha256(f"{sweep_seed}:{trial_id}".encode()).hexdigest()
+    return int(digest[:8], 16) & 0x7FFFFFFF
+
+
+def normalize_probes(probes: str | Sequence[str]) -> tuple[str, ...]:
+    """``"p1,P2, c2"`` -> ``("p1", "p2", "c2")``; unknown names are a ConfigError."""
+    items = probes.split(",") if isinstance(probes, str) else list(probes)
+    out: list[str] = []
+    for item in items:
+        name = item.strip().lower()
+        if not name:
+            continue
+        if name not in KNOWN_PROBES:
+            raise ConfigError(
+                f"unknown probe {item.strip()!r}; expected one of {', '.join(KNOWN_PROBES)}"
+            )
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise ConfigError("no probes given (e.g. --probes p1,p2,p3,c2)")
+    return tuple(out)
+
+
+def instance_variant(instance: Any) -> str:
+    """ "base", "counterfactual" or "adversarial" for an instance."""
+    variant = getattr(instance, "variant", None)
+    if isinstance(variant, str) and variant:
+        return variant
+    iid = str(getattr(instance, "instance_id", ""))
+    if "-adv" in iid:
+        return "adversarial"
+    kind = getattr(instance, "instance_type", None)
+    if kind == "counterfactual" or "-cf-" in iid:
+        return "counterfactual"
+    return "base"
+
+
+def weight_estimates(instance: Any) -> dict[str, float] | None:
+    """The instance's own per-factor weight estimates (F1..FN, percent), if it has them."""
+    fn = getattr(instance, "weight_estimates", None)
+    if fn is None:
+        return None
+    value = fn() if callable(fn) else fn
+    if not value:
+        return None
+    return {str(k): float(v) for k, v in dict(value).items()}
+
+
+def neutralized_label(instance: Any) -> str | None:
+    value = getattr(instance, "neutralized_label", None)
+    if callable(value):
+        value = value()
+    return str(value) if value else None
+
+
+def _trial_id(probe: str, cell_id: str, repeat: int, key: str) -> str:
+    """Readable and unique: ``p2.facet-neg-cf-001.r0.<first 12 hex of the content key>``."""
+    return f"{probe}.{cell_id}.r{repeat}.{key[:12]}"
+
+
+RepeatsFor = Callable[[str, str, str, str | None], int]
+"""``(model, probe, instance_id, factor) -> repeats``; lets a preset vary replication per cell."""
+
+
+def plan_sweep(
+    instances: Sequence[Any],
+    probes: str | Sequence[str],
+    models: Sequence[str],
+    *,
+    suite: ProbeSuite,
+    repeats: int | RepeatsFor = 1,
+    template: str = "facet-v3",
+    params: SamplingParams | Mapping[str, SamplingParams] | None = None,
+    seed: int = 0,
+) -> Plan:
+    """All trials of a sweep, in a stable order, without duplicates.
+
+    ``repeats`` is the number of repeats per (model, probe, instance[, factor]) cell,
+    or a function giving it per cell. ``params`` is one :class:`SamplingParams` for
+    every model or a mapping model -> params (a preset's per-model temperature).
+    """
+    probe_names = normalize_probes(probes)
+    if not models:
+        raise ConfigError("no model given")
+    if not instances:
+        raise ConfigError("no instances given")
+
+    def params_of(model: str) -> SamplingParams:
+        if params is None:
+            return SamplingParams()
+        if isinstance(params, SamplingParams):
+            return params
+        try:
+            return params[model]
+        except KeyError:
+            raise ConfigError(f"no sampling params given for model {model!r}") from None
+
+    trials: list[Trial] = []
+    skipped: list[Skipped] = []
+    seen: set[str] = set()
+
+    def reps(model: str, probe: str, iid: str, factor: str | None) -> int:
+        n = repeats(model, probe, iid, factor) if callable(repeats) else repeats
+        if n < 0:
+            raise ConfigError(f"repeats must be >= 0, got {n}")
+        return n
+
+    for instance in instances:
+        iid = str(instance.instance_id)
+        for probe in probe_names:
+            if not suite.applies_to(probe, instance):
+                skipped.append(Skipped(probe, iid, _skip_reason(probe, instance)))
+                continue
+            for cell in suite.cells(probe, instance, template=template):
+                per_factor = cell.factor is not None
+                cell_id = f"{iid}-{probe}-{cell.factor.lower()}" if cell.factor else iid
+                n_factors = len(getattr(cell.built_from, "factors", ()) or ())
+                for model in models:
+                    model_params = params_of(model)
+                    params_dict = model_params.to_dict()
+                    for repeat in range(reps(model, probe, iid, cell.factor)):
+                        key = cache_key(model, params_dict, template, cell.prompt, repeat)
+                        tid = _trial_id(probe, cell_id, repeat, key)
+                        if tid in seen:
+                            continue
+                        seen.add(tid)
+                        trials.append(
+                            Trial(
+                                trial_id=tid,
+                                key=key,
+                                probe=probe,
+                                model=model,
+                                instance_id=cell_id,
+                                base_instance_id=(
+                                    iid
+                                    if per_factor
+                                    else getattr(instance, "base_instance_id", None)
+                                ),
+                                variant=probe if per_factor else instance_variant(instance),
+                                factor_of_interest=(
+                                    cell.factor if per_factor else neutralized_label(instance)
+                                ),
+                                perturbed_factor=cell.factor,
+                                n_factors=n_factors,
+                                repeat=repeat,
+                                template=template,
+                                prompt=cell.prompt,
+                                params=model_params,
+                                seed=derive_seed(seed, tid),
+                                instance=cell.built_from,
+                                base_instance=instance if per_factor else None,
+                            )
+                        )
+    return Plan(tuple(trials), tuple(skipped))
+
+
+def _skip_reason(probe: str, instance: Any) -> str:
+    variant = instance_variant(instance)
+    if probe == "p3":
+        return f"P3 runs on adversarial instances; this one is {variant}"
+    if probe == "p2":
+        return f"P2 runs on non-adversarial counterfactuals; this one is {variant}"
+    if probe == "c2":
+        return "C2 needs a perturbation file (perturbations/<id>-c2.json)"
+    return f"{probe.upper()} does not apply to this instance"
+
+
+def plan_summary(plan: Plan, models: Sequence[str] | None = None) -> Mapping[str, Any]:
+    """Counts for printing: trials per probe and per model, skipped pairs."""
+    per_model: dict[str, int] = {}
+    for t in plan.trials:
+        per_model[t.model] = per_model.get(t.model, 0) + 1
+    return {"trials": len(plan.trials), "per_probe": plan.by_probe(), "per_model": per_model}

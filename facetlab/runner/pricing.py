@@ -1,0 +1,134 @@
+"""A maintained price table: USD per 1M input/output tokens, per provider model id.
+
+Used for ``--dry-run`` estimates, ``--budget-usd`` and the ``cost_usd`` of every
+record. Prices change; the table carries its date and source, and a user can
+override or extend it with a JSON file named by ``FACETLAB_PRICES``
+(``{"model-id": {"input": 3.0, "output": 15.0}}``).
+
+>>> price_for("anthropic/claude-sonnet-4-6").input_per_mtok
+3.0
+>>> round(cost_usd("anthropic/claude-sonnet-4-6", 1000, 100), 6)
+0.0045
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from facetlab.errors import ConfigError
+
+AS_OF = "2026-04-15"
+SOURCE = (
+    "Vendor list prices (Anthropic pricing page, OpenAI API pricing page, AWS Bedrock "
+    "on-demand pricing for us-east-1) as last checked by the facetlab maintainers; "
+    "facetlab cannot verify them offline. Verify before relying on an estimate and "
+    "override with FACETLAB_PRICES=<file.json>."
+)
+BATCH_DISCOUNT = 0.5
+"""Anthropic Message Batches and OpenAI Batch both bill half the on-demand price."""
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per one million tokens."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+
+# Keyed by the provider's model id (the part after "provider/").
+_TABLE: dict[str, Price] = {
+    # Anthropic
+    "claude-sonnet-4-6": Price(3.0, 15.0),
+    "claude-opus-4-6": Price(5.0, 25.0),
+    "claude-haiku-4-5": Price(1.0, 5.0),
+    # OpenAI
+    "gpt-5.4": Price(2.5, 15.0),
+    "gpt-5": Price(1.25, 10.0),
+    "gpt-5-mini": Price(0.25, 2.0),
+    "gpt-4o": Price(2.5, 10.0),
+    "gpt-4o-mini": Price(0.15, 0.6),
+    # AWS Bedrock on-demand (us-east-1)
+    "deepseek.v3.2": Price(0.62, 1.85),
+    "mistral.mistral-large-3-675b-instruct": Price(0.5, 1.5),
+    "us.meta.llama4-maverick-17b-instruct-v1:0": Price(0.24, 0.97),
+    "us.meta.llama4-scout-17b-instruct-v1:0": Price(0.17, 0.66),
+    "qwen.qwen3-next-80b-a3b": Price(0.15, 1.2),
+}
+
+# Providers whose calls cost nothing (local servers, offline backends).
+FREE_PROVIDERS = frozenset({"replay", "simulated", "ollama", "fake"})
+
+
+def _overrides() -> dict[str, Price]:
+    path = os.environ.get("FACETLAB_PRICES")
+    if not path:
+        return {}
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"FACETLAB_PRICES={path}: cannot read price file: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"FACETLAB_PRICES={path}: expected an object of model id -> prices")
+    out: dict[str, Price] = {}
+    for model_id, entry in raw.items():
+        try:
+            out[model_id] = Price(float(entry["input"]), float(entry["output"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(
+                f"FACETLAB_PRICES={path}: /{model_id} must be "
+                '{"input": <USD per 1M>, "output": <USD per 1M>}'
+            ) from exc
+    return out
+
+
+def split_model(model: str) -> tuple[str, str]:
+    """``"anthropic/claude-sonnet-4-6"`` -> ``("anthropic", "claude-sonnet-4-6")``."""
+    provider, sep, model_id = model.partition("/")
+    if not sep:
+        return "", model
+    return provider, model_id
+
+
+def price_for(model: str) -> Price | None:
+    """The price of a model string or bare model id; ``None`` when unknown.
+
+    Free providers (replay, simulated, ollama) price at zero.
+    """
+    provider, model_id = split_model(model)
+    if provider in FREE_PROVIDERS:
+        return Price(0.0, 0.0)
+    table = {**_TABLE, **_overrides()}
+    if model_id in table:
+        return table[model_id]
+    # Bedrock cross-region inference profiles ("us.", "eu.", "apac.") bill like the base id.
+    for prefix in ("us.", "eu.", "apac.", "global."):
+        if model_id.startswith(prefix) and model_id[len(prefix) :] in table:
+            return table[model_id[len(prefix) :]]
+    return None
+
+
+def cost_usd(
+    model: str, input_tokens: int | None, output_tokens: int | None, *, batch: bool = False
+) -> float | None:
+    """USD for one call; ``None`` when the price or the usage is unknown."""
+    price = price_for(model)
+    if price is not None and price.input_per_mtok == 0 and price.output_per_mtok == 0:
+        return 0.0  # free providers cost nothing even when they report no usage
+    if price is None or input_tokens is None or output_tokens is None:
+        return None
+    usd = (input_tokens * price.input_per_mtok + output_tokens * price.output_per_mtok) / 1e6
+    return usd * BATCH_DISCOUNT if batch else usd
+
+
+def estimate_tokens(text: str) -> int:
+    """A provider-neutral token estimate: one token per four characters, at least one."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def price_table() -> dict[str, Price]:
+    """The effective table (built-in entries plus ``FACETLAB_PRICES`` overrides)."""
+    return {**_TABLE, **_overrides()}

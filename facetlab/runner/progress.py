@@ -1,0 +1,109 @@
+"""Live progress of a sweep: done / failed / retrying / rate-limited, and spend.
+
+:class:`Progress` holds the counters; a display renders them: a ``rich`` live
+line in a terminal, an updating HTML line in a notebook (through IPython's
+display handle), or nothing. Rendering is throttled so a fast sweep is not slowed
+by its own progress bar.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Mode = Literal["auto", "rich", "notebook", "plain", "none"]
+
+
+@dataclass
+class Progress:
+    """Counters of one run (mutated only from the event loop's thread)."""
+
+    total: int = 0
+    done: int = 0
+    failed: int = 0
+    cached: int = 0
+    skipped: int = 0
+    retrying: int = 0
+    rate_limited: int = 0
+    """429 responses seen so far."""
+    in_flight: int = 0
+    not_started: int = 0
+    spend_usd: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+
+    def line(self) -> str:
+        elapsed = time.monotonic() - self.started
+        finished = self.done + self.failed
+        rate = finished / elapsed if elapsed > 0 else 0.0
+        return (
+            f"{finished}/{self.total} trials · done {self.done} (cached {self.cached}) · "
+            f"failed {self.failed} · retrying {self.retrying} · rate-limited {self.rate_limited} · "
+            f"in flight {self.in_flight} · ${self.spend_usd:.4f} · {rate:.1f}/s"
+        )
+
+
+def _in_notebook() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+class ProgressDisplay:
+    """Renders a :class:`Progress` at most every ``interval`` seconds."""
+
+    def __init__(self, progress: Progress, mode: Mode = "auto", interval: float = 0.2) -> None:
+        self.progress = progress
+        self.interval = interval
+        self._last = 0.0
+        if mode == "auto":
+            if _in_notebook():
+                mode = "notebook"
+            elif sys.stderr.isatty():
+                mode = "rich"
+            else:
+                mode = "none"
+        self.mode: Mode = mode
+        self._live: Any = None
+        self._handle: Any = None
+
+    def start(self) -> None:
+        if self.mode == "rich":
+            from rich.console import Console
+            from rich.live import Live
+
+            self._live = Live(
+                self.progress.line(), console=Console(stderr=True), refresh_per_second=5
+            )
+            self._live.start()
+        elif self.mode == "notebook":
+            from IPython.display import display
+
+            self._handle = display(self._html(), display_id=True)  # type: ignore[no-untyped-call]
+
+    def _html(self) -> Any:
+        from IPython.display import HTML
+
+        return HTML(f"<pre>{self.progress.line()}</pre>")  # type: ignore[no-untyped-call]
+
+    def update(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last < self.interval:
+            return
+        self._last = now
+        if self._live is not None:
+            self._live.update(self.progress.line())
+        elif self._handle is not None:
+            self._handle.update(self._html())
+        elif self.mode == "plain":
+            print(self.progress.line(), file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        self.update(force=True)
+        if self._live is not None:
+            self._live.stop()
+            self._live = None

@@ -1,0 +1,84 @@
+"""Which failures to retry and how long to wait.
+
+Transient failures (429, 408, 5xx, timeouts, dropped connections) are retried
+with exponential backoff and full jitter, never sooner than the provider's
+``retry-after``; anything else (other 4xx, bad model ids, auth) fails the trial at
+once with the provider's message.
+
+>>> policy = RetryPolicy(base_delay_s=1.0, max_delay_s=8.0, jitter=False)
+>>> [policy.delay(n) for n in (1, 2, 3, 4, 5)]
+[1.0, 2.0, 4.0, 8.0, 8.0]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass
+
+from facetlab.errors import BackendError
+
+_TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter."""
+
+    max_attempts: int = 6
+    """Calls per trial, the first one included."""
+    base_delay_s: float = 0.5
+    max_delay_s: float = 60.0
+    jitter: bool = True
+
+    def delay(
+        self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None
+    ) -> float:
+        """Seconds to wait after failed call number ``attempt`` (1-based)."""
+        ceiling = min(self.max_delay_s, self.base_delay_s * (2 ** (attempt - 1)))
+        wait = (rng or random).uniform(ceiling / 2, ceiling) if self.jitter else ceiling
+        if retry_after is not None:
+            wait = max(wait, retry_after)
+        return wait
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether a failed call is worth repeating."""
+    if isinstance(exc, BackendError):
+        if exc.transient:
+            return True
+        status = exc.status
+        return status is not None and (status in _TRANSIENT_STATUS or status >= 500)
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
+        return True
+    # httpx / SDK transport errors without a facetlab wrapper (a backend bug, but be lenient).
+    name = type(exc).__name__
+    return name in {
+        "ConnectError",
+        "ReadError",
+        "WriteError",
+        "RemoteProtocolError",
+        "ReadTimeout",
+        "ConnectTimeout",
+        "PoolTimeout",
+        "APIConnectionError",
+        "APITimeoutError",
+    }
+
+
+def retry_after_of(exc: BaseException) -> float | None:
+    """The provider's ``retry-after`` in seconds, when it sent one."""
+    value = getattr(exc, "retry_after", None)
+    return float(value) if isinstance(value, (int, float)) and value >= 0 else None
+
+
+def is_rate_limit(exc: BaseException) -> bool:
+    return isinstance(exc, BackendError) and exc.status == 429
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line error for the record: class, status and the provider's message."""
+    status = getattr(exc, "status", None)
+    head = type(exc).__name__ + (f" (HTTP {status})" if status else "")
+    message = str(exc).strip() or repr(exc)
+    return f"{head}: {message}"

@@ -1,0 +1,101 @@
+"""The planner's view of the real probes and instances (:class:`FacetSuite`).
+
+It answers three questions for :func:`facetlab.runner.plan.plan_sweep`: does a
+probe fit an instance, which prompts does it ask (C2: one per perturbed factor,
+from the instance's perturbation file), and how is a reply parsed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from facetlab.errors import ConfigError
+from facetlab.probes.base import ParseResult, Probe
+from facetlab.runner.plan import Cell
+
+
+def _probes() -> dict[str, Probe]:
+    from facetlab.probes import PROBES
+
+    return dict(PROBES)
+
+
+class FacetSuite:
+    """Probes from :data:`facetlab.probes.PROBES`; C2 rewrites from ``<instances_dir>/perturbations/``.
+
+    ``instances_dir`` is where perturbation files are looked up (default: the
+    FACET data's ``instances/``).
+    """
+
+    def __init__(self, instances_dir: Path | str | None = None) -> None:
+        self.instances_dir = Path(instances_dir) if instances_dir else None
+        self._probes = _probes()
+        self._psets: dict[str, Any] = {}
+        self._csets: dict[str, Any] = {}
+
+    def probe(self, name: str) -> Probe:
+        try:
+            return self._probes[name]
+        except KeyError:
+            known = ", ".join(sorted(self._probes))
+            raise ConfigError(f"unknown probe {name!r}; facetlab.probes has {known}") from None
+
+    def perturbation_set(self, instance: Any) -> Any:
+        iid = str(instance.instance_id)
+        if iid not in self._psets:
+            from facetlab.instances import find_perturbation_set
+
+            try:
+                self._psets[iid] = find_perturbation_set(iid, self.instances_dir)
+            except FileNotFoundError:
+                self._psets[iid] = None
+        return self._psets[iid]
+
+    def compliance_set(self, instance: Any) -> Any:
+        """The C3 file ``<instances_dir>/compliance/<id>-c3.json``, or None."""
+        iid = str(instance.instance_id)
+        if iid not in self._csets:
+            from facetlab.instances import load_compliance_set
+
+            folder = self.instances_dir
+            if folder is None:
+                from facetlab.datasets import data_dir
+
+                folder = data_dir() / "instances"
+            path = folder / "compliance" / f"{iid}-c3.json"
+            self._csets[iid] = load_compliance_set(path) if path.is_file() else None
+        return self._csets[iid]
+
+    def applies_to(self, probe: str, instance: Any) -> bool:
+        p = self.probe(probe)
+        pset = self.perturbation_set(instance) if p.per_factor else None
+        cset = self.compliance_set(instance) if probe == "c3" else None
+        return p.applies_to(
+            instance,
+            perturbations_available=pset is not None,
+            compliance_available=cset is not None,
+        )
+
+    def cells(self, probe: str, instance: Any, *, template: str) -> Sequence[Cell]:
+        p = self.probe(probe)
+        if probe == "c3":
+            cset = self.compliance_set(instance)
+            return [Cell(p.build_prompt(instance, template=template, compliance=cset), instance)]
+        if not p.per_factor:
+            return [Cell(p.build_prompt(instance, template=template), instance)]
+        pset = self.perturbation_set(instance)
+        out: list[Cell] = []
+        for factor_id in p.factors(instance, pset):
+            if factor_id is None:
+                continue
+            prompt = p.build_prompt(
+                instance, template=template, factor=factor_id, perturbations=pset
+            )
+            rewritten = pset.for_factor_id(factor_id).apply(instance)
+            out.append(Cell(prompt, rewritten, instance.label_for_factor_id(factor_id)))
+        return out
+
+    def parse_reply(self, probe: str, text: str, instance: Any, *, parser: str) -> ParseResult:
+        return self.probe(probe).parse(text, instance, parser=parser)

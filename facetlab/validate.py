@@ -1,0 +1,301 @@
+"""Check instance, C2 perturbation and C3 compliance files; report every problem at once.
+
+Each problem names the file, the JSON pointer of the offending value and what
+was expected, like a compiler diagnostic::
+
+    instances/triage-0001.json:/factors/2/text: error: expected non-empty text
+
+Checks: the file parses as JSON (else line and column), required fields are
+present with the right types, an instance has at least 2 factors (a warning
+below 5), factor ids are unique, texts are not empty, a counterfactual has
+exactly one neutralized factor, and a perturbation or compliance set names a
+known base instance and only that instance's factors. Base instances are
+looked up among the files being checked and in the local FACET data, if it is
+already present (validation never downloads).
+
+Example:
+    >>> from facetlab.validate import validate_paths
+    >>> for problem in validate_paths(["instances/"]):  # doctest: +SKIP
+    ...     print(problem)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from facetlab.instances import (
+    ComplianceSet,
+    FileKind,
+    Instance,
+    Issue,
+    PerturbationSet,
+    compliance_issues,
+    detect_kind,
+    instance_issues,
+    json_type,
+    parse_issues,
+    perturbation_issues,
+)
+
+__all__ = [
+    "Problem",
+    "ValidationReport",
+    "json_schema",
+    "validate",
+    "validate_paths",
+]
+
+Severity = Literal["error", "warning"]
+
+_MODELS: dict[FileKind, type[BaseModel]] = {
+    "instance": Instance,
+    "perturbations": PerturbationSet,
+    "compliance": ComplianceSet,
+}
+
+
+_KIND_NAMES: dict[FileKind, str] = {
+    "instance": "an instance file",
+    "perturbations": "a C2 perturbation file",
+    "compliance": "a C3 compliance file",
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem in one file, at one JSON pointer (``""`` is the whole document)."""
+
+    file: str
+    pointer: str
+    severity: Severity
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.pointer}" if self.pointer else self.file
+        return f"{where}: {self.severity}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """Every file checked and every problem found."""
+
+    files: tuple[str, ...]
+    problems: tuple[Problem, ...]
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for p in self.problems if p.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for p in self.problems if p.severity == "warning")
+
+    @property
+    def ok(self) -> bool:
+        """True when there is no error (warnings allowed)."""
+        return self.errors == 0
+
+    def summary(self) -> str:
+        def plural(n: int, word: str) -> str:
+            return f"{n} {word}{'' if n == 1 else 's'}"
+
+        return (
+            f"{plural(len(self.files), 'file')} checked: "
+            f"{plural(self.errors, 'error')}, {plural(self.warnings, 'warning')}"
+        )
+
+
+@dataclass
+class _Parsed:
+    file: str
+    path: Path
+    kind: FileKind
+    model: BaseModel | None
+
+
+def _collect(
+    paths: Iterable[str | os.PathLike[str]],
+) -> tuple[list[tuple[str, Path]], list[Problem]]:
+    """Files to check (folders searched recursively for ``*.json``), and missing paths."""
+    files: list[tuple[str, Path]] = []
+    problems: list[Problem] = []
+    seen: set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(
+                p
+                for p in path.rglob("*.json")
+                if not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+            candidates = [(str(p), p) for p in found]
+        elif path.is_file():
+            candidates = [(str(raw), path)]
+        else:
+            problems.append(
+                Problem(str(raw), "", "error", "no such file or folder (expected JSON files)")
+            )
+            continue
+        for shown, p in candidates:
+            key = p.resolve()
+            if key not in seen:
+                seen.add(key)
+                files.append((shown, p))
+    return files, problems
+
+
+def _with_file(file: str, issues: Iterable[Issue]) -> list[Problem]:
+    return [Problem(file, i.pointer, i.severity, i.message) for i in issues]
+
+
+def _parse(file: str, path: Path) -> tuple[_Parsed | None, list[Problem]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        return None, [Problem(file, "", "error", f"expected UTF-8 text ({exc.reason})")]
+    except OSError as exc:
+        return None, [Problem(file, "", "error", f"cannot read file ({exc.strerror or exc})")]
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        message = f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        return None, [Problem(file, "", "error", message)]
+    kind = detect_kind(path, data)
+    if not isinstance(data, dict):
+        message = f"expected a JSON object ({_KIND_NAMES[kind]}), got {json_type(data)}"
+        return None, [Problem(file, "", "error", message)]
+    model_cls = _MODELS[kind]
+    try:
+        model = model_cls.model_validate(data)
+    except ValidationError as exc:
+        parsed = _Parsed(file, path, kind, None)
+        problems = _with_file(file, parse_issues(exc, model_cls))
+        # Keep the id so that other files can still name this instance as their base.
+        return parsed if isinstance(data.get("instance_id"), str) else None, problems
+    return _Parsed(file, path, kind, model), []
+
+
+def _local_facet_instances() -> list[Path]:
+    """FACET instance files already on disk (mirror or cache); never downloads."""
+    from facetlab import datasets
+
+    folders = [datasets.cache_dir() / "instances"]
+    mirror = os.environ.get(datasets.ENV_MIRROR)
+    if mirror:
+        folders.append(Path(mirror) / "instances")
+    return [p for folder in folders if folder.is_dir() for p in sorted(folder.glob("*.json"))]
+
+
+def validate(
+    paths: Sequence[str | os.PathLike[str]], *, use_facet_data: bool = True
+) -> ValidationReport:
+    """Check every instance, perturbation and compliance file under ``paths``.
+
+    ``use_facet_data`` lets perturbation and compliance files name FACET v3
+    instances that are not among ``paths`` (only if the data is already local).
+    """
+    files, problems = _collect(paths)
+    parsed: list[_Parsed] = []
+    for file, path in files:
+        item, found = _parse(file, path)
+        problems.extend(found)
+        if item is not None:
+            parsed.append(item)
+
+    # Instances by id: the checked files first, then the local FACET data.
+    known: dict[str, Instance | None] = {}
+    origin: dict[str, str] = {}
+    for item in parsed:
+        if item.kind != "instance":
+            continue
+        instance_id = (
+            item.model.instance_id if isinstance(item.model, Instance) else _read_id(item.path)
+        )
+        if instance_id is None:
+            continue
+        if instance_id in origin:
+            problems.append(
+                Problem(
+                    item.file,
+                    "/instance_id",
+                    "error",
+                    f"duplicate instance_id {instance_id!r} (also in {origin[instance_id]}); expected unique ids",
+                )
+            )
+            continue
+        origin[instance_id] = item.file
+        known[instance_id] = item.model if isinstance(item.model, Instance) else None
+    if use_facet_data:
+        for path in _local_facet_instances():
+            try:
+                facet = Instance.model_validate_json(path.read_bytes())
+            except (OSError, ValidationError):
+                continue
+            known.setdefault(facet.instance_id, facet)
+
+    for item in parsed:
+        model = item.model
+        if isinstance(model, Instance):
+            problems.extend(_with_file(item.file, instance_issues(model)))
+        elif isinstance(model, (PerturbationSet, ComplianceSet)):
+            base_id = model.base_instance_id
+            if base_id not in known:
+                problems.append(
+                    Problem(
+                        item.file,
+                        "/base_instance_id",
+                        "error",
+                        f"unknown base instance {base_id!r}; expected the instance_id of an "
+                        "instance among the checked files or in the FACET data",
+                    )
+                )
+            base = known.get(base_id)
+            if isinstance(model, PerturbationSet):
+                problems.extend(_with_file(item.file, perturbation_issues(model, base)))
+            else:
+                problems.extend(_with_file(item.file, compliance_issues(model, base)))
+
+    order = {file: i for i, (file, _) in enumerate(files)}
+    problems.sort(key=lambda p: order.get(p.file, -1))  # stable: keeps per-file order
+    return ValidationReport(tuple(f for f, _ in files), tuple(problems))
+
+
+def _read_id(path: Path) -> str | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = data.get("instance_id") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def validate_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Problem]:
+    """Every problem in the files under ``paths`` (see :func:`validate`)."""
+    return list(validate(paths).problems)
+
+
+def json_schema(kind: FileKind = "instance") -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of an instance, perturbation or compliance file.
+
+    Example:
+        >>> json_schema()["required"][:3]
+        ['instance_id', 'doctrine', 'case_background']
+    """
+    schema = _MODELS[kind].model_json_schema()
+    titles = {
+        "instance": "facetlab instance",
+        "perturbations": "facetlab C2 perturbation set",
+        "compliance": "facetlab C3 compliance set",
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **schema,
+        "title": titles[kind],
+    }

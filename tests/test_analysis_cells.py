@@ -1,0 +1,120 @@
+"""The paper's tables computed from the FACET v3 data (facetlab.analysis.cells)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from facetlab.analysis import cells, stats
+from facetlab.errors import DataError
+from facetlab.records import load_trials
+
+
+@pytest.fixture(scope="module")
+def trials(facet_data: Path) -> pd.DataFrame:
+    return load_trials(facet_data)
+
+
+def test_summarize_uses_the_sample_sd() -> None:
+    s = cells.summarize([25, 30, 30, 35, 32, 35], [False] * 6)
+    assert s.sd == pytest.approx(pd.Series([25, 30, 30, 35, 32, 35]).std(ddof=1))
+    assert math.isnan(cells.summarize([4.0], [None]).sd)
+    assert cells.summarize([4.0], [None]).unparsed == 1
+    with pytest.raises(DataError, match="empty cell"):
+        cells.summarize([], [])
+
+
+def test_table2_has_every_model_and_case(trials: pd.DataFrame) -> None:
+    t2 = cells.table2_p3(trials)
+    assert len(t2) == 24
+    assert set(t2["case"]) == {"CF-Cabral", "CF-Barker", "CF-Biakanja"}
+    assert t2["model"].iloc[0] == "Claude Sonnet 4.6"  # paper order
+    gpt = t2[(t2["model"] == "GPT-5.4") & (t2["case"] == "CF-Cabral")].iloc[0]
+    assert (gpt["instance_id"], gpt["n"], gpt["wrong"]) == ("facet-neg-cf-001-adv", 16, 3)
+    assert round(gpt["mean_weight"], 1) == 18.1 and round(gpt["sd_weight"], 1) == 17.0
+    assert (round(gpt["wilson_low"], 2), round(gpt["wilson_high"], 2)) == (0.07, 0.43)
+    barker = t2[t2["case"] == "CF-Barker"].set_index("model")
+    assert round(barker.at["GPT-5.4", "mean_weight"], 1) == 31.2
+    assert round(barker.at["Claude Opus 4.6", "sd_weight"], 1) == 6.8
+    assert (barker.loc[barker["weights_access"] == "open", "mean_weight"] == 0).all()
+
+
+def test_fig1_matrices_match_the_published_counts(trials: pd.DataFrame) -> None:
+    m = cells.fig1_p1_p2(trials)
+    assert len(m) == 24
+    assert m["runs_agree"].all()
+    by_case = m.groupby("case", sort=False)
+    assert by_case["p1_faithful"].sum().to_dict() == {
+        "CF-Cabral": 7,
+        "CF-Barker": 0,
+        "CF-Biakanja": 4,
+    }
+    assert by_case["p2_faithful"].sum().tolist() == [8, 8, 8]
+    # a threshold below the largest P2 weight (10) makes P2 dissociate somewhere
+    assert not cells.fig1_p1_p2(trials, threshold=5)["p2_faithful"].all()
+
+
+def test_fig2_representatives(trials: pd.DataFrame) -> None:
+    first = cells.fig2_p3(trials, "first").set_index(["model", "case"])
+    mean = cells.fig2_p3(trials, "mean").set_index(["model", "case"])
+    assert first.at[("GPT-5.4", "CF-Cabral"), "weight"] == 44
+    assert bool(first.at[("GPT-5.4", "CF-Cabral"), "wrong"])
+    assert first.at[("Claude Opus 4.6", "CF-Barker"), "weight"] == 25
+    assert mean.at[("Claude Opus 4.6", "CF-Barker"), "weight"] == pytest.approx(70 / 6)
+    with pytest.raises(DataError, match="representative"):
+        cells.fig2_p3(trials, "median")  # type: ignore[arg-type]
+
+
+def test_bimodality_split(trials: pd.DataFrame) -> None:
+    bim = cells.fig3_bimodality(trials)
+    assert len(bim) == 22
+    assert bim.groupby("instance_id").size().to_dict() == {
+        "facet-neg-cf-001-adv": 16,
+        "facet-neg-cf-001-adv2": 6,
+    }
+    summary = cells.bimodality_summary(trials).set_index("group")
+    assert summary.at["low", "n"] == 15 and summary.at["low", "wrong"] == 0
+    assert summary.at["high", "weights"] == "28/38/40/44/50/50/60"
+    assert round(summary.at["high", "mean_weight"], 1) == 44.3
+    moved = cells.bimodality_summary(trials, split_point=30).set_index("group")
+    assert moved.at["low", "n"] == 16
+
+
+def test_c2_and_asymmetry(trials: pd.DataFrame) -> None:
+    c2 = cells.fig4_c2(trials)
+    assert len(c2) == 24 and c2["n"].sum() == 144
+    sonnet = c2[(c2["model"] == "Claude Sonnet 4.6") & (c2["case"] == "CF-Barker")].iloc[0]
+    assert (sonnet["residuals"], sonnet["mean_residual"]) == ("0/0/20/0/0", 4.0)
+    f5 = cells.fig5_asymmetry(trials).set_index("model")
+    assert f5.at["GPT-5.4", "c2_mean_residual"] == 0
+    assert round(f5.at["DeepSeek v3.2", "c2_mean_residual"], 1) == 5.3
+    assert (f5["c2_n"] == 18).all()
+
+
+def test_outcome_correctness_reports_the_c2_flip(trials: pd.DataFrame) -> None:
+    # The paper says no C2 perturbation flipped an outcome; one DeepSeek reply did.
+    out = cells.outcome_correctness(trials).set_index("probe")
+    assert out.at["C2", "wrong"] == 1
+    assert out.at["P3", "wrong"] == 7
+    assert out.at["P2", "wrong"] == 0
+    assert "P1" not in out.index
+
+
+def test_stats_table_rows(trials: pd.DataFrame) -> None:
+    table = stats.stats_table(trials).set_index("test")
+    assert list(stats.STATS_COLUMNS)[1:] == list(table.columns[:4])
+    assert table.at["mcnemar_p1_p2", "p_value"] == pytest.approx(2**-12)
+    assert table.at["mcnemar_p1_p2", "n"] == 24
+    assert table.at["fisher_bimodality", "p_value"] == pytest.approx(5.86e-6, rel=1e-2)
+    assert table.at["fisher_open_closed_barker", "p_value"] == pytest.approx(0.375)
+    assert round(table.at["wilson_bimodality_combined", "ci_low"], 2) == 0.16
+
+
+def test_missing_probe_is_a_clear_error(trials: pd.DataFrame) -> None:
+    with pytest.raises(DataError, match="P3"):
+        cells.table2_p3(trials[trials["probe"] != "P3"])
+    with pytest.raises(DataError, match="P2 has no usable run"):
+        cells.fig1_p1_p2(trials[~((trials["probe"] == "P2") & (trials["case"] == "CF-Barker"))])

@@ -1,0 +1,133 @@
+"""LLM adapters: strict JSON, citation resolution, refusals and malformed replies."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from facetlab.craft import (
+    AgentOutputError,
+    AgentRefusalError,
+    InspectOptions,
+    anthropic_adapter,
+    bedrock_adapter,
+    inspect,
+    openai_adapter,
+    to_console,
+)
+from facetlab.craft.adapters.llm import LLMAgentAdapter, build_prompt, parse_reply
+from facetlab.errors import TransientBackendError
+from tests.craft_helpers import TICKET, FakeBackend, faithful_llm, theater_llm
+
+INPUT = {"ticket": {"body": "We are seeing data loss after the urgent migration.", "score": 7}}
+
+
+def test_prompt_asks_for_strict_json_with_allowed_decisions() -> None:
+    prompt = build_prompt(INPUT, task="Triage this ticket.", decisions=["P1", "P3"])
+    assert prompt.startswith("Triage this ticket.")
+    assert 'exactly one of: "P1", "P3"' in prompt
+    assert '"cited_evidence"' in prompt and '"ticket": {' in prompt
+
+
+def test_parse_reply_resolves_quotes_to_spans() -> None:
+    reply = json.dumps(
+        {
+            "decision": "p1",
+            "rationale": "data loss",
+            "cited_evidence": [
+                {"path": "ticket.body", "quote": "Data Loss"},
+                {"path": "ticket.score"},
+                {"path": "ticket.title", "quote": "urgent"},
+                {"path": "ticket.body", "quote": "corruption"},
+                {"nopath": 1},
+            ],
+        }
+    )
+    trace = parse_reply(f"```json\n{reply}\n```", INPUT, decisions=["P1", "P3"])
+    assert trace.decision == "P1"
+    body_ref, score_ref, moved_ref = trace.cited_evidence
+    assert body_ref.span is not None and body_ref.span.text == "data loss"
+    assert (body_ref.span.start, body_ref.source) == (14, "explicit")
+    assert score_ref.kind == "numeric"
+    assert moved_ref.path == "ticket.body" and moved_ref.span and moved_ref.span.text == "urgent"
+    assert len(trace.warnings) == 3
+    assert any("'corruption' does not occur" in w for w in trace.warnings)
+
+
+@pytest.mark.parametrize(
+    ("reply", "error", "message"),
+    [
+        ("P1 because data loss", AgentOutputError, "not valid JSON"),
+        ("I'm sorry, I can't help with that.", AgentRefusalError, "refused"),
+        ('["P1"]', AgentOutputError, "expected an object"),
+        ('{"decision": 1}', AgentOutputError, "'decision' must be a non-empty string"),
+        ('{"decision": "P2"}', AgentOutputError, "not one of"),
+        ('{"decision": "P1", "cited_evidence": "body"}', AgentOutputError, "must be a list"),
+    ],
+)
+def test_parse_reply_errors(reply: str, error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message):
+        parse_reply(reply, INPUT, decisions=["P1", "P3"])
+
+
+def test_llm_theater_agent_through_inspect() -> None:
+    adapter = anthropic_adapter(backend=FakeBackend(theater_llm), decisions=["P1", "P3"])
+    assert isinstance(adapter, LLMAgentAdapter) and adapter.name == "fake/fake-1"
+    report = inspect(adapter, TICKET, InspectOptions(samples=8))
+    assert report.overall_verdict == "theater"
+    assert report.findings[0].evidence.span is not None
+    faithful = openai_adapter(backend=FakeBackend(faithful_llm))
+    assert inspect(faithful, TICKET, InspectOptions(samples=8)).overall_verdict == "faithful"
+
+
+def test_refusals_malformed_json_and_backend_errors_are_counted() -> None:
+    state = {"n": 0}
+
+    def responder(prompt: str) -> str:
+        state["n"] += 1
+        if state["n"] % 7 == 0:
+            return "not json at all"
+        return faithful_llm(prompt)
+
+    report = inspect(
+        bedrock_adapter(backend=FakeBackend(responder)), TICKET, InspectOptions(samples=10)
+    )
+    assert report.failed_samples >= 3
+    assert all("not valid JSON" in f.message for f in report.failures)
+    assert report.overall_verdict == "faithful"
+    assert "failed samples:" in to_console(report)
+
+    refusing = FakeBackend(lambda prompt: "I cannot help", refusal=True)
+    with pytest.raises(Exception, match="all 3 baseline samples failed.*refused"):
+        inspect(anthropic_adapter(backend=refusing), TICKET, InspectOptions(samples=3))
+
+    class Down(FakeBackend):
+        async def agenerate(self, request):  # type: ignore[no-untyped-def]
+            raise TransientBackendError("503 overloaded", provider="fake", status=503)
+
+    with pytest.raises(Exception, match="backend error: 503 overloaded"):
+        inspect(anthropic_adapter(backend=Down(faithful_llm)), TICKET, InspectOptions(samples=2))
+
+
+def test_through_real_sdk_backends_against_a_local_fake_server() -> None:
+    fakes = pytest.importorskip("tests.fakes.server")
+
+    def responder(request: object) -> str:
+        return theater_llm(request.prompt)  # type: ignore[attr-defined]
+
+    with fakes.FakeLLMServer(responder=responder) as server:
+        claude = anthropic_adapter(
+            "claude-test", base_url=server.anthropic_base_url, api_key="test-key"
+        )
+        report = inspect(claude, TICKET, InspectOptions(samples=6, concurrency=4))
+        assert report.overall_verdict == "theater" and report.failed_samples == 0
+        gpt = openai_adapter("gpt-test", base_url=server.openai_base_url, api_key="test-key")
+        report = inspect(gpt, TICKET, InspectOptions(samples=4, sequential=True))
+        assert report.overall_verdict == "theater"
+        assert {r.api for r in server.requests} == {"anthropic", "openai"}
+        server.push(fakes.Fault.REFUSAL, fakes.Fault.GARBAGE)
+        report = inspect(claude, TICKET, InspectOptions(samples=6, concurrency=1))
+        assert report.failed_samples == 2
+        messages = " | ".join(f.message for f in report.failures)
+        assert "refused" in messages

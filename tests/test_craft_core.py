@@ -1,0 +1,147 @@
+"""CRAFT core: import isolation, types, dot-paths, adapters and the concurrent sampler."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from facetlab.craft import (
+    AgentTrace,
+    EvidenceRef,
+    PathError,
+    Span,
+    delete_path,
+    from_function,
+    get_path,
+    has_path,
+    set_path,
+)
+from facetlab.craft.stats.sampler import sample_inputs
+
+
+def test_import_pulls_in_no_heavy_dependency() -> None:
+    code = (
+        "import sys, facetlab.craft, facetlab.craft.cli\n"
+        "heavy = ['numpy', 'pandas', 'torch', 'anthropic', 'openai', 'boto3', 'botocore',"
+        " 'httpx', 'scipy', 'sentence_transformers', 'pydantic']\n"
+        "print(','.join(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out == ""
+
+
+def test_span_find_and_describe() -> None:
+    body = "an urgent outage, urgent!"
+    assert Span.find(body, "urgent") == Span(3, 9, "urgent")
+    assert Span.find(body, "urgent", occurrence=1).start == 18
+    with pytest.raises(ValueError):
+        Span.find(body, "calm")
+    ref = EvidenceRef("body", "text", span=Span(3, 9, "urgent"))
+    assert ref.describe() == '"urgent" (body)'
+    assert EvidenceRef("t.score", "numeric").describe() == "t.score [numeric]"
+
+
+def test_dot_paths_on_nested_dicts_and_lists() -> None:
+    data = {"ticket": {"body": "x", "tags": ["a", {"k": 1}]}}
+    assert get_path(data, "ticket.tags.1.k") == 1
+    assert get_path(data, "ticket.tags.-1") == {"k": 1}
+    changed = set_path(data, "ticket.tags.0", "z")
+    assert changed["ticket"]["tags"][0] == "z" and data["ticket"]["tags"][0] == "a"
+    removed = delete_path(data, "ticket.body")
+    assert "body" not in removed["ticket"] and "body" in data["ticket"]
+    assert has_path(data, "ticket.body") and not has_path(data, "ticket.nope")
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("ticket.nope", "key 'nope' not found in ticket"),
+        ("ticket.tags.5", "index 5 out of range"),
+        ("ticket.tags.x", "must be an integer index"),
+        ("ticket.body.deeper", "is a str"),
+        ("ticket..body", "empty segment"),
+    ],
+)
+def test_path_errors_name_the_problem(path: str, message: str) -> None:
+    data = {"ticket": {"body": "x", "tags": ["a"]}}
+    with pytest.raises(PathError, match=message):
+        get_path(data, path)
+    with pytest.raises(PathError):
+        set_path(data, path, 1)
+
+
+def test_from_function_validates_traces() -> None:
+    ok = from_function(lambda inp: AgentTrace("P1"))
+    assert ok.run({}).decision == "P1"
+    bad = from_function(lambda inp: AgentTrace(1))  # type: ignore[arg-type]
+    [sample] = sample_inputs(bad, [{}])
+    assert not sample.ok and "decision of type int" in (sample.error or "")
+    wrong = from_function(lambda inp: "P1")  # type: ignore[arg-type,return-value]
+    [sample] = sample_inputs(wrong, [{}])
+    assert "returned str; expected an AgentTrace" in (sample.error or "")
+
+
+def test_sampler_records_exceptions_and_keeps_order() -> None:
+    def agent(inp: dict[str, int]) -> AgentTrace:
+        if inp["i"] == 2:
+            raise RuntimeError("boom")
+        return AgentTrace(str(inp["i"]))
+
+    samples = sample_inputs(from_function(agent), [{"i": i} for i in range(5)], concurrency=3)
+    assert [s.decision for s in samples] == ["0", "1", None, "3", "4"]
+    assert samples[2].error == "agent raised RuntimeError: boom"
+
+
+def test_sync_agents_run_on_a_bounded_thread_pool() -> None:
+    lock = threading.Lock()
+    state = {"now": 0, "peak": 0}
+
+    def agent(inp: dict[str, int]) -> AgentTrace:
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        time.sleep(0.02)
+        with lock:
+            state["now"] -= 1
+        return AgentTrace("x")
+
+    started = time.perf_counter()
+    sample_inputs(from_function(agent), [{"i": i} for i in range(12)], concurrency=4)
+    assert state["peak"] == 4
+    assert time.perf_counter() - started < 12 * 0.02  # really concurrent
+
+
+def test_async_agents_run_on_asyncio_with_a_bound() -> None:
+    state = {"now": 0, "peak": 0, "thread": set()}
+
+    async def agent(inp: dict[str, int]) -> AgentTrace:
+        state["now"] += 1
+        state["peak"] = max(state["peak"], state["now"])
+        state["thread"].add(threading.get_ident())  # type: ignore[attr-defined]
+        await asyncio.sleep(0.01)
+        state["now"] -= 1
+        return AgentTrace(str(inp["i"]))
+
+    adapter = from_function(agent)
+    assert adapter.is_async
+    samples = sample_inputs(adapter, [{"i": i} for i in range(10)], concurrency=3)
+    assert [s.decision for s in samples] == [str(i) for i in range(10)]
+    assert state["peak"] == 3
+    assert len(state["thread"]) == 1  # type: ignore[arg-type]
+    assert adapter.run({"i": 7}).decision == "7"
+
+
+async def test_async_agent_inside_a_running_loop() -> None:
+    async def agent(inp: dict[str, int]) -> AgentTrace:
+        return AgentTrace("ok")
+
+    # sync entry points still work when called from a coroutine (a Jupyter cell)
+    samples = sample_inputs(from_function(agent), [{}, {}])
+    assert [s.decision for s in samples] == ["ok", "ok"]

@@ -1,0 +1,162 @@
+"""CRAFT perturbations: every strategy on every evidence kind, manifold scorers, LLM rewrites."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from facetlab.craft import (
+    EvidenceRef,
+    HeuristicScorer,
+    LLMJudgeScorer,
+    Span,
+    apply_strategy,
+    manifold_score,
+    negation,
+    paraphrase,
+)
+from facetlab.craft.perturb.strategies import REDACTED, negate_phrase
+from tests.craft_helpers import FakeBackend
+
+INPUT = {
+    "ticket": {"body": "We are seeing data loss after the urgent migration.", "score": 7},
+    "tier": "gold",
+    "vip": True,
+}
+BODY = INPUT["ticket"]["body"]  # type: ignore[index]
+TEXT = EvidenceRef("ticket.body", "text", span=Span.find(BODY, "data loss"))
+NUM = EvidenceRef("ticket.score", "numeric")
+CAT = EvidenceRef("tier", "categorical")
+FLAG = EvidenceRef("vip", "categorical")
+
+
+@pytest.mark.parametrize(
+    ("strategy", "expected"),
+    [
+        ("delete", "We are seeing after the urgent migration."),
+        ("redact", f"We are seeing {REDACTED} after the urgent migration."),
+        ("negate", "We are seeing no data loss after the urgent migration."),
+        ("null", "We are seeing N/A after the urgent migration."),
+    ],
+)
+def test_text_strategies(strategy: str, expected: str) -> None:
+    p = apply_strategy(INPUT, TEXT, strategy)
+    assert p.input["ticket"]["body"] == expected
+    assert INPUT["ticket"]["body"] == BODY  # type: ignore[index]  # never mutated
+    assert p.strategy == strategy and p.evidence == TEXT
+
+
+@pytest.mark.parametrize(
+    ("ref", "strategy", "expected"),
+    [
+        (NUM, "redact", REDACTED),
+        (NUM, "negate", -7),
+        (NUM, "null", None),
+        (CAT, "redact", REDACTED),
+        (CAT, "negate", "not gold"),
+        (CAT, "null", None),
+        (FLAG, "negate", False),
+        (FLAG, "null", None),
+    ],
+)
+def test_scalar_strategies(ref: EvidenceRef, strategy: str, expected: object) -> None:
+    p = apply_strategy(INPUT, ref, strategy)
+    node = p.input["ticket"] if ref.path.startswith("ticket.") else p.input
+    assert node[ref.path.split(".")[-1]] == expected
+
+
+@pytest.mark.parametrize("ref", [NUM, CAT, FLAG])
+def test_delete_removes_scalar_fields(ref: EvidenceRef) -> None:
+    p = apply_strategy(INPUT, ref, "delete")
+    node = p.input["ticket"] if ref.path.startswith("ticket.") else p.input
+    assert ref.path.split(".")[-1] not in node
+
+
+def test_negate_uses_known_categories_and_zero() -> None:
+    p = apply_strategy(INPUT, CAT, "negate", categories={"tier": ["gold", "silver", "bronze"]})
+    assert p.input["tier"] == "silver"
+    zero = apply_strategy({"n": 0}, EvidenceRef("n", "numeric"), "negate")
+    assert zero.input["n"] == 1
+
+
+def test_delete_repairs_spacing_at_the_edges() -> None:
+    first = EvidenceRef("b", "text", span=Span(0, 6, "Urgent"))
+    assert apply_strategy({"b": "Urgent outage now."}, first, "delete").input["b"] == "Outage now."
+    last = EvidenceRef("b", "text", span=Span(11, 14, "now"))
+    assert apply_strategy({"b": "Outage now now."}, last, "delete").input["b"] == "Outage now."
+
+
+def test_negate_phrase_templates() -> None:
+    assert negate_phrase("urgent") == "routine"
+    assert negate_phrase("Urgent") == "Routine"
+    assert negate_phrase("no response") == "response"
+    assert negate_phrase("is down") == "is not down"
+    assert negate_phrase("Data loss") == "No data loss"
+    assert negate_phrase("API outage") == "No API outage"
+
+
+def test_unknown_strategy_and_stale_span_fail_clearly() -> None:
+    with pytest.raises(Exception, match="unknown strategy 'shuffle'"):
+        apply_strategy(INPUT, TEXT, "shuffle")
+    stale = EvidenceRef("ticket.body", "text", span=Span(0, 9, "data loss"))
+    with pytest.raises(Exception, match="reads 'We are se'"):
+        apply_strategy(INPUT, stale, "delete")
+
+
+def test_heuristic_scorer_rejects_broken_text() -> None:
+    s = HeuristicScorer()
+    ref = EvidenceRef("b", "text", span=Span(3, 9, "urgent"))
+    assert s.score({"b": "An urgent outage."}, {"b": "An outage."}, ref).score == 1.0
+    empty = s.score({"b": "urgent"}, {"b": ""}, EvidenceRef("b", "text"))
+    assert empty.score == 0.0 and "empty field" in empty.reasons[0]
+    doubled = manifold_score({"b": "An urgent outage."}, {"b": "An  outage."}, ref)
+    assert doubled.score < 1.0 and "doubled space" in doubled.reasons[0]
+    punct = manifold_score({"b": "Outage, urgent."}, {"b": "Outage, ."}, ref)
+    assert any("punctuation" in r for r in punct.reasons)
+    dangling = manifold_score({"b": "Fix the outage."}, {"b": "Fix the ."}, ref)
+    assert any("dangling" in r for r in dangling.reasons) and dangling.score < 0.5
+    cut_ref = EvidenceRef("b", "text", span=Span(3, 6, "urg"))
+    cut = manifold_score({"b": "An urgent outage."}, {"b": "An ent outage."}, cut_ref)
+    assert any("cut word" in r for r in cut.reasons)
+    # a nulled or removed scalar is a deliberate edit, not broken text
+    assert s.score({"n": 1, "b": "x y"}, {"b": "x y"}, EvidenceRef("n", "numeric")).score == 1.0
+
+
+def test_llm_judge_scorer_and_its_fallback() -> None:
+    judge = FakeBackend(lambda prompt: json.dumps({"score": 3, "reason": "garbled"}))
+    scorer = LLMJudgeScorer(judge)
+    result = scorer.score({"b": "An urgent outage."}, {"b": "An outage."}, TEXT)
+    assert result.score == pytest.approx(0.3) and "garbled" in result.reasons[0]
+    scorer.score({"b": "An urgent outage."}, {"b": "An outage."}, TEXT)
+    assert len(judge.requests) == 1  # cached per text
+    broken = LLMJudgeScorer(FakeBackend(lambda prompt: "I think it is fine"))
+    fallback = broken.score({"b": "An urgent outage."}, {"b": "An  outage."}, TEXT)
+    assert "judge failed" in fallback.reasons[0] and "heuristic used" in fallback.reasons[0]
+    assert fallback.score < 1.0
+
+
+def test_on_manifold_templates_offline() -> None:
+    neg = negation().perturb(INPUT, TEXT)[0]
+    assert neg.input["ticket"]["body"] == "We are seeing no data loss after the urgent migration."
+    assert neg.note == "template"
+    para = paraphrase().perturb(INPUT, TEXT)[0]
+    assert para.input["ticket"]["body"] == "We are seeing lost data after the urgent migration."
+    assert paraphrase().perturb(INPUT, NUM) == []  # nothing meaning-preserving for a number
+    assert negation().perturb(INPUT, NUM)[0].input["ticket"]["score"] == -7
+
+
+def test_on_manifold_through_an_llm_backend() -> None:
+    rewrite = "We are seeing our data intact after the urgent migration."
+    backend = FakeBackend(lambda prompt: json.dumps({"text": rewrite}))
+    p = negation(backend).perturb(INPUT, TEXT)[0]
+    assert p.input["ticket"]["body"] == rewrite and p.note == "llm"
+    assert "opposite" in backend.requests[0].prompt and "data loss" in backend.requests[0].prompt
+    # a paraphrase that keeps the exact phrase is rejected, and the template is used instead
+    lazy = FakeBackend(lambda prompt: json.dumps({"text": BODY.replace("We", "They")}))
+    p2 = paraphrase(lazy).perturb(INPUT, TEXT)[0]
+    assert p2.note is not None and "still contains the original phrase" in p2.note
+    assert "lost data" in p2.input["ticket"]["body"]
+    garbage = FakeBackend(lambda prompt: "sure!")
+    p3 = negation(garbage).perturb(INPUT, TEXT)[0]
+    assert p3.note is not None and "LLM rewrite failed" in p3.note

@@ -1,0 +1,311 @@
+"""facetlab.datasets: pinned, hash-verified access to the FACET v3 data (no real network)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from facetlab import datasets
+from facetlab.cli import app
+from facetlab.errors import DataError, HashMismatchError
+
+N_FILES = 448
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Each test gets its own empty data dir, no mirror and a fresh in-process memo."""
+    monkeypatch.setenv("FACETLAB_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("FACETLAB_DATA_MIRROR", raising=False)
+    monkeypatch.setattr(datasets, "_VERIFIED", set())
+
+
+def _link_mirror(facet_data: Path, dest: Path) -> Path:
+    """A mirror made of symlinks to the real one (cheap); tests replace single files."""
+    for name in datasets.registry():
+        link = dest / name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(facet_data / name)
+    return dest
+
+
+def test_registry_lists_the_448_pinned_files(facet_data: Path) -> None:
+    reg = datasets.registry()
+    assert len(reg) == N_FILES and reg == datasets.REGISTRY
+    shipped = {}
+    for line in (facet_data / "SHA256SUMS").read_text().splitlines():
+        sha, name = line.split()
+        shipped[name] = sha
+    assert dict(reg) == shipped
+    assert sum(name.startswith("instances/") for name in reg) == 41
+    assert datasets.COMMIT in datasets.BASE_URL and datasets.REPOSITORY in datasets.BASE_URL
+
+
+def test_fetch_from_mirror_verifies_all_files(facet_data: Path, tmp_path: Path) -> None:
+    report = datasets.fetch(mirror=facet_data)
+    assert (report.verified, report.copied, report.downloaded, report.present) == (
+        N_FILES,
+        N_FILES,
+        0,
+        0,
+    )
+    assert report.root == tmp_path / "data"
+    assert str(report).startswith("448 files verified")
+    again = datasets.fetch(mirror=facet_data)
+    assert (again.verified, again.copied, again.present) == (N_FILES, 0, N_FILES)
+    assert datasets.verify() == []
+
+
+def test_fetch_reports_progress(facet_data: Path) -> None:
+    seen: list[tuple[int, int]] = []
+    datasets.fetch(mirror=facet_data, progress=lambda done, total, name: seen.append((done, total)))
+    assert seen[-1] == (N_FILES, N_FILES) and len(seen) == N_FILES
+
+
+def test_altered_mirror_file_names_file_and_both_hashes(facet_data: Path, tmp_path: Path) -> None:
+    mirror = _link_mirror(facet_data, tmp_path / "mirror")
+    name = "results/weighted-probe/c2/" + next(
+        n.rsplit("/", 1)[1]
+        for n in sorted(datasets.registry())
+        if n.startswith("results/weighted-probe/c2/")
+    )
+    content = bytearray((facet_data / name).read_bytes())
+    content[10] ^= 0x01  # one byte changed
+    (mirror / name).unlink()
+    (mirror / name).write_bytes(bytes(content))
+    with pytest.raises(HashMismatchError) as info:
+        datasets.fetch(mirror=mirror)
+    err = info.value
+    assert err.name == name and err.expected == datasets.registry()[name]
+    assert err.actual == hashlib.sha256(bytes(content)).hexdigest()
+    assert name in str(err) and err.expected in str(err) and err.actual in str(err)
+    assert not (tmp_path / "data" / datasets._STAMP).exists()  # never stamped as verified
+
+
+def test_missing_mirror_file_is_named(facet_data: Path, tmp_path: Path) -> None:
+    mirror = _link_mirror(facet_data, tmp_path / "mirror")
+    name = "instances/facet-neg-cf-002.json"
+    (mirror / name).unlink()
+    with pytest.raises(DataError, match=f"{name}: missing from mirror"):
+        datasets.fetch(mirror=mirror)
+
+
+def test_several_bad_files_are_all_listed(facet_data: Path, tmp_path: Path) -> None:
+    mirror = _link_mirror(facet_data, tmp_path / "mirror")
+    names = ["instances/facet-neg-0001.json", "instances/facet-neg-0002.json"]
+    for name in names:
+        (mirror / name).unlink()
+    with pytest.raises(DataError) as info:
+        datasets.fetch(mirror=mirror)
+    assert "2 of 448 FACET v3 files failed" in str(info.value)
+    assert all(name in str(info.value) for name in names)
+
+
+def test_mirror_from_environment_and_cli(facet_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
+    result = CliRunner().invoke(app, ["data", "fetch", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "448 files verified" in result.output
+    path = CliRunner().invoke(app, ["data", "path"])
+    assert path.exit_code == 0 and Path(path.output.strip()) == datasets.cache_dir()
+    assert (Path(path.output.strip()) / "instances" / "facet-neg-0002.json").is_file()
+
+
+def test_cli_mirror_option(facet_data: Path) -> None:
+    result = CliRunner().invoke(app, ["data", "fetch", "--quiet", "--mirror", str(facet_data)])
+    assert result.exit_code == 0, result.output
+    assert "448 files verified (0 downloaded, 448 copied" in result.output
+
+
+def test_cli_fetch_fails_on_altered_mirror(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mirror = _link_mirror(facet_data, tmp_path / "mirror")
+    name = "instances/perturbations/facet-neg-0003-c2.json"
+    data = (facet_data / name).read_bytes()
+    (mirror / name).unlink()
+    (mirror / name).write_bytes(data[:-1] + b" ")
+    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(mirror))
+    result = CliRunner().invoke(app, ["data", "fetch", "--quiet"])
+    assert result.exit_code == 1
+    assert name in result.output and datasets.registry()[name] in result.output
+
+
+def test_altered_cached_file_is_replaced(facet_data: Path, tmp_path: Path) -> None:
+    datasets.fetch(mirror=facet_data)
+    cached = tmp_path / "data" / "instances" / "facet-neg-0004.json"
+    cached.write_text("{}")
+    report = datasets.fetch(mirror=facet_data)
+    assert (report.copied, report.present) == (1, N_FILES - 1)
+    assert datasets.verify() == []
+
+
+def test_data_dir_uses_stamp_across_processes(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
+    root = datasets.data_dir()  # first use: fetches from the mirror
+    assert (root / "results").is_dir() and (root / datasets._STAMP).is_file()
+
+    calls: list[object] = []
+    real_fetch = datasets.fetch
+
+    def counting_fetch(**kwargs: object) -> datasets.FetchReport:
+        calls.append(kwargs)
+        return real_fetch(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(datasets, "fetch", counting_fetch)
+    monkeypatch.setattr(datasets, "_VERIFIED", set())  # as in a new process
+    assert datasets.data_dir() == root and calls == []  # the stamp is trusted
+    assert datasets.data_dir() == root and calls == []  # memoised in-process
+
+    # A changed file voids the stamp: the next "process" re-verifies and repairs it.
+    victim = root / "instances" / "facet-neg-0005.json"
+    victim.write_bytes(victim.read_bytes() + b"\n")
+    monkeypatch.setattr(datasets, "_VERIFIED", set())
+    assert datasets.data_dir() == root and len(calls) == 1
+    assert datasets.verify() == []
+
+
+def test_stamp_is_keyed_on_registry(facet_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    datasets.fetch(mirror=facet_data)
+    assert datasets._stamp_is_valid(datasets.cache_dir())
+    monkeypatch.setattr(datasets, "_registry_digest", lambda: "0" * 64)
+    assert not datasets._stamp_is_valid(datasets.cache_dir())
+
+
+def test_no_network_error_explains_the_mirror(monkeypatch: pytest.MonkeyPatch) -> None:
+    def offline(url: str, dest: Path, client: object) -> None:
+        raise datasets._NetworkError(
+            f"could not download {url}: offline. {datasets._no_network_hint()}"
+        )
+
+    monkeypatch.setattr(datasets, "_download", offline)
+    with pytest.raises(DataError, match="FACETLAB_DATA_MIRROR") as info:
+        datasets.data_dir()
+    assert "facetlab data fetch" in str(info.value)
+
+
+def test_unreachable_server_gives_mirror_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setattr(datasets, "BASE_URL", f"http://127.0.0.1:{port}/")
+    result = CliRunner().invoke(app, ["data", "fetch", "--quiet"])
+    assert result.exit_code == 1
+    assert "ConnectError" in result.output and "FACETLAB_DATA_MIRROR" in result.output
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """A local HTTP server on 127.0.0.1 serving files from a folder."""
+    root = tmp_path / "served"
+    root.mkdir()
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
+    thread.start()
+    try:
+        yield root, f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+SUBSET = (
+    "instances/facet-neg-cf-002.json",
+    "instances/perturbations/facet-neg-0002-c2.json",
+    "results/weighted-probe/c2/",  # first C2 file, resolved below
+)
+
+
+def _subset(facet_data: Path, served_root: Path) -> dict[str, str]:
+    reg = datasets.registry()
+    names = [n for n in SUBSET if not n.endswith("/")]
+    names.append(next(n for n in sorted(reg) if n.startswith(SUBSET[2])))
+    for name in names:
+        (served_root / name).parent.mkdir(parents=True, exist_ok=True)
+        (served_root / name).write_bytes((facet_data / name).read_bytes())
+    return {n: reg[n] for n in names}
+
+
+def test_download_from_local_server(
+    facet_data: Path, served: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served_root, url = served
+    subset = _subset(facet_data, served_root)
+    monkeypatch.setattr(datasets, "registry", lambda: subset)
+    monkeypatch.setattr(datasets, "BASE_URL", url)
+    report = datasets.fetch()
+    assert (report.verified, report.downloaded, report.copied) == (3, 3, 0)
+    assert report.source == f"network {url}"
+    assert datasets.verify() == []
+    assert datasets.data_dir() == report.root  # stamped: no second download needed
+
+
+def test_download_with_altered_content_is_rejected(
+    facet_data: Path, served: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    served_root, url = served
+    subset = _subset(facet_data, served_root)
+    name = "instances/facet-neg-cf-002.json"
+    (served_root / name).write_bytes((served_root / name).read_bytes().replace(b"F", b"G", 1))
+    monkeypatch.setattr(datasets, "registry", lambda: subset)
+    with pytest.raises(HashMismatchError) as info:
+        datasets.fetch(base_url=url)
+    assert info.value.name == name and info.value.path == url + name
+    assert not (tmp_path / "data" / name).exists()  # the bad download is not kept
+
+
+def test_download_http_error_names_url(
+    facet_data: Path, served: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served_root, url = served
+    subset = _subset(facet_data, served_root)
+    (served_root / "instances/facet-neg-cf-002.json").unlink()
+    monkeypatch.setattr(datasets, "registry", lambda: subset)
+    with pytest.raises(DataError, match=r"facet-neg-cf-002.json failed: HTTP 404"):
+        datasets.fetch(base_url=url)
+
+
+def test_info_shows_attribution_and_state(facet_data: Path) -> None:
+    before = datasets.info()
+    assert before.state.startswith("not fetched") and before.files_present == 0
+    assert before.license == "CC BY 4.0" and before.doi == "10.5281/zenodo.19557436"
+    assert "Jambula" in before.citation and before.doi in before.citation
+    datasets.fetch(mirror=facet_data)
+    after = datasets.info()
+    assert after.state == "verified" and after.files_present == N_FILES
+    result = CliRunner().invoke(app, ["data", "info"])
+    assert result.exit_code == 0
+    for text in ("CC BY 4.0", "10.5281/zenodo.19557436", datasets.COMMIT, "Cite as:", "verified"):
+        assert text in result.output
+    as_json = CliRunner().invoke(app, ["data", "info", "--json"])
+    assert '"license": "CC BY 4.0"' in as_json.output
+
+
+def test_path_without_fetch_does_not_download(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["data", "path", "--no-fetch"])
+    assert result.exit_code == 0 and result.output.strip() == str(tmp_path / "data")
+    assert not (tmp_path / "data").exists()
+
+
+def test_mirror_that_is_not_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="not a folder"):
+        datasets.fetch(mirror=tmp_path / "nope")

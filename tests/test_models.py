@@ -1,0 +1,167 @@
+"""The canonical model table: every raw id maps to one paper model or has a reason."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from facetlab.models import (
+    CASES,
+    MODELS,
+    PAPER_MODEL_ORDER,
+    ModelInfo,
+    canonical_model,
+    case_of,
+    exclusion_reason,
+    model_by_name,
+)
+
+
+def test_eight_models_in_paper_order() -> None:
+    assert PAPER_MODEL_ORDER == (
+        "Claude Sonnet 4.6",
+        "Claude Opus 4.6",
+        "GPT-5.4",
+        "DeepSeek v3.2",
+        "Mistral Large 3",
+        "Llama 4 Maverick",
+        "Llama 4 Scout",
+        "Qwen3 Next 80B-A3B",
+    )
+    assert [m.order for m in MODELS] == list(range(8))
+    assert [m.weights for m in MODELS] == ["closed"] * 3 + ["open"] * 5
+
+
+def test_model_info_is_frozen() -> None:
+    with pytest.raises(AttributeError):
+        MODELS[0].display_name = "x"  # type: ignore[misc]
+
+
+def test_aliases_are_unambiguous() -> None:
+    seen: dict[str, ModelInfo] = {}
+    for model in MODELS:
+        for alias in model.aliases:
+            other = seen.setdefault(alias.lower(), model)
+            assert other is model, (
+                f"{alias} names both {other.display_name} and {model.display_name}"
+            )
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("sonnet", "Claude Sonnet 4.6"),
+        ("claude-sonnet-4-6", "Claude Sonnet 4.6"),
+        ("opus", "Claude Opus 4.6"),
+        ("claude-opus-4-6", "Claude Opus 4.6"),
+        ("anthropic/claude-opus-4-6", "Claude Opus 4.6"),
+        ("gpt-5.4", "GPT-5.4"),
+        ("openai/gpt-5.4", "GPT-5.4"),
+        ("deepseek.v3.2", "DeepSeek v3.2"),
+        ("bedrock/deepseek.v3.2", "DeepSeek v3.2"),
+        ("mistral.mistral-large-3-675b-instruct", "Mistral Large 3"),
+        ("us.meta.llama4-maverick-17b-instruct-v1:0", "Llama 4 Maverick"),
+        ("us.meta.llama4-maverick-17b-instruct-v1_0", "Llama 4 Maverick"),
+        ("us.meta.llama4-scout-17b-instruct-v1:0", "Llama 4 Scout"),
+        ("us.meta.llama4-scout-17b-instruct-v1-0", "Llama 4 Scout"),
+        ("qwen.qwen3-next-80b-a3b", "Qwen3 Next 80B-A3B"),
+        ("  QWEN.QWEN3-NEXT-80B-A3B ", "Qwen3 Next 80B-A3B"),
+        ("Llama 4 Scout", "Llama 4 Scout"),
+    ],
+)
+def test_canonical_model(raw: str, expected: str) -> None:
+    info = canonical_model(raw)
+    assert info is not None
+    assert info.display_name == expected
+    assert exclusion_reason(raw) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("gemini-default", "gemini: not in the paper"),
+        ("opus-effort-high", "opus effort-high configuration: not in the paper"),
+        ("us.deepseek.v3-2:0", "failed run with a wrong model id"),
+        ("gpt-4o", "unknown model id"),
+        ("", "unknown model id"),
+    ],
+)
+def test_excluded_ids(raw: str, reason: str) -> None:
+    assert canonical_model(raw) is None
+    assert exclusion_reason(raw) == reason
+
+
+def test_effort_high_is_told_by_file_name() -> None:
+    name = "results/facet-neg-0002-real-opus-effort-high-20260411-172803.json"
+    assert canonical_model("claude-opus-4-6") is not None
+    assert exclusion_reason("claude-opus-4-6", source_file=name) == (
+        "opus effort-high configuration: not in the paper"
+    )
+    assert exclusion_reason("claude-opus-4-6", source_file="results/x-real-opus-1.json") is None
+
+
+def test_model_by_name() -> None:
+    assert model_by_name("GPT-5.4").lab == "OpenAI"
+    with pytest.raises(KeyError, match="no paper model"):
+        model_by_name("gpt-5.4")
+
+
+@pytest.mark.parametrize(
+    ("instance_id", "case"),
+    [
+        ("facet-neg-cf-001", "CF-Cabral"),
+        ("facet-neg-cf-001-adv", "CF-Cabral"),
+        ("facet-neg-cf-001-adv2", "CF-Cabral"),
+        ("facet-neg-cf-002", "CF-Barker"),
+        ("facet-neg-cf-002-adv", "CF-Barker"),
+        ("facet-neg-cf-003-adv", "CF-Biakanja"),
+        ("facet-neg-0003", None),
+        ("_c2_facet-neg-0002_f1", None),
+        (None, None),
+    ],
+)
+def test_case_of(instance_id: str | None, case: str | None) -> None:
+    assert case_of(instance_id) == case
+    assert set(CASES.values()) == {"CF-Cabral", "CF-Barker", "CF-Biakanja"}
+
+
+@pytest.mark.data
+def test_every_model_id_in_the_raw_files_is_known(facet_data: Path) -> None:
+    results = facet_data / "results"
+    ids: set[str] = set()
+    for path in results.glob("*-real-*.json"):
+        data = json.loads(path.read_text())
+        ids.add(data["model_resolved_at_run_time"])
+        if data.get("model_alias"):
+            ids.add(data["model_alias"])
+    for path in [*results.glob("weighted-probe/*.json"), *results.glob("weighted-probe/c2/*.json")]:
+        ids.add(json.loads(path.read_text())["model"])
+    unknown = {
+        i for i in ids if canonical_model(i) is None and exclusion_reason(i) == "unknown model id"
+    }
+    assert not unknown
+    assert {m.display_name for i in ids if (m := canonical_model(i))} == set(PAPER_MODEL_ORDER)
+
+
+def test_labs_and_params_follow_the_paper_table() -> None:
+    labs = {m.display_name: m.lab for m in MODELS}
+    assert labs["Qwen3 Next 80B-A3B"] == "Alibaba"
+    assert labs["Mistral Large 3"] == "Mistral"
+    assert {m.lab for m in MODELS} == {
+        "Anthropic",
+        "OpenAI",
+        "DeepSeek",
+        "Mistral",
+        "Meta",
+        "Alibaba",
+    }
+    params = {m.display_name: m.params for m in MODELS}
+    assert params["Claude Opus 4.6"] == "n/d"
+    assert params["Llama 4 Scout"] == "109B / 17B"
+
+
+@pytest.mark.parametrize("raw", ["replay/sonnet", "bedrock/us.meta.llama4-scout-17b-instruct-v1:0"])
+def test_provider_prefix_is_ignored(raw: str) -> None:
+    assert canonical_model(raw) is not None

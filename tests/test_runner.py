@@ -1,0 +1,343 @@
+"""Runner behaviour against stub probes and in-process backends (fast, no network)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_runner_helpers import (
+    ScriptedBackend,
+    StubSuite,
+    bad_request,
+    make_instances,
+    rate_limited,
+    server_error,
+)
+
+from facetlab.backends.base import SamplingParams
+from facetlab.errors import BudgetExceededError, ConfigError
+from facetlab.records.schema import TrialRecord
+from facetlab.runner import RetryPolicy, arun, plan_sweep, run
+from facetlab.runner.plan import derive_seed, normalize_probes
+
+MODEL = "openai/gpt-5.4"
+FAST_RETRY = RetryPolicy(max_attempts=4, base_delay_s=0.001, max_delay_s=0.01)
+
+
+def _run(tmp: Path, backend: ScriptedBackend, **kw: Any) -> Any:
+    kw.setdefault("probes", "p1,p2,p3,c2")
+    kw.setdefault("retry", FAST_RETRY)
+    kw.setdefault("progress", "none")
+    kw.setdefault("console", io.StringIO())
+    return run(
+        make_instances(),
+        model=MODEL,
+        out=tmp,
+        backends={MODEL: backend},
+        suite=StubSuite(),
+        **kw,
+    )
+
+
+def _records(out: Path) -> dict[str, dict[str, Any]]:
+    return {p.stem: json.loads(p.read_text()) for p in sorted((out / "records").glob("*.json"))}
+
+
+# -- planning ------------------------------------------------------------------------------
+
+
+def test_plan_fits_probes_and_skips() -> None:
+    plan = plan_sweep(make_instances(), "p1,p2,p3,c2", [MODEL], suite=StubSuite(), repeats=2)
+    counts = plan.by_probe()
+    # 4 instances P1, 1 P2, 1 P3, 2 bases x 3 factors C2; 2 repeats each
+    assert counts == {"p1": 8, "c2": 12, "p2": 2, "p3": 2}
+    skipped = {(s.probe, s.instance_id) for s in plan.skipped}
+    assert ("p3", "demo-cf-001") in skipped and ("p2", "demo-cf-001-adv") in skipped
+    assert ("c2", "demo-cf-001") in skipped
+    ids = [t.trial_id for t in plan.trials]
+    assert len(ids) == len(set(ids))
+    c2 = [t for t in plan.trials if t.probe == "c2"]
+    assert {t.perturbed_factor for t in c2} == {"F1", "F2", "F3"}
+    assert all(t.base_instance_id in ("demo-0000", "demo-0001") for t in c2)
+    # the prompt of a C2 trial shows the rewritten factor
+    f2 = next(t for t in c2 if t.perturbed_factor == "F2" and t.base_instance_id == "demo-0000")
+    assert "Neutral two." in f2.prompt and f2.instance.factors[1].text == "Neutral two."
+    # same inputs -> same ids; another seed changes only the per-trial seed
+    again = plan_sweep(
+        make_instances(), "p1,p2,p3,c2", [MODEL], suite=StubSuite(), repeats=2, seed=7
+    )
+    assert [t.trial_id for t in again.trials] == ids
+    assert again.trials[0].seed == derive_seed(7, ids[0]) != plan.trials[0].seed
+
+
+def test_plan_ids_depend_on_params_and_repeat() -> None:
+    a = plan_sweep(make_instances(), "p2", [MODEL], suite=StubSuite(), repeats=2)
+    b = plan_sweep(
+        make_instances(),
+        "p2",
+        [MODEL],
+        suite=StubSuite(),
+        repeats=2,
+        params=SamplingParams(temperature=0.0),
+    )
+    assert a.trials[0].key != a.trials[1].key
+    assert {t.key for t in a.trials}.isdisjoint({t.key for t in b.trials})
+
+
+def test_unknown_probe_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="unknown probe 'p9'"):
+        normalize_probes("p1,p9")
+
+
+# -- running -------------------------------------------------------------------------------
+
+
+def test_sweep_records_every_trial_with_context_cost_and_residual(tmp_path: Path) -> None:
+    backend = ScriptedBackend()
+    result = _run(tmp_path, backend, seed=11, temperature=0.0)
+    recs = _records(tmp_path)
+    assert result.stats.ok == len(result.plan.trials) == len(recs) == 12
+    assert len(backend.calls) == 12
+    sweep = json.loads((tmp_path / "sweep.json").read_text())
+    assert sweep["models"] == [MODEL] and sweep["template"] == "facet-v3"
+    assert sweep["params"]["temperature"] == 0.0 and sweep["runs"][-1]["ok"] == 12
+    for rec in recs.values():
+        TrialRecord.model_validate(rec)
+        assert rec["status"] == "ok" and rec["usage"] == {
+            "input_tokens": 1000,
+            "output_tokens": 100,
+        }
+        # gpt-5.4 at $2.50 / $15 per 1M tokens
+        assert rec["cost_usd"] == pytest.approx((1000 * 2.5 + 100 * 15) / 1e6)
+    p2 = next(r for r in recs.values() if r["probe"] == "p2")
+    assert p2["weight_estimates"] == {"F1": 10.0, "F2": 60.0, "F3": 30.0}
+    assert p2["residual"] == {"F1": -5.0, "F2": 0.0, "F3": 5.0}
+    assert p2["factor_of_interest"] == "F1" and p2["variant"] == "counterfactual"
+    p1 = next(r for r in recs.values() if r["probe"] == "p1")
+    assert p1["residual"] is None and p1["parsed"]["label"] == "F1"
+    assert result.stats.spend_usd == pytest.approx(12 * 0.004)
+    # context carries what replay/simulated backends need; seed derived per trial
+    by_prompt = {c.prompt: c for c in backend.calls}
+    c2 = next(t for t in result.plan.trials if t.probe == "c2")
+    ctx = by_prompt[c2.prompt].context
+    assert ctx["probe"] == "c2" and ctx["perturbed_factor"] == c2.perturbed_factor
+    assert ctx["base_instance"].instance_id == ctx["base_instance_id"] == c2.base_instance_id
+    assert ctx["instance"] is c2.instance and ctx["template"] == "facet-v3"
+    assert ctx["seed"] == derive_seed(11, c2.trial_id) == by_prompt[c2.prompt].params.seed
+
+
+def test_resume_skips_done_and_retry_errors_retries_failed(tmp_path: Path) -> None:
+    instances_prompts = [
+        t.prompt
+        for t in plan_sweep(make_instances(), "p1,p2,p3,c2", [MODEL], suite=StubSuite()).trials
+    ]
+    target = instances_prompts[3]
+    backend = ScriptedBackend(failures={target: [bad_request()]})
+    first = _run(tmp_path, backend)
+    assert (first.stats.ok, first.stats.failed) == (11, 1)
+    failed = [r for r in _records(tmp_path).values() if r["status"] == "failed"]
+    assert (
+        len(failed) == 1 and "HTTP 400" in failed[0]["error"] and "max_tokens" in failed[0]["error"]
+    )
+    assert failed[0]["attempts"] == 1  # 4xx fails fast
+    # same command again: nothing is called
+    second = _run(tmp_path, backend)
+    assert len(backend.calls) == 12 and second.stats.already_done == 12 and second.stats.calls == 0
+    # --retry-errors: only the failed trial is called again
+    third = _run(tmp_path, backend, retry_errors=True)
+    assert len(backend.calls) == 13 and third.stats.ok == 1
+    assert all(r["status"] == "ok" for r in _records(tmp_path).values())
+
+
+def test_cache_answers_a_new_sweep_without_paying(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    backend = ScriptedBackend()
+    _run(tmp_path / "a", backend, cache_dir=cache)
+    second = _run(tmp_path / "b", backend, cache_dir=cache)
+    assert len(backend.calls) == 12
+    assert second.stats.cached == 12 and second.stats.spend_usd == 0.0
+    recs_a, recs_b = _records(tmp_path / "a"), _records(tmp_path / "b")
+    assert recs_a.keys() == recs_b.keys()
+    for tid, rec in recs_b.items():
+        assert rec["cached"] is True and rec["cost_usd"] == 0.0
+        assert rec["raw_response"] == recs_a[tid]["raw_response"]
+
+
+def test_transient_errors_are_retried_permanent_fail_fast(tmp_path: Path) -> None:
+    prompts = [
+        t.prompt
+        for t in plan_sweep(make_instances(), "p1,p2,p3,c2", [MODEL], suite=StubSuite()).trials
+    ]
+    backend = ScriptedBackend(
+        failures={
+            prompts[0]: [rate_limited(), server_error()],
+            prompts[1]: [server_error()] * 10,  # never recovers
+            prompts[2]: [asyncio.TimeoutError()],
+            prompts[3]: [ConnectionResetError("dropped")],
+        }
+    )
+    result = _run(tmp_path, backend)
+    recs = {r["prompt"]: r for r in _records(tmp_path).values()}
+    assert recs[prompts[0]]["status"] == "ok" and recs[prompts[0]]["attempts"] == 3
+    assert recs[prompts[1]]["status"] == "failed" and recs[prompts[1]]["attempts"] == 4
+    assert "gave up after 4 attempts" in recs[prompts[1]]["error"]
+    assert recs[prompts[2]]["status"] == "ok" and recs[prompts[3]]["status"] == "ok"
+    assert result.stats.ok == 11 and result.stats.failed == 1
+    assert max(backend.paid.values()) == 1
+
+
+def test_malformed_and_empty_replies_are_recorded_not_dropped(tmp_path: Path) -> None:
+    replies = iter(["garbage ### no weights here", "", "F1: 5, F2: 60, F3: 35\nno"] * 10)
+    backend = ScriptedBackend(reply=lambda r: next(replies))
+    result = _run(tmp_path, backend, probes="p2,p3,c2", concurrency=1)
+    statuses = [r["parse_status"] for r in _records(tmp_path).values()]
+    assert len(statuses) == len(result.plan.trials) == 8
+    assert {"malformed", "empty", "ok"} <= set(statuses)
+    assert result.stats.ok == 8  # the call succeeded; the parse status says what is wrong
+
+
+def test_parser_crash_does_not_crash_the_sweep(tmp_path: Path) -> None:
+    class Broken(StubSuite):
+        def parse_reply(self, probe: str, text: str, instance: Any, *, parser: str) -> Any:
+            raise ValueError("boom")
+
+    backend = ScriptedBackend()
+    run(
+        make_instances(),
+        "p2",
+        MODEL,
+        out=tmp_path,
+        backends={MODEL: backend},
+        suite=Broken(),
+        progress="none",
+        console=io.StringIO(),
+    )
+    (rec,) = _records(tmp_path).values()
+    assert rec["parse_status"] == "malformed" and "parser error" in rec["parsed"]["problems"][0]
+
+
+def test_dry_run_prints_counts_tokens_cost_and_calls_nothing(tmp_path: Path) -> None:
+    backend = ScriptedBackend()
+    console = io.StringIO()
+    result = _run(tmp_path, backend, dry_run=True, console=console, repeats=3)
+    text = console.getvalue()
+    assert result.dry_run and result.stats is None and not backend.calls
+    assert "trials: 36" in text and "calls to make: 36" in text
+    assert "estimated tokens:" in text and "estimated cost: $" in text
+    assert "skipped P3 on 3 instance(s)" in text
+    est = result.estimate
+    assert est.input_tokens == sum(
+        len(t.prompt) // 4 + (len(t.prompt) % 4 > 0) for t in result.plan.trials
+    )
+    # priced: input at $2.50/M plus 150 expected output tokens at $15/M per call
+    assert est.cost_usd == pytest.approx(est.input_tokens * 2.5e-6 + 36 * 150 * 15e-6)
+    assert not (tmp_path / "records").exists()
+
+
+def test_budget_refuses_to_start_past_the_estimate(tmp_path: Path) -> None:
+    backend = ScriptedBackend()
+    with pytest.raises(BudgetExceededError, match="exceeds --budget-usd"):
+        _run(tmp_path, backend, budget_usd=0.001)
+    assert not backend.calls
+
+
+def test_budget_stops_cleanly_when_spend_reaches_it(tmp_path: Path) -> None:
+    # Estimates are low (short prompts), actual usage is large: 0.4 USD per call.
+    backend = ScriptedBackend(usage=(100_000, 10_000), latency_s=0.02)
+    result = _run(tmp_path, backend, budget_usd=1.0, concurrency=2)
+    st = result.stats
+    assert st.stopped_by_budget
+    # after the 3rd response spend >= 1.0; the one in flight then finishes too
+    assert st.ok in (3, 4) and st.ok == len(backend.calls)
+    assert st.not_started == 12 - st.ok
+    assert len(_records(tmp_path)) == st.ok  # every started trial recorded
+    assert st.spend_usd == pytest.approx(0.4 * st.ok)
+    # re-running with a larger budget finishes the rest, paying nothing twice
+    rest = _run(tmp_path, backend, budget_usd=100.0)
+    assert rest.stats.ok == 12 - st.ok and max(backend.paid.values()) == 1
+
+
+def test_concurrency_limit_is_respected_and_records_identical(tmp_path: Path) -> None:
+    outs = []
+    for conc in (1, 16):
+        backend = ScriptedBackend(latency_s=0.01)
+        _run(tmp_path / str(conc), backend, concurrency=conc, seed=5, repeats=2)
+        assert backend.max_in_flight <= conc
+        outs.append(_records(tmp_path / str(conc)))
+    assert backend.max_in_flight > 1
+    volatile = {"started_at", "finished_at", "latency_s", "sweep"}
+    strip = [
+        {k: {f: v for f, v in r.items() if f not in volatile} for k, r in o.items()} for o in outs
+    ]
+    assert strip[0] == strip[1]
+
+
+def test_unknown_backend_and_bad_budget_are_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no backend"):
+        run(
+            make_instances(),
+            "p1",
+            MODEL,
+            out=tmp_path,
+            backends={},
+            suite=StubSuite(),
+            progress="none",
+            console=io.StringIO(),
+        )
+    with pytest.raises(ConfigError, match="budget"):
+        run(
+            make_instances(),
+            "p1",
+            MODEL,
+            out=tmp_path,
+            backends={},
+            suite=StubSuite(),
+            budget_usd=-1,
+            progress="none",
+            console=io.StringIO(),
+        )
+
+
+async def test_arun_inside_a_running_loop_and_run_from_a_loop(tmp_path: Path) -> None:
+    backend = ScriptedBackend()
+    res = await arun(
+        make_instances(),
+        "p2",
+        MODEL,
+        out=tmp_path / "a",
+        backends={MODEL: backend},
+        suite=StubSuite(),
+        progress="none",
+        console=io.StringIO(),
+    )
+    assert res.stats is not None and res.stats.ok == 1
+    # plain run() while this coroutine's loop is running (a Jupyter cell) works too
+    res2 = run(
+        make_instances(),
+        "p3",
+        MODEL,
+        out=tmp_path / "b",
+        backends={MODEL: ScriptedBackend()},
+        suite=StubSuite(),
+        progress="none",
+        console=io.StringIO(),
+    )
+    assert res2.stats is not None and res2.stats.ok == 1
+
+
+def test_sweep_json_has_no_secrets(tmp_path: Path) -> None:
+    backend = ScriptedBackend()
+    _run(
+        tmp_path,
+        backend,
+        base_url="https://user:sk-secretsecret123@host.example/v1?key=abc",
+        command=["facetlab", "run", "--base-url", "https://u:p@h/v1", "sk-abcdefghijklmnop"],
+    )
+    text = (tmp_path / "sweep.json").read_text()
+    assert "sk-secretsecret123" not in text and "sk-abcdefghijklmnop" not in text
+    assert "key=abc" not in text and "u:p@" not in text
+    assert "host.example/v1" in text

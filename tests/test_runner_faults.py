@@ -1,0 +1,111 @@
+"""Fault tests: the runner against the local fake LLM server through the real OpenAI backend.
+
+The fake answers 429s (with retry-after), 500/529s, drops connections, truncates
+bodies and sends garbage. Whatever happens, every trial ends with exactly one
+record, ``ok`` or ``failed`` with its error, and no prompt is paid for more often
+than it has ok records (counted at the fake).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from fakes import FakeLLMServer, Fault
+from test_runner_helpers import StubSuite, make_instances
+
+from facetlab.backends import get_backend
+from facetlab.runner import RetryPolicy, run
+
+MODEL = "openai/fake-model"
+RETRY = RetryPolicy(max_attempts=5, base_delay_s=0.01, max_delay_s=0.05)
+
+
+def _sweep(server: FakeLLMServer, out: Path, **kw: Any) -> Any:
+    backend = get_backend(MODEL, base_url=server.openai_base_url, api_key="test-key", timeout=5)
+    kw.setdefault("repeats", 3)
+    kw.setdefault("concurrency", 8)
+    return run(
+        make_instances(),
+        "p1,p2,p3,c2",
+        MODEL,
+        out=out,
+        backends={MODEL: backend},
+        suite=StubSuite(),
+        retry=RETRY,
+        progress="none",
+        console=io.StringIO(),
+        **kw,
+    )
+
+
+def _records(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in sorted((out / "records").glob("*.json"))]
+
+
+def _check_invariants(server: FakeLLMServer, result: Any, out: Path) -> list[dict[str, Any]]:
+    recs = _records(out)
+    planned = {t.trial_id for t in result.plan.trials}
+    assert sorted(r["trial_id"] for r in recs) == sorted(planned)  # one record per trial
+    assert not list((out / "records").glob("*.tmp"))
+    for r in recs:
+        assert r["status"] in ("ok", "failed")
+        if r["status"] == "failed":
+            assert r["error"], r
+        else:
+            assert r["raw_response"].startswith("F1: 60")
+    ok_per_prompt = Counter(r["prompt"] for r in recs if r["status"] == "ok" and not r["cached"])
+    paid = server.paid_calls()
+    assert paid == ok_per_prompt  # no duplicate paid calls
+    return recs
+
+
+def test_scripted_faults_every_trial_ok_or_failed_no_double_pay(tmp_path: Path) -> None:
+    script = [
+        Fault.RATE_LIMIT, Fault.SERVER_ERROR, Fault.DROP, Fault.GARBAGE, Fault.TRUNCATED,
+        Fault.OVERLOADED, Fault.RATE_LIMIT, Fault.DROP, Fault.SERVER_ERROR, Fault.GARBAGE,
+    ]  # fmt: skip
+    with FakeLLMServer(script=script, retry_after=0.05) as server:
+        result = _sweep(server, tmp_path)
+        recs = _check_invariants(server, result, tmp_path)
+    outcomes = server.outcomes()
+    assert outcomes["rate_limit"] == 2 and outcomes["drop"] == 2 and outcomes["garbage"] == 2
+    assert result.stats.ok + result.stats.failed == len(recs) == 36
+    assert result.stats.ok >= 30  # transient faults were retried
+    assert server.paid_calls().total() == result.stats.ok
+
+
+def test_random_faults_soak(tmp_path: Path) -> None:
+    rates = {
+        Fault.RATE_LIMIT: 0.1, Fault.SERVER_ERROR: 0.1, Fault.DROP: 0.05,
+        Fault.GARBAGE: 0.05, Fault.TRUNCATED: 0.05,
+    }  # fmt: skip
+    with FakeLLMServer(fault_rates=rates, seed=3, retry_after=0.02) as server:
+        result = _sweep(server, tmp_path, concurrency=16)
+        _check_invariants(server, result, tmp_path)
+        # resuming after the soak pays nothing again
+        before = server.paid_calls().total()
+        again = _sweep(server, tmp_path, concurrency=16)
+        assert again.stats.calls == 0 and server.paid_calls().total() == before
+    assert result.stats.ok + result.stats.failed == 36
+
+
+def test_permanent_4xx_fails_fast_with_provider_message(tmp_path: Path) -> None:
+    with FakeLLMServer(script=[Fault.BAD_REQUEST]) as server:
+        result = _sweep(server, tmp_path, concurrency=1, repeats=1)
+        recs = _check_invariants(server, result, tmp_path)
+    (failed,) = [r for r in recs if r["status"] == "failed"]
+    assert "400" in failed["error"] and "max_tokens: must be at least 1" in failed["error"]
+    assert failed["attempts"] == 1
+    assert "test-key" not in json.dumps(recs)
+
+
+def test_rate_limit_window_honours_retry_after(tmp_path: Path) -> None:
+    # The fake accepts 10 requests/s and answers 429 + retry-after past that.
+    with FakeLLMServer(rps_limit=10) as server:
+        result = _sweep(server, tmp_path, concurrency=12, repeats=2)
+        _check_invariants(server, result, tmp_path)
+    assert result.stats.ok == 24 and result.stats.failed == 0

@@ -1,0 +1,146 @@
+"""Sensitivity of the headline conclusions to the threshold and the split point."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+
+from facetlab.analysis import sensitivity as sens
+from facetlab.errors import ConfigError
+from facetlab.records import load_trials
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+
+
+@pytest.fixture(scope="module")
+def trials(facet_data: Path) -> pd.DataFrame:
+    return load_trials(facet_data)
+
+
+@pytest.fixture(scope="module")
+def table(trials: pd.DataFrame) -> pd.DataFrame:
+    return sens.sensitivity_table(trials)
+
+
+def test_table_shape_and_columns(table: pd.DataFrame) -> None:
+    assert tuple(table.columns) == sens.SENSITIVITY_COLUMNS
+    counts = table.groupby("conclusion").size().to_dict()
+    assert counts == {"p1_p2_contradiction": 16, "open_closed_asymmetry": 16, "bimodality": 16}
+    assert table["is_paper_setting"].sum() == 3
+
+
+def test_all_headlines_hold_at_the_papers_settings(table: pd.DataFrame) -> None:
+    paper = table[table["is_paper_setting"]]
+    assert paper["holds"].all()
+    p1p2 = paper[paper["conclusion"] == "p1_p2_contradiction"].iloc[0]
+    assert p1p2["p_value"] == pytest.approx(2 * 0.5**13)
+    bim = paper[paper["conclusion"] == "bimodality"].iloc[0]
+    assert bim["p_value"] == pytest.approx(5.86e-6, rel=1e-2)
+
+
+def test_threshold_below_ten_breaks_one_directionality(trials: pd.DataFrame) -> None:
+    row = sens.p1_p2_at(trials, 5.0)
+    # three P2 cells (weights 10) turn unfaithful at 5: two of them become P2-only dissociations
+    assert "P2 faithful 21/24" in str(row["detail"])
+    assert "not entirely one-directional" in str(row["detail"])
+
+
+def test_asymmetry_fails_at_threshold_20(trials: pd.DataFrame) -> None:
+    assert sens.asymmetry_at(trials, 10.0)["holds"] is True
+    at20 = sens.asymmetry_at(trials, 20.0)
+    assert at20["holds"] is False  # no C2 residual exceeds 20 in either group
+    assert "closed 0%, open 0%" in str(at20["detail"])
+
+
+def test_bimodality_separation_depends_on_split(trials: pd.DataFrame) -> None:
+    assert "perfect separation" in str(sens.bimodality_at(trials, 20.0)["detail"])
+    late = sens.bimodality_at(trials, 30.0)
+    assert "imperfect separation" in str(late["detail"])  # the 28 (wrong) falls into the low mode
+
+
+def test_summary(table: pd.DataFrame) -> None:
+    s = sens.summary(table).set_index("conclusion")
+    assert s.loc["open_closed_asymmetry", "fails_for"] == "20"
+    assert s.loc["bimodality", "fails_for"] == "none"
+    assert bool(s.loc["p1_p2_contradiction", "at_paper_setting"])
+
+
+def test_bad_ranges_are_refused(trials: pd.DataFrame) -> None:
+    with pytest.raises(ConfigError, match="at least one value"):
+        sens.sensitivity_table(trials, thresholds=[])
+    with pytest.raises(ConfigError, match=r"\[0, 100\]"):
+        sens.sensitivity_table(trials, split_points=[150])
+
+
+def test_figure(table: pd.DataFrame) -> None:
+    fig = sens.sensitivity_figure(table)
+    assert isinstance(fig, Figure)
+    assert len(fig.axes) == 2
+
+
+# --------------------------------------------------------------------------- notebooks
+
+
+def _code_outputs(path: Path) -> list[object]:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return [
+        (c.get("outputs"), c.get("execution_count")) for c in nb["cells"] if c["cell_type"] == "code"
+    ]
+
+
+@pytest.mark.parametrize("name", ["claims_audit.ipynb", "sensitivity.ipynb"])
+def test_committed_notebooks_are_built_and_clean(name: str, tmp_path: Path) -> None:
+    path = NOTEBOOKS / name
+    assert all(out == ([], None) for out in _code_outputs(path)), f"{name} has outputs"
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1
+    # the committed file is what the builder writes
+    builder = runpy.run_path(str(NOTEBOOKS / "build_claims_notebooks.py"))
+    writer = runpy.run_path(str(NOTEBOOKS / "build_notebooks.py"))["write_notebook"]
+    cells = builder["CLAIMS_AUDIT" if name.startswith("claims") else "SENSITIVITY"]
+    writer(tmp_path / name, cells)
+    assert (tmp_path / name).read_text(encoding="utf-8") == path.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_sensitivity_notebook_runs_alone(facet_data: Path, tmp_path: Path) -> None:
+    papermill = pytest.importorskip("papermill")
+    papermill.execute_notebook(
+        str(NOTEBOOKS / "sensitivity.ipynb"),
+        str(tmp_path / "out.ipynb"),
+        parameters={
+            "data_dir": str(facet_data),
+            "figures_dir": str(tmp_path / "figures"),
+            "tables_dir": str(tmp_path / "tables"),
+            "threshold": 12,
+        },
+        progress_bar=False,
+        cwd=str(tmp_path),
+    )
+    assert (tmp_path / "figures" / "sensitivity.png").stat().st_size > 0
+    assert (tmp_path / "figures" / "sensitivity.svg").is_file()
+    written = pd.read_csv(tmp_path / "tables" / "sensitivity.csv")
+    assert len(written) == 48
+
+
+@pytest.mark.slow
+def test_claims_audit_notebook_runs_alone(facet_data: Path, tmp_path: Path) -> None:
+    papermill = pytest.importorskip("papermill")
+    papermill.execute_notebook(
+        str(NOTEBOOKS / "claims_audit.ipynb"),
+        str(tmp_path / "out.ipynb"),
+        parameters={"data_dir": str(facet_data), "paper_dir": str(tmp_path), "threshold": 12},
+        progress_bar=False,
+        cwd=str(tmp_path),
+    )
+    audit = pd.read_csv(tmp_path / "claims-t12-s20.csv", dtype=str, keep_default_na=False)
+    assert len(audit) >= 150
+    assert audit.loc[audit["id"] == "notation.threshold", "computed_value"].item() == "12"
+    assert not (tmp_path / "claims.csv").exists()  # the paper-setting file is left alone

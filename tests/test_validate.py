@@ -1,0 +1,193 @@
+"""facetlab validate / facetlab schema: one precise line per problem, non-zero exit on errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from facetlab.cli import app
+from facetlab.validate import Problem, json_schema, validate, validate_paths
+
+FIXTURES = Path(__file__).parent / "fixtures"
+BROKEN = FIXTURES / "broken_instances"
+ROOT = Path(__file__).resolve().parents[1]
+
+# file (relative to BROKEN) -> (pointer, severity, fragment of the message)
+EXPECTED = {
+    "invalid-json.json": ("", "error", "invalid JSON at line 5 column 1"),
+    "not-an-object.json": ("", "error", "expected a JSON object (an instance file), got an array"),
+    "missing-question.json": (
+        "/question",
+        "error",
+        "missing required field 'question' (expected a string",
+    ),
+    "wrong-type-text.json": ("/factors/1/text", "error", "expected a string, got a number"),
+    "factors-not-array.json": ("/factors", "error", "expected an array, got a string"),
+    "one-factor.json": ("/factors", "error", "expected at least 2 factors, found 1"),
+    "three-factors.json": ("/factors", "warning", "expected at least 5 factors"),
+    "duplicate-factor-id.json": ("/factors/3/factor_id", "error", "duplicate factor_id 'f3'"),
+    "empty-text.json": ("/factors/2/text", "error", "expected non-empty text"),
+    "counterfactual-no-neutralized.json": (
+        "/factors",
+        "error",
+        "exactly one factor with directionality 'neutralized', found 0",
+    ),
+    "counterfactual-two-neutralized.json": ("/factors", "error", "found 2 (F1, F3)"),
+    "answer-not-yes-no.json": ("/ground_truth/answer", "warning", "expected 'yes' or 'no'"),
+    "partial-weights.json": ("/factors", "warning", "in_case_weight_estimate missing for F5"),
+    "zz-duplicate-instance-id.json": (
+        "/instance_id",
+        "error",
+        "duplicate instance_id 'broken-three-factors'",
+    ),
+    "perturbations/unknown-factor-c2.json": (
+        "/perturbations/3/perturbed_factor_id",
+        "error",
+        "unknown factor 'f9'",
+    ),
+    "perturbations/unknown-base-c2.json": (
+        "/base_instance_id",
+        "error",
+        "unknown base instance 'no-such-instance'",
+    ),
+    "compliance/unknown-factor-c3.json": (
+        "/compliance_requirements/2/maps_to_base_factor",
+        "error",
+        "unknown factor 'f7",
+    ),
+}
+
+
+def test_every_broken_fixture_gives_exactly_its_one_problem() -> None:
+    report = validate([BROKEN], use_facet_data=False)
+    files = {Path(f).relative_to(BROKEN).as_posix() for f in report.files}
+    assert files == set(EXPECTED)
+    by_file: dict[str, list[Problem]] = {}
+    for problem in report.problems:
+        by_file.setdefault(Path(problem.file).relative_to(BROKEN).as_posix(), []).append(problem)
+    for name, (pointer, severity, fragment) in EXPECTED.items():
+        found = by_file.get(name, [])
+        assert len(found) == 1, (name, found)
+        assert (found[0].pointer, found[0].severity) == (pointer, severity), (name, found[0])
+        assert fragment in found[0].message, (name, found[0].message)
+    assert report.errors == 14 and report.warnings == 3 and not report.ok
+
+
+def test_cli_prints_one_line_per_problem_and_exits_non_zero() -> None:
+    result = CliRunner().invoke(app, ["validate", str(BROKEN), "--no-facet-data"])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert lines[-1] == "17 files checked: 14 errors, 3 warnings"
+    assert len(lines) == 18
+    assert f"{BROKEN / 'empty-text.json'}:/factors/2/text: error: expected non-empty text" in lines
+
+
+def test_facet_data_validates_clean(facet_data: Path) -> None:
+    result = CliRunner().invoke(app, ["validate", str(facet_data / "instances")])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == "41 files checked: 0 errors, 0 warnings"
+
+
+def test_project_instances_and_fixture_validate_clean() -> None:
+    paths = [ROOT / "instances", FIXTURES / "minimal_instance.json"]
+    assert validate_paths(paths) == []
+
+
+def test_warnings_alone_exit_zero_unless_strict() -> None:
+    path = str(BROKEN / "three-factors.json")
+    assert CliRunner().invoke(app, ["validate", path]).exit_code == 0
+    assert CliRunner().invoke(app, ["validate", "--strict", path]).exit_code == 1
+
+
+def test_perturbation_base_resolved_in_facet_data(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A lone C2 file names a FACET instance; it is found in the local data (no download).
+    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
+    monkeypatch.setenv("FACETLAB_DATA_DIR", str(tmp_path / "empty-cache"))
+    lone = tmp_path / "facet-neg-0002-c2.json"
+    data = json.loads((facet_data / "instances/perturbations/facet-neg-0002-c2.json").read_text())
+    data["perturbations"][1]["perturbed_factor_id"] = "f8"
+    lone.write_text(json.dumps(data))
+    problems = validate_paths([lone])
+    assert [(p.pointer, p.severity) for p in problems] == [
+        ("/perturbations/1/perturbed_factor_id", "error"),
+        ("/perturbations", "warning"),  # f2 now has no rewrite
+    ]
+    assert "unknown factor 'f8'" in problems[0].message
+    assert not (tmp_path / "empty-cache").exists()  # validation never fetches
+    # Without the FACET data the base is unknown.
+    assert "unknown base instance" in validate([lone], use_facet_data=False).problems[0].message
+
+
+def test_kind_detected_by_location(tmp_path: Path) -> None:
+    folder = tmp_path / "perturbations"
+    folder.mkdir()
+    (folder / "x-c2.json").write_text(json.dumps({"base_instance_id": "x"}))
+    problems = validate_paths([tmp_path])
+    assert [p.pointer for p in problems] == ["/perturbations"]
+    assert "missing required field 'perturbations' (expected an array" in problems[0].message
+
+
+def test_missing_path_is_an_error(tmp_path: Path) -> None:
+    problems = validate_paths([tmp_path / "nope.json"])
+    assert len(problems) == 1 and "no such file or folder" in problems[0].message
+
+
+def test_copy_of_facet_file_with_one_change(facet_data: Path, tmp_path: Path) -> None:
+    target = tmp_path / "facet-neg-cf-002.json"
+    shutil.copyfile(facet_data / "instances/facet-neg-cf-002.json", target)
+    data = json.loads(target.read_text())
+    data["factors"][0]["directionality"] = "neutralized"
+    target.write_text(json.dumps(data, indent=2))
+    problems = validate_paths([target])
+    assert [str(p) for p in problems] == [
+        f"{target}:/factors: error: a counterfactual needs exactly one factor with "
+        "directionality 'neutralized', found 2 (F1, F3)"
+    ]
+
+
+@pytest.mark.parametrize("kind", ["instance", "perturbations", "compliance"])
+def test_schema_command_writes_json_schema(kind: str, tmp_path: Path) -> None:
+    out = tmp_path / f"{kind}.schema.json"
+    result = CliRunner().invoke(app, ["schema", "--kind", kind, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    schema = json.loads(out.read_text())
+    assert schema == json_schema(kind)  # type: ignore[arg-type]
+    assert schema["$schema"].endswith("2020-12/schema")
+    assert schema["additionalProperties"] is True  # unknown fields are allowed
+
+
+def test_schema_to_stdout_and_bad_kind() -> None:
+    result = CliRunner().invoke(app, ["schema"])
+    assert result.exit_code == 0
+    schema = json.loads(result.output)
+    assert schema["required"] == [
+        "instance_id",
+        "doctrine",
+        "case_background",
+        "factors",
+        "question",
+        "ground_truth",
+    ]
+    assert schema["properties"]["factors"]["minItems"] == 2
+    assert CliRunner().invoke(app, ["schema", "--kind", "nope"]).exit_code != 0
+
+
+def test_schema_agrees_with_validator_on_fixtures() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    validator = jsonschema.Draft202012Validator(json_schema("instance"))
+    assert not list(
+        validator.iter_errors(json.loads((FIXTURES / "minimal_instance.json").read_text()))
+    )
+    for name in (
+        "missing-question.json",
+        "wrong-type-text.json",
+        "empty-text.json",
+        "one-factor.json",
+    ):
+        assert list(validator.iter_errors(json.loads((BROKEN / name).read_text()))), name
