@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+_nbf: Any = nbformat  # nbformat ships no type hints
 
 HERE = Path(__file__).resolve().parent
 
 Cell = tuple[str, str]  # ("md" | "code" | "params", source)
 
-PARAMETERS = '''\
+PARAMETERS = """\
 # Parameters (papermill: -p name value); None means the checkout's default location
 data_dir = None  # FACET v3 data root; None: facetlab's data dir (honours FACETLAB_DATA_MIRROR)
 figures_dir = None  # None: <checkout>/figures
@@ -28,9 +30,9 @@ threshold = 10  # weighted-rank faithful iff neutralized weight is at most this 
 split_point = 20  # bimodality: low mode iff weight is below this (the post-hoc split of the paper)
 representative = "first"  # Figure 2 bar: first (as published), last or mean trial
 formats = ["png", "svg"]
-dpi = 200'''
+dpi = 200"""
 
-SETUP = '''\
+SETUP = """\
 %matplotlib inline
 from IPython.display import Markdown, display
 
@@ -39,25 +41,29 @@ from facetlab.analysis import cells, stats
 from facetlab.reproduce import Outputs
 
 out = Outputs.open(data_dir, figures_dir, tables_dir, formats=formats, dpi=dpi)
-trials = out.trials'''
+trials = out.trials"""
 
 
 def write_notebook(path: Path, cells: list[Cell]) -> None:
     """Write ``cells`` as a notebook without outputs (python3 kernel)."""
-    nb = new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb = _nbf.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nb.metadata["language_info"] = {"name": "python"}
     for kind, source in cells:
         if kind == "md":
-            nb.cells.append(new_markdown_cell(source))
+            nb.cells.append(_nbf.v4.new_markdown_cell(source))
         elif kind == "params":
-            nb.cells.append(new_code_cell(source, metadata={"tags": ["parameters"]}))
+            nb.cells.append(_nbf.v4.new_code_cell(source, metadata={"tags": ["parameters"]}))
         else:
-            nb.cells.append(new_code_cell(source))
+            nb.cells.append(_nbf.v4.new_code_cell(source))
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"{path.stem.replace('_', '-')}-{i:02d}"  # stable ids, stable diffs
-    nbformat.validate(nb)
-    path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+    _nbf.validate(nb)
+    path.write_text(_nbf.writes(nb) + "\n", encoding="utf-8")
 
 
 NOTEBOOKS: dict[str, list[Cell]] = {
@@ -119,7 +125,10 @@ NOTEBOOKS: dict[str, list[Cell]] = {
             "code",
             'matrix.groupby("case", sort=False)[["p1_faithful", "p2_faithful"]].sum()',
         ),
-        ("code", 'out.figure(figures.fig1_probe_comparison(matrix, threshold), "fig1_probe_comparison")'),
+        (
+            "code",
+            'out.figure(figures.fig1_probe_comparison(matrix, threshold), "fig1_probe_comparison")',
+        ),
         (
             "md",
             "## McNemar's exact test on the paired verdicts\n\nThe same 24 pairs scored by two "
@@ -224,7 +233,7 @@ NOTEBOOKS: dict[str, list[Cell]] = {
         (
             "code",
             't2 = cells.table2_p3(trials, threshold=threshold)\nbarker = t2[t2["case"] == "CF-Barker"]\n'
-            "stats.group_fisher(barker[\"mean_weight\"].tolist(), (barker[\"weights_access\"] == \"closed\").tolist())",
+            'stats.group_fisher(barker["mean_weight"].tolist(), (barker["weights_access"] == "closed").tolist())',
         ),
     ],
 }

@@ -46,7 +46,7 @@ def test_wrong_outcome_and_mode() -> None:
 
 
 def _frame() -> pd.DataFrame:
-    return pd.DataFrame(
+    frame: pd.DataFrame = pd.DataFrame(
         {
             "probe": ["P1", "P1", "P3", "P3", "C0"],
             "p1_label": ["F1", "F4", None, None, None],
@@ -58,6 +58,7 @@ def _frame() -> pd.DataFrame:
             "failed": [False, False, False, False, True],
         }
     )
+    return frame
 
 
 def test_with_verdicts_applies_the_rule_per_probe() -> None:

@@ -404,6 +404,14 @@ async def test_backends_do_not_retry(server: FakeLLMServer) -> None:
         assert len(server.requests) == before + 1
 
 
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_sync_generate_repeatedly(api: str, server: FakeLLMServer) -> None:
+    # each generate() runs in a fresh event loop; the pooled client must follow it
+    backend = BACKENDS[api](server)
+    texts = [generate(backend, ModelRequest(f"call {i}")).text for i in range(3)]
+    assert len(set(texts)) == 3
+
+
 async def test_concurrent_requests_share_one_client(server: FakeLLMServer) -> None:
     backend = openai_backend(server)
     server.configure(latency_s=0.2)

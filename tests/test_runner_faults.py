@@ -108,4 +108,15 @@ def test_rate_limit_window_honours_retry_after(tmp_path: Path) -> None:
     with FakeLLMServer(rps_limit=10) as server:
         result = _sweep(server, tmp_path, concurrency=12, repeats=2)
         _check_invariants(server, result, tmp_path)
+        rejected = server.outcomes()["rate_limited"]
     assert result.stats.ok == 24 and result.stats.failed == 0
+    assert result.stats.rate_limited == rejected > 0
+    # retry-after pauses every request to the provider, so the 429s do not snowball
+    assert rejected < 24
+
+
+def test_hung_call_times_out_and_is_retried(tmp_path: Path) -> None:
+    with FakeLLMServer(script=[Fault.HANG], hang_s=3) as server:
+        result = _sweep(server, tmp_path, concurrency=2, repeats=1, timeout_s=0.3)
+        recs = _check_invariants(server, result, tmp_path)
+    assert all(r["status"] == "ok" for r in recs) and result.stats.retries == 1

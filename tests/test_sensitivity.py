@@ -90,7 +90,9 @@ def test_figure(table: pd.DataFrame) -> None:
 def _code_outputs(path: Path) -> list[object]:
     nb = json.loads(path.read_text(encoding="utf-8"))
     return [
-        (c.get("outputs"), c.get("execution_count")) for c in nb["cells"] if c["cell_type"] == "code"
+        (c.get("outputs"), c.get("execution_count"))
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
     ]
 
 

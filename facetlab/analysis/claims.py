@@ -300,16 +300,18 @@ def format_report(audit: pd.DataFrame, *, only_unexpected: bool = False) -> str:
     1 claims: 1 PASS; all statuses as expected
     """
     lines: list[str] = []
-    for row in audit.itertuples(index=False):
-        if only_unexpected and row.status == row.expected_status:
+    for rec in audit.to_dict("records"):
+        row = {k: "" if pd.isna(v) else str(v) for k, v in rec.items()}
+        status, expected = row["status"], row["expected_status"]
+        if only_unexpected and status == expected:
             continue
-        flag = "" if row.status == row.expected_status else f"  (expected {row.expected_status})"
+        flag = "" if status == expected else f"  (expected {expected})"
         line = (
-            f"{row.status:<14} {row.id}  paper={row.paper_value}  computed={row.computed_value}"
-            f"  [{row.location}]{flag}"
+            f"{status:<14} {row['id']}  paper={row['paper_value']}  "
+            f"computed={row['computed_value']}  [{row['location']}]{flag}"
         )
-        if row.status != "PASS" and row.explanation:
-            line += f"\n{'':<15}evidence: {row.explanation}"
+        if status != "PASS" and row["explanation"]:
+            line += f"\n{'':<15}evidence: {row['explanation']}"
         lines.append(line)
     summary = summarize(audit)
     counts = ", ".join(f"{n} {status}" for status, n in summary.counts.items())

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from facetlab.analysis import cells, rules, stats
 from facetlab.errors import ConfigError
@@ -157,7 +158,9 @@ def asymmetry_at(trials: pd.DataFrame, threshold: float) -> dict[str, object]:
     )
 
 
-def bimodality_at(trials: pd.DataFrame, split_point: float, alpha: float = 0.05) -> dict[str, object]:
+def bimodality_at(
+    trials: pd.DataFrame, split_point: float, alpha: float = 0.05
+) -> dict[str, object]:
     """The GPT-5.4 CF-Cabral bimodality at one split point (Fisher exact, mode × outcome)."""
     frame = cells.fig3_bimodality(trials, split_point=split_point)
     weights = frame["weight"].astype(float).tolist()
@@ -237,7 +240,7 @@ def _ranges(values: Iterable[float]) -> str:
         return "none"
     parts: list[str] = []
     start = prev = nums[0]
-    for v in nums[1:] + [float("inf")]:
+    for v in [*nums[1:], float("inf")]:
         if v - prev == 1:
             prev = v
             continue
@@ -266,7 +269,9 @@ def sensitivity_figure(table: pd.DataFrame, alpha: float = 0.05) -> Figure:
         (axes[1], "split_point", "bimodality split point (wF1)"),
     ):
         part = table[table["parameter"] == parameter]
-        names = [c for c in CONCLUSIONS if CONCLUSIONS[c] == parameter and c in set(part["conclusion"])]
+        names = [
+            c for c in CONCLUSIONS if CONCLUSIONS[c] == parameter and c in set(part["conclusion"])
+        ]
         values = sorted(set(part["value"]))
         for row_i, name in enumerate(names):
             for col_i, value in enumerate(values):
@@ -306,7 +311,5 @@ def sensitivity_figure(table: pd.DataFrame, alpha: float = 0.05) -> Figure:
     return fig
 
 
-def _rect(x: float, y: float, color: str, edge: str, width: float) -> object:
-    from matplotlib.patches import Rectangle
-
+def _rect(x: float, y: float, color: str, edge: str, width: float) -> Rectangle:
     return Rectangle((x, y), 1, 1, facecolor=color, edgecolor=edge, linewidth=width)

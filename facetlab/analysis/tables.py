@@ -2,14 +2,16 @@
 
 The committed tables under ``paper/tables/`` are compared byte for byte by the
 test suite, so formatting is fixed here: floats are rounded to ``digits``
-decimals (trailing zeros dropped in the CSV, fixed width in Markdown/LaTeX),
-booleans are ``true``/``false``, missing values are empty, line endings are ``\\n``.
+decimals (trailing zeros dropped in the CSV, fixed width in Markdown/LaTeX) and
+magnitudes below 0.1 (CSV) or 1 (display) keep significant digits instead, so a
+p-value never rounds to zero; booleans are ``true``/``false``, missing values
+are empty, line endings are ``\\n``.
 
 >>> import pandas as pd
 >>> print(to_markdown(pd.DataFrame({"model": ["GPT-5.4"], "mean": [18.125]}), digits=1))
-| model   |   mean |
-|:--------|-------:|
-| GPT-5.4 |   18.1 |
+| model   | mean |
+|:--------|-----:|
+| GPT-5.4 | 18.1 |
 """
 
 from __future__ import annotations
@@ -38,6 +40,12 @@ class TablePaths:
 
 
 def _cell(value: object, digits: int, fixed: bool) -> str:
+    """One value as text: ints as is, floats rounded, small magnitudes in significant digits.
+
+    ``fixed`` (display) prints ``digits`` decimals; otherwise (CSV) trailing zeros
+    are dropped. Numbers below 0.1 in magnitude (p-values, proportions) keep their
+    significant digits instead of rounding to zero: 6 in CSVs, 3 on display.
+    """
     if value is None or value is pd.NA:
         return ""
     if isinstance(value, (bool, np.bool_)):
@@ -45,10 +53,16 @@ def _cell(value: object, digits: int, fixed: bool) -> str:
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     if isinstance(value, (float, np.floating)):
-        number = round(float(value), digits)
+        number = float(value)
         if math.isnan(number):
             return ""
-        number += 0.0  # turns -0.0 into 0.0
+        if math.isinf(number):
+            return "inf" if number > 0 else "-inf"
+        if abs(number) < 1e-12:
+            number = 0.0  # float noise, e.g. a Wilson bound of 2.8e-17 for 0 successes
+        if number != 0 and abs(number) < (1.0 if fixed else 0.1):
+            return f"{number:.{3 if fixed else 6}g}"
+        number = round(number, digits) + 0.0  # + 0.0 turns -0.0 into 0.0
         text = f"{number:.{digits}f}"
         if not fixed and "." in text:
             text = text.rstrip("0").rstrip(".")

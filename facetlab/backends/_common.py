@@ -9,14 +9,15 @@ either into facetlab's :class:`~facetlab.errors.TransientBackendError` /
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import email.utils
 import json
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Generic, TypeVar
 
 from facetlab.errors import (
     BackendError,
@@ -191,3 +192,36 @@ def option_float(options: Mapping[str, Any], key: str, default: float | None) ->
         return float(value)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"option {key}={value!r}: expected a number") from exc
+
+
+T = TypeVar("T")
+
+
+class LoopBoundClient(Generic[T]):
+    """An async SDK client that is rebuilt when used from another event loop.
+
+    An ``AsyncAnthropic``/``AsyncOpenAI`` connection pool belongs to the loop that
+    first used it; the sync :func:`facetlab.backends.generate` runs each call in a
+    fresh loop, so a pooled client would fail with "Event loop is closed" on the
+    second call. A client passed in by the caller (``factory=None``) is never rebuilt.
+    """
+
+    def __init__(self, client: T, factory: Callable[[], T] | None) -> None:
+        self._client = client
+        self._factory = factory
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def get(self) -> T:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop: hand out the current client
+            return self._client
+        if self._loop is None:
+            self._loop = loop
+        elif self._loop is not loop and self._factory is not None:
+            self._client = self._factory()
+            self._loop = loop
+        return self._client
+
+    def current(self) -> T:
+        return self._client

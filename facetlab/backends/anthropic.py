@@ -25,7 +25,13 @@ from typing import Any
 
 import anthropic
 
-from facetlab.backends._common import map_sdk_error, option_float, resolve_api_key, sdk_error_types
+from facetlab.backends._common import (
+    LoopBoundClient,
+    map_sdk_error,
+    option_float,
+    resolve_api_key,
+    sdk_error_types,
+)
 from facetlab.backends.base import ModelRequest, ModelResponse, SamplingParams, Usage
 from facetlab.errors import BackendError
 
@@ -92,19 +98,30 @@ class AnthropicBackend:
             raise TypeError(f"AnthropicBackend: unknown options {sorted(options)}")
         self.model = model
         self.base_url = base_url
+        factory = None
         if client is None:
             key = resolve_api_key(api_key, ENV_KEY, self.provider)
-            client = anthropic.AsyncAnthropic(
-                api_key=key,
-                base_url=base_url,
-                max_retries=0,
-                timeout=option_float({"timeout": timeout}, "timeout", 600.0),
-                http_client=http_client,
-            )
+            seconds = option_float({"timeout": timeout}, "timeout", 600.0)
+
+            def factory() -> anthropic.AsyncAnthropic:
+                return anthropic.AsyncAnthropic(
+                    api_key=key,
+                    base_url=base_url,
+                    max_retries=0,
+                    timeout=seconds,
+                    http_client=http_client,
+                )
+
+            client = factory()
         self._secret = api_key or getattr(client, "api_key", None)
-        self.client: anthropic.AsyncAnthropic = client
+        self._clients = LoopBoundClient(client, factory if http_client is None else None)
         self._warned = False
         """The SDK client (the runner's batch support uses it)."""
+
+    @property
+    def client(self) -> anthropic.AsyncAnthropic:
+        """The SDK client for the running event loop (the runner's batch support uses it)."""
+        return self._clients.get()
 
     def __repr__(self) -> str:
         where = f", base_url={self.base_url!r}" if self.base_url else ""
@@ -159,4 +176,4 @@ class AnthropicBackend:
         return response_from_message(message, latency_s=time.perf_counter() - started)
 
     async def aclose(self) -> None:
-        await self.client.close()
+        await self._clients.current().close()

@@ -24,7 +24,13 @@ from typing import Any, Literal
 
 import openai
 
-from facetlab.backends._common import map_sdk_error, option_float, resolve_api_key, sdk_error_types
+from facetlab.backends._common import (
+    LoopBoundClient,
+    map_sdk_error,
+    option_float,
+    resolve_api_key,
+    sdk_error_types,
+)
 from facetlab.backends.base import ModelRequest, ModelResponse, SamplingParams, Usage
 from facetlab.errors import BackendError, ConfigError
 
@@ -117,20 +123,30 @@ class OpenAIBackend:
         self.max_tokens_param: MaxTokensParam = max_tokens_param or (
             "max_completion_tokens" if base_url is None else "max_tokens"
         )
+        factory = None
         if client is None:
             required = base_url is None if key_required is None else key_required
             key = resolve_api_key(api_key, self.env_key, self.provider, required=required)
-            client = openai.AsyncOpenAI(
-                api_key=key or _NO_KEY,
-                base_url=base_url,
-                organization=organization,
-                max_retries=0,
-                timeout=option_float({"timeout": timeout}, "timeout", 600.0),
-                http_client=http_client,
-            )
+            seconds = option_float({"timeout": timeout}, "timeout", 600.0)
+
+            def factory() -> openai.AsyncOpenAI:
+                return openai.AsyncOpenAI(
+                    api_key=key or _NO_KEY,
+                    base_url=base_url,
+                    organization=organization,
+                    max_retries=0,
+                    timeout=seconds,
+                    http_client=http_client,
+                )
+
+            client = factory()
         self._secret = api_key or getattr(client, "api_key", None)
-        self.client: openai.AsyncOpenAI = client
-        """The SDK client (the runner's batch support uses it)."""
+        self._clients = LoopBoundClient(client, factory if http_client is None else None)
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The SDK client for the running event loop (the runner's batch support uses it)."""
+        return self._clients.get()
 
     def __repr__(self) -> str:
         where = f", base_url={self.base_url!r}" if self.base_url else ""
@@ -180,4 +196,4 @@ class OpenAIBackend:
         return response_from_completion(completion, latency_s=time.perf_counter() - started)
 
     async def aclose(self) -> None:
-        await self.client.close()
+        await self._clients.current().close()

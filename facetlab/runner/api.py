@@ -431,7 +431,9 @@ async def arun(
         params=sweep_params,
         seed=seed,
     )
-    cache_path = Path(cache_dir) if cache_dir else None
+    if cache_dir is None and os.environ.get("FACETLAB_CACHE_DIR"):
+        cache_dir = os.environ["FACETLAB_CACHE_DIR"]  # one cache shared by every sweep
+    cache_path = Path(cache_dir).expanduser() if cache_dir else None
     est = estimate(
         plan.trials, out=out, cache_dir=cache_path, retry_errors=retry_errors, batch=batch
     )

@@ -36,6 +36,9 @@ from facetlab.runner.progress import Progress, ProgressDisplay
 from facetlab.runner.retry import RetryPolicy, describe, is_rate_limit, is_transient, retry_after_of
 
 
+UNCACHED_PROVIDERS = frozenset({"replay", "simulated"})
+
+
 @dataclass(frozen=True)
 class ExecOptions:
     """How to run (not what): limits, retries, cache, budget."""
@@ -287,8 +290,14 @@ class Executor:
             todo.append(trial)
         return todo
 
+    def _caches(self, trial: Trial) -> bool:
+        # Offline backends answer deterministically for free: caching them buys nothing.
+        return split_model(trial.model)[0] not in UNCACHED_PROVIDERS
+
     def finish_from_cache(self, trial: Trial) -> bool:
         """Record ``trial`` from the cache if its answer is there; returns whether it was."""
+        if not self._caches(trial):
+            return False
         response = self.cache.get(trial.key)
         if response is None:
             return False
@@ -322,7 +331,8 @@ class Executor:
         batch: bool = False,
     ) -> None:
         """Cache, price, parse and record a fresh (paid) response."""
-        self.cache.put(trial.key, response, batch=batch)
+        if self._caches(trial):
+            self.cache.put(trial.key, response, batch=batch)
         cost = self._account(trial, response, batch=batch)
         parsed = safe_parse(self.suite, trial, response.text, self.options.parser)
         self._finish(

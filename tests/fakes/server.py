@@ -13,7 +13,8 @@ without network or keys:
 
 Behaviour knobs (all may be changed between requests; reads/writes are locked):
 
-- ``latency_s``: sleep before every answered request (successes and HTTP errors).
+- ``latency_s``: sleep before every answered request (successes and HTTP errors;
+  ``rps_limit`` rejections are immediate, as real limiters answer at once).
 - ``rps_limit``: requests per second accepted (sliding one-second window over
   *accepted* requests); past it the server answers 429 with ``retry-after`` and
   ``retry-after-ms`` set to the time until a slot frees. Rejections are logged as

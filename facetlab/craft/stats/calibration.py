@@ -42,6 +42,8 @@ class VerdictRates:
     theater: float
     inconclusive: float
     mean_samples: float
+    p_below_alpha: float
+    """Share of runs whose differential p-value was below alpha (either direction)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,10 +72,10 @@ def _fixed_verdict(
     alpha: float,
     iterations: int,
     seed: int,
-) -> Verdict:
+) -> tuple[Verdict, float]:
     kt, kp, kb = _binomial(rng, n, pt), _binomial(rng, n, pp), _binomial(rng, n, pb)
     diff = _cached_test(method, kt, n, kp, n, iterations, 1 - alpha, seed)
-    return verdict_for(diff, kt / n, kb / n, alpha)
+    return verdict_for(diff, kt / n, kb / n, alpha), diff.p_value
 
 
 def _sequential_verdict(
@@ -86,7 +88,7 @@ def _sequential_verdict(
     alpha: float,
     iterations: int,
     seed: int,
-) -> tuple[Verdict, int]:
+) -> tuple[Verdict, int, float]:
     """The stopping rule of ``InspectOptions(sequential=True)`` on simulated flips."""
     t: list[bool] = []
     p: list[bool] = []
@@ -107,7 +109,8 @@ def _sequential_verdict(
             diff = BootstrapResult(
                 boot.mean_diff, boot.ci_low, boot.ci_high, state.p_value, iterations, "sequential"
             )
-            return verdict_for(diff, kt / len(t), sum(b) / len(b), alpha), len(t)
+            verdict = verdict_for(diff, kt / len(t), sum(b) / len(b), alpha)
+            return verdict, len(t), state.p_value
 
 
 def simulate_verdicts(
@@ -128,9 +131,10 @@ def simulate_verdicts(
     rng = random.Random(f"{seed}:{method}:{treatment_rate}:{placebo_rate}:{baseline_rate}:{n}")
     counts = {"faithful": 0, "theater": 0, "inconclusive": 0}
     used = 0
+    low_p = 0
     for _ in range(reps):
         if method == "sequential":
-            verdict, samples = _sequential_verdict(
+            verdict, samples, p_value = _sequential_verdict(
                 rng,
                 treatment_rate,
                 placebo_rate,
@@ -142,7 +146,7 @@ def simulate_verdicts(
                 bootstrap_seed,
             )
         else:
-            verdict = _fixed_verdict(
+            verdict, p_value = _fixed_verdict(
                 rng,
                 treatment_rate,
                 placebo_rate,
@@ -156,6 +160,7 @@ def simulate_verdicts(
             samples = n
         counts[verdict] += 1
         used += samples
+        low_p += p_value < alpha
     return VerdictRates(
         method=method,
         n=n,
@@ -167,6 +172,7 @@ def simulate_verdicts(
         theater=counts["theater"] / reps,
         inconclusive=counts["inconclusive"] / reps,
         mean_samples=used / reps,
+        p_below_alpha=low_p / reps,
     )
 
 

@@ -1,0 +1,172 @@
+"""``facetlab reproduce``: notebooks, parameters, papermill runs and the report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from typer.testing import CliRunner
+
+from facetlab import reproduce as rep
+from facetlab.cli import app
+from facetlab.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+MINE = [
+    "01_overview",
+    "02_p1_vs_p2",
+    "03_p3_adversarial",
+    "04_bimodality",
+    "05_c2_ablation",
+    "06_asymmetry",
+]
+
+
+def test_parse_parameter() -> None:
+    assert rep.parse_parameter("threshold=15") == ("threshold", 15)
+    assert rep.parse_parameter("split_point=22.5") == ("split_point", 22.5)
+    assert rep.parse_parameter("representative=mean") == ("representative", "mean")
+    assert rep.parse_parameter("formats=[png]") == ("formats", ["png"])
+    assert rep.parse_parameter("data_dir=/tmp/x") == ("data_dir", "/tmp/x")
+    for bad in ("threshold", "=3", "2x=1"):
+        with pytest.raises(ConfigError, match="name=value"):
+            rep.parse_parameter(bad)
+
+
+@pytest.mark.parametrize("name", MINE)
+def test_notebooks_are_committed_clean_and_parametrised(name: str) -> None:
+    path = NOTEBOOKS / f"{name}.ipynb"
+    nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(not c.outputs and c.execution_count is None for c in code), "strip outputs"
+    tagged = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1
+    assert {"data_dir", "figures_dir", "tables_dir", "threshold", "split_point"} <= (
+        rep.declared_parameters(path)
+    )
+
+
+def test_notebooks_match_their_builder(tmp_path: Path) -> None:
+    import runpy
+
+    builder = runpy.run_path(str(NOTEBOOKS / "build_notebooks.py"))
+    for name, cells in builder["NOTEBOOKS"].items():
+        builder["write_notebook"](tmp_path / f"{name}.ipynb", cells)
+        committed = (NOTEBOOKS / f"{name}.ipynb").read_text(encoding="utf-8")
+        assert (tmp_path / f"{name}.ipynb").read_text(encoding="utf-8") == committed, (
+            f"{name}.ipynb is stale: run python notebooks/build_notebooks.py"
+        )
+
+
+def test_find_notebooks_orders_numbered_first(tmp_path: Path) -> None:
+    for name in ("claims_audit", "02_b", "01_a", "_scratch"):
+        (tmp_path / f"{name}.ipynb").write_text("{}")
+    assert [p.stem for p in rep.find_notebooks(tmp_path)] == ["01_a", "02_b", "claims_audit"]
+    with pytest.raises(ConfigError, match="no notebooks"):
+        rep.find_notebooks(tmp_path / "empty")
+
+
+def _fake_checkout(tmp_path: Path) -> Path:
+    (tmp_path / "paper" / "tables").mkdir(parents=True)
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "paper" / "tables" / "table2_p3.md").write_text("| model |\n|:--|\n| GPT-5.4 |\n")
+    (tmp_path / "figures" / "fig3_bimodality.png").write_bytes(b"png")
+    return tmp_path
+
+
+def test_report_lists_every_mismatch_with_evidence(tmp_path: Path) -> None:
+    root = _fake_checkout(tmp_path)
+    rows = [
+        ["t2-gpt-n", "Table 2", "GPT-5.4 n", "16", "16", "0", "PASS", "PASS", ""],
+        [
+            "c2-no-flip",
+            "§4.1",
+            "no single-factor perturbation flipped the outcome",
+            "0",
+            "1",
+            "0",
+            "MISMATCH",
+            "MISMATCH",
+            "DeepSeek answered no on facet-neg-0003 f7",
+        ],
+        [
+            "params",
+            "Table 1",
+            "671B / 37B",
+            "671B",
+            "",
+            "",
+            "NOT_DERIVABLE",
+            "NOT_DERIVABLE",
+            "not in data",
+        ],
+    ]
+    header = "id,location,wording,paper_value,computed_value,tolerance,status,expected_status,explanation\n"
+    body = "".join(",".join(f'"{v}"' for v in row) + "\n" for row in rows)
+    (root / "paper" / "claims.csv").write_text(header + body, encoding="utf-8")
+    ok = rep.NotebookResult(
+        "03_p3_adversarial", Path("03_p3_adversarial.ipynb"), Path("x"), True, 1.0
+    )
+    bad = rep.NotebookResult(
+        "04_bimodality", Path("04_bimodality.ipynb"), Path("y"), False, 1.0, "boom"
+    )
+    report = rep.write_report(root, [ok, bad], {"threshold": 15, "tables_dir": "/abs"}).read_text()
+    assert "`threshold=15`" in report and "/abs" not in report
+    assert "**FAILED**" in report and "boom" in report
+    assert "3 claims: 1 MISMATCH, 1 NOT_DERIVABLE, 1 PASS." in report
+    mismatch_section = report.split("## Every mismatch, with its evidence")[1]
+    assert "c2-no-flip" in mismatch_section and "DeepSeek answered no" in mismatch_section
+    assert "t2-gpt-n" not in mismatch_section
+    table2 = report.split("## Table 2")[1].split("## ")[0]
+    assert "| GPT-5.4 |" in table2 and "t2-gpt-n" in table2
+    assert "![Figure 3" in report
+
+
+def test_report_without_claims(tmp_path: Path) -> None:
+    report = rep.write_report(_fake_checkout(tmp_path), []).read_text()
+    assert "`paper/claims.csv` is missing" in report
+
+
+def _copy_notebook(name: str, tmp_path: Path) -> Path:
+    target = tmp_path / "nb" / f"{name}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(NOTEBOOKS / f"{name}.ipynb", target)
+    return target
+
+
+@pytest.mark.slow
+def test_run_notebooks_with_parameters(facet_data: Path, tmp_path: Path) -> None:
+    good = _copy_notebook("05_c2_ablation", tmp_path)
+    broken = _copy_notebook("03_p3_adversarial", tmp_path)
+    params = {
+        "data_dir": str(facet_data),
+        "figures_dir": str(tmp_path / "figs"),
+        "tables_dir": str(tmp_path / "tabs"),
+        "representative": "median",  # rejected by cells.fig2_p3: notebook 03 must fail
+        "formats": ["svg"],
+        "dpi": 50,
+        "not_a_parameter": 1,  # not declared anywhere: not passed
+    }
+    results = rep.run_notebooks([good, broken], tmp_path / "out", params, workers=2)
+    by_name = {r.name: r for r in results}
+    assert by_name["05_c2_ablation"].ok, by_name["05_c2_ablation"].error
+    assert not by_name["03_p3_adversarial"].ok
+    assert "representative" in by_name["03_p3_adversarial"].error
+    assert (tmp_path / "tabs" / "fig4_c2.csv").is_file()
+    assert [p.name for p in (tmp_path / "figs").iterdir()] == ["fig4_c2_faithfulness.svg"]
+    executed = json.loads((tmp_path / "out" / "05_c2_ablation.ipynb").read_text())
+    injected = [
+        c for c in executed["cells"] if "injected-parameters" in c["metadata"].get("tags", [])
+    ]
+    assert "not_a_parameter" not in "".join(injected[0]["source"])
+
+
+def test_cli_rejects_bad_parameters() -> None:
+    result = CliRunner().invoke(app, ["reproduce", "-p", "threshold"])
+    assert result.exit_code == 2
+    assert "name=value" in result.output
