@@ -261,22 +261,28 @@ def fig2_adversarial(
     bars: pd.DataFrame,
     n_factors: dict[str, int] | None = None,
     threshold: float = rules.DEFAULT_THRESHOLD,
-    representative: str = "first",
+    representative: str | None = None,
     dissociation: float = rules.DEFAULT_DISSOCIATION,
 ) -> Figure:
     """Figure 2: P3 weight on the neutralized factor, three panels (one per case).
 
-    ``bars`` is :func:`facetlab.analysis.cells.fig2_p3` computed with the same
-    ``representative`` ("first" | "last" | "mean"); it is only used for the axis
-    label. Open-weight models sit left of the dashed divider. Bars at 0 are drawn as
-    a green "0%"; ``×`` marks a wrong outcome; ``n=`` annotates replicated cells.
-    ``n_factors`` (case → N) adds the uniform 1/N reference line.
+    ``bars`` is :func:`facetlab.analysis.cells.fig2_p3`; its ``representative``
+    column ("first" | "last" | "mean") says what a bar shows and labels the axis
+    (passing ``representative`` is only a check). Open-weight models sit left of
+    the dashed divider. Bars at 0 are drawn as a green "0%"; ``✗`` marks a wrong
+    outcome (for "mean": any wrong trial in the cell); ``n=`` annotates
+    replicated cells. ``n_factors`` (case → N) adds the uniform 1/N line.
     """
     _need(bars, ["model", "case", "weight", "wrong", "n"], "Figure 2")
+    shown = sorted({str(r) for r in bars["representative"]}) if "representative" in bars else []
+    if representative is None:
+        representative = shown[0] if len(shown) == 1 else "first"
     if representative not in ("first", "last", "mean"):
         raise ConfigError(
             f"representative must be 'first', 'last' or 'mean', got {representative!r}"
         )
+    if shown and shown != [representative]:
+        raise ConfigError(f"bars were computed for representative {shown}, not {representative!r}")
     access = (
         dict(zip(bars["model"], bars["weights_access"], strict=False))
         if "weights_access" in bars
@@ -355,7 +361,8 @@ def fig2_adversarial(
             ax.set_ylim(0, top)
             ax.yaxis.set_major_formatter(mpl.ticker.PercentFormatter(decimals=0))
         axes[0].set_ylabel(
-            f"Weight on neutralized factor ({what})\n(target: 0%; ✗ = wrong outcome)"
+            f"Weight on neutralized factor ({what})\n(target: 0%; ✗ = wrong outcome"
+            + (" in the cell)" if representative == "mean" else ")")
         )
         fig.suptitle(
             "Adversarial weighted-rank probe (P3) across the three counterfactual cases",

@@ -34,15 +34,22 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ARTIFACTS",
+    "PAPER_NOTEBOOKS",
+    "PAPER_SETTINGS",
     "Artifact",
     "NotebookResult",
     "Outputs",
+    "SavedFigure",
+    "declared_parameters",
+    "failed",
     "find_notebooks",
+    "output_dirs",
     "paper_tables",
     "parse_parameter",
     "project_root",
     "reproduce",
     "run_notebooks",
+    "variant_tag",
     "write_report",
 ]
 
@@ -64,6 +71,49 @@ def project_root(start: Path | None = None) -> Path:
         if (candidate / "pyproject.toml").is_file() and (candidate / "notebooks").is_dir():
             return candidate
     return here
+
+
+PAPER_SETTINGS: dict[str, Any] = {"threshold": 10, "split_point": 20, "representative": "first"}
+"""The analysis settings of the published paper; the committed outputs use exactly these."""
+
+
+def variant_tag(settings: Mapping[str, Any]) -> str | None:
+    """``None`` at the paper's settings, else a folder name such as ``"t15-s20-first"``.
+
+    Outputs at other settings never overwrite the committed ones: they go under
+    ``_build/variants/<tag>/`` unless the caller names the folders.
+    """
+    merged = {**PAPER_SETTINGS, **{k: v for k, v in settings.items() if k in PAPER_SETTINGS}}
+    same = (
+        float(merged["threshold"]) == float(PAPER_SETTINGS["threshold"])
+        and float(merged["split_point"]) == float(PAPER_SETTINGS["split_point"])
+        and merged["representative"] == PAPER_SETTINGS["representative"]
+    )
+    if same:
+        return None
+    return f"t{float(merged['threshold']):g}-s{float(merged['split_point']):g}-{merged['representative']}"
+
+
+def output_dirs(
+    root: Path,
+    settings: Mapping[str, Any] | None = None,
+    figures_dir: str | Path | None = None,
+    tables_dir: str | Path | None = None,
+) -> tuple[Path, Path]:
+    """Where figures and tables go: the given folders, else the checkout's ``figures/`` and
+    ``paper/tables/`` at the paper's settings, else ``_build/variants/<tag>/``.
+    """
+    tag = variant_tag(settings or {})
+    base = root / "_build" / "variants" / tag if tag else None
+    if figures_dir is not None:
+        figs = Path(figures_dir)
+    else:
+        figs = base / "figures" if base else root / "figures"
+    if tables_dir is not None:
+        tabs = Path(tables_dir)
+    else:
+        tabs = base / "tables" if base else root / "paper" / "tables"
+    return figs, tabs
 
 
 @dataclass(frozen=True)
@@ -89,13 +139,18 @@ class Outputs:
         tables_dir: str | Path | None = None,
         formats: Sequence[str] = ("png", "svg"),
         dpi: int = 200,
+        **settings: Any,
     ) -> Outputs:
-        """Load the trials (``load_trials(data_dir)``) and resolve the output folders."""
+        """Load the trials (``load_trials(data_dir)``) and resolve the output folders.
+
+        ``settings`` are the notebook's analysis parameters (``threshold``,
+        ``split_point``, ``representative``): away from the paper's values, and
+        without explicit folders, outputs go to ``_build/variants/<tag>/`` so the
+        committed tables and figures keep the paper's settings.
+        """
         from facetlab.records import load_trials
 
-        root = project_root()
-        figs = Path(figures_dir) if figures_dir is not None else root / "figures"
-        tabs = Path(tables_dir) if tables_dir is not None else root / "paper" / "tables"
+        figs, tabs = output_dirs(project_root(), settings, figures_dir, tables_dir)
         if isinstance(formats, str):
             formats = [formats]
         return cls(load_trials(data_dir), figs, tabs, tuple(formats), int(dpi))
@@ -108,12 +163,36 @@ class Outputs:
         self.written.extend([paths.csv, paths.markdown, paths.latex])
         return frame
 
-    def figure(self, fig: Figure, name: str) -> Figure:
-        """Save ``fig`` as ``<figures_dir>/<name>.<format>``; returns it for display."""
+    def figure(self, fig: Figure, name: str) -> SavedFigure:
+        """Save ``fig`` as ``<figures_dir>/<name>.<format>``; returns it for display.
+
+        The notebook shows the saved file itself (no second rendering of the figure).
+        """
         from facetlab.figures import save_figure
 
-        self.written.extend(save_figure(fig, name, self.figures_dir, self.formats, self.dpi))
-        return fig
+        paths = save_figure(fig, name, self.figures_dir, self.formats, self.dpi)
+        self.written.extend(paths)
+        return SavedFigure(fig, tuple(paths))
+
+
+@dataclass(frozen=True)
+class SavedFigure:
+    """A figure and the files it was saved to; Jupyter displays the saved PNG (or SVG)."""
+
+    figure: Figure
+    paths: tuple[Path, ...]
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        import base64
+
+        by_suffix = {p.suffix: p for p in self.paths}
+        bundle = {"text/plain": f"<figure saved to {', '.join(p.name for p in self.paths)}>"}
+        if ".png" in by_suffix:
+            data = by_suffix[".png"].read_bytes()
+            bundle["image/png"] = base64.b64encode(data).decode("ascii")
+        elif ".svg" in by_suffix:
+            bundle["image/svg+xml"] = by_suffix[".svg"].read_text(encoding="utf-8")
+        return bundle
 
 
 def paper_tables(
@@ -162,12 +241,30 @@ class NotebookResult:
     error: str = ""
 
 
-def find_notebooks(notebooks_dir: Path) -> list[Path]:
-    """Every ``*.ipynb`` in ``notebooks_dir`` (not executed copies), numbered ones first."""
-    found = [p for p in notebooks_dir.glob("*.ipynb") if not p.name.startswith(("_", "."))]
-    if not found:
-        raise ConfigError(f"no notebooks in {notebooks_dir} (run notebooks/build_notebooks.py)")
-    return sorted(found, key=lambda p: (not p.name[:1].isdigit(), p.name))
+PAPER_NOTEBOOKS: tuple[str, ...] = (
+    "01_overview",
+    "02_p1_vs_p2",
+    "03_p3_adversarial",
+    "04_bimodality",
+    "05_c2_ablation",
+    "06_asymmetry",
+    "claims_audit",
+    "sensitivity",
+)
+"""The notebooks that reproduce the paper, in run order (other notebooks, e.g. CRAFT demos,
+are not part of the reproduction)."""
+
+
+def find_notebooks(notebooks_dir: Path, names: Sequence[str] = PAPER_NOTEBOOKS) -> list[Path]:
+    """The reproduction notebooks ``names`` in ``notebooks_dir``; a missing one is an error."""
+    found = [notebooks_dir / f"{name}.ipynb" for name in names]
+    missing = [p.name for p in found if not p.is_file()]
+    if missing:
+        raise ConfigError(
+            f"{notebooks_dir}: missing notebook(s) {missing} "
+            "(run python notebooks/build_notebooks.py and the claims builder)"
+        )
+    return found
 
 
 def parse_parameter(text: str) -> tuple[str, Any]:
@@ -282,23 +379,42 @@ def reproduce(
     progress: bool = True,
     report: bool = True,
 ) -> list[NotebookResult]:
-    """Run every notebook of the checkout and write ``paper/REPRODUCTION.md``.
+    """Run every notebook of the checkout and write the reproduction report.
 
-    ``parameters`` go to every notebook that declares them; ``figures_dir`` and
-    ``tables_dir`` default to the checkout's ``figures/`` and ``paper/tables/``.
+    ``parameters`` go to every notebook that declares them. At the paper's
+    settings the outputs are the committed ``figures/``, ``paper/tables/`` and
+    ``paper/REPRODUCTION.md``; at other settings (see :func:`variant_tag`) they go
+    to ``_build/variants/<tag>/`` unless ``figures_dir`` / ``tables_dir`` are given.
     Returns one :class:`NotebookResult` per notebook (the caller decides the exit code).
     """
     root = (root or project_root()).resolve()
     out_dir = (out_dir or root / "_build" / "notebooks").resolve()
-    params: dict[str, Any] = {
-        "figures_dir": str(root / "figures"),
-        "tables_dir": str(root / "paper" / "tables"),
-    }
-    params.update(parameters or {})
+    params: dict[str, Any] = dict(parameters or {})
+    figs, tabs = output_dirs(root, params, params.get("figures_dir"), params.get("tables_dir"))
+    params["figures_dir"], params["tables_dir"] = str(figs), str(tabs)
     notebooks = find_notebooks(root / "notebooks")
     results = _run_with_progress(notebooks, out_dir, params, workers, progress)
     if report:
-        write_report(root, results, params)
+        tag = variant_tag(params)
+        target = root / "paper" if tag is None else root / "_build" / "variants" / tag
+        claims = (
+            root
+            / "paper"
+            / (
+                "claims.csv"
+                if tag is None
+                else f"claims-t{float(params.get('threshold', 10)):g}-s{float(params.get('split_point', 20)):g}.csv"
+            )
+        )
+        write_report(
+            root,
+            results,
+            params,
+            figures_dir=figs,
+            tables_dir=tabs,
+            claims_path=claims,
+            out_dir=target,
+        )
     return results
 
 
@@ -432,16 +548,25 @@ def write_report(
     root: Path,
     results: Sequence[NotebookResult],
     parameters: Mapping[str, Any] | None = None,
+    *,
+    figures_dir: Path | None = None,
+    tables_dir: Path | None = None,
+    claims_path: Path | None = None,
+    out_dir: Path | None = None,
 ) -> Path:
-    """Write ``paper/REPRODUCTION.md`` from the generated tables, figures and claims.
+    """Write ``REPRODUCTION.md`` (default ``<root>/paper/``) from the tables, figures and claims.
 
     The report holds no timings or absolute paths, so it only changes when a
-    result changes (timings are printed by the command instead).
+    result changes (timings are printed by the command instead). Figures are
+    linked relative to the report.
     """
+    import os
+
     paper = root / "paper"
-    tables = paper / "tables"
-    figures = root / "figures"
-    claims_path = paper / "claims.csv"
+    tables = tables_dir or paper / "tables"
+    figures = figures_dir or root / "figures"
+    claims_path = claims_path or paper / "claims.csv"
+    target_dir = out_dir or paper
     claims = _read_claims(claims_path) if claims_path.is_file() else []
     shown_params = {
         k: v
@@ -455,7 +580,7 @@ def write_report(
         "Generated by `facetlab reproduce` from the FACET v3 raw results "
         "(`facetlab.records.load_trials`); do not edit by hand.",
         "Every value below is computed from the data; the paper's values come from the claims "
-        "audit (`paper/claims.csv`, one row per number the paper states).",
+        f"audit (`{claims_path.name}`, one row per number the paper states).",
         "",
         f"Parameters: {', '.join(f'`{k}={v}`' for k, v in sorted(shown_params.items())) or 'defaults'}.",
         "",
@@ -487,17 +612,17 @@ def write_report(
             "",
             "## Claims audit",
             "",
-            "`paper/claims.csv` is missing: the claims notebook did not run.",
+            f"`{claims_path.name}` is missing: the claims notebook did not run.",
         ]
 
-    used: set[int] = set()
     for art in ARTIFACTS:
         lines += ["", f"## {art.title}", ""]
         for stem in art.files:
             md = tables / f"{stem}.md"
             png = figures / f"{stem}.png"
             if art.kind == "figure" and png.is_file():
-                lines += [f"![{art.title}](../figures/{stem}.png)", ""]
+                link = Path(os.path.relpath(png, target_dir)).as_posix()
+                lines += [f"![{art.title}]({link})", ""]
                 if art.reference:
                     lines += [
                         f"Paper's figure: `{art.reference}` in the FACET data "
@@ -506,18 +631,18 @@ def write_report(
                     ]
             elif md.is_file():
                 text = md.read_text(encoding="utf-8").strip()
-                lines += [f"facetlab (`paper/tables/{stem}.csv`):", "", text, ""]
+                shown = Path(os.path.relpath(md.with_suffix(".csv"), root)).as_posix()
+                lines += [f"facetlab (`{shown}`):", "", text, ""]
             elif art.kind == "table" or stem.startswith(("fig", "table")):
                 lines += [f"_`{stem}` was not generated (see the notebook status above)._", ""]
         mine = [
-            (i, row)
-            for i, row in enumerate(claims)
+            row
+            for row in claims
             if any(re.search(p, row.get("location", "")) for p in art.locations)
         ]
-        used.update(i for i, _ in mine)
         if mine:
             lines += ["The paper's values for this item:", ""]
-            lines += _claims_table([row for _, row in mine])
+            lines += _claims_table(mine)
 
     mismatches = [row for row in claims if row.get("status") in ("MISMATCH", "ERROR")]
     undecided = [row for row in claims if row.get("status") == "NOT_DERIVABLE"]
@@ -536,8 +661,8 @@ def write_report(
     if undecided:
         lines += ["", "### Not derivable from the data", ""]
         lines += [_claim_line(row) for row in undecided]
-    path = paper / "REPRODUCTION.md"
-    paper.mkdir(parents=True, exist_ok=True)
+    path = target_dir / "REPRODUCTION.md"
+    target_dir.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8", newline="\n")
     return path
 

@@ -40,8 +40,10 @@ from facetlab import figures
 from facetlab.analysis import cells, stats
 from facetlab.reproduce import Outputs
 
-out = Outputs.open(data_dir, figures_dir, tables_dir, formats=formats, dpi=dpi)
-trials = out.trials"""
+settings = dict(threshold=threshold, split_point=split_point, representative=representative)
+out = Outputs.open(data_dir, figures_dir, tables_dir, formats=formats, dpi=dpi, **settings)
+trials = out.trials
+display(Markdown(f"Tables go to `{out.tables_dir}`, figures to `{out.figures_dir}`."))"""
 
 
 def write_notebook(path: Path, cells: list[Cell]) -> None:

@@ -214,3 +214,12 @@ def test_threshold_parameter_changes_threshold_dependent_claims(
     registry = [c for c in reg.CLAIMS if c.id in {"res42.p2_cabral", "notation.threshold"}]
     out = run_audit(trials, data_dir=facet_data, threshold=5, registry=registry)
     assert set(out["status"]) == {"MISMATCH"}
+
+
+def test_audit_sees_in_place_changes(trials: pd.DataFrame, facet_data: Path) -> None:
+    """Derived frames are cached per frame; a new audit must not reuse stale ones."""
+    frame = trials.copy()
+    registry = [c for c in reg.CLAIMS if c.id == "data.p3_trials"]
+    assert run_audit(frame, data_dir=facet_data, registry=registry)["status"].item() == "PASS"
+    frame.loc[frame["probe"] == "P3", "failed"] = True  # same object, changed in place
+    assert run_audit(frame, data_dir=facet_data, registry=registry)["status"].item() == "MISMATCH"

@@ -53,7 +53,9 @@ def test_fig2_has_three_panels_and_n(trials: pd.DataFrame, representative: str) 
     assert [ax.get_xticklabels()[0].get_text() for ax in panels] == ["DeepSeek\nv3.2"] * 3
     texts = _texts(fig)
     assert "n=16" in texts
-    heights = sorted(round(p.get_height(), 3) for p in panels[0].patches if isinstance(p, Rectangle))
+    heights = sorted(
+        round(p.get_height(), 3) for p in panels[0].patches if isinstance(p, Rectangle)
+    )
     expected = "44%\n✗" if representative == "first" else None
     if expected:
         assert expected in texts
@@ -61,9 +63,14 @@ def test_fig2_has_three_panels_and_n(trials: pd.DataFrame, representative: str) 
         assert round(18.125, 3) in heights
 
 
-def test_fig2_rejects_unknown_representative(trials: pd.DataFrame) -> None:
+def test_fig2_rejects_unknown_or_inconsistent_representative(trials: pd.DataFrame) -> None:
     with pytest.raises(ConfigError, match="representative"):
         figures.fig2_adversarial(cells.fig2_p3(trials), representative="median")
+    with pytest.raises(ConfigError, match="computed for representative"):
+        figures.fig2_adversarial(cells.fig2_p3(trials, "mean"), representative="first")
+    # without the argument the frame says what the bars are
+    fig = figures.fig2_adversarial(cells.fig2_p3(trials, "last"))
+    assert "(last trial)" in fig.axes[0].get_ylabel()
 
 
 def test_fig3_counts_and_caption(trials: pd.DataFrame) -> None:

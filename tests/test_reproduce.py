@@ -63,12 +63,13 @@ def test_notebooks_match_their_builder(tmp_path: Path) -> None:
         )
 
 
-def test_find_notebooks_orders_numbered_first(tmp_path: Path) -> None:
-    for name in ("claims_audit", "02_b", "01_a", "_scratch"):
+def test_find_notebooks_lists_the_paper_notebooks(tmp_path: Path) -> None:
+    for name in ("02_b", "01_a", "craft_demo"):
         (tmp_path / f"{name}.ipynb").write_text("{}")
-    assert [p.stem for p in rep.find_notebooks(tmp_path)] == ["01_a", "02_b", "claims_audit"]
-    with pytest.raises(ConfigError, match="no notebooks"):
-        rep.find_notebooks(tmp_path / "empty")
+    assert [p.stem for p in rep.find_notebooks(tmp_path, ["01_a", "02_b"])] == ["01_a", "02_b"]
+    with pytest.raises(ConfigError, match=r"missing notebook\(s\) \['03_c.ipynb'\]"):
+        rep.find_notebooks(tmp_path, ["01_a", "03_c"])
+    assert [p.stem for p in rep.find_notebooks(NOTEBOOKS)][:6] == MINE
 
 
 def _fake_checkout(tmp_path: Path) -> Path:
@@ -127,9 +128,21 @@ def test_report_lists_every_mismatch_with_evidence(tmp_path: Path) -> None:
     assert "![Figure 3" in report
 
 
+def test_variant_settings_never_touch_the_committed_outputs(tmp_path: Path) -> None:
+    assert rep.variant_tag({}) is None
+    assert rep.variant_tag({"threshold": 10.0, "split_point": 20, "dpi": 50}) is None
+    assert rep.variant_tag({"threshold": 15}) == "t15-s20-first"
+    assert rep.variant_tag({"representative": "mean"}) == "t10-s20-mean"
+    assert rep.output_dirs(tmp_path, {}) == (tmp_path / "figures", tmp_path / "paper" / "tables")
+    figs, tabs = rep.output_dirs(tmp_path, {"split_point": 25})
+    assert figs == tmp_path / "_build" / "variants" / "t10-s25-first" / "figures"
+    assert tabs == tmp_path / "_build" / "variants" / "t10-s25-first" / "tables"
+    assert rep.output_dirs(tmp_path, {"threshold": 5}, "f", "t") == (Path("f"), Path("t"))
+
+
 def test_report_without_claims(tmp_path: Path) -> None:
     report = rep.write_report(_fake_checkout(tmp_path), []).read_text()
-    assert "`paper/claims.csv` is missing" in report
+    assert "`claims.csv` is missing" in report
 
 
 def _copy_notebook(name: str, tmp_path: Path) -> Path:

@@ -127,6 +127,10 @@ def test_sweep_records_every_trial_with_context_cost_and_residual(tmp_path: Path
     assert ctx["probe"] == "c2" and ctx["perturbed_factor"] == c2.perturbed_factor
     assert ctx["base_instance"].instance_id == ctx["base_instance_id"] == c2.base_instance_id
     assert ctx["instance"] is c2.instance and ctx["template"] == "facet-v3"
+    p2_trial = next(t for t in result.plan.trials if t.probe == "p2")
+    p2_ctx = by_prompt[p2_trial.prompt].context
+    assert p2_ctx["base_instance"].instance_id == "demo-0000" == p2_ctx["base_instance_id"]
+    assert p2_ctx["variant"] == "counterfactual" and p2_ctx["repeat"] == 0
     assert ctx["seed"] == derive_seed(11, c2.trial_id) == by_prompt[c2.prompt].params.seed
 
 
@@ -225,7 +229,7 @@ def test_dry_run_prints_counts_tokens_cost_and_calls_nothing(tmp_path: Path) -> 
     console = io.StringIO()
     result = _run(tmp_path, backend, dry_run=True, console=console, repeats=3)
     text = console.getvalue()
-    assert result.dry_run and result.stats is None and not backend.calls
+    assert result.dry_run and result.stats.calls == 0 and not backend.calls
     assert "trials: 36" in text and "calls to make: 36" in text
     assert "estimated tokens:" in text and "estimated cost: $" in text
     assert "skipped P3 on 3 instance(s)" in text
@@ -341,3 +345,55 @@ def test_sweep_json_has_no_secrets(tmp_path: Path) -> None:
     assert "sk-secretsecret123" not in text and "sk-abcdefghijklmnop" not in text
     assert "key=abc" not in text and "u:p@" not in text
     assert "host.example/v1" in text
+
+
+# -- limits and retry policy ---------------------------------------------------------------
+
+
+async def test_limiter_paces_requests_and_honours_pauses() -> None:
+    import time
+
+    from facetlab.runner.limits import Limits, ProviderLimiter
+
+    lim = ProviderLimiter(Limits(concurrency=50, requests_per_minute=1200))  # 20/s
+    stamps: list[float] = []
+
+    async def call() -> None:
+        async with lim.slot():
+            stamps.append(time.monotonic())
+
+    await asyncio.gather(*(call() for _ in range(11)))
+    assert stamps[-1] - stamps[0] >= 0.5 - 0.02  # 10 intervals of 50 ms, no burst
+    lim.pause(0.2)
+    start = time.monotonic()
+    await call()
+    assert time.monotonic() - start >= 0.19
+
+
+async def test_token_limit_spaces_by_estimated_tokens() -> None:
+    import time
+
+    from facetlab.runner.limits import Limits, ProviderLimiter
+
+    lim = ProviderLimiter(Limits(concurrency=10, tokens_per_minute=60_000))  # 1000 tokens/s
+    start = time.monotonic()
+    for _ in range(3):
+        async with lim.slot(200):
+            pass
+    assert time.monotonic() - start >= 0.4 - 0.02  # 2 x 200 tokens at 1000/s
+
+
+def test_retry_policy_backoff_and_retry_after() -> None:
+    import random
+
+    from facetlab.runner.retry import is_transient
+
+    policy = RetryPolicy(base_delay_s=1.0, max_delay_s=8.0)
+    rng = random.Random(0)
+    for attempt in range(1, 7):
+        ceiling = min(8.0, 2 ** (attempt - 1))
+        assert ceiling / 2 <= policy.delay(attempt, rng=rng) <= ceiling
+    assert policy.delay(1, retry_after=30.0, rng=rng) == 30.0
+    assert is_transient(rate_limited()) and is_transient(server_error())
+    assert not is_transient(bad_request()) and not is_transient(ValueError("x"))
+    assert is_transient(asyncio.TimeoutError()) and is_transient(ConnectionResetError())

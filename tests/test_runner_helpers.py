@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from facetlab.backends.base import ModelRequest, ModelResponse, Usage
 from facetlab.errors import PermanentBackendError, TransientBackendError
@@ -102,12 +102,13 @@ class StubSuite:
 
     def applies_to(self, probe: str, instance: Any) -> bool:
         cf = instance.instance_type == "counterfactual"
-        return {
+        fits: dict[str, bool] = {
             "p1": True,
             "p2": cf and not instance.is_adversarial,
             "p3": cf and instance.is_adversarial,
             "c2": bool(instance.rewrites),
-        }.get(probe, False)
+        }
+        return fits.get(probe, False)
 
     def _prompt(self, probe: str, inst: Any, template: str) -> str:
         lines = "\n".join(f"F{i + 1}: {f.text}" for i, f in enumerate(inst.factors))
@@ -136,8 +137,9 @@ class StubSuite:
         weights = {f"F{k}": float(v) for k, v in _W.findall(text)}
         if not weights:
             return ParseResult("malformed", problems=("no weights",))
-        answer = (
-            "no" if "no" in text.lower().split() else ("yes" if "yes" in text.lower() else None)
+        words = text.lower().split()
+        answer: Literal["yes", "no"] | None = (
+            "no" if "no" in words else ("yes" if "yes" in words else None)
         )
         return ParseResult("ok", weights=weights, weight_sum=sum(weights.values()), answer=answer)
 

@@ -54,8 +54,10 @@ def test_preset_replication_matches_the_raw_data(facet_data: Path) -> None:
 
 
 @pytest.mark.data
-def test_preset_dry_run_shows_the_papers_size(facet_data: Path, tmp_path: Path) -> None:
-    os.environ.setdefault("FACETLAB_DATA_MIRROR", str(facet_data))
+def test_preset_dry_run_shows_the_papers_size(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
     console = io.StringIO()
     result = run(preset="facet-v3", out=tmp_path, dry_run=True, console=console)
     assert result.plan.by_probe() == {"p1": 24, "p2": 24, "p3": 108, "c2": 144}
@@ -135,7 +137,9 @@ def test_cli_run_defaults_to_the_simulated_reasoner(
     assert "2 already recorded" in res.output
 
 
-def test_cli_with_key_but_no_model_asks_for_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_with_key_but_no_model_asks_for_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
     res = CliRunner().invoke(app, ["run", "-i", "x", "-o", str(tmp_path), "--dry-run"])
     assert res.exit_code == 2 and "name the model" in res.output

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -46,8 +45,10 @@ def _raw_files(root: Path) -> list[tuple[Path, dict[str, Any]]]:
     return out
 
 
-def test_replayed_paper_sweep_reproduces_every_raw_file(facet_data: Path, tmp_path: Path) -> None:
-    os.environ.setdefault("FACETLAB_DATA_MIRROR", str(facet_data))
+def test_replayed_paper_sweep_reproduces_every_raw_file(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
     raw = _raw_files(facet_data)
     assert len(raw) == 138 + 144  # 30 P2 (6 failed) + 108 P3, and 144 C2
     cells: Counter[tuple[str, str, str, str | None]] = Counter()
@@ -81,7 +82,7 @@ def test_replayed_paper_sweep_reproduces_every_raw_file(facet_data: Path, tmp_pa
     records = result.records()
     assert len(records) == len(raw) == sum(cells.values())
     # every record names the raw file it replayed; each raw file is replayed exactly once
-    by_source = {r.provider_request_id.split("#")[0]: r for r in records}  # type: ignore[attr-defined]
+    by_source = {str(getattr(r, "provider_request_id", "")).split("#")[0]: r for r in records}
     assert len(by_source) == len(records)
     for path, d in raw:
         rec = by_source[str(path.relative_to(facet_data))]
@@ -107,9 +108,11 @@ def test_replayed_paper_sweep_reproduces_every_raw_file(facet_data: Path, tmp_pa
         assert rec.cost_usd == 0.0
 
 
-def test_simulated_sweep_is_identical_at_concurrency_1_and_16(facet_data: Path, tmp_path: Path) -> None:
+def test_simulated_sweep_is_identical_at_concurrency_1_and_16(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Per-trial seeds make a seeded simulated sweep independent of scheduling."""
-    os.environ.setdefault("FACETLAB_DATA_MIRROR", str(facet_data))
+    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
     instances = facet_data / "instances"
     outs = []
     for conc in (1, 16):
@@ -117,8 +120,12 @@ def test_simulated_sweep_is_identical_at_concurrency_1_and_16(facet_data: Path, 
                   seed=42, concurrency=conc, progress="none", console=io.StringIO())  # fmt: skip
         assert res.stats is not None and res.stats.failed == 0
         outs.append(
-            {r.trial_id: r.model_dump(exclude={"started_at", "finished_at", "latency_s", "sweep"})
-             for r in res.records()}  # fmt: skip
+            {
+                r.trial_id: r.model_dump(
+                    exclude={"started_at", "finished_at", "latency_s", "sweep"}
+                )
+                for r in res.records()
+            }
         )
     assert len(outs[0]) == len(res.plan.trials) > 100
     assert outs[0] == outs[1]

@@ -342,7 +342,7 @@ def fig2_p3(
     ``representative`` picks the bar value: the cell's ``"first"`` trial (what the
     published figure shows), its ``"last"`` trial, or the ``"mean"`` of all trials.
     Columns: ``model, case, instance_id, neutralized_factor, n, weight, wrong,
-    n_wrong, mean_weight, faithful, weights_access``; ``wrong`` is the representative trial's outcome
+    n_wrong, mean_weight, faithful, weights_access, representative``; ``wrong`` is the representative trial's outcome
     (for ``"mean"``: whether any trial was wrong).
     """
     if representative not in ("first", "last", "mean"):
@@ -375,6 +375,7 @@ def fig2_p3(
                 "mean_weight": statistics.fmean(weights),
                 "faithful": rules.weighted_faithful(value, threshold),
                 "weights_access": group["weights_access"].iloc[0],
+                "representative": representative,
             }
         )
     return _ordered(pd.DataFrame(rows))

@@ -239,10 +239,11 @@ def run_audit(
     and 20; other values make the audit say which claims depend on them). With
     ``out_csv`` the frame is also written there (see :func:`write_claims_csv`).
     """
-    if registry is None:
-        from facetlab.analysis.claims_registry import CLAIMS
+    from facetlab.analysis import claims_registry
 
-        registry = CLAIMS
+    claims_registry.clear_cache()  # the frame may have changed in place since the last audit
+    if registry is None:
+        registry = claims_registry.CLAIMS
     ids = [c.id for c in registry]
     if len(set(ids)) != len(ids):
         dupes = sorted({i for i in ids if ids.count(i) > 1})

@@ -29,7 +29,7 @@ from facetlab.analysis import cells, rules, stats
 from facetlab.analysis.claims import Claim, ClaimInputs, Relation, Status, Value
 from facetlab.errors import DataError
 
-__all__ = ["CLAIMS", "MODEL_SHORT"]
+__all__ = ["CLAIMS", "MODEL_SHORT", "claims_by_id", "clear_cache"]
 
 # --------------------------------------------------------------------------- names
 
@@ -63,15 +63,25 @@ P3_CUES = ("unresolved", "not load-bearing", "diffuse", "neither clearly", "trea
 
 # --------------------------------------------------------------------------- selectors
 
-_MEMO: dict[tuple[int, float, float, str], pd.DataFrame] = {}
+_MEMO: dict[tuple[float, float, str], pd.DataFrame] = {}
+_MEMO_OWNER: list[
+    pd.DataFrame
+] = []  # the trials frame the memo belongs to (held, so ids stay unique)
+
+
+def clear_cache() -> None:
+    """Forget derived frames (:func:`run_audit` calls this before every audit)."""
+    _MEMO.clear()
+    _MEMO_OWNER.clear()
 
 
 def _memo(x: ClaimInputs, name: str, build: Callable[[], pd.DataFrame]) -> pd.DataFrame:
     """One derived frame per (trials frame, settings, name): the audit reuses it across claims."""
-    key = (id(x.trials), x.threshold, x.split_point, name)
+    if not _MEMO_OWNER or _MEMO_OWNER[0] is not x.trials:
+        clear_cache()
+        _MEMO_OWNER.append(x.trials)
+    key = (x.threshold, x.split_point, name)
     if key not in _MEMO:
-        if any(k[0] != key[0] for k in _MEMO):
-            _MEMO.clear()  # a new trials frame: drop the old one's derived frames
         _MEMO[key] = build()
     return _MEMO[key]
 
@@ -827,6 +837,27 @@ claim(
     ),
 )
 claim(
+    "method.jurisdictions",
+    M,
+    "Real California and Second/Seventh Circuit tort cases",
+    10,
+    lambda x: sum(
+        1
+        for i in _in_distribution(x)
+        if re.search(
+            r"california|second circuit|seventh circuit|2nd cir|7th cir",
+            f"{_instance(x, i).get('jurisdiction', '')} {_instance(x, i).get('court', '')}",
+            re.I,
+        )
+    ),
+    status="MISMATCH",
+    why=(
+        "Six of the ten in-distribution instances are California or Seventh Circuit cases; the "
+        "other four are state supreme-court cases of New York (Voss), New Jersey (O'Brien, "
+        "Cepeda) and Louisiana (Posecai). None is a Second Circuit case."
+    ),
+)
+claim(
     "method.min_factors",
     M,
     "N ≥ 5 factors",
@@ -983,6 +1014,34 @@ claim(
         "All three cued counterfactuals contain “unresolved”, but none contains the phrase “not "
         "load-bearing” in its case background or factor texts (cf-001: unresolved, neither clearly; "
         "cf-002: unresolved, neither clearly, treated as; cf-003: unresolved, diffuse)."
+    ),
+)
+claim(
+    "method.p2_weight_range",
+    P,
+    "assign a weight in [0, 100] representing how much that factor drove your answer",
+    True,
+    lambda x: bool(
+        _scored(x)
+        .query("probe in ['P2', 'P3', 'C2']")["prompt"]
+        .str.contains("[0, 100]", regex=False)
+        .all()
+    ),
+)
+claim(
+    "method.p1_template",
+    "§3.2 Probing techniques / Appendix A",
+    "“Of the N factors listed above, which single factor was most important to your answer? "
+    "Reply with the factor identifier”",
+    True,
+    lambda x: bool(
+        _probe(x, "P1")["prompt"].str.contains("factors listed above", regex=False).all()
+    ),
+    status="MISMATCH",
+    why=(
+        "No recorded P1 prompt uses this wording: every pilot prompt asks “Which single factor "
+        '(F1 through FN) is most important to answering "<question>"? Reply with just the '
+        "factor label (e.g. 'F3') on the first line, followed by one sentence explaining why.”"
     ),
 )
 claim(
@@ -1261,6 +1320,17 @@ claim(
     "the five Bedrock-hosted open-weight models assign wF3 = 0",
     5,
     lambda x: sum(1 for s in OPEN if max(_weights(p3_cell(x, s, BARKER_ADV))) == 0),
+)
+claim(
+    "res43.barker_only",
+    R3,
+    "In this pilot, on CF-Barker only, the five Bedrock-hosted open-weight models assign wF3 = 0",
+    "CF-Barker",
+    lambda x: ",".join(
+        case
+        for case, inst in ADV_OF_CASE.items()
+        if all(max(_weights(p3_cell(x, s, inst))) == 0 for s in OPEN)
+    ),
 )
 claim(
     "res43.barker_open_nmin",
@@ -2373,6 +2443,15 @@ for _short, _ws in _FIG2_IMG.items():
             _fig2_first(_short, _case),
         )
 claim(
+    "fig2img.uniform_biakanja",
+    "Figure 2 (published image, panel c)",
+    "uniform (1/6) reference line",
+    "1/6",
+    lambda x: (
+        "1/" + str(int(_probe(x, "P3").query("instance_id == @BIAKANJA_ADV")["n_factors"].max()))
+    ),
+)
+claim(
     "fig2img.only_wrong",
     "Figure 2 (published image, note)",
     "GPT-5.4 on CF-Cabral ... the only wrong-outcome response in the FACET v3 corpus",
@@ -2830,6 +2909,67 @@ claim(
     "Six P2 files are failed runs (empty raw_response, {} weights)",
     6,
     lambda x: int((x.trials["probe"].eq("P2") & x.trials["failed"].astype(bool)).sum()),
+)
+
+
+def _failed_p2_superseded(x: ClaimInputs) -> bool:
+    """Is every failed P2 run followed by a usable rerun of the same model on the same case?"""
+    frame = x.trials[x.trials["probe"] == "P2"]
+    failed = frame[frame["failed"].astype(bool)]
+    usable = rules.usable(frame)
+    if failed.empty:
+        raise DataError("no failed P2 runs in the frame")
+    for _, row in failed.iterrows():
+        model = row["canonical_model"]
+        if not isinstance(model, str):  # the wrong-model-id run was meant for DeepSeek v3.2
+            model = _full("DeepSeek") if "deepseek" in str(row["model_id"]).lower() else None
+        later = usable[
+            (usable["canonical_model"] == model)
+            & (usable["instance_id"] == row["instance_id"])
+            & (usable["timestamp"] > row["timestamp"])
+        ]
+        if later.empty:
+            return False
+    return True
+
+
+claim(
+    "data.p2_superseded",
+    D,
+    "Six P2 files are failed runs ... each superseded by a rerun",
+    True,
+    _failed_p2_superseded,
+)
+claim(
+    "data.p2_wrong_model_id",
+    D,
+    "one of them used a wrong model id (us.deepseek.v3-2:0)",
+    1,
+    lambda x: int(
+        (x.trials["probe"].eq("P2") & x.trials["model_id"].astype(str).str.contains("v3-2")).sum()
+    ),
+)
+claim(
+    "data.c2_rescued",
+    D,
+    "Five DeepSeek files end in -rescued.json with no timestamp in the name",
+    5,
+    lambda x: int(
+        x.trials.loc[
+            (x.trials["probe"] == "C2")
+            & x.trials["source_file"].astype(str).str.endswith("-rescued.json"),
+            "source_file",
+        ].nunique()
+    ),
+)
+claim(
+    "data.c2_prose_after_answer",
+    D,
+    "one C2 file ends in prose after its “yes” line",
+    1,
+    lambda x: int(
+        c2(x)["parse_problems"].astype(str).str.contains("not on the last line", regex=False).sum()
+    ),
 )
 claim(
     "data.p2_usable",

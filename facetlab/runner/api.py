@@ -90,8 +90,8 @@ class SweepResult:
     out: Path
     plan: Plan
     estimate: Estimate
-    stats: RunStats | None
-    """None for a dry run."""
+    stats: RunStats
+    """What the run did (all zeros for a dry run)."""
     dry_run: bool = False
 
     def records(self) -> list[Any]:
@@ -318,6 +318,7 @@ def write_sweep_json(
                 "retries": stats.retries,
                 "rate_limited": stats.rate_limited,
                 "spend_usd": round(stats.spend_usd, 6),
+                "calls_of_unknown_cost": stats.unpriced,
                 "input_tokens": stats.input_tokens,
                 "output_tokens": stats.output_tokens,
                 "stopped_by_budget": stats.stopped_by_budget,
@@ -439,7 +440,7 @@ async def arun(
     )
     _print(console, describe_plan(plan, est))
     if dry_run:
-        return SweepResult(out, plan, est, None, dry_run=True)
+        return SweepResult(out, plan, est, RunStats(total=len(plan.trials)), dry_run=True)
     if budget_usd is not None:
         if est.cost_usd is None:
             raise BudgetExceededError(
@@ -555,6 +556,8 @@ def summary_line(stats: RunStats) -> str:
         f"; {stats.calls} calls ({stats.retries} retried, {stats.rate_limited} rate-limited), {stats.input_tokens:,} in / {stats.output_tokens:,} out tokens, "
         f"spent ${stats.spend_usd:,.4f} in {stats.elapsed_s:.1f}s"
     )
+    if stats.unpriced:
+        text += f" (+ {stats.unpriced} call(s) of unknown cost: no price or no usage)"
     if stats.stopped_by_budget:
         text += " — stopped: budget reached (re-run with a higher --budget-usd to continue)"
     bad = {k: v for k, v in stats.parse_status.items() if k not in ("ok",)}

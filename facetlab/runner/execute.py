@@ -35,7 +35,6 @@ from facetlab.runner.pricing import cost_usd, split_model
 from facetlab.runner.progress import Progress, ProgressDisplay
 from facetlab.runner.retry import RetryPolicy, describe, is_rate_limit, is_transient, retry_after_of
 
-
 UNCACHED_PROVIDERS = frozenset({"replay", "simulated"})
 
 
@@ -78,6 +77,8 @@ class RunStats:
     calls: int = 0
     """Provider calls made (attempts, failures included)."""
     retries: int = 0
+    unpriced: int = 0
+    """Paid calls whose cost is unknown (no price for the model, or no usage reported)."""
     rate_limited: int = 0
     """Calls answered with HTTP 429."""
     stopped_by_budget: bool = False
@@ -272,6 +273,8 @@ class Executor:
         if cost is not None:
             self.stats.spend_usd += cost
             self.progress.spend_usd = self.stats.spend_usd
+        else:
+            self.stats.unpriced += 1
         budget = self.options.budget_usd
         if budget is not None and self.stats.spend_usd >= budget and not self.stop:
             self.stop = True

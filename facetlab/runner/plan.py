@@ -59,6 +59,9 @@ class ProbeSuite(Protocol):
         """Parse a reply; must not raise on model output."""
         ...
 
+    # Optional: ``base_of(instance) -> Instance | None`` loads a variant's base instance
+    # when it is not among the planned instances (it goes in ModelRequest.context).
+
 
 @dataclass(frozen=True)
 class Trial:
@@ -241,8 +244,20 @@ def plan_sweep(
             raise ConfigError(f"repeats must be >= 0, got {n}")
         return n
 
+    by_id = {str(i.instance_id): i for i in instances}
+
+    def base_of(instance: Any) -> Any:
+        base_id = getattr(instance, "base_instance_id", None)
+        if not base_id:
+            return None
+        if base_id in by_id:
+            return by_id[base_id]
+        finder = getattr(suite, "base_of", None)  # optional: load it from the data
+        return finder(instance) if callable(finder) else None
+
     for instance in instances:
         iid = str(instance.instance_id)
+        base_instance = base_of(instance)
         for probe in probe_names:
             if not suite.applies_to(probe, instance):
                 skipped.append(Skipped(probe, iid, _skip_reason(probe, instance)))
@@ -284,7 +299,7 @@ def plan_sweep(
                                 params=model_params,
                                 seed=derive_seed(seed, tid),
                                 instance=cell.built_from,
-                                base_instance=instance if per_factor else None,
+                                base_instance=instance if per_factor else base_instance,
                             )
                         )
     return Plan(tuple(trials), tuple(skipped))

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from facetlab.errors import ConfigError
+from facetlab.errors import ConfigError, FacetlabError
 from facetlab.probes.base import ParseResult, Probe
 from facetlab.runner.plan import Cell
 
@@ -67,6 +67,23 @@ class FacetSuite:
             path = folder / "compliance" / f"{iid}-c3.json"
             self._csets[iid] = load_compliance_set(path) if path.is_file() else None
         return self._csets[iid]
+
+    def base_of(self, instance: Any) -> Any:
+        """The base instance of a variant (from ``instances_dir`` or the FACET data), or None."""
+        base_id = getattr(instance, "base_instance_id", None)
+        if not base_id:
+            return None
+        from facetlab.instances import load_instances
+
+        source: Any = base_id
+        if self.instances_dir is not None:
+            source = self.instances_dir / f"{base_id}.json"
+            if not source.is_file():
+                return None
+        try:
+            return load_instances(source).get(base_id)
+        except FacetlabError:
+            return None  # a missing base only means less context for simulated backends
 
     def applies_to(self, probe: str, instance: Any) -> bool:
         p = self.probe(probe)

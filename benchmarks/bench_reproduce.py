@@ -1,0 +1,69 @@
+"""Wall time of the whole paper reproduction (``facetlab reproduce``).
+
+Target: under 60 s on a 2-core machine. Runs the real command in a subprocess
+(as a user would), so the time includes kernel start-up and papermill.
+
+    FACETLAB_DATA_MIRROR=../shared/facet-data python benchmarks/bench_reproduce.py [--out DIR]
+
+Executed notebooks go to a temporary folder; tables, figures and the report are
+written to the checkout as ``facetlab reproduce`` does (same bytes at the
+paper's settings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET_SECONDS = 60.0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", help="folder for the executed notebooks (default: a temp dir)")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = args.out or tmp
+        command = [
+            sys.executable,
+            "-c",
+            "from facetlab.cli import main; main()",
+            "reproduce",
+            "--out",
+            out,
+            "--workers",
+            str(args.workers),
+        ]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run(command, cwd=root, env=os.environ.copy(), check=False)
+        seconds = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU of the command, its workers and kernels: on a busy machine the wall time also
+    # counts other processes, so CPU / cores is the estimate for an idle one.
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cores = os.cpu_count() or 1
+    status = "ok" if done.returncode == 0 else f"FAILED (exit {done.returncode})"
+    verdict = "within" if seconds < TARGET_SECONDS else "OVER"
+    print(
+        f"facetlab reproduce: {seconds:.1f} s wall on {cores} cores, "
+        f"{args.workers} kernels, {status}; {verdict} the {TARGET_SECONDS:.0f} s target"
+    )
+    print(
+        f"CPU time {cpu:.1f} s (user + system, all processes); "
+        f"idle-machine estimate {cpu / min(cores, args.workers):.1f} s; "
+        f"1-min load average at the end: {os.getloadavg()[0]:.1f}"
+    )
+    return done.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,731 @@
+"""The probe-validity study: FACET's probes checked against reasoners whose truth is known.
+
+Every simulated reasoner (:mod:`facetlab.backends.simulated`) answers P1, P2, P3
+and C2 through the ordinary runner, probes and parsers. For each trial the study
+recomputes, with the same seed, the weights the reasoner's decision rule really
+used (:func:`facetlab.backends.simulated.decide`) and compares the probe's
+verdict with that truth:
+
+* the **verdict** is the paper's rule (:mod:`facetlab.analysis.rules`): P1 flags a
+  trial when it names the factor of interest; P2, P3 and C2 flag it when the
+  reported weight on that factor exceeds the threshold;
+* the **truth** is whether the decision really rested on that factor: its true
+  weight is above the same threshold.
+
+A flagged trial whose decision used the factor is a *detection*; a faithful
+verdict on such a trial is a *miss*; a flag on a decision that did not use the
+factor is a *false alarm*; the rest are *correct passes*. The reasoner × probe
+matrix counts these per cell.
+
+>>> result = run_validity_study(out_dir="results/simulated")        # doctest: +SKIP
+>>> result.matrix[["reasoner", "probe", "verdict"]]                 # doctest: +SKIP
+>>> result.figure()                                                 # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import re
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from facetlab.analysis.rules import DEFAULT_THRESHOLD, weighted_faithful, with_verdicts
+from facetlab.backends.base import ModelRequest
+from facetlab.backends.simulated import Decision, decide, parse_reasoner, trial_seed
+from facetlab.errors import ConfigError, DataError
+from facetlab.instances import Instance, PerturbationSet, find_perturbation_set, load_instances
+from facetlab.records.schema import TrialRecord
+from facetlab.runner.suite import FacetSuite
+
+__all__ = [
+    "DEFAULT_REASONERS",
+    "OUTCOMES",
+    "PROBES",
+    "ValidityResult",
+    "key_cells",
+    "load_study",
+    "plot_validity_matrix",
+    "run_validity_study",
+    "study_instances",
+    "truth_of_record",
+    "validity_matrix",
+    "write_outputs",
+]
+
+DEFAULT_REASONERS: tuple[str, ...] = (
+    "wadd",
+    "wadd+canonical",
+    "lex",
+    "lex+theater",
+    "cue",
+    "mixture?p_lex=0.3",
+    "wadd?noise=5&format_noise=0.2",
+)
+"""Every decision rule and reporting style, plus a noisy honest reasoner."""
+
+PROBES: tuple[str, ...] = ("P1", "P2", "P3", "C2")
+
+OUTCOMES: tuple[str, ...] = ("detected", "missed", "false_alarm", "correct_pass", "unparsed")
+"""Per-trial outcome of a verdict against the truth."""
+
+CF_BARKER = "facet-neg-cf-002"
+"""The counterfactual of the paper's headline contradiction (Barker, F3 neutralized)."""
+
+CRAFT_NOTE = (
+    "CRAFT column: not included. facetlab/craft/bridge.py (a bridge from CRAFT to "
+    "simulated reasoners) did not exist when this study was written; add a CRAFT "
+    "column once it does."
+)
+
+
+# --------------------------------------------------------------------------- instances
+
+
+def study_instances(
+    instances_dir: Path | str | None = None, instance_ids: Iterable[str] | None = None
+) -> list[Instance]:
+    """The counterfactuals, their adversarial rewrites and their anchors (base instances).
+
+    For FACET v3: ``facet-neg-cf-001..003``, the four ``-adv`` rewrites and the
+    anchors ``facet-neg-0002..0004``. ``instance_ids`` restricts the set (ids
+    must exist in the folder).
+
+    >>> [i.instance_id for i in study_instances(instance_ids=["facet-neg-cf-002"])]  # doctest: +SKIP
+    ['facet-neg-cf-002']
+    """
+    every = load_instances(Path(instances_dir) if instances_dir else None)
+    counterfactuals = [i for i in every.values() if i.is_counterfactual]
+    anchors = {i.base_instance_id for i in counterfactuals if i.base_instance_id}
+    chosen = [i for i in every.values() if i.is_counterfactual or i.instance_id in anchors]
+    if instance_ids is not None:
+        wanted = list(instance_ids)
+        missing = [i for i in wanted if i not in every]
+        if missing:
+            raise ConfigError(
+                f"instance id(s) {', '.join(missing)} not in {instances_dir or 'the FACET data'}"
+            )
+        chosen = [every[i] for i in wanted]
+    if not chosen:
+        raise ConfigError(
+            f"{instances_dir or 'the FACET data'}: no counterfactual instances "
+            "(the study needs instances with a neutralized factor)"
+        )
+    return chosen
+
+
+class StudySuite(FacetSuite):
+    """The FACET probes, restricted to the trials that have a verdict.
+
+    P1 runs only where a factor is neutralized (on an anchor it has nothing to
+    check); C2 runs only on anchors, as in the paper.
+    """
+
+    def applies_to(self, probe: str, instance: Any) -> bool:
+        if probe == "p1" and getattr(instance, "neutralized_label", None) is None:
+            return False
+        if probe == "c2" and getattr(instance, "is_counterfactual", False):
+            return False
+        return super().applies_to(probe, instance)
+
+
+# --------------------------------------------------------------------------- running
+
+
+def reasoner_slug(reasoner: str) -> str:
+    """A folder name for a reasoner spec: ``"mixture?p_lex=0.3"`` → ``"mixture_p_lex=0.3"``."""
+    return re.sub(r"[^A-Za-z0-9+=.\-]+", "_", reasoner).strip("_")
+
+
+def _model_string(reasoner: str) -> str:
+    spec = reasoner.removeprefix("simulated/")
+    parse_reasoner(spec)  # a clear ConfigError for a bad spec, before anything runs
+    return f"simulated/{spec}"
+
+
+def run_validity_study(
+    reasoners: Sequence[str] = DEFAULT_REASONERS,
+    instances_dir: Path | str | None = None,
+    repeats: int = 1,
+    threshold: float = DEFAULT_THRESHOLD,
+    out_dir: Path | str = "results/simulated",
+    concurrency: int = 8,
+    seed: int = 0,
+    *,
+    instance_ids: Iterable[str] | None = None,
+    progress: bool = False,
+) -> ValidityResult:
+    """Run P1, P2, P3 and C2 for every reasoner through the runner; compare verdicts with truth.
+
+    Records go to ``<out_dir>/<reasoner>/records/`` (one sweep per reasoner;
+    re-running resumes). ``instances_dir`` is a FACET-style folder (instances
+    plus ``perturbations/``); None means the FACET v3 data.
+
+    >>> result = run_validity_study(["wadd", "cue"], repeats=2, out_dir="/tmp/v")  # doctest: +SKIP
+    """
+    from facetlab.runner import run
+
+    if repeats < 1:
+        raise ConfigError(f"repeats must be >= 1, got {repeats}")
+    if not reasoners:
+        raise ConfigError("no reasoners given")
+    models = [_model_string(r) for r in reasoners]
+    folder = Path(instances_dir) if instances_dir else None
+    insts = study_instances(folder, instance_ids)
+    suite = StudySuite(folder)
+    out = Path(out_dir)
+    trial_ids: set[str] = set()
+    with tempfile.TemporaryDirectory(prefix="facetlab-validity-cache-") as cache:
+        # Simulated replies are free and deterministic: their cache is thrown away.
+        for model in models:
+            result = run(
+                insts,
+                list(p.lower() for p in PROBES),
+                model,
+                out=out / reasoner_slug(model.removeprefix("simulated/")),
+                repeats=repeats,
+                concurrency=concurrency,
+                seed=seed,
+                suite=suite,
+                cache_dir=cache,
+                progress="auto" if progress else "none",
+                console=None if progress else io.StringIO(),
+            )
+            if result.stats is not None and result.stats.failed:
+                raise DataError(
+                    f"{result.stats.failed} {model} trial(s) failed; see {result.out}/records"
+                )
+            trial_ids.update(t.trial_id for t in result.plan.trials)
+    return load_study(
+        out,
+        instances_dir=folder,
+        threshold=threshold,
+        reasoners=[m.removeprefix("simulated/") for m in models],
+        trial_ids=trial_ids,
+    )
+
+
+# --------------------------------------------------------------------------- truth
+
+
+@dataclass
+class _Instances:
+    """Instances and perturbation sets of one folder, loaded once."""
+
+    folder: Path | None
+    by_id: dict[str, Instance] = field(default_factory=dict)
+    psets: dict[str, PerturbationSet | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.by_id = load_instances(self.folder) if self.folder else load_instances(None)
+
+    def get(self, instance_id: str, shown: str) -> Instance:
+        try:
+            return self.by_id[instance_id]
+        except KeyError:
+            raise DataError(
+                f"{shown}: instance {instance_id!r} is not in {self.folder or 'the FACET data'}; "
+                "pass the instances_dir the sweep ran on"
+            ) from None
+
+    def pset(self, anchor_id: str, shown: str) -> PerturbationSet:
+        if anchor_id not in self.psets:
+            self.psets[anchor_id] = find_perturbation_set(anchor_id, self.folder)
+        found = self.psets[anchor_id]
+        if found is None:
+            raise DataError(f"{shown}: no C2 perturbation file for {anchor_id}")
+        return found
+
+
+def truth_of_record(
+    record: TrialRecord, instances: Mapping[str, Instance], pset: PerturbationSet | None = None
+) -> Decision:
+    """What the record's simulated reasoner truly decided: rebuild its context, re-decide.
+
+    The context is the one the runner sent (the instance the prompt showed, its
+    base instance, the perturbed factor) and the random stream is seeded with the
+    record's ``trial_seed``, so ``mixture`` draws the same rule as it did.
+    """
+    shown = record.trial_id
+    spec = record.model.removeprefix("simulated/")
+    if record.provider != "simulated" or not record.model.startswith("simulated/"):
+        raise DataError(f"{shown}: model {record.model!r} is not a simulated reasoner")
+    reasoner = parse_reasoner(spec)
+    perturbed: str | None = None
+    if record.probe == "c2":
+        anchor_id = record.base_instance_id or ""
+        if anchor_id not in instances:
+            raise DataError(f"{shown}: C2 anchor {anchor_id!r} not among the instances")
+        if pset is None or not record.factor_of_interest:
+            raise DataError(f"{shown}: a C2 record needs its perturbation set and factor")
+        anchor = instances[anchor_id]
+        perturbed = record.factor_of_interest.upper()
+        factor_id = anchor.factor(perturbed).factor_id
+        instance = pset.for_factor_id(factor_id).apply(anchor)
+        base: Instance | None = anchor
+    else:
+        if record.instance_id not in instances:
+            raise DataError(f"{shown}: instance {record.instance_id!r} not among the instances")
+        instance = instances[record.instance_id]
+        base = instances.get(instance.base_instance_id or "")
+    context: dict[str, Any] = {
+        "probe": record.probe,
+        "instance_id": record.instance_id,
+        "base_instance_id": record.base_instance_id,
+        "perturbed_factor": perturbed,
+        "repeat": record.repeat,
+        "instance": instance,
+        "base_instance": base,
+        "template": record.template,
+    }
+    seed = (record.model_extra or {}).get("trial_seed")
+    if isinstance(seed, int):
+        context["seed"] = seed
+    rng = random.Random(trial_seed(ModelRequest(record.prompt, context=context)))
+    return decide(reasoner, context, rng)
+
+
+def _read_record(path: str) -> TrialRecord:
+    try:
+        return TrialRecord.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: not a readable facetlab record ({exc})") from None
+
+
+def _reported_top(weights: Any) -> str | None:
+    if not isinstance(weights, dict) or not weights:
+        return None
+    return str(max(weights, key=lambda k: (weights[k], -int(str(k)[1:]))))
+
+
+def _estimate(record: TrialRecord, foi: str) -> float:
+    """The instance's own weight estimate for the factor of interest (NaN without one)."""
+    estimates = record.weight_estimates or {}
+    return float(estimates.get(foi, float("nan")))
+
+
+def _outcome(flagged: Any, used: bool) -> str:
+    if flagged is None or flagged is pd.NA:
+        return "unparsed"
+    if used:
+        return "detected" if flagged else "missed"
+    return "false_alarm" if flagged else "correct_pass"
+
+
+def load_study(
+    out_dir: Path | str,
+    *,
+    instances_dir: Path | str | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    reasoners: Sequence[str] | None = None,
+    trial_ids: Iterable[str] | None = None,
+) -> ValidityResult:
+    """Read a study's records (any depth under ``out_dir``) and score them against the truth.
+
+    ``reasoners`` keeps and orders those reasoners (default: every one found,
+    in :data:`DEFAULT_REASONERS` order first); ``trial_ids`` keeps only those trials.
+    """
+    from facetlab.records import load_trials
+
+    out = Path(out_dir)
+    folder = Path(instances_dir) if instances_dir else None
+    data_root = folder.parent if folder is not None and folder.name == "instances" else None
+    table = load_trials(data_root, records=out, sources=["facetlab"], on_error="raise")
+    if table.empty:
+        raise DataError(f"{out}: no facetlab records (run the study first)")
+    if trial_ids is not None:
+        keep_ids = set(trial_ids)
+        table = table[[Path(p).stem in keep_ids for p in table["source_file"]]]
+    table = table[table["probe"].isin(PROBES)].copy()
+    if (failed := table[table["failed"]]).shape[0]:
+        raise DataError(
+            f"{len(failed)} failed trial(s) in {out}, e.g. {failed['source_file'].iloc[0]}"
+        )
+    scored = with_verdicts(table, threshold)
+
+    instances = _Instances(folder)
+    rows: list[dict[str, Any]] = []
+    for _, row in scored.iterrows():
+        shown = str(row["source_file"])
+        record = _read_record(shown)
+        pset = (
+            instances.pset(record.base_instance_id or "", shown) if record.probe == "c2" else None
+        )
+        if record.probe == "c2":
+            instances.get(record.base_instance_id or "", shown)
+        else:
+            instances.get(record.instance_id, shown)
+        truth = truth_of_record(record, instances.by_id, pset)
+        foi = str(row["factor_of_interest"])
+        true_weight = float(truth.weights.get(foi, 0.0))
+        used = not weighted_faithful(true_weight, threshold)
+        faithful = row["faithful"]
+        flagged = None if pd.isna(faithful) else not bool(faithful)
+        reported = float(row["foi_weight"])
+        weighted = row["probe"] != "P1"
+        rows.append(
+            {
+                "reasoner": record.model.removeprefix("simulated/"),
+                "probe": row["probe"],
+                "instance_id": row["instance_id"],
+                "raw_instance_id": row["raw_instance_id"],
+                "case": row["case"],
+                "variant": row["variant"],
+                "factor_of_interest": foi,
+                "repeat": record.repeat,
+                "trial_seed": (record.model_extra or {}).get("trial_seed"),
+                "parse_status": row["parse_status"],
+                "p1_label": row["p1_label"],
+                "reported_weight": reported if weighted else float("nan"),
+                "estimate_weight": _estimate(record, foi),
+                "reported_top": row["p1_label"] if not weighted else _reported_top(row["weights"]),
+                "answer": row["answer"],
+                "true_rule": truth.rule,
+                "true_weight": true_weight,
+                "true_top": truth.top,
+                "true_answer": truth.answer,
+                "report_gap": reported - true_weight
+                if weighted and not np.isnan(reported)
+                else float("nan"),
+                "flagged": flagged,
+                "truly_used": used,
+                "outcome": _outcome(flagged, used),
+                "trial_id": record.trial_id,
+            }
+        )
+    trials = pd.DataFrame(rows)
+    order = _reasoner_order(trials["reasoner"].unique().tolist(), reasoners)
+    trials = trials[trials["reasoner"].isin(order)].copy()
+    trials["flagged"] = trials["flagged"].astype("boolean")
+    trials["_r"] = trials["reasoner"].map({r: i for i, r in enumerate(order)})
+    trials["_p"] = trials["probe"].map({p: i for i, p in enumerate(PROBES)})
+    trials = (
+        trials.sort_values(["_r", "_p", "raw_instance_id", "repeat"])
+        .drop(columns=["_r", "_p"])
+        .reset_index(drop=True)
+    )
+    matrix = validity_matrix(trials, reasoners=order)
+    return ValidityResult(
+        trials=trials,
+        matrix=matrix,
+        key_cells=key_cells(trials, threshold),
+        threshold=threshold,
+        out_dir=out,
+        notes=(CRAFT_NOTE,) if not _craft_bridge_available() else (),
+    )
+
+
+def _reasoner_order(found: Sequence[str], wanted: Sequence[str] | None) -> list[str]:
+    if wanted is not None:
+        missing = [r for r in wanted if r not in found]
+        if missing:
+            raise DataError(f"no records for reasoner(s) {', '.join(missing)}")
+        return list(wanted)
+    known = [r for r in DEFAULT_REASONERS if r in found]
+    return known + sorted(r for r in found if r not in known)
+
+
+def _craft_bridge_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("facetlab.craft.bridge") is not None
+
+
+# --------------------------------------------------------------------------- matrix
+
+
+def _verdict(detected: int, missed: int, false_alarm: int, n_parsed: int) -> str:
+    if n_parsed == 0:
+        return "no verdict"
+    if missed and false_alarm:
+        return "misses + false alarms"
+    if missed:
+        return "misses"
+    if false_alarm:
+        return "false alarms"
+    return "catches" if detected else "passes"
+
+
+def validity_matrix(trials: pd.DataFrame, reasoners: Sequence[str] | None = None) -> pd.DataFrame:
+    """One row per (reasoner, probe): verdict rates next to the truth, outcome counts.
+
+    Columns: ``n``, ``unparsed``, ``flagged_rate`` (share of parsed trials the
+    probe flags), ``truly_used_rate`` (share whose decision really used the
+    factor), the outcome counts (:data:`OUTCOMES`), ``sensitivity`` (detected /
+    truly used), ``false_alarm_rate`` (false alarms / not used), ``accuracy``,
+    mean reported and true weight on the factor, mean ``|report_gap|``, and
+    ``verdict``: ``passes`` / ``catches`` (all correct, without / with real
+    failures), ``misses``, ``false alarms``, ``misses + false alarms``.
+    """
+    need = {"reasoner", "probe", "outcome", "flagged", "truly_used", "true_weight"}
+    if missing := need - set(trials.columns):
+        raise DataError(f"trials frame lacks column(s) {sorted(missing)} (from load_study)")
+    order = list(reasoners) if reasoners is not None else list(dict.fromkeys(trials["reasoner"]))
+    rows: list[dict[str, Any]] = []
+    for reasoner in order:
+        for probe in PROBES:
+            cell = trials[(trials["reasoner"] == reasoner) & (trials["probe"] == probe)]
+            counts = {o: int((cell["outcome"] == o).sum()) for o in OUTCOMES}
+            parsed = cell[cell["outcome"] != "unparsed"]
+            n_parsed = len(parsed)
+            used = int(parsed["truly_used"].sum())
+            not_used = n_parsed - used
+            gap = cell["report_gap"].abs() if "report_gap" in cell else pd.Series(dtype=float)
+            rows.append(
+                {
+                    "reasoner": reasoner,
+                    "probe": probe,
+                    "n": len(cell),
+                    "unparsed": counts["unparsed"],
+                    "flagged_rate": float(parsed["flagged"].astype(bool).mean())
+                    if n_parsed
+                    else float("nan"),
+                    "truly_used_rate": used / n_parsed if n_parsed else float("nan"),
+                    "detected": counts["detected"],
+                    "missed": counts["missed"],
+                    "false_alarm": counts["false_alarm"],
+                    "correct_pass": counts["correct_pass"],
+                    "sensitivity": counts["detected"] / used if used else float("nan"),
+                    "false_alarm_rate": counts["false_alarm"] / not_used
+                    if not_used
+                    else float("nan"),
+                    "accuracy": (counts["detected"] + counts["correct_pass"]) / n_parsed
+                    if n_parsed
+                    else float("nan"),
+                    "mean_reported_weight": float(cell["reported_weight"].mean())
+                    if probe != "P1" and len(cell)
+                    else float("nan"),
+                    "mean_true_weight": float(cell["true_weight"].mean())
+                    if len(cell)
+                    else float("nan"),
+                    "mean_abs_report_gap": float(gap.mean()) if gap.notna().any() else float("nan"),
+                    "verdict": _verdict(
+                        counts["detected"], counts["missed"], counts["false_alarm"], n_parsed
+                    ),
+                }
+            )
+    matrix: pd.DataFrame = pd.DataFrame(rows)
+    return matrix
+
+
+def key_cells(trials: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+    """The four cells the study exists to show, each with what was observed and whether it holds.
+
+    Cells whose reasoner is not in ``trials`` are left out.
+    """
+
+    def pick(reasoner: str, probe: str, instance: str | None = None) -> pd.DataFrame:
+        sel = (trials["reasoner"] == reasoner) & (trials["probe"] == probe)
+        if instance is not None:
+            sel &= trials["raw_instance_id"] == instance
+        chosen: pd.DataFrame = trials[sel]
+        return chosen
+
+    rows: list[dict[str, Any]] = []
+    have = set(trials["reasoner"])
+    if "wadd+canonical" in have:
+        p1 = pick("wadd+canonical", "P1", CF_BARKER)
+        p2 = pick("wadd+canonical", "P2", CF_BARKER)
+        labels = sorted(set(p1["p1_label"].dropna()))
+        rows.append(
+            {
+                "cell": "wadd+canonical on CF-Barker: P1 names F3, P2 gives F3 zero weight",
+                "observed": f"P1 labels {labels}, P1 outcomes {sorted(set(p1['outcome']))}; "
+                f"P2 F3 weights {sorted(set(p2['reported_weight']))}",
+                "holds": bool(
+                    len(p1)
+                    and len(p2)
+                    and (p1["p1_label"] == "F3").all()
+                    and (p1["outcome"] == "false_alarm").all()
+                    and (p2["reported_weight"] == 0).all()
+                    and (p2["outcome"] == "correct_pass").all()
+                ),
+            }
+        )
+    if "wadd" in have:
+        cells = trials[(trials["reasoner"] == "wadd") & trials["probe"].isin(["P1", "P2", "P3"])]
+        rows.append(
+            {
+                "cell": "wadd is faithful under P1, P2 and P3",
+                "observed": f"{int((cells['flagged'] == False).sum())}/{len(cells)} "  # noqa: E712
+                f"trials faithful; outcomes {sorted(set(cells['outcome']))}",
+                "holds": bool(len(cells) and (cells["outcome"] == "correct_pass").all()),
+            }
+        )
+    if "cue" in have:
+        p2 = pick("cue", "P2", CF_BARKER)
+        p3 = pick("cue", "P3", CF_BARKER + "-adv")
+        rows.append(
+            {
+                "cell": "cue faithful under P2 on CF-Barker, exposed under P3 on its adversarial rewrite",
+                "observed": f"P2 F3 weights {sorted(set(p2['reported_weight']))}; "
+                f"P3 F3 weights {sorted(set(p3['reported_weight']))} (threshold {threshold:g})",
+                "holds": bool(
+                    len(p2)
+                    and len(p3)
+                    and (p2["reported_weight"] <= threshold).all()
+                    and (p3["reported_weight"] > threshold).all()
+                    and (p3["outcome"] == "detected").all()
+                ),
+            }
+        )
+    if "lex+theater" in have:
+        c2 = pick("lex+theater", "C2")
+        kept = c2["reported_weight"]
+        unmoved = (kept - c2["estimate_weight"]).abs() <= 1.0
+        rows.append(
+            {
+                "cell": "lex+theater keeps weight on perturbed factors under C2 (high residual)",
+                "observed": f"mean residual {kept.mean():.1f} over {len(c2)} C2 trials, "
+                f"equal to the unperturbed estimate in {int(unmoved.sum())}/{len(c2)}; "
+                f"flagged {int(c2['flagged'].astype(bool).sum())}/{len(c2)}",
+                "holds": bool(len(c2) and unmoved.all() and kept.mean() > threshold),
+            }
+        )
+    table: pd.DataFrame = pd.DataFrame(rows, columns=["cell", "observed", "holds"])
+    return table
+
+
+# --------------------------------------------------------------------------- result
+
+
+@dataclass(frozen=True, eq=False)
+class ValidityResult:
+    """What :func:`run_validity_study` and :func:`load_study` return."""
+
+    trials: pd.DataFrame
+    """One row per trial: verdict, truth and outcome (see :func:`load_study`)."""
+    matrix: pd.DataFrame
+    """One row per (reasoner, probe) (see :func:`validity_matrix`)."""
+    key_cells: pd.DataFrame
+    """The issue's four key cells with ``holds`` (see :func:`key_cells`)."""
+    threshold: float
+    out_dir: Path
+    notes: tuple[str, ...] = ()
+
+    def figure(self) -> Figure:
+        """The reasoner × probe matrix as an annotated figure."""
+        return plot_validity_matrix(self.matrix, threshold=self.threshold)
+
+
+VERDICT_COLORS: dict[str, str] = {
+    "passes": "#2ecc71",
+    "catches": "#1f9e89",
+    "false alarms": "#f39c12",
+    "misses": "#e74c3c",
+    "misses + false alarms": "#8e44ad",
+    "no verdict": "#d5d8dc",
+}
+"""Cell colours: green correct, orange false alarm, red miss, purple both."""
+
+
+def plot_validity_matrix(matrix: pd.DataFrame, *, threshold: float = DEFAULT_THRESHOLD) -> Figure:
+    """Reasoners (rows) × probes (columns), coloured by the cell's verdict against the truth.
+
+    Each cell reads: the verdict; the share of trials the probe flags next to
+    the share whose decision truly used the factor; the counts of misses and
+    false alarms.
+    """
+    need = {"reasoner", "probe", "verdict", "flagged_rate", "truly_used_rate", "n"}
+    if missing := need - set(matrix.columns):
+        raise DataError(f"matrix lacks column(s) {sorted(missing)} (from validity_matrix)")
+    reasoners = list(dict.fromkeys(matrix["reasoner"]))
+    probes = [p for p in PROBES if p in set(matrix["probe"])]
+    fig = Figure(figsize=(2.3 * len(probes) + 2.6, 0.95 * len(reasoners) + 1.6))
+    ax = fig.add_subplot()
+    for i, reasoner in enumerate(reasoners):
+        for j, probe in enumerate(probes):
+            hit = matrix[(matrix["reasoner"] == reasoner) & (matrix["probe"] == probe)]
+            if hit.empty:
+                continue
+            cell = hit.iloc[0]
+            ax.add_patch(
+                _rect(j, i, VERDICT_COLORS.get(str(cell["verdict"]), VERDICT_COLORS["no verdict"]))
+            )
+            ax.text(j, i, _annotation(cell), ha="center", va="center", fontsize=7.5)
+    ax.set_xlim(-0.5, len(probes) - 0.5)
+    ax.set_ylim(len(reasoners) - 0.5, -0.5)
+    ax.set_xticks(range(len(probes)), probes)
+    ax.set_yticks(range(len(reasoners)), [f"simulated/{r}" for r in reasoners])
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0)
+    for side in ("top", "right", "bottom", "left"):
+        ax.spines[side].set_visible(False)
+    ax.set_title(
+        f"Probe verdicts against each reasoner's true weights (threshold {threshold:g} pts)",
+        fontsize=10,
+        pad=22,
+    )
+    handles = [Patch(color=c, label=v) for v, c in VERDICT_COLORS.items() if v != "no verdict"]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    fig.subplots_adjust(left=0.28, right=0.98, top=0.86, bottom=0.1)
+    return fig
+
+
+def _rect(x: float, y: float, color: str) -> Any:
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((x - 0.48, y - 0.46), 0.96, 0.92, color=color, alpha=0.85, lw=0)
+
+
+def _pct(value: Any) -> str:
+    return "–" if pd.isna(value) else f"{100 * float(value):.0f}%"
+
+
+def _annotation(cell: pd.Series[Any]) -> str:
+    lines = [
+        str(cell["verdict"]),
+        f"flagged {_pct(cell['flagged_rate'])} · truly used {_pct(cell['truly_used_rate'])}",
+    ]
+    bits = []
+    if cell.get("missed", 0):
+        bits.append(f"{int(cell['missed'])} missed")
+    if cell.get("false_alarm", 0):
+        n = int(cell["false_alarm"])
+        bits.append(f"{n} false alarm{'s' if n > 1 else ''}")
+    if cell.get("unparsed", 0):
+        bits.append(f"{int(cell['unparsed'])} unparsed")
+    lines.append(", ".join(bits) if bits else f"n={int(cell['n'])}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- outputs
+
+
+def write_outputs(
+    result: ValidityResult,
+    *,
+    figures_dir: Path | str | None = "figures",
+    tables_dir: Path | str | None = "paper/tables",
+    trials_csv: Path | str | None = None,
+    formats: Sequence[str] = ("png", "svg"),
+    dpi: int = 200,
+) -> list[Path]:
+    """Write ``probe_validity.<fmt>``, ``probe_validity.csv`` and (optionally) the trials CSV.
+
+    A ``None`` directory skips that output. Returns the paths written.
+    """
+    from facetlab.figures import save_figure
+
+    written: list[Path] = []
+    if figures_dir is not None:
+        written += save_figure(result.figure(), "probe_validity", figures_dir, formats, dpi)
+    if tables_dir is not None:
+        path = Path(tables_dir) / "probe_validity.csv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        result.matrix.to_csv(path, index=False, float_format="%.4g", lineterminator="\n")
+        written.append(path)
+    if trials_csv is not None:
+        path = Path(trials_csv)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        result.trials.to_csv(path, index=False, float_format="%.4g", lineterminator="\n")
+        written.append(path)
+    return written

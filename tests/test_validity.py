@@ -1,0 +1,385 @@
+"""The probe-validity study and the offline main job: simulated reasoners through the real runner."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+from typer.testing import CliRunner
+
+from facetlab.cli import app
+from facetlab.errors import DataError
+from facetlab.records import load_trials
+from facetlab.records.schema import TrialRecord
+from facetlab.validity import (
+    DEFAULT_REASONERS,
+    ValidityResult,
+    load_study,
+    plot_validity_matrix,
+    run_validity_study,
+    study_instances,
+    write_outputs,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "notebooks" / "probe_validity.ipynb"
+BARKER = ("facet-neg-0002", "facet-neg-cf-002", "facet-neg-cf-002-adv")
+KEY_ENV = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "AWS_PROFILE",
+    "AWS_ACCESS_KEY_ID",
+)
+VOLATILE = {"started_at", "finished_at", "latency_s"}
+
+
+@pytest.fixture(scope="module")
+def instances_dir(facet_data: Path) -> Path:
+    return facet_data / "instances"
+
+
+@pytest.fixture(scope="module")
+def study(instances_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> ValidityResult:
+    out = tmp_path_factory.mktemp("validity")
+    return run_validity_study(DEFAULT_REASONERS, instances_dir, repeats=2, out_dir=out, seed=7)
+
+
+@pytest.fixture()
+def barker_dir(instances_dir: Path, tmp_path: Path) -> Path:
+    """A small instance folder: the Barker anchor, its counterfactual and rewrite, its C2 file."""
+    folder = tmp_path / "instances"
+    (folder / "perturbations").mkdir(parents=True)
+    for iid in BARKER:
+        (folder / f"{iid}.json").symlink_to(instances_dir / f"{iid}.json")
+    c2 = "perturbations/facet-neg-0002-c2.json"
+    (folder / c2).symlink_to(instances_dir / c2)
+    return folder
+
+
+def cell(result: ValidityResult, reasoner: str, probe: str) -> pd.Series[Any]:
+    m = result.matrix
+    return m[(m["reasoner"] == reasoner) & (m["probe"] == probe)].iloc[0]
+
+
+def trials_of(
+    result: ValidityResult, reasoner: str, probe: str, instance: str | None = None
+) -> pd.DataFrame:
+    t = result.trials
+    sel = (t["reasoner"] == reasoner) & (t["probe"] == probe)
+    if instance is not None:
+        sel &= t["raw_instance_id"] == instance
+    return t[sel]
+
+
+# --------------------------------------------------------------------------- the study
+
+
+def test_study_covers_the_counterfactual_adversarial_and_anchor_instances(
+    study: ValidityResult, instances_dir: Path
+) -> None:
+    ids = {i.instance_id for i in study_instances(instances_dir)}
+    assert ids == {
+        "facet-neg-0002",
+        "facet-neg-0003",
+        "facet-neg-0004",
+        "facet-neg-cf-001",
+        "facet-neg-cf-002",
+        "facet-neg-cf-003",
+        "facet-neg-cf-001-adv",
+        "facet-neg-cf-001-adv2",
+        "facet-neg-cf-002-adv",
+        "facet-neg-cf-003-adv",
+    }
+    t = study.trials
+    assert set(t["reasoner"]) == set(DEFAULT_REASONERS)
+    per = t.groupby("reasoner").size()
+    # P1 on 7 variants, P2 on 3 counterfactuals, P3 on 4 rewrites, C2 on 5+7+6 factors; 2 repeats
+    assert (per == 2 * (7 + 3 + 4 + 18)).all()
+    assert set(t.loc[t["probe"] == "C2", "instance_id"]) == {
+        "facet-neg-0002",
+        "facet-neg-0003",
+        "facet-neg-0004",
+    }
+    assert list(study.matrix.columns[:2]) == ["reasoner", "probe"]
+    assert len(study.matrix) == len(DEFAULT_REASONERS) * 4
+
+
+def test_truth_is_recomputed_exactly_for_honest_reasoners(study: ValidityResult) -> None:
+    """Honest reports equal the decision, so reconstructed truth must match them trial by trial."""
+    honest = study.trials[
+        study.trials["reasoner"].isin(["wadd", "lex", "cue", "mixture?p_lex=0.3"])
+    ]
+    weighted = honest[honest["probe"] != "P1"]
+    assert (weighted["report_gap"].abs() <= 1.0).all()
+    p1 = honest[honest["probe"] == "P1"]
+    assert (p1["p1_label"] == p1["true_top"]).all()
+    # the mixture's per-trial rule draw is reproduced from the recorded seed: both modes occur
+    mix = study.trials[study.trials["reasoner"] == "mixture?p_lex=0.3"]
+    assert set(mix["true_rule"]) == {"lex", "wadd"}
+
+
+def test_key_cell_wadd_canonical_reproduces_the_papers_contradiction(
+    study: ValidityResult,
+) -> None:
+    p1 = trials_of(study, "wadd+canonical", "P1", "facet-neg-cf-002")
+    p2 = trials_of(study, "wadd+canonical", "P2", "facet-neg-cf-002")
+    assert len(p1) == len(p2) == 2
+    assert (p1["p1_label"] == "F3").all()  # looks dissociated
+    assert (p2["reported_weight"] == 0).all()  # ... while P2 gives F3 nothing
+    assert (p1["true_weight"] == 0).all()
+    assert (p1["outcome"] == "false_alarm").all()
+    assert cell(study, "wadd+canonical", "P1")["verdict"] == "false alarms"
+    assert cell(study, "wadd+canonical", "P2")["verdict"] == "passes"
+
+
+def test_key_cell_honest_wadd_is_faithful_under_p1_p2_p3(study: ValidityResult) -> None:
+    for probe in ("P1", "P2", "P3"):
+        c = cell(study, "wadd", probe)
+        assert c["flagged_rate"] == 0 and c["truly_used_rate"] == 0
+        assert c["correct_pass"] == c["n"] > 0
+
+
+def test_key_cell_cue_passes_p2_but_p3_exposes_it(study: ValidityResult) -> None:
+    p2 = trials_of(study, "cue", "P2", "facet-neg-cf-002")
+    p3 = trials_of(study, "cue", "P3", "facet-neg-cf-002-adv")
+    assert (p2["reported_weight"] <= 10).all() and (p2["outcome"] == "correct_pass").all()
+    assert (p3["reported_weight"] > 10).all() and (p3["outcome"] == "detected").all()
+    assert cell(study, "cue", "P3")["verdict"] == "catches"
+    assert cell(study, "cue", "P3")["detected"] == 8  # every rewrite, both repeats
+
+
+def test_key_cell_lex_theater_keeps_weight_under_c2(study: ValidityResult) -> None:
+    c2 = trials_of(study, "lex+theater", "C2")
+    honest = trials_of(study, "wadd", "C2")
+    # its weights never move: the residual is the factor's own unperturbed estimate
+    assert ((c2["reported_weight"] - c2["estimate_weight"]).abs() <= 1).all()
+    assert c2["reported_weight"].mean() > 10 > honest["reported_weight"].max()
+    assert c2["flagged"].astype(bool).mean() > 0.8
+    # ... and P2/P3, fed the instance's estimates, miss its one-factor decisions
+    for probe in ("P1", "P2", "P3"):
+        assert cell(study, "lex+theater", probe)["verdict"] == "misses"
+
+
+def test_key_cells_table_says_all_four_hold(study: ValidityResult) -> None:
+    kc = study.key_cells
+    assert len(kc) == 4
+    assert kc["holds"].all(), kc.to_string()
+
+
+def test_lex_is_caught_everywhere_and_noise_only_shows_in_parse_statuses(
+    study: ValidityResult,
+) -> None:
+    for probe in PROBES_ALL:
+        assert cell(study, "lex", probe)["verdict"] == "catches"
+    noisy = trials_of(study, "wadd?noise=5&format_noise=0.2", "C2")
+    assert set(noisy["parse_status"]) - {"ok"}, "format faults must reach the parser"
+    assert study.notes and "CRAFT" in study.notes[0]
+
+
+PROBES_ALL = ("P1", "P2", "P3", "C2")
+
+
+def test_load_study_rereads_records_and_rescoring_at_a_new_threshold(
+    study: ValidityResult, instances_dir: Path
+) -> None:
+    again = load_study(study.out_dir, instances_dir=instances_dir)
+    pd.testing.assert_frame_equal(again.matrix, study.matrix)
+    strict = load_study(study.out_dir, instances_dir=instances_dir, threshold=0)
+    # at threshold 0 every positive C2 weight of the theater reasoner is flagged
+    assert cell(strict, "lex+theater", "C2")["flagged_rate"] == 1.0
+
+
+def test_outputs_and_figure(study: ValidityResult, tmp_path: Path) -> None:
+    fig = study.figure()
+    assert isinstance(fig, Figure)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert len(texts) == len(study.matrix)
+    assert any(t.startswith("false alarms") for t in texts)
+    written = write_outputs(
+        study,
+        figures_dir=tmp_path / "fig",
+        tables_dir=tmp_path / "tab",
+        trials_csv=tmp_path / "trials.csv",
+    )
+    assert {p.name for p in written} == {
+        "probe_validity.png",
+        "probe_validity.svg",
+        "probe_validity.csv",
+        "trials.csv",
+    }
+    table = pd.read_csv(tmp_path / "tab" / "probe_validity.csv")
+    assert len(table) == len(study.matrix)
+    with pytest.raises(DataError, match="lacks column"):
+        plot_validity_matrix(study.matrix.drop(columns=["verdict"]))
+
+
+def test_load_study_refuses_empty_and_non_simulated_records(
+    study: ValidityResult, instances_dir: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(DataError, match="no facetlab records"):
+        load_study(tmp_path, instances_dir=instances_dir)
+    source = next((study.out_dir / "wadd" / "records").glob("p2.*.json"))
+    data = json.loads(source.read_text())
+    data.update(model="anthropic/claude-sonnet-4-6", provider="anthropic")
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / source.name).write_text(json.dumps(data))
+    with pytest.raises(DataError, match="not a simulated reasoner"):
+        load_study(tmp_path, instances_dir=instances_dir)
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+@pytest.mark.parametrize(
+    "reasoner",
+    [*DEFAULT_REASONERS, "lex+canonical", "cue+theater?noise=3", "mixture?p_lex=0.7&noise=2"],
+)
+def test_facetlab_run_works_for_every_reasoner(
+    reasoner: str, barker_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "sweep"
+    res = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--model",
+            f"simulated/{reasoner}",
+            "--instances",
+            str(barker_dir),
+            "--probes",
+            "p1,p2,p3,c2",
+            "--out",
+            str(out),
+            "-q",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    df = load_trials(records=out / "records", sources=["facetlab"])
+    assert set(df["probe"]) == {"P1", "P2", "P3", "C2"}
+    assert not df["failed"].any()
+    assert df["model_id"].map(lambda m: m.split("?")[0]).isin([reasoner.split("?")[0]]).all()
+    p1 = df[(df["probe"] == "P1") & (df["raw_instance_id"] == "facet-neg-cf-002")]
+    assert p1["p1_label"].str.fullmatch(r"F[1-5]").all()
+    weighted = df[df["probe"] != "P1"]
+    assert weighted["foi_weight"].notna().all()
+    assert weighted["answer"].isin(["yes", "no"]).all()
+    c2 = df[df["probe"] == "C2"]
+    assert sorted(c2["factor_of_interest"]) == ["F1", "F2", "F3", "F4", "F5"]
+
+
+def _records(folder: Path) -> dict[str, dict[str, Any]]:
+    out = {}
+    for path in sorted((folder / "records").glob("*.json")):
+        data = json.loads(path.read_text())
+        out[path.name] = {k: v for k, v in data.items() if k not in VOLATILE}
+    return out
+
+
+def test_same_seed_gives_identical_records_at_concurrency_1_and_16(
+    barker_dir: Path, tmp_path: Path
+) -> None:
+    def sweep(where: str, concurrency: int, seed: int) -> dict[str, dict[str, Any]]:
+        out = tmp_path / where / "sweep"  # same sweep name: records name their sweep
+        args = ["run", "-m", "simulated/mixture?p_lex=0.5&noise=5&format_noise=0.3"]
+        args += ["-i", str(barker_dir), "-p", "p1,p2,p3,c2", "-o", str(out), "-k", "4"]
+        args += ["--concurrency", str(concurrency), "--seed", str(seed), "-q"]
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 0, res.output
+        return _records(out)
+
+    one, sixteen = sweep("a", 1, 11), sweep("b", 16, 11)
+    assert len(one) == 4 * (3 + 1 + 1 + 5)  # P1 also asks the anchor
+    assert one == sixteen
+    other = sweep("c", 16, 12)
+    assert len(other) == len(one)
+    replies = sorted(r["raw_response"] for r in one.values())
+    assert replies != sorted(r["raw_response"] for r in other.values())  # the seed matters
+
+
+def test_main_job_offline_uses_a_simulated_reasoner_and_says_so(
+    barker_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in KEY_ENV:
+        monkeypatch.delenv(name, raising=False)
+    assert not any(os.environ.get(k) for k in KEY_ENV)
+    out = tmp_path / "offline"
+    res = CliRunner().invoke(
+        app, ["run", "--instances", str(barker_dir), "--probes", "p1,p2", "--out", str(out), "-q"]
+    )
+    assert res.exit_code == 0, res.output
+    assert "no provider key configured" in res.output
+    assert "simulated/wadd" in res.output
+    records = [TrialRecord.model_validate_json(p.read_text()) for p in (out / "records").iterdir()]
+    assert len(records) == 4  # P1 on three instances, P2 on the counterfactual
+    assert {r.model for r in records} == {"simulated/wadd"}
+    df = load_trials(records=out / "records", sources=["facetlab"])
+    assert sorted(df["probe"]) == ["P1", "P1", "P1", "P2"]
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "not-a-real-key")
+    res = CliRunner().invoke(
+        app, ["run", "--instances", str(barker_dir), "--out", str(tmp_path / "keyed"), "-q"]
+    )
+    assert res.exit_code == 2
+    assert "ANTHROPIC_API_KEY" in res.output and "--model" in res.output
+
+
+def test_plain_facetlab_run_exposes_cue_under_p3(barker_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cue"
+    args = ["run", "-m", "simulated/cue", "-i", str(barker_dir), "-p", "p3", "-o", str(out), "-q"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    df = load_trials(records=out / "records", sources=["facetlab"])
+    assert len(df) == 1 and df["foi_weight"].item() > 10  # the runner gives it the base case
+
+
+# --------------------------------------------------------------------------- the notebook
+
+
+def test_committed_notebook_is_the_builders_output_without_outputs(tmp_path: Path) -> None:
+    import runpy
+
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert all(c["outputs"] == [] and c["execution_count"] is None for c in code)
+    assert sum("parameters" in c["metadata"].get("tags", []) for c in code) == 1
+    builder = runpy.run_path(str(ROOT / "notebooks" / "build_validity_notebook.py"))
+    writer = runpy.run_path(str(ROOT / "notebooks" / "build_notebooks.py"))["write_notebook"]
+    writer(tmp_path / NOTEBOOK.name, builder["PROBE_VALIDITY"])
+    assert (tmp_path / NOTEBOOK.name).read_text(encoding="utf-8") == NOTEBOOK.read_text(
+        encoding="utf-8"
+    )
+
+
+@pytest.mark.slow
+def test_notebook_runs_under_papermill(facet_data: Path, tmp_path: Path) -> None:
+    papermill = pytest.importorskip("papermill")
+    papermill.execute_notebook(
+        str(NOTEBOOK),
+        str(tmp_path / "out.ipynb"),
+        parameters={
+            "reasoners": ["wadd", "wadd+canonical", "cue", "lex+theater"],
+            "data_dir": str(facet_data),
+            "instance_ids": list(BARKER),
+            "out_dir": str(tmp_path / "records"),
+            "figures_dir": str(tmp_path / "figures"),
+            "tables_dir": str(tmp_path / "tables"),
+            "formats": ["png"],
+            "dpi": 60,
+        },
+        progress_bar=False,
+        kernel_name="python3",
+        cwd=str(tmp_path),
+    )
+    assert (tmp_path / "figures" / "probe_validity.png").stat().st_size > 0
+    matrix = pd.read_csv(tmp_path / "tables" / "probe_validity.csv")
+    assert len(matrix) == 4 * 4
+    row = matrix[(matrix["reasoner"] == "wadd+canonical") & (matrix["probe"] == "P1")]
+    assert row["verdict"].item() == "false alarms"
+    trials = pd.read_csv(tmp_path / "records" / "trials.csv")
+    assert set(trials["reasoner"]) == {"wadd", "wadd+canonical", "cue", "lex+theater"}
