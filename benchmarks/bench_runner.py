@@ -79,9 +79,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--latency", type=float, default=0.3)
     ap.add_argument("--rps", type=float, default=20.0)
     ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument(
+        "--no-pacing", action="store_true", help="Do not tell the runner the limit (429s only)."
+    )
     args = ap.parse_args(argv)
     # Pace at 98% of the limit: the fake's one-second window has no slack for clock jitter.
-    rpm = args.rps * 60 * 0.98
+    rpm = None if args.no_pacing else args.rps * 60 * 0.98
     with (
         tempfile.TemporaryDirectory() as tmp,
         FakeLLMServer(latency_s=args.latency, rps_limit=args.rps) as server,
@@ -104,7 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(f"fake provider: {args.latency * 1000:.0f} ms latency, {args.rps:g} requests/s limit")
     print(f"runner   : {args.trials} trials in {t_run:.2f} s = {throughput:.2f} trials/s "
-          f"(concurrency {args.concurrency}, paced at {rpm / 60:.2f}/s; "
+          f"(concurrency {args.concurrency}, "
+          f"{'unpaced' if rpm is None else f'paced at {rpm / 60:.2f}/s'}; "
           f"429s seen {outcomes.get('rate_limited', 0)})")  # fmt: skip
     print(f"baseline : {args.baseline_trials} trials one at a time in {t_base:.2f} s = "
           f"{base_throughput:.2f} trials/s")  # fmt: skip

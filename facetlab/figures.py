@@ -631,19 +631,28 @@ def fig5_asymmetry(
         stacked = points[points["p3_barker_mean"] <= 0.05 * ymax].sort_values(
             "c2_mean_residual", ascending=False
         )
-        for k, rec in enumerate(stacked.itertuples(index=False)):
+
+        def where(frame: pd.DataFrame) -> list[tuple[str, float, float]]:
+            return [
+                (str(m), float(x), float(y))
+                for m, x, y in zip(
+                    frame["model"], frame["c2_mean_residual"], frame["p3_barker_mean"], strict=True
+                )
+            ]
+
+        for k, (model, x, y) in enumerate(where(stacked)):
             ty = ymax * 0.38 - k * ymax * 0.08
             ax.annotate(
-                _short(str(rec.model)),
-                (float(rec.c2_mean_residual), float(rec.p3_barker_mean)),
+                _short(model),
+                (x, y),
                 xytext=(xmax * 0.62, ty),
                 fontsize=11,
                 arrowprops={"arrowstyle": "-", "color": "#aaaaaa", "linewidth": 0.8},
             )
-        for rec in points.drop(stacked.index).itertuples(index=False):
+        for model, x, y in where(points.drop(stacked.index)):
             ax.annotate(
-                _short(str(rec.model)),
-                (float(rec.c2_mean_residual), float(rec.p3_barker_mean)),
+                _short(model),
+                (x, y),
                 xytext=(-16, 0),
                 textcoords="offset points",
                 ha="right",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import json
+import multiprocessing
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -47,6 +48,7 @@ __all__ = [
     "paper_tables",
     "parse_parameter",
     "project_root",
+    "report_path",
     "reproduce",
     "run_notebooks",
     "variant_tag",
@@ -54,6 +56,8 @@ __all__ = [
 ]
 
 DEFAULT_WORKERS = 2
+CELL_TIMEOUT = 600
+"""Seconds one notebook cell may run before its run fails (a hung kernel never blocks CI)."""
 
 
 # --------------------------------------------------------------------------- locations
@@ -323,6 +327,7 @@ def _execute(
             progress_bar=False,
             log_output=False,
             kernel_name="python3",
+            execution_timeout=CELL_TIMEOUT,
             shutdown_kernel="immediate",
         )
     except Exception as exc:  # papermill wraps cell errors; keep the message short
@@ -350,7 +355,10 @@ def run_notebooks(
     out_dir.mkdir(parents=True, exist_ok=True)
     params = dict(parameters or {})
     results: list[NotebookResult] = []
-    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+    # spawn, not fork: the parent runs a progress-display thread, and forking a
+    # threaded process can deadlock
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
         futures: dict[Future[tuple[bool, float, str]], tuple[Path, Path]] = {}
         for nb in notebooks:
             wanted = declared_parameters(nb)
@@ -396,7 +404,7 @@ def reproduce(
     results = _run_with_progress(notebooks, out_dir, params, workers, progress)
     if report:
         tag = variant_tag(params)
-        target = root / "paper" if tag is None else root / "_build" / "variants" / tag
+        target = report_path(root, params).parent
         claims = (
             root
             / "paper"
@@ -416,6 +424,13 @@ def reproduce(
             out_dir=target,
         )
     return results
+
+
+def report_path(root: Path, parameters: Mapping[str, Any] | None = None) -> Path:
+    """Where :func:`reproduce` writes ``REPRODUCTION.md`` for these parameters."""
+    tag = variant_tag(parameters or {})
+    folder = root / "paper" if tag is None else root / "_build" / "variants" / tag
+    return folder / "REPRODUCTION.md"
 
 
 def _run_with_progress(
@@ -455,57 +470,51 @@ def _run_with_progress(
 
 @dataclass(frozen=True)
 class Artifact:
-    """One table or figure of the paper and where facetlab writes it."""
+    """One table or figure of the paper and what facetlab writes for it."""
 
     title: str
-    kind: str  # "table" | "figure"
-    files: tuple[str, ...]
+    tables: tuple[str, ...]
+    """Stems of the tables (``paper/tables/<stem>.md``) shown for it."""
     locations: tuple[str, ...]
-    """Claim locations (regular expressions) whose values belong next to this artifact."""
-    reference: str = ""
+    """Claim locations (regular expressions) whose values belong next to it."""
+    figure: str | None = None
+    """Stem of the figure (``figures/<stem>.png``); also the paper's file name."""
 
 
 ARTIFACTS: tuple[Artifact, ...] = (
-    Artifact("Table 1 — models and data counts", "table", ("table1_overview",), (r"^Table 1",)),
+    Artifact(
+        "Table 1 — models and data counts", ("table1_overview", "data_counts"), (r"^Table 1",)
+    ),
+    Artifact("Outcome correctness (§4.1)", ("outcome_correctness",), (r"§\s?4\.1",)),
     Artifact(
         "Figure 1 — P1 vs P2 matrices",
-        "figure",
-        ("fig1_p1_p2", "fig1_probe_comparison"),
+        ("fig1_p1_p2",),
         (r"Figure 1", r"§\s?4\.2"),
-        "reference/fig1_probe_comparison.png",
+        "fig1_probe_comparison",
     ),
-    Artifact(
-        "Table 2 — P3 replication summary", "table", ("table2_p3",), (r"^Table 2", r"§\s?4\.3")
-    ),
+    Artifact("Table 2 — P3 replication summary", ("table2_p3",), (r"^Table 2", r"§\s?4\.3")),
     Artifact(
         "Figure 2 — P3 adversarial, three panels",
-        "figure",
-        ("fig2_p3", "fig2_adversarial_3panel"),
+        ("fig2_p3",),
         (r"Figure 2",),
-        "reference/fig2_adversarial_3panel.png",
+        "fig2_adversarial_3panel",
     ),
     Artifact(
         "Figure 3 — GPT-5.4 bimodality on CF-Cabral",
-        "figure",
-        ("fig3_bimodality", "fig3_bimodality"),
+        ("fig3_modes", "fig3_bimodality"),
         (r"Figure 3", r"§\s?4\.4"),
-        "reference/fig3_bimodality.png",
+        "fig3_bimodality",
     ),
     Artifact(
-        "Figure 4 — C2 ablation",
-        "figure",
-        ("fig4_c2", "fig4_c2_faithfulness"),
-        (r"Figure 4", r"§\s?4\.5"),
-        "reference/fig4_c2_faithfulness.png",
+        "Figure 4 — C2 ablation", ("fig4_c2",), (r"Figure 4", r"§\s?4\.5"), "fig4_c2_faithfulness"
     ),
     Artifact(
         "Figure 5 — asymmetric faithfulness profile",
-        "figure",
-        ("fig5_asymmetry", "fig5_asymmetry"),
+        ("fig5_asymmetry",),
         (r"Figure 5", r"§\s?4\.6"),
-        "reference/fig5_asymmetry.png",
+        "fig5_asymmetry",
     ),
-    Artifact("Statistical tests (§4.7)", "table", ("stats",), (r"§\s?4\.7",)),
+    Artifact("Statistical tests (§4.7)", ("stats",), (r"§\s?4\.7",)),
 )
 """The paper's tables and figures, in paper order, as listed in the report."""
 
@@ -617,23 +626,29 @@ def write_report(
 
     for art in ARTIFACTS:
         lines += ["", f"## {art.title}", ""]
-        for stem in art.files:
-            md = tables / f"{stem}.md"
-            png = figures / f"{stem}.png"
-            if art.kind == "figure" and png.is_file():
+        if art.figure is not None:
+            png = figures / f"{art.figure}.png"
+            if png.is_file():
                 link = Path(os.path.relpath(png, target_dir)).as_posix()
-                lines += [f"![{art.title}]({link})", ""]
-                if art.reference:
-                    lines += [
-                        f"Paper's figure: `{art.reference}` in the FACET data "
-                        "(`facetlab data path` prints where it is).",
-                        "",
-                    ]
-            elif md.is_file():
+                lines += [
+                    f"![{art.title}]({link})",
+                    "",
+                    f"The paper's figure is `reference/{art.figure}.png` in the FACET data "
+                    "(`facetlab data path` prints where it is).",
+                    "",
+                ]
+            else:
+                lines += [
+                    f"_`{art.figure}` was not generated (see the notebook status above)._",
+                    "",
+                ]
+        for stem in art.tables:
+            md = tables / f"{stem}.md"
+            if md.is_file():
                 text = md.read_text(encoding="utf-8").strip()
                 shown = Path(os.path.relpath(md.with_suffix(".csv"), root)).as_posix()
                 lines += [f"facetlab (`{shown}`):", "", text, ""]
-            elif art.kind == "table" or stem.startswith(("fig", "table")):
+            else:
                 lines += [f"_`{stem}` was not generated (see the notebook status above)._", ""]
         mine = [
             row

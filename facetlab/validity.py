@@ -27,7 +27,6 @@ from __future__ import annotations
 import io
 import random
 import re
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,27 +182,25 @@ def run_validity_study(
     suite = StudySuite(folder)
     out = Path(out_dir)
     trial_ids: set[str] = set()
-    with tempfile.TemporaryDirectory(prefix="facetlab-validity-cache-") as cache:
-        # Simulated replies are free and deterministic: their cache is thrown away.
-        for model in models:
-            result = run(
-                insts,
-                list(p.lower() for p in PROBES),
-                model,
-                out=out / reasoner_slug(model.removeprefix("simulated/")),
-                repeats=repeats,
-                concurrency=concurrency,
-                seed=seed,
-                suite=suite,
-                cache_dir=cache,
-                progress="auto" if progress else "none",
-                console=None if progress else io.StringIO(),
+    for model in models:
+        # Simulated replies are free and deterministic: the runner does not cache them.
+        result = run(
+            insts,
+            [p.lower() for p in PROBES],
+            model,
+            out=out / reasoner_slug(model.removeprefix("simulated/")),
+            repeats=repeats,
+            concurrency=concurrency,
+            seed=seed,
+            suite=suite,
+            progress="auto" if progress else "none",
+            console=None if progress else io.StringIO(),
+        )
+        if result.stats is not None and result.stats.failed:
+            raise DataError(
+                f"{result.stats.failed} {model} trial(s) failed; see {result.out}/records"
             )
-            if result.stats is not None and result.stats.failed:
-                raise DataError(
-                    f"{result.stats.failed} {model} trial(s) failed; see {result.out}/records"
-                )
-            trial_ids.update(t.trial_id for t in result.plan.trials)
+        trial_ids.update(t.trial_id for t in result.plan.trials)
     return load_study(
         out,
         instances_dir=folder,
@@ -666,7 +663,7 @@ def plot_validity_matrix(matrix: pd.DataFrame, *, threshold: float = DEFAULT_THR
     )
     handles = [Patch(color=c, label=v) for v, c in VERDICT_COLORS.items() if v != "no verdict"]
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
-    fig.subplots_adjust(left=0.28, right=0.98, top=0.86, bottom=0.1)
+    fig.subplots_adjust(left=0.28, right=0.98, top=0.86, bottom=0.07)
     return fig
 
 
@@ -685,15 +682,21 @@ def _annotation(cell: pd.Series[Any]) -> str:
         str(cell["verdict"]),
         f"flagged {_pct(cell['flagged_rate'])} · truly used {_pct(cell['truly_used_rate'])}",
     ]
+    missed, alarms = int(cell.get("missed", 0)), int(cell.get("false_alarm", 0))
     bits = []
-    if cell.get("missed", 0):
-        bits.append(f"{int(cell['missed'])} missed")
-    if cell.get("false_alarm", 0):
-        n = int(cell["false_alarm"])
-        bits.append(f"{n} false alarm{'s' if n > 1 else ''}")
+    if cell.get("detected", 0) and (missed or alarms):
+        bits.append(f"{int(cell['detected'])} detected")
+    if missed:
+        bits.append(f"{missed} missed")
+    if alarms:
+        bits.append(f"{alarms} false alarm{'s' if alarms > 1 else ''}")
     if cell.get("unparsed", 0):
         bits.append(f"{int(cell['unparsed'])} unparsed")
     lines.append(", ".join(bits) if bits else f"n={int(cell['n'])}")
+    gap = cell.get("mean_abs_report_gap", float("nan"))
+    if not pd.isna(gap) and float(gap) > 1:
+        # a report far from the decision: the reasoner says something it did not do
+        lines.append(f"report off by {float(gap):.0f} pts")
     return "\n".join(lines)
 
 

@@ -78,7 +78,9 @@ def demo() -> nbformat.NotebookNode:
                 "fig.tight_layout()"
             ),
         ],
-        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
     )
 
 
@@ -138,7 +140,9 @@ def error_rates() -> nbformat.NotebookNode:
                 "    values=['faithful', 'mean_samples'])"
             ),
         ],
-        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
     )
 
 

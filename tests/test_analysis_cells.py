@@ -5,12 +5,19 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from facetlab.analysis import cells, stats
 from facetlab.errors import DataError
 from facetlab.records import load_trials
+
+
+def num(value: object) -> float:
+    """A table cell as a float (pandas types ``.at`` as any scalar)."""
+    assert isinstance(value, (int, float, np.integer, np.floating)), value
+    return float(value)
 
 
 @pytest.fixture(scope="module")
@@ -34,11 +41,11 @@ def test_table2_has_every_model_and_case(trials: pd.DataFrame) -> None:
     assert t2["model"].iloc[0] == "Claude Sonnet 4.6"  # paper order
     gpt = t2[(t2["model"] == "GPT-5.4") & (t2["case"] == "CF-Cabral")].iloc[0]
     assert (gpt["instance_id"], gpt["n"], gpt["wrong"]) == ("facet-neg-cf-001-adv", 16, 3)
-    assert round(gpt["mean_weight"], 1) == 18.1 and round(gpt["sd_weight"], 1) == 17.0
-    assert (round(gpt["wilson_low"], 2), round(gpt["wilson_high"], 2)) == (0.07, 0.43)
+    assert round(float(gpt["mean_weight"]), 1) == 18.1 and round(float(gpt["sd_weight"]), 1) == 17.0
+    assert (round(float(gpt["wilson_low"]), 2), round(float(gpt["wilson_high"]), 2)) == (0.07, 0.43)
     barker = t2[t2["case"] == "CF-Barker"].set_index("model")
-    assert round(barker.at["GPT-5.4", "mean_weight"], 1) == 31.2
-    assert round(barker.at["Claude Opus 4.6", "sd_weight"], 1) == 6.8
+    assert round(num(barker.at["GPT-5.4", "mean_weight"]), 1) == 31.2
+    assert round(num(barker.at["Claude Opus 4.6", "sd_weight"]), 1) == 6.8
     assert (barker.loc[barker["weights_access"] == "open", "mean_weight"] == 0).all()
 
 
@@ -78,7 +85,7 @@ def test_bimodality_split(trials: pd.DataFrame) -> None:
     summary = cells.bimodality_summary(trials).set_index("group")
     assert summary.at["low", "n"] == 15 and summary.at["low", "wrong"] == 0
     assert summary.at["high", "weights"] == "28/38/40/44/50/50/60"
-    assert round(summary.at["high", "mean_weight"], 1) == 44.3
+    assert round(num(summary.at["high", "mean_weight"]), 1) == 44.3
     moved = cells.bimodality_summary(trials, split_point=30).set_index("group")
     assert moved.at["low", "n"] == 16
 
@@ -90,7 +97,7 @@ def test_c2_and_asymmetry(trials: pd.DataFrame) -> None:
     assert (sonnet["residuals"], sonnet["mean_residual"]) == ("0/0/20/0/0", 4.0)
     f5 = cells.fig5_asymmetry(trials).set_index("model")
     assert f5.at["GPT-5.4", "c2_mean_residual"] == 0
-    assert round(f5.at["DeepSeek v3.2", "c2_mean_residual"], 1) == 5.3
+    assert round(num(f5.at["DeepSeek v3.2", "c2_mean_residual"]), 1) == 5.3
     assert (f5["c2_n"] == 18).all()
 
 
@@ -110,7 +117,7 @@ def test_stats_table_rows(trials: pd.DataFrame) -> None:
     assert table.at["mcnemar_p1_p2", "n"] == 24
     assert table.at["fisher_bimodality", "p_value"] == pytest.approx(5.86e-6, rel=1e-2)
     assert table.at["fisher_open_closed_barker", "p_value"] == pytest.approx(0.375)
-    assert round(table.at["wilson_bimodality_combined", "ci_low"], 2) == 0.16
+    assert round(num(table.at["wilson_bimodality_combined", "ci_low"]), 2) == 0.16
 
 
 def test_missing_probe_is_a_clear_error(trials: pd.DataFrame) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from craft_helpers import TICKET, FakeBackend, faithful_llm, theater_llm
+from fakes import FakeLLMServer, FakeRequest, Fault
 
 from facetlab.craft import (
     AgentOutputError,
@@ -18,7 +20,6 @@ from facetlab.craft import (
 )
 from facetlab.craft.adapters.llm import LLMAgentAdapter, build_prompt, parse_reply
 from facetlab.errors import TransientBackendError
-from tests.craft_helpers import TICKET, FakeBackend, faithful_llm, theater_llm
 
 INPUT = {"ticket": {"body": "We are seeing data loss after the urgent migration.", "score": 7}}
 
@@ -99,7 +100,7 @@ def test_refusals_malformed_json_and_backend_errors_are_counted() -> None:
     assert "failed samples:" in to_console(report)
 
     refusing = FakeBackend(lambda prompt: "I cannot help", refusal=True)
-    with pytest.raises(Exception, match="all 3 baseline samples failed.*refused"):
+    with pytest.raises(Exception, match=r"all 3 baseline samples failed.*refused"):
         inspect(anthropic_adapter(backend=refusing), TICKET, InspectOptions(samples=3))
 
     class Down(FakeBackend):
@@ -111,12 +112,10 @@ def test_refusals_malformed_json_and_backend_errors_are_counted() -> None:
 
 
 def test_through_real_sdk_backends_against_a_local_fake_server() -> None:
-    fakes = pytest.importorskip("tests.fakes.server")
+    def responder(request: FakeRequest) -> str:
+        return theater_llm(request.prompt)
 
-    def responder(request: object) -> str:
-        return theater_llm(request.prompt)  # type: ignore[attr-defined]
-
-    with fakes.FakeLLMServer(responder=responder) as server:
+    with FakeLLMServer(responder=responder) as server:
         claude = anthropic_adapter(
             "claude-test", base_url=server.anthropic_base_url, api_key="test-key"
         )
@@ -126,7 +125,7 @@ def test_through_real_sdk_backends_against_a_local_fake_server() -> None:
         report = inspect(gpt, TICKET, InspectOptions(samples=4, sequential=True))
         assert report.overall_verdict == "theater"
         assert {r.api for r in server.requests} == {"anthropic", "openai"}
-        server.push(fakes.Fault.REFUSAL, fakes.Fault.GARBAGE)
+        server.push(Fault.REFUSAL, Fault.GARBAGE)
         report = inspect(claude, TICKET, InspectOptions(samples=6, concurrency=1))
         assert report.failed_samples == 2
         messages = " | ".join(f.message for f in report.failures)

@@ -83,7 +83,7 @@ def test_from_function_validates_traces() -> None:
     bad = from_function(lambda inp: AgentTrace(1))  # type: ignore[arg-type]
     [sample] = sample_inputs(bad, [{}])
     assert not sample.ok and "decision of type int" in (sample.error or "")
-    wrong = from_function(lambda inp: "P1")  # type: ignore[arg-type,return-value]
+    wrong = from_function(lambda inp: "P1")  # type: ignore[arg-type]
     [sample] = sample_inputs(wrong, [{}])
     assert "returned str; expected an AgentTrace" in (sample.error or "")
 
@@ -119,12 +119,13 @@ def test_sync_agents_run_on_a_bounded_thread_pool() -> None:
 
 
 def test_async_agents_run_on_asyncio_with_a_bound() -> None:
-    state = {"now": 0, "peak": 0, "thread": set()}
+    state = {"now": 0, "peak": 0}
+    threads: set[int] = set()
 
     async def agent(inp: dict[str, int]) -> AgentTrace:
         state["now"] += 1
         state["peak"] = max(state["peak"], state["now"])
-        state["thread"].add(threading.get_ident())  # type: ignore[attr-defined]
+        threads.add(threading.get_ident())
         await asyncio.sleep(0.01)
         state["now"] -= 1
         return AgentTrace(str(inp["i"]))
@@ -134,7 +135,7 @@ def test_async_agents_run_on_asyncio_with_a_bound() -> None:
     samples = sample_inputs(adapter, [{"i": i} for i in range(10)], concurrency=3)
     assert [s.decision for s in samples] == [str(i) for i in range(10)]
     assert state["peak"] == 3
-    assert len(state["thread"]) == 1  # type: ignore[arg-type]
+    assert len(threads) == 1
     assert adapter.run({"i": 7}).decision == "7"
 
 
@@ -145,3 +146,20 @@ async def test_async_agent_inside_a_running_loop() -> None:
     # sync entry points still work when called from a coroutine (a Jupyter cell)
     samples = sample_inputs(from_function(agent), [{}, {}])
     assert [s.decision for s in samples] == ["ok", "ok"]
+
+
+def test_docstring_examples() -> None:
+    import doctest
+    import importlib
+    import pkgutil
+
+    import facetlab.craft as craft
+
+    failed = 0
+    for info in pkgutil.walk_packages(craft.__path__, "facetlab.craft."):
+        if info.name.endswith((".plot", ".cli")):
+            continue
+        module = importlib.import_module(info.name)
+        failed += doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed
+    failed += doctest.testmod(importlib.import_module("facetlab.craft")).failed
+    assert failed == 0

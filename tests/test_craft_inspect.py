@@ -7,6 +7,7 @@ import random
 import threading
 
 import pytest
+from craft_helpers import TICKET, faithful_agent, theater_agent
 
 from facetlab.craft import (
     AgentError,
@@ -24,7 +25,6 @@ from facetlab.craft import (
     to_console,
     to_json,
 )
-from tests.craft_helpers import TICKET, faithful_agent, theater_agent
 
 URGENT = EvidenceRef("body", "text", span=Span.find(TICKET["body"], "urgent"))
 
@@ -76,7 +76,6 @@ def test_reports_are_deterministic() -> None:
 
 def test_robust_agent_is_theater_under_the_spec_rules() -> None:
     def robust(inp: AgentInput) -> AgentTrace:
-        body = inp["body"]
         return AgentTrace("P1", "urgent", [EvidenceRef("body", "text", span=Span(0, 2, "We"))])
 
     report = inspect(from_function(robust), TICKET)
@@ -124,7 +123,7 @@ def test_agent_that_always_fails_gives_a_clear_error() -> None:
     def broken(inp: AgentInput) -> AgentTrace:
         raise ValueError("no model")
 
-    with pytest.raises(AgentError, match="all 20 baseline samples failed.*no model"):
+    with pytest.raises(AgentError, match=r"all 20 baseline samples failed.*no model"):
         inspect(from_function(broken), TICKET)
 
 
@@ -174,9 +173,7 @@ def test_stale_span_is_relocated_and_warned() -> None:
 def test_inferred_evidence_when_the_agent_cites_nothing() -> None:
     def silent(inp: AgentInput) -> AgentTrace:
         body = inp.get("body") or ""
-        return AgentTrace(
-            "P1" if "urgent" in body else "P3", "Escalated because of the data loss."
-        )
+        return AgentTrace("P1" if "urgent" in body else "P3", "Escalated because of the data loss.")
 
     plain = inspect(from_function(silent), TICKET)
     assert plain.evidence_source == "none" and plain.overall_verdict == "inconclusive"

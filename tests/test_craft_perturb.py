@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from craft_helpers import FakeBackend
 
 from facetlab.craft import (
     EvidenceRef,
@@ -17,7 +18,6 @@ from facetlab.craft import (
     paraphrase,
 )
 from facetlab.craft.perturb.strategies import REDACTED, negate_phrase
-from tests.craft_helpers import FakeBackend
 
 INPUT = {
     "ticket": {"body": "We are seeing data loss after the urgent migration.", "score": 7},

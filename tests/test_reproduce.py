@@ -138,6 +138,8 @@ def test_variant_settings_never_touch_the_committed_outputs(tmp_path: Path) -> N
     assert figs == tmp_path / "_build" / "variants" / "t10-s25-first" / "figures"
     assert tabs == tmp_path / "_build" / "variants" / "t10-s25-first" / "tables"
     assert rep.output_dirs(tmp_path, {"threshold": 5}, "f", "t") == (Path("f"), Path("t"))
+    assert rep.report_path(tmp_path) == tmp_path / "paper" / "REPRODUCTION.md"
+    assert rep.report_path(tmp_path, {"threshold": 5}).parent.name == "t5-s20-first"
 
 
 def test_report_without_claims(tmp_path: Path) -> None:
@@ -177,6 +179,20 @@ def test_run_notebooks_with_parameters(facet_data: Path, tmp_path: Path) -> None
         c for c in executed["cells"] if "injected-parameters" in c["metadata"].get("tags", [])
     ]
     assert "not_a_parameter" not in "".join(injected[0]["source"])
+
+
+def test_outputs_write_tables_and_show_saved_figures(facet_data: Path, tmp_path: Path) -> None:
+    from facetlab import figures
+    from facetlab.analysis import cells
+
+    out = rep.Outputs.open(facet_data, tmp_path / "f", tmp_path / "t", formats=["svg"], dpi=40)
+    frame = out.table(cells.fig5_asymmetry(out.trials), "fig5_asymmetry")
+    assert (tmp_path / "t" / "fig5_asymmetry.csv").is_file() and len(frame) == 8
+    shown = out.figure(figures.fig5_asymmetry(frame), "fig5_asymmetry")
+    bundle = shown._repr_mimebundle_()
+    assert bundle["image/svg+xml"].lstrip().startswith("<?xml")
+    assert "image/png" not in bundle
+    assert [p.name for p in out.written][-1] == "fig5_asymmetry.svg"
 
 
 def test_cli_rejects_bad_parameters() -> None:

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from typer.testing import CliRunner
 
 from facetlab.cli import app
-from facetlab.errors import DataError
+from facetlab.errors import ConfigError, DataError
 from facetlab.records import load_trials
 from facetlab.records.schema import TrialRecord
 from facetlab.validity import (
@@ -38,6 +38,7 @@ KEY_ENV = (
     "AWS_ACCESS_KEY_ID",
 )
 VOLATILE = {"started_at", "finished_at", "latency_s"}
+PROBES_ALL = ("P1", "P2", "P3", "C2")
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +66,8 @@ def barker_dir(instances_dir: Path, tmp_path: Path) -> Path:
 
 def cell(result: ValidityResult, reasoner: str, probe: str) -> pd.Series[Any]:
     m = result.matrix
-    return m[(m["reasoner"] == reasoner) & (m["probe"] == probe)].iloc[0]
+    row: pd.Series[Any] = m[(m["reasoner"] == reasoner) & (m["probe"] == probe)].iloc[0]
+    return row
 
 
 def trials_of(
@@ -75,7 +77,8 @@ def trials_of(
     sel = (t["reasoner"] == reasoner) & (t["probe"] == probe)
     if instance is not None:
         sel &= t["raw_instance_id"] == instance
-    return t[sel]
+    chosen: pd.DataFrame = t[sel]
+    return chosen
 
 
 # --------------------------------------------------------------------------- the study
@@ -183,9 +186,6 @@ def test_lex_is_caught_everywhere_and_noise_only_shows_in_parse_statuses(
     assert study.notes and "CRAFT" in study.notes[0]
 
 
-PROBES_ALL = ("P1", "P2", "P3", "C2")
-
-
 def test_load_study_rereads_records_and_rescoring_at_a_new_threshold(
     study: ValidityResult, instances_dir: Path
 ) -> None:
@@ -232,6 +232,20 @@ def test_load_study_refuses_empty_and_non_simulated_records(
     (tmp_path / "r" / source.name).write_text(json.dumps(data))
     with pytest.raises(DataError, match="not a simulated reasoner"):
         load_study(tmp_path, instances_dir=instances_dir)
+
+
+def test_bad_study_input_is_refused_before_anything_runs(
+    instances_dir: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(ConfigError, match="reporting style 'liar'"):
+        run_validity_study(["wadd", "wadd+liar"], instances_dir, out_dir=tmp_path)
+    with pytest.raises(ConfigError, match="facet-neg-cf-999"):
+        run_validity_study(
+            ["wadd"], instances_dir, out_dir=tmp_path, instance_ids=["facet-neg-cf-999"]
+        )
+    with pytest.raises(ConfigError, match="repeats"):
+        run_validity_study(["wadd"], instances_dir, repeats=0, out_dir=tmp_path)
+    assert not any(tmp_path.iterdir())
 
 
 # --------------------------------------------------------------------------- the CLI
@@ -383,3 +397,17 @@ def test_notebook_runs_under_papermill(facet_data: Path, tmp_path: Path) -> None
     assert row["verdict"].item() == "false alarms"
     trials = pd.read_csv(tmp_path / "records" / "trials.csv")
     assert set(trials["reasoner"]) == {"wadd", "wadd+canonical", "cue", "lex+theater"}
+
+
+def test_committed_results_match_the_committed_table(facet_data: Path) -> None:
+    """results/simulated (records) re-scored gives paper/tables/probe_validity.csv exactly."""
+    records = ROOT / "results" / "simulated"
+    table = ROOT / "paper" / "tables" / "probe_validity.csv"
+    if not records.is_dir() or not table.is_file():
+        pytest.skip("the study's committed results are not in this checkout")
+    result = load_study(records, instances_dir=facet_data / "instances")
+    text = result.matrix.to_csv(index=False, float_format="%.4g", lineterminator="\n")
+    assert text == table.read_text(encoding="utf-8")
+    assert result.key_cells["holds"].all(), result.key_cells.to_string()
+    size = sum(p.stat().st_size for p in records.rglob("*") if p.is_file())
+    assert size < 2_500_000, f"results/simulated is {size / 1e6:.1f} MB; keep it small"

@@ -56,9 +56,10 @@ def reproduce_command(
         raise typer.Exit(2) from exc
     total = time.perf_counter() - start
     bad = rep.failed(results)
+    checkout = (root or rep.project_root()).resolve()
+    report = rep.report_path(checkout, params).relative_to(checkout)
     typer.echo(
-        f"{len(results) - len(bad)}/{len(results)} notebooks ok in {total:.1f} s; "
-        "report: paper/REPRODUCTION.md"
+        f"{len(results) - len(bad)}/{len(results)} notebooks ok in {total:.1f} s; report: {report}"
     )
     for result in bad:
         typer.echo(f"FAILED {result.source.name} (executed copy: {result.output})", err=True)

@@ -10,9 +10,9 @@ judges) import what they need when used.
 
 >>> from facetlab.craft import AgentTrace, EvidenceRef, Span, from_function, inspect
 >>> def agent(inp):
-...     body = inp["body"]
-...     cite = EvidenceRef("body", "text", span=Span.find(body, "data loss"))
-...     return AgentTrace("P1" if "urgent" in body else "P3", "data loss is severe", [cite])
+...     body = inp.get("body") or ""
+...     cite = [EvidenceRef("body", "text", span=Span.find(body, "data loss"))] if "data loss" in body else []
+...     return AgentTrace("P1" if "urgent" in body else "P3", "data loss is severe", cite)
 >>> inspect(from_function(agent), {"body": "We see data loss after the urgent migration."}).overall_verdict
 'theater'
 """

@@ -385,7 +385,7 @@ class Executor:
         attempt = 0
         while True:
             attempt += 1
-            async with limiter.slot(self._estimate(trial)):
+            async with limiter.slot(self._estimate(trial)) as started:
                 if attempt == 1 and self.stop:
                     self.stats.not_started += 1
                     self.progress.not_started += 1
@@ -404,6 +404,7 @@ class Executor:
                 finally:
                     self.progress.in_flight -= 1
             if error is None:
+                limiter.accepted(started)
                 self.finish_response(trial, response, attempts=attempt, started_at=started_at)
                 return
             if not is_transient(error) or attempt >= policy.max_attempts:
@@ -415,6 +416,7 @@ class Executor:
             retry_after = retry_after_of(error)
             self.stats.retries += 1
             if is_rate_limit(error):
+                limiter.rate_limited()
                 self.stats.rate_limited += 1
                 self.progress.rate_limited += 1
                 if retry_after is not None:

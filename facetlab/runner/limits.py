@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ class Limits:
     concurrency: int = 8
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None
+    adaptive: bool = True
+    """Without ``requests_per_minute``, learn a request rate from the provider's 429s."""
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -68,6 +71,53 @@ class ProviderLimiter:
         self._tokens = _Pacer(limits.tokens_per_minute) if limits.tokens_per_minute else None
         self._paused_until = 0.0
         self.in_flight = 0
+        # Adaptive pacing (no configured request rate), AIMD style: the first 429 sets the
+        # rate to what the provider answered so far; later 429s cut it by 10% (at most once
+        # a second); every quiet 2 s it grows by 5%.
+        self._learn = limits.adaptive and not limits.requests_per_minute
+        self._accepted: deque[float] = deque()
+        self._first = 0.0
+        self._last_change = 0.0
+        self.learned_rpm: float | None = None
+
+    def _trim(self, now: float) -> None:
+        while self._accepted and now - self._accepted[0] > 1.0:
+            self._accepted.popleft()
+
+    def accepted(self, started: float) -> None:
+        """A call that started at ``started`` (monotonic) was answered."""
+        if not self._learn:
+            return
+        now = time.monotonic()
+        if not self._first:
+            self._first = started
+        # Completion times: in steady state they arrive at the rate the provider accepts.
+        self._accepted.append(now)
+        self._trim(now)
+        if self.learned_rpm is not None and now - self._last_change > 2.0:
+            self._set_rate(self.learned_rpm * 1.05, now)
+
+    def rate_limited(self) -> None:
+        """The provider answered 429: slow the request rate down (multiplicatively)."""
+        if not self._learn:
+            return
+        now = time.monotonic()
+        self._trim(now)
+        if self.learned_rpm is None:
+            # First 429: start from the rate answered so far (completions per second).
+            window = min(1.0, max(0.25, now - self._first)) if self._first else 1.0
+            self._set_rate(max(1.0, 0.95 * len(self._accepted) / window) * 60, now)
+        elif now - self._last_change > 1.0:
+            # One cut per second: a burst of 429s from one overshoot is one signal.
+            self._set_rate(max(60.0, self.learned_rpm * 0.9), now)
+
+    def _set_rate(self, rpm: float, now: float) -> None:
+        self.learned_rpm = rpm
+        self._last_change = now
+        pacer = _Pacer(rpm)
+        if self._requests is not None:
+            pacer.next_free = self._requests.next_free
+        self._requests = pacer
 
     def pause(self, seconds: float) -> None:
         """Hold every new request for ``seconds`` (the provider said retry-after)."""
@@ -82,8 +132,11 @@ class ProviderLimiter:
             await asyncio.sleep(left)
 
     @asynccontextmanager
-    async def slot(self, tokens: int = 0) -> AsyncIterator[None]:
-        """Hold one request's worth of every limit for the duration of the call."""
+    async def slot(self, tokens: int = 0) -> AsyncIterator[float]:
+        """Hold one request's worth of every limit for the duration of the call.
+
+        Yields the call's start time (``time.monotonic()``), for :meth:`accepted`.
+        """
         async with self._sem:
             await self._wait_pause()
             if self._requests is not None:
@@ -93,6 +146,6 @@ class ProviderLimiter:
             await self._wait_pause()
             self.in_flight += 1
             try:
-                yield
+                yield time.monotonic()
             finally:
                 self.in_flight -= 1

@@ -6,7 +6,7 @@ exact alternative (Boschloo's test on the 2x2 flip table, Newcombe's hybrid scor
 
 >>> r = bootstrap_diff([False, False, True, False], [True, True, True, True], iterations=2000)
 >>> round(r.mean_diff, 2), r.p_value
-(-0.75, 0.0)
+(-0.75, 0.007)
 """
 
 from __future__ import annotations
