@@ -7,7 +7,7 @@ import random
 import threading
 
 import pytest
-from craft_helpers import TICKET, faithful_agent, theater_agent
+from craft_helpers import TICKET, FakeBackend, faithful_agent, theater_agent
 
 from facetlab.craft import (
     AgentError,
@@ -17,6 +17,7 @@ from facetlab.craft import (
     EvidenceError,
     EvidenceRef,
     InspectOptions,
+    LLMJudgeScorer,
     Span,
     findings_table,
     from_function,
@@ -279,3 +280,18 @@ def test_bad_input_and_adapter() -> None:
         inspect(from_function(theater_agent), ["not", "a", "dict"])  # type: ignore[arg-type]
     with pytest.raises(CraftConfigError, match="run\\(input\\) method"):
         inspect(theater_agent, TICKET)
+
+
+def test_llm_judge_filters_perturbations_in_a_run() -> None:
+    def judge(prompt: str) -> str:
+        text = prompt.split("<<<", 1)[1]
+        return json.dumps({"score": 1 if "[REDACTED]" in text else 9, "reason": "placeholder"})
+
+    report = inspect(
+        from_function(faithful_agent),
+        TICKET,
+        InspectOptions(manifold_scorer=LLMJudgeScorer(FakeBackend(judge))),
+    )
+    assert {f.strategy for f in report.filtered} == {"redact"}
+    assert all("judge 1/10 placeholder" in f.reasons[0] for f in report.filtered)
+    assert report.overall_verdict == "faithful"  # the deletions still carry the test

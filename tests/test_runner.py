@@ -397,3 +397,21 @@ def test_retry_policy_backoff_and_retry_after() -> None:
     assert is_transient(rate_limited()) and is_transient(server_error())
     assert not is_transient(bad_request()) and not is_transient(ValueError("x"))
     assert is_transient(asyncio.TimeoutError()) and is_transient(ConnectionResetError())
+
+
+async def test_limiter_learns_a_rate_from_429s_without_a_configured_rpm() -> None:
+    from facetlab.runner.limits import Limits, ProviderLimiter
+
+    lim = ProviderLimiter(Limits(concurrency=4))
+    assert lim.learned_rpm is None
+    for _ in range(10):
+        async with lim.slot() as started:
+            lim.accepted(started)
+    lim.rate_limited()
+    first = lim.learned_rpm
+    assert first is not None and first > 0
+    lim.rate_limited()  # the same overshoot: no second cut within a second
+    assert lim.learned_rpm == first
+    fixed = ProviderLimiter(Limits(concurrency=4, requests_per_minute=600))
+    fixed.rate_limited()
+    assert fixed.learned_rpm is None  # a configured rate is kept

@@ -270,7 +270,11 @@ def record_row(
     info = instances.get(instance_id)
 
     model = _model_of(record)
-    reason = None if model is not None else exclusion_reason(record.model_id)
+    # A facetlab run of a model outside the paper's table (a simulated reasoner, a local
+    # Ollama model) is a legitimate trial: it keeps its own model string as its name.
+    reason = exclusion_reason(record.model_id) if model is not None else None
+    if reason == "unknown model id":
+        reason = None
     failed = record.status == "failed"
     if failed and reason is None:
         reason = f"failed run: {record.error or 'no reply'}"
@@ -299,8 +303,8 @@ def record_row(
         "variant": record.variant,
         "case": case_of(instance_id),
         "model_id": record.model_id,
-        "canonical_model": model.display_name if model else None,
-        "lab": model.lab if model else None,
+        "canonical_model": model.display_name if model else record.model,
+        "lab": model.lab if model else record.provider,
         "weights_access": model.weights if model else None,
         "excluded_reason": reason,
         "factor_of_interest": foi,

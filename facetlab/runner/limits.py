@@ -71,30 +71,27 @@ class ProviderLimiter:
         self._tokens = _Pacer(limits.tokens_per_minute) if limits.tokens_per_minute else None
         self._paused_until = 0.0
         self.in_flight = 0
-        # Adaptive pacing (no configured request rate), AIMD style: the first 429 sets the
-        # rate to what the provider answered so far; later 429s cut it by 10% (at most once
-        # a second); every quiet 2 s it grows by 5%.
+        # Adaptive pacing (no configured request rate), AIMD style: a 429 cuts the rate to
+        # 90% of what was sent in the last second (at most one cut per half second: a burst
+        # of 429s from one overshoot is one signal); every quiet 2 s the rate grows by 5%.
         self._learn = limits.adaptive and not limits.requests_per_minute
-        self._accepted: deque[float] = deque()
+        self._sent: deque[float] = deque()
         self._first = 0.0
         self._last_change = 0.0
         self.learned_rpm: float | None = None
 
-    def _trim(self, now: float) -> None:
-        while self._accepted and now - self._accepted[0] > 1.0:
-            self._accepted.popleft()
+    def _sent_per_second(self, now: float) -> float:
+        while self._sent and now - self._sent[0] > 1.0:
+            self._sent.popleft()
+        window = min(1.0, max(0.1, now - self._first)) if self._first else 1.0
+        return len(self._sent) / window
 
     def accepted(self, started: float) -> None:
         """A call that started at ``started`` (monotonic) was answered."""
-        if not self._learn:
+        if not self._learn or self.learned_rpm is None:
             return
         now = time.monotonic()
-        if not self._first:
-            self._first = started
-        # Completion times: in steady state they arrive at the rate the provider accepts.
-        self._accepted.append(now)
-        self._trim(now)
-        if self.learned_rpm is not None and now - self._last_change > 2.0:
+        if now - self._last_change > 2.0:
             self._set_rate(self.learned_rpm * 1.05, now)
 
     def rate_limited(self) -> None:
@@ -102,14 +99,11 @@ class ProviderLimiter:
         if not self._learn:
             return
         now = time.monotonic()
-        self._trim(now)
-        if self.learned_rpm is None:
-            # First 429: start from the rate answered so far (completions per second).
-            window = min(1.0, max(0.25, now - self._first)) if self._first else 1.0
-            self._set_rate(max(1.0, 0.95 * len(self._accepted) / window) * 60, now)
-        elif now - self._last_change > 1.0:
-            # One cut per second: a burst of 429s from one overshoot is one signal.
-            self._set_rate(max(60.0, self.learned_rpm * 0.9), now)
+        if self.learned_rpm is not None and now - self._last_change < 0.5:
+            return
+        sent = self._sent_per_second(now) * 60
+        current = sent if self.learned_rpm is None else min(self.learned_rpm, sent)
+        self._set_rate(max(60.0, 0.9 * current), now)
 
     def _set_rate(self, rpm: float, now: float) -> None:
         self.learned_rpm = rpm
@@ -145,7 +139,11 @@ class ProviderLimiter:
                 await self._tokens.take(float(tokens))
             await self._wait_pause()
             self.in_flight += 1
+            started = time.monotonic()
+            if self._learn:
+                self._first = self._first or started
+                self._sent.append(started)
             try:
-                yield time.monotonic()
+                yield started
             finally:
                 self.in_flight -= 1
