@@ -240,6 +240,9 @@ def test_dry_run_prints_counts_tokens_cost_and_calls_nothing(tmp_path: Path) -> 
     # priced: input at $2.50/M plus 150 expected output tokens at $15/M per call
     assert est.cost_usd == pytest.approx(est.input_tokens * 2.5e-6 + 36 * 150 * 15e-6)
     assert not (tmp_path / "records").exists()
+    console = io.StringIO()
+    _run(tmp_path, backend, dry_run=True, console=console, budget_usd=0.0001)
+    assert "budget $0.0001: estimate EXCEEDS" in console.getvalue()
 
 
 def test_budget_refuses_to_start_past_the_estimate(tmp_path: Path) -> None:

@@ -162,6 +162,10 @@ def test_anthropic_batch_records_results_at_half_price(tmp_path: Path) -> None:
     assert ok["backend"] == "anthropic-batch" and ok["parsed"]["weights"]["F2"] == 60.0
     state = json.loads((tmp_path / "batches.json").read_text())
     assert [b["state"] for b in state["batches"]] == ["collected"]
+    # the sweep folder reads back as records (sweep.json, batches.json, cache/ are skipped)
+    from facetlab.records import read_records
+
+    assert len(read_records(tmp_path)) == 12
 
 
 def test_interrupted_batch_is_collected_not_resubmitted(tmp_path: Path) -> None:

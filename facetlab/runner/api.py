@@ -18,7 +18,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -32,7 +32,7 @@ from facetlab.runner.execute import ExecOptions, Executor, RunStats, existing_st
 from facetlab.runner.limits import Limits
 from facetlab.runner.lock import sweep_lock
 from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, Trial, plan_sweep
-from facetlab.runner.pricing import BATCH_DISCOUNT, estimate_tokens, price_for, split_model
+from facetlab.runner.pricing import BATCH_DISCOUNT, estimate_tokens, price_for
 from facetlab.runner.progress import Mode, Progress, ProgressDisplay
 from facetlab.runner.retry import RetryPolicy
 
@@ -439,6 +439,13 @@ async def arun(
         plan.trials, out=out, cache_dir=cache_path, retry_errors=retry_errors, batch=batch
     )
     _print(console, describe_plan(plan, est))
+    if dry_run and budget_usd is not None:
+        verdict = (
+            "cannot be checked (no price)"
+            if est.cost_usd is None
+            else ("within" if est.cost_usd <= budget_usd else "EXCEEDS")
+        )
+        _print(console, f"budget ${budget_usd:,.4f}: estimate {verdict}")
     if dry_run:
         return SweepResult(out, plan, est, RunStats(total=len(plan.trials)), dry_run=True)
     if budget_usd is not None:
@@ -574,7 +581,3 @@ def run(*args: Any, **kwargs: Any) -> SweepResult:
         return asyncio.run(arun(*args, **kwargs))
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(lambda: asyncio.run(arun(*args, **kwargs))).result()
-
-
-# silence "imported but unused" for names re-exported for typing convenience
-_ = (Callable, split_model)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from facetlab.runner.execute import Executor
 
 BATCHES_FILE = "batches.json"
+BATCHES_FORMAT = "facetlab.batches/1"
 MAX_PER_BATCH = 10_000
 POLL_SECONDS = 30.0
 
@@ -185,7 +186,8 @@ class BatchState:
                 raise ConfigError(f"{self.path}: unreadable batch state ({exc})") from exc
 
     def save(self) -> None:
-        atomic_write_text(self.path, json.dumps({"batches": self.batches}, indent=1) + "\n")
+        doc = {"format": BATCHES_FORMAT, "batches": self.batches}
+        atomic_write_text(self.path, json.dumps(doc, indent=1) + "\n")
 
     def open_batches(self) -> list[dict[str, Any]]:
         return [b for b in self.batches if b.get("state") == "submitted"]
