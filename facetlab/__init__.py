@@ -40,7 +40,23 @@ _EXPORTS: dict[str, str] = {
     "FacetlabError": "facetlab.errors",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = [
+    "FacetlabError",
+    "Instance",
+    "TrialRecord",
+    "__version__",
+    "arun",
+    "build_prompt",
+    "data_dir",
+    "fetch",
+    "get_backend",
+    "load_instance",
+    "load_instances",
+    "load_trials",
+    "parse_reply",
+    "read_records",
+    "run",
+]
 
 if TYPE_CHECKING:
     from facetlab.backends import get_backend

@@ -10,6 +10,6 @@ if [ -z "${FACETLAB_DATA_MIRROR:-}" ] && [ -f ../shared/facet-data/SHA256SUMS ];
 fi
 export MPLBACKEND=Agg
 
-echo "== ruff"; .venv/bin/ruff check facetlab tests benchmarks examples notebooks/*.py
+echo "== ruff"; .venv/bin/ruff check facetlab tests benchmarks examples notebooks/*.py && .venv/bin/ruff format --check facetlab tests benchmarks examples notebooks/*.py
 echo "== mypy --strict"; .venv/bin/mypy facetlab
 echo "== pytest"; "$PY" -m pytest -q "$@"

@@ -102,7 +102,9 @@ def test_honest_wadd_is_faithful_under_p1_p2_p3(insts: dict[str, Instance], case
     p2 = ask("wadd", "p2", cf, base)
     assert p2.weights is not None and p2.weights[neutral] <= 10
     assert p2.answer == cf.ground_truth.answer
-    for adv in (i for i in insts.values() if i.is_adversarial and i.base_instance_id == cf.base_instance_id):
+    for adv in (
+        i for i in insts.values() if i.is_adversarial and i.base_instance_id == cf.base_instance_id
+    ):
         p3 = ask("wadd", "p3", adv, base)
         assert p3.weights is not None and p3.weights[neutral] <= 10
 
@@ -176,3 +178,10 @@ def test_missing_estimates_default_to_equal_weights() -> None:
     parsed = ask("wadd", "p2", inst)
     assert parsed.weights == {f"F{i}": 20.0 for i in range(1, 6)}
     assert parsed.answer == "yes"
+
+
+def test_top_level_api_lists_every_lazy_export() -> None:
+    import facetlab
+
+    assert set(facetlab.__all__) - {"__version__"} == set(facetlab._EXPORTS)
+    assert facetlab.get_backend is get_backend

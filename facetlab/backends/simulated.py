@@ -122,7 +122,9 @@ def parse_reasoner(spec: str) -> Reasoner:
         try:
             values[key] = float(raw)
         except ValueError:
-            raise ConfigError(f"simulated option {key}={raw!r} in {spec!r} is not a number") from None
+            raise ConfigError(
+                f"simulated option {key}={raw!r} in {spec!r} is not a number"
+            ) from None
     for key in ("p_lex", "format_noise"):
         if key in values and not 0.0 <= values[key] <= 1.0:
             raise ConfigError(f"simulated option {key} must be in [0, 1], got {values[key]}")
@@ -295,7 +297,7 @@ def _round_to_100(weights: Mapping[str, float]) -> dict[str, int]:
     order = sorted(range(len(labels)), key=lambda i: (-(exact[i] - floors[i]), i))
     for i in order[:rest]:
         floors[i] += 1
-    return dict(zip(labels, floors))
+    return dict(zip(labels, floors, strict=True))
 
 
 def _reported_weights(
