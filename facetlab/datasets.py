@@ -32,8 +32,11 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import tempfile
+import threading
 import time
+import urllib.request
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -42,6 +45,7 @@ from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit
 
 import platformdirs
 
@@ -99,6 +103,8 @@ _STAMP = ".facetlab-verified.json"
 _WORKERS = 8
 _TIMEOUT_S = 30.0
 _CONNECT_TIMEOUT_S = 10.0
+# The first file doubles as a network probe: offline, fail within seconds, not minutes.
+_PROBE_TIMEOUT_S = 5.0
 
 ProgressCallback = Callable[[int, int, str], None]
 """Called as ``progress(done, total, path)`` after each file is handled."""
@@ -149,7 +155,15 @@ REGISTRY: Mapping[str, str] = registry()
 
 
 def cache_dir() -> Path:
-    """Where the data is (or will be) stored; does not fetch anything."""
+    """Where the data is (or will be) stored; does not fetch anything.
+
+    Example:
+        >>> import os
+        >>> os.environ["FACETLAB_DATA_DIR"] = "/tmp/facet"
+        >>> cache_dir()
+        PosixPath('/tmp/facet')
+        >>> del os.environ["FACETLAB_DATA_DIR"]
+    """
     configured = os.environ.get(ENV_DATA_DIR)
     if configured:
         return Path(configured).expanduser()
@@ -267,14 +281,51 @@ class _NetworkError(DataError):
     """The server could not be reached at all (as opposed to a bad file)."""
 
 
-def _download(url: str, dest: Path, client: httpx.Client) -> None:
-    """Stream ``url`` into ``dest`` atomically. Raises :class:`DataError` on any failure."""
+def _check_resolvable(url: str, timeout: float) -> None:
+    """Resolve the host of ``url`` within ``timeout`` seconds, else raise :class:`_NetworkError`.
+
+    ``getaddrinfo`` has no timeout of its own (httpx's connect timeout does not
+    cover it), and a dead resolver can stall it for long. Skipped behind a
+    proxy, which resolves names itself.
+    """
+    host = urlsplit(url).hostname
+    if not host or urllib.request.getproxies():
+        return
+    outcome: list[BaseException | None] = []
+
+    def resolve() -> None:
+        try:
+            socket.getaddrinfo(host, None)
+            outcome.append(None)
+        except OSError as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=resolve, daemon=True)  # abandoned if DNS hangs
+    worker.start()
+    worker.join(timeout)
+    if not outcome:
+        raise _NetworkError(
+            f"cannot resolve {host} within {timeout:g} s (DNS not answering). {_no_network_hint()}"
+        )
+    if outcome[0] is not None:
+        raise _NetworkError(f"cannot resolve {host}: {outcome[0]}. {_no_network_hint()}")
+
+
+def _download(url: str, dest: Path, client: httpx.Client, timeout: float | None = None) -> None:
+    """Stream ``url`` into ``dest`` atomically. Raises :class:`DataError` on any failure.
+
+    ``timeout`` (seconds, connect and read) overrides the client's for this request.
+    """
     import httpx
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    request_timeout = httpx.Timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT
     try:
-        with os.fdopen(fd, "wb") as handle, client.stream("GET", url) as response:
+        with (
+            os.fdopen(fd, "wb") as handle,
+            client.stream("GET", url, timeout=request_timeout) as response,
+        ):
             if response.status_code != 200:
                 raise DataError(
                     f"download of {url} failed: HTTP {response.status_code}. "
@@ -300,6 +351,7 @@ def _obtain(
     mirror: Path | None,
     base_url: str,
     client: httpx.Client | None,
+    timeout: float | None = None,
 ) -> _Action:
     dest = root / name
     if _is_verified(dest, expected):
@@ -326,7 +378,7 @@ def _obtain(
         return "copied"
     assert client is not None
     url = base_url + name
-    _download(url, dest, client)
+    _download(url, dest, client, timeout)
     actual = _sha256(dest)
     if actual != expected:
         dest.unlink(missing_ok=True)  # never leave an unverified file where a verified one belongs
@@ -352,6 +404,11 @@ def fetch(
             file and both hashes).
         DataError: a file is missing from the mirror, a download failed (with
             the hint to use a mirror), or several files failed (all listed).
+
+    Example:
+        >>> report = fetch(mirror=Path("../shared/facet-data"))  # doctest: +SKIP
+        >>> report.verified, report.copied  # doctest: +SKIP
+        (448, 448)
     """
     started = time.perf_counter()
     root = root if root is not None else cache_dir()
@@ -394,10 +451,12 @@ def fetch(
     client = _client() if mirror is None and needed else None
     try:
         if client is not None and needed:
-            # One file first: without network this fails at once instead of 448 times.
+            # One file first, with short timeouts: without network this fails within
+            # seconds (with the hint to use a mirror) instead of 448 times.
+            _check_resolvable(base, _PROBE_TIMEOUT_S)
             name, sha = needed.pop(0)
             try:
-                counts[_obtain(name, sha, root, mirror, base, client)] += 1
+                counts[_obtain(name, sha, root, mirror, base, client, _PROBE_TIMEOUT_S)] += 1
             except _NetworkError:
                 raise
             except DataError as exc:
@@ -442,7 +501,12 @@ def fetch(
 
 
 def verify(root: Path | None = None) -> list[str]:
-    """Hash every registry file under ``root``; return the paths that are missing or differ."""
+    """Hash every registry file under ``root``; return the paths that are missing or differ.
+
+    Example:
+        >>> verify(Path("/tmp/empty"))[:1]  # doctest: +SKIP
+        ['instances/compliance/facet-neg-0002-c3.json']
+    """
     root = root if root is not None else cache_dir()
     bad = []
     for name, expected in sorted(registry().items()):
@@ -502,7 +566,12 @@ class DataInfo:
 
 
 def info() -> DataInfo:
-    """Source, attribution and local state of the FACET v3 data (never downloads)."""
+    """Source, attribution and local state of the FACET v3 data (never downloads).
+
+    Example:
+        >>> info().license, info().doi
+        ('CC BY 4.0', '10.5281/zenodo.19557436')
+    """
     root = cache_dir()
     expected = len(registry())
     present = sum(1 for name in registry() if (root / name).is_file())

@@ -56,6 +56,7 @@ __all__ = [
     "parse_issues",
     "perturbation_issues",
     "read_json",
+    "read_json_file",
 ]
 
 NEUTRALIZED = "neutralized"
@@ -114,7 +115,11 @@ class GroundTruth(_Document):
 
 
 def label_of(position: int) -> str:
-    """Label of the factor at 0-based ``position``: ``label_of(2) == "F3"``."""
+    """Label of the factor at 0-based ``position``.
+
+    >>> label_of(2)
+    'F3'
+    """
     return f"F{position + 1}"
 
 
@@ -375,7 +380,11 @@ _JSON_TYPE = {
 
 
 def json_type(value: object) -> str:
-    """JSON name of a parsed value's type, with its article: ``"an array"``, ``"a string"``."""
+    """JSON name of a parsed value's type, with its article.
+
+    >>> json_type([1]), json_type("x"), json_type(None)
+    ('an array', 'a string', 'null')
+    """
     return _JSON_TYPE.get(type(value), type(value).__name__)
 
 
@@ -444,7 +453,16 @@ def parse_issues(error: ValidationError, model: type[BaseModel]) -> list[Issue]:
 
 
 def instance_issues(instance: Instance) -> list[Issue]:
-    """Checks beyond the field types: factor count, ids, counterfactual structure, weights."""
+    """Checks beyond the field types: factor count, ids, counterfactual structure, weights.
+
+    Example:
+        >>> factors = [{"factor_id": "f1", "text": "A.", "directionality": "for"}] * 2
+        >>> inst = Instance.model_validate({"instance_id": "x", "doctrine": "d",
+        ...     "case_background": "B.", "factors": factors, "question": "Q?",
+        ...     "ground_truth": {"answer": "no", "rationale": "R."}})
+        >>> [(i.pointer, i.severity) for i in instance_issues(inst)]
+        [('/factors', 'warning'), ('/factors/1/factor_id', 'error')]
+    """
     issues: list[Issue] = []
     n = instance.n_factors
     if n < 2:
@@ -581,24 +599,53 @@ def compliance_issues(cset: ComplianceSet, base: Instance | None) -> list[Issue]
 # Reading files.
 
 
-def read_json(path: Path) -> Any:
-    """Parse a JSON file; a syntax error becomes an :class:`InstanceError` with line and column."""
+def read_json_file(path: Path) -> tuple[Any, str | None]:
+    """``(data, None)`` for a readable JSON file, else ``(None, what is wrong)``; never raises.
+
+    The message leaves the file name to the caller (who knows how to show it)
+    and says what was expected, with line and column for a syntax error. This
+    is the one JSON reader behind instances, ``facetlab validate`` and the
+    trial records.
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        ...     _ = f.write('{"a": 1,}')
+        >>> read_json_file(Path(f.name))
+        (None, 'invalid JSON at line 1 column 9: Expecting property name enclosed in double quotes')
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise InstanceError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
+        return None, f"cannot read file ({exc.strerror or exc})"
     except UnicodeDecodeError as exc:
-        raise InstanceError(f"{path}: expected UTF-8 text ({exc.reason})") from exc
+        return None, f"expected UTF-8 text ({exc.reason})"
     try:
-        return json.loads(text)
+        return json.loads(text), None
     except json.JSONDecodeError as exc:
-        raise InstanceError(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from exc
+        return None, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file; any failure is an :class:`InstanceError` naming the file.
+
+    Example: ``read_json(Path("bad.json"))`` raises
+    ``InstanceError("bad.json: invalid JSON at line 5 column 1: ...")``.
+    """
+    data, problem = read_json_file(path)
+    if problem is not None:
+        raise InstanceError(f"{path}: {problem}")
+    return data
 
 
 def detect_kind(path: Path, data: object) -> FileKind:
-    """Which kind of file this is: by shape first, then by folder or file name."""
+    """Which kind of file this is: by shape first, then by folder or file name.
+
+    >>> detect_kind(Path("x.json"), {"perturbations": []})
+    'perturbations'
+    >>> detect_kind(Path("compliance/x-c3.json"), None)
+    'compliance'
+    """
     if isinstance(data, dict):
         if "perturbations" in data:
             return "perturbations"
@@ -642,6 +689,11 @@ def load_instance(path: Path | str) -> Instance:
 
     Warnings (e.g. fewer than 5 factors) do not stop loading; ``facetlab
     validate`` lists them.
+
+    Example:
+        >>> inst = load_instance("instances/example-domain-0001.json")  # doctest: +SKIP
+        >>> inst.labels[:2], inst.ground_truth.answer  # doctest: +SKIP
+        (['F1', 'F2'], 'no')
     """
     path = Path(path)
     instance = _parse(path, Instance)
@@ -671,12 +723,9 @@ def _facet_instances_dir() -> Path:
 def _instance_files(directory: Path) -> list[Path]:
     files = []
     for path in sorted(directory.glob("*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            files.append(path)  # let load_instance report it precisely
-            continue
-        if detect_kind(path, data) == "instance":
+        data, problem = read_json_file(path)
+        # An unreadable file is kept: load_instance reports it precisely.
+        if problem is not None or detect_kind(path, data) == "instance":
             files.append(path)
     return files
 

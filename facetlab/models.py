@@ -210,7 +210,11 @@ def canonical_model(raw_id: str | None) -> ModelInfo | None:
 
 
 def model_by_name(display_name: str) -> ModelInfo:
-    """The :class:`ModelInfo` with this exact display name (``KeyError`` if none)."""
+    """The :class:`ModelInfo` with this exact display name (``KeyError`` if none).
+
+    >>> model_by_name("GPT-5.4").provider_ids
+    ('gpt-5.4',)
+    """
     for model in MODELS:
         if model.display_name == display_name:
             return model

@@ -21,7 +21,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ from facetlab.instances import (
     json_type,
     parse_issues,
     perturbation_issues,
+    read_json_file,
 )
 
 __all__ = [
@@ -156,17 +156,9 @@ def _with_file(file: str, issues: Iterable[Issue]) -> list[Problem]:
 
 
 def _parse(file: str, path: Path) -> tuple[_Parsed | None, list[Problem]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        return None, [Problem(file, "", "error", f"expected UTF-8 text ({exc.reason})")]
-    except OSError as exc:
-        return None, [Problem(file, "", "error", f"cannot read file ({exc.strerror or exc})")]
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        message = f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        return None, [Problem(file, "", "error", message)]
+    data, problem = read_json_file(path)
+    if problem is not None:
+        return None, [Problem(file, "", "error", problem)]
     kind = detect_kind(path, data)
     if not isinstance(data, dict):
         message = f"expected a JSON object ({_KIND_NAMES[kind]}), got {json_type(data)}"
@@ -200,6 +192,11 @@ def validate(
 
     ``use_facet_data`` lets perturbation and compliance files name FACET v3
     instances that are not among ``paths`` (only if the data is already local).
+
+    Example:
+        >>> report = validate(["tests/fixtures/broken_instances"])  # doctest: +SKIP
+        >>> report.summary(), report.ok  # doctest: +SKIP
+        ('17 files checked: 14 errors, 3 warnings', False)
     """
     files, problems = _collect(paths)
     parsed: list[_Parsed] = []
@@ -268,10 +265,7 @@ def validate(
 
 
 def _read_id(path: Path) -> str | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data, _ = read_json_file(path)
     value = data.get("instance_id") if isinstance(data, dict) else None
     return value if isinstance(value, str) else None
 

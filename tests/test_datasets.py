@@ -182,12 +182,13 @@ def test_stamp_is_keyed_on_registry(facet_data: Path, monkeypatch: pytest.Monkey
 
 
 def test_no_network_error_explains_the_mirror(monkeypatch: pytest.MonkeyPatch) -> None:
-    def offline(url: str, dest: Path, client: object) -> None:
+    def offline(url: str, dest: Path, client: object, timeout: float | None = None) -> None:
         raise datasets._NetworkError(
             f"could not download {url}: offline. {datasets._no_network_hint()}"
         )
 
     monkeypatch.setattr(datasets, "_download", offline)
+    monkeypatch.setattr(datasets, "_check_resolvable", lambda url, timeout: None)
     with pytest.raises(DataError, match="FACETLAB_DATA_MIRROR") as info:
         datasets.data_dir()
     assert "facetlab data fetch" in str(info.value)
@@ -203,6 +204,46 @@ def test_unreachable_server_gives_mirror_hint(monkeypatch: pytest.MonkeyPatch) -
     result = CliRunner().invoke(app, ["data", "fetch", "--quiet"])
     assert result.exit_code == 1
     assert "ConnectError" in result.output and "FACETLAB_DATA_MIRROR" in result.output
+
+
+def test_dns_that_never_answers_fails_within_the_probe_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import time
+
+    stalled = threading.Event()
+
+    def hanging_getaddrinfo(*args: object, **kwargs: object) -> object:
+        stalled.wait(5)  # a dead resolver; released at the end of the test
+        raise OSError("resolver gave up")
+
+    monkeypatch.setattr(datasets.socket, "getaddrinfo", hanging_getaddrinfo)
+    monkeypatch.setattr(datasets, "_PROBE_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(datasets.urllib.request, "getproxies", dict)
+    started = time.perf_counter()
+    with pytest.raises(DataError, match="DNS not answering") as info:
+        datasets.fetch()
+    stalled.set()
+    assert time.perf_counter() - started < 2
+    assert "FACETLAB_DATA_MIRROR" in str(info.value)
+
+
+def test_server_that_never_answers_fails_within_the_probe_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import socket
+    import time
+
+    with socket.socket() as listener:  # accepts connections, never replies
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        monkeypatch.setattr(datasets, "_PROBE_TIMEOUT_S", 0.3)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+        started = time.perf_counter()
+        with pytest.raises(DataError, match="ReadTimeout") as info:
+            datasets.fetch(base_url=url)
+        assert time.perf_counter() - started < 3
+    assert "FACETLAB_DATA_MIRROR" in str(info.value)
 
 
 @pytest.fixture

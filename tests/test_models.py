@@ -165,3 +165,25 @@ def test_labs_and_params_follow_the_paper_table() -> None:
 @pytest.mark.parametrize("raw", ["replay/sonnet", "bedrock/us.meta.llama4-scout-17b-instruct-v1:0"])
 def test_provider_prefix_is_ignored(raw: str) -> None:
     assert canonical_model(raw) is not None
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "facetlab.models",
+        "facetlab.datasets",
+        "facetlab.instances",
+        "facetlab.validate",
+        "facetlab.records.facet_v3",
+        "facetlab.records.own",
+    ],
+)
+def test_docstring_examples_of_the_foundation_run(
+    module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import doctest
+    import importlib
+
+    monkeypatch.delenv("FACETLAB_DATA_DIR", raising=False)
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0

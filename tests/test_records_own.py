@@ -89,7 +89,7 @@ def test_read_records_recursive_skips_other_artifacts(tmp_path: Path) -> None:
 def test_read_record_errors_name_file_and_field(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"trial_id": "x",')
-    with pytest.raises(RecordError, match=r"bad\.json: not valid JSON \(line 1"):
+    with pytest.raises(RecordError, match=r"bad\.json: invalid JSON at line 1 column"):
         read_record(bad)
     data = json.loads(make_record().model_dump_json())
     data["n_factors"] = "five"
@@ -208,8 +208,8 @@ def test_corrupt_file_is_a_flagged_row_and_a_warning(tmp_path: Path, facet_data:
         df = load_trials(tmp_path)
     messages = sorted(str(w.message) for w in caught)
     assert len(messages) == 2
-    assert "zz-broken.json: not valid JSON" in messages[0]
-    assert "zz-wrong-type.json: /n_factors: expected int, got 'five'" in messages[1]
+    assert "zz-broken.json: invalid JSON at line" in messages[0]
+    assert "zz-wrong-type.json:/n_factors: expected an integer, got 'five'" in messages[1]
     assert len(df) == 5
     bad = df[df.parse_status == "unreadable"]
     assert sorted(bad.source_file) == [
@@ -218,15 +218,15 @@ def test_corrupt_file_is_a_flagged_row_and_a_warning(tmp_path: Path, facet_data:
     ]
     assert bad.failed.all()
     assert bad.excluded_reason.str.startswith("unreadable file: ").all()
-    assert "line 1, column" in bad.excluded_reason.iloc[0]
-    assert "/n_factors: expected int" in bad.excluded_reason.iloc[1]
+    assert "at line 1 column" in bad.excluded_reason.iloc[0]
+    assert ":/n_factors: expected an integer" in bad.excluded_reason.iloc[1]
     assert [f for f, _ in df.attrs["unreadable"]] == sorted(bad.source_file)
     good = df[df.parse_status != "unreadable"]
     assert len(good) == 3
     # The file-name glob also caught cf-002-adv files: the probe follows the field.
     assert (good.probe == good.instance_id.map(lambda i: "P3" if "-adv" in i else "P2")).all()
 
-    with pytest.raises(RecordError, match=r"zz-broken\.json: not valid JSON"):
+    with pytest.raises(RecordError, match=r"zz-broken\.json: invalid JSON at line"):
         load_trials(tmp_path, on_error="raise")
 
 

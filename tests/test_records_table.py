@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 from facetlab.models import PAPER_MODEL_ORDER
+from facetlab.probes import parsing
 from facetlab.records import COLUMNS, load_trials
-from facetlab.records.facet_v3 import final_answer, p1_label, parse_weights, pilot_answer
+from facetlab.records.facet_v3 import read_weighted_file
 
 pytestmark = pytest.mark.data
 
@@ -145,7 +146,7 @@ def test_weights_match_a_reparse_and_foi_weight(trials: pd.DataFrame, facet_data
     rows = trials[trials.source.isin(["weighted", "c2"]) & ~trials.failed]
     for _, row in rows.iterrows():
         data = json.loads((facet_data / row.source_file).read_text())
-        reparsed = parse_weights(data["raw_response"], data["n_factors"])
+        reparsed = parsing.parse_weights_v3(data["raw_response"], data["n_factors"])
         assert {k: v for k, v in row.weights.items() if k in reparsed} == reparsed
         assert "stored parsed_weights differ" not in " ".join(row.parse_problems)
         if row.probe == "C2":
@@ -216,20 +217,42 @@ def test_sources_filter(facet_data: Path) -> None:
         load_trials(facet_data, sources=["nope"])
 
 
-def test_reading_helpers() -> None:
-    assert parse_weights("F1: 20, F2: 80\nF1=30 F9: 4", 2) == {"F1": 30.0, "F2": 80.0}
-    assert final_answer("F1: 50\n\n**No** — not defective.") == "no"
-    assert final_answer("F1: 0\nyes\n\nProse that mentions no answer.") == "yes"
-    assert final_answer("Notably, nothing.") is None
-    assert pilot_answer("**Yes.**\nbecause") == "yes"
-    assert pilot_answer("Nothing here\nyes") is None
-    assert p1_label("**F12**: x") == "F12"
-    assert p1_label("Insight\nF2") is None
+def _weighted_row(tmp_path: Path, raw: str, weights: dict[str, float]) -> dict[str, object]:
+    path = tmp_path / "reply.json"
+    path.write_text(
+        json.dumps(
+            {
+                "instance_id": "demo-0001",
+                "model": "sonnet",
+                "n_factors": 2,
+                "raw_response": raw,
+                "parsed_weights": weights,
+            }
+        )
+    )
+    (row,) = read_weighted_file(path, "reply.json", {})
+    return row
+
+
+def test_weighted_reader_notes_and_statuses(tmp_path: Path) -> None:
+    marked = _weighted_row(tmp_path, "F1: 40, F2: 60\n\n**No**: no.", {"F1": 40.0, "F2": 60.0})
+    assert marked["answer"] == "no"
+    assert marked["parse_problems"] == ()  # markdown around the answer is allowed (CONVENTIONS)
+    late = _weighted_row(tmp_path, "F1: 0, F2: 100\nyes\n\nProse.", {"F1": 0.0, "F2": 100.0})
+    assert late["answer"] == "yes" and late["parse_status"] == "ok"
+    assert late["parse_problems"] == ("answer is not on the last line",)
+    stale = _weighted_row(tmp_path, "F1: 30, F2: 70\nno", {"F1": 50.0, "F2": 50.0})
+    assert stale["weights"] == {"F1": 50.0, "F2": 50.0}  # the stored vector is what FACET used
+    assert "stored parsed_weights differ from a re-parse of raw_response" in stale["parse_problems"]
+    no_answer = _weighted_row(tmp_path, "F1: 30, F2: 70", {"F1": 30.0, "F2": 70.0})
+    assert no_answer["parse_status"] == "malformed" and no_answer["answer"] is None
+    failed = _weighted_row(tmp_path, "", {})
+    assert failed["parse_status"] == "empty" and failed["failed"] is True
+    assert failed["excluded_reason"] == "failed run: empty response and no weights"
 
 
 def test_reading_rules_agree_with_the_probe_parsers(trials: pd.DataFrame) -> None:
-    """The probes' FACET v3 parsers and the table apply the same rules to every file."""
-    parsing = pytest.importorskip("facetlab.probes.parsing")
+    """The table applies the probes' FACET v3 parsers (one place per rule) to every file."""
     for row in trials[trials.source.isin(["weighted", "c2"]) & ~trials.failed].itertuples():
         assert (
             parsing.parse_weights_v3(row.raw_response, row.n_factors).items() <= row.weights.items()

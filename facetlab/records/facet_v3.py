@@ -14,8 +14,12 @@ dataset's ``CONVENTIONS.md``:
 * **c2** ``results/weighted-probe/c2/*.json``: one C2 trial; the factor of
   interest is ``c2_perturbed_factor.upper()``.
 
-Model output is parsed here (answers, P1 labels); weights come from the stored
-``parsed_weights`` and are checked against a re-parse of the raw text. A file
+Model output is parsed with the FACET v3 rules of :mod:`facetlab.probes.parsing`
+(:func:`~facetlab.probes.parsing.find_yes_no`,
+:func:`~facetlab.probes.parsing.parse_first_line_answer`,
+:func:`~facetlab.probes.parsing.parse_label_v3`); weights come from the stored
+``parsed_weights`` and are checked against
+:func:`~facetlab.probes.parsing.parse_weights_v3` of the raw text. A file
 whose structure is wrong raises :class:`~facetlab.errors.RecordError` naming the
 file and the JSON pointer; a model reply that cannot be parsed is not an error,
 it becomes a row with a non-"ok" ``parse_status``.
@@ -23,25 +27,28 @@ it becomes a row with a non-"ok" ``parse_status``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from facetlab.errors import RecordError
+from facetlab.instances import json_type, read_json_file
 from facetlab.models import canonical_model as _canonical
 from facetlab.models import case_of, exclusion_reason
+from facetlab.probes.parsing import (
+    find_yes_no,
+    parse_first_line_answer,
+    parse_label_v3,
+    parse_requirements,
+    parse_weights_v3,
+)
 
 __all__ = [
     "InstanceInfo",
-    "final_answer",
     "load_instance_index",
-    "p1_label",
-    "parse_weights",
-    "pilot_answer",
     "read_c2_file",
     "read_pilot_file",
     "read_weighted_file",
@@ -49,96 +56,23 @@ __all__ = [
 
 Row = dict[str, Any]
 
-_WEIGHT_RE = re.compile(r"F(\d+)\s*[:=]\s*(\d+(?:\.\d+)?)")
-_LABEL_RE = re.compile(r"\bF(\d+)\b")
-_ANSWER_RE = re.compile(r"^(yes|no)\b")
-_MARKDOWN_RE = re.compile(r"[*_#>`]")
 _COUNTERFACTUALS = frozenset({"facet-neg-cf-001", "facet-neg-cf-002", "facet-neg-cf-003"})
 _PILOT_C2_RE = re.compile(r"^(?P<inst>.+)-c2-(?P<factor>f\d+)$", re.IGNORECASE)
-_COMPLIANCE_RE = re.compile(r"^\W*(R\d+)\W*[:=]\s*\W*(yes|no)\b", re.IGNORECASE | re.MULTILINE)
 
 
 # --------------------------------------------------------------------------- parsing
+# The reading rules themselves live in facetlab.probes.parsing (one place per rule);
+# this module only decides which rule applies to which field of which file.
+
+# Markdown around the answer (``**No**``) is allowed by the v3 rules, so it is not a problem.
+_ALLOWED_ANSWER_NOTES = frozenset({"answer line has markdown"})
+# Without the instance the number of requirements is unknown: accept any R<i>.
+_ANY_REQUIREMENT = 999
 
 
-def parse_weights(text: str, n_factors: int) -> dict[str, float]:
-    """Re-parse a weight vector the way FACET v3 did.
-
-    Every ``F<i>: <number>`` (or ``=``) in the whole text counts, a later match
-    overwrites an earlier one and indices outside ``1..n_factors`` are dropped.
-
-    >>> parse_weights("F1: 30, F2: 70\\nF2= 60, F9: 5", 3)
-    {'F1': 30.0, 'F2': 60.0}
-    """
-    weights: dict[str, float] = {}
-    for match in _WEIGHT_RE.finditer(text):
-        index = int(match.group(1))
-        if 1 <= index <= n_factors:
-            weights[f"F{index}"] = float(match.group(2))
-    return weights
-
-
-def _answer_of_line(line: str) -> str | None:
-    match = _ANSWER_RE.match(_MARKDOWN_RE.sub("", line).strip().lower())
-    return match.group(1) if match else None
-
-
-def final_answer(text: str) -> str | None:
-    """The yes/no outcome of a weighted or C2 reply: the last line that starts with it.
-
-    Markdown (``**No**``) is ignored. Usually that line is the last non-empty
-    one; a few replies continue in prose after it, so earlier lines are searched
-    when the last one is not an answer.
-
-    >>> final_answer("F1: 60, F2: 40\\n\\n**No** — not defective.")
-    'no'
-    >>> final_answer("F1: 100\\nyes\\n\\nBecause ...")
-    'yes'
-    >>> final_answer("F1: 100") is None
-    True
-    """
-    for line in reversed(text.splitlines()):
-        if line.strip():
-            answer = _answer_of_line(line)
-            if answer is not None:
-                return answer
-    return None
-
-
-def _last_line(text: str) -> str:
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else ""
-
-
-def pilot_answer(text: str) -> str | None:
-    """The outcome of a pilot ``C0``/``c2`` answer: its first line, ``*`` removed.
-
-    >>> pilot_answer("**Yes.**\\nBecause ...")
-    'yes'
-    >>> pilot_answer("No, the hotel was not negligent.")
-    'no'
-    """
-    first = text.split("\n", 1)[0].replace("*", "").strip().lower()
-    match = _ANSWER_RE.match(first)
-    return match.group(1) if match else None
-
-
-def p1_label(text: str) -> str | None:
-    """The P1 factor label: first ``F<i>`` on the first line, ``*`` removed.
-
-    >>> p1_label("**F3**\\n\\nFeasibility is the threshold factor")
-    'F3'
-    >>> p1_label("Insight\\nF2") is None
-    True
-    """
-    first = text.split("\n", 1)[0].replace("*", "")
-    match = _LABEL_RE.search(first)
-    return f"F{int(match.group(1))}" if match else None
-
-
-def _compliance(text: str) -> dict[str, str] | None:
-    found = {m.group(1).upper(): m.group(2).lower() for m in _COMPLIANCE_RE.finditer(text)}
-    return found or None
+def _compliance(text: str, n_requirements: int | None) -> dict[str, str] | None:
+    found = parse_requirements(text, n_requirements or _ANY_REQUIREMENT).requirements
+    return dict(found) if found else None
 
 
 # --------------------------------------------------------------------------- instances
@@ -174,13 +108,13 @@ def load_instance_index(instances_dir: Path) -> dict[str, InstanceInfo]:
     if not instances_dir.is_dir():
         return index
     for path in sorted(instances_dir.glob("*.json")):
+        data, _ = read_json_file(path)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
             instance_id = str(data["instance_id"])
             factors = data["factors"]
             truth = data.get("ground_truth") or {}
             answer = str(truth.get("answer", "")).strip().lower() or None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (KeyError, TypeError, AttributeError):
             continue
         neutralized = [
             f"F{i}"
@@ -202,29 +136,32 @@ def load_instance_index(instances_dir: Path) -> dict[str, InstanceInfo]:
 
 
 def read_json_object(path: Path, shown: str) -> dict[str, Any]:
-    """Read a JSON object from ``path``; ``RecordError`` naming ``shown`` otherwise."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecordError(f"{shown}: cannot read file: {exc}") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RecordError(
-            f"{shown}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from exc
+    """Read a JSON object from ``path``; ``RecordError`` naming ``shown`` otherwise.
+
+    Example: a truncated file raises
+    ``RecordError("results/x.json: invalid JSON at line 3 column 1: ...")``.
+    """
+    data, problem = read_json_file(path)
+    if problem is not None:
+        raise RecordError(f"{shown}: {problem}")
     if not isinstance(data, dict):
-        raise RecordError(f"{shown}: expected a JSON object at the top, got {type(data).__name__}")
+        raise RecordError(
+            f"{shown}: expected a JSON object at the top level, got {json_type(data)}"
+        )
     return data
 
 
-def _field(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+_KIND_NAMES: dict[type, str] = {str: "a string", int: "an integer", dict: "an object"}
+
+
+def _field(data: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
+    """``data[key]`` if it is a ``kind``; else ``RecordError("<file>:/<key>: expected ...")``."""
     if key not in data:
         raise RecordError(f"{where}/{key}: required field is missing")
     value = data[key]
     if not isinstance(value, kind) or isinstance(value, bool):
-        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise RecordError(f"{where}/{key}: expected {names}, got {value!r:.60}")
+        expected = _KIND_NAMES.get(kind, kind.__name__)
+        raise RecordError(f"{where}/{key}: expected {expected}, got {value!r:.60}")
     return value
 
 
@@ -255,8 +192,6 @@ def _stamp(value: Any, path: Path) -> datetime | None:
 def _utc_naive(moment: datetime) -> datetime:
     if moment.tzinfo is None:
         return moment
-    from datetime import timezone
-
     return moment.astimezone(timezone.utc).replace(tzinfo=None)
 
 
@@ -282,7 +217,7 @@ def _weights_columns(
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise RecordError(f"{where}/parsed_weights/{key}: expected a number, got {value!r}")
             weights[str(key).upper()] = float(value)
-        if parse_weights(raw, n_factors) != weights:
+        if parse_weights_v3(raw, n_factors) != weights:
             problems.append("stored parsed_weights differ from a re-parse of raw_response")
     if not weights:
         return {
@@ -344,9 +279,23 @@ def _blank_row() -> Row:
 def read_weighted_file(
     path: Path, source_file: str, instances: Mapping[str, InstanceInfo], *, c2: bool = False
 ) -> list[Row]:
-    """One row for a weighted-rank (``c2=False``) or C2 (``c2=True``) result file."""
+    """One row for a weighted-rank (``c2=False``) or C2 (``c2=True``) result file.
+
+    Example:
+        >>> import json, tempfile
+        >>> reply = {"instance_id": "facet-neg-cf-002", "model": "opus", "n_factors": 2,
+        ...          "raw_response": "F1: 100\\n**No**", "parsed_weights": {"F1": 100.0}}
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     path = Path(tmp, "r.json")
+        ...     _ = path.write_text(json.dumps(reply))
+        ...     (row,) = read_weighted_file(path, "r.json", {})
+        >>> row["probe"], row["canonical_model"], row["weights"], row["answer"]
+        ('P2', 'Claude Opus 4.6', {'F1': 100.0, 'F2': 0.0}, 'no')
+        >>> row["parse_problems"]
+        ('missing weights counted as 0: F2',)
+    """
     data = read_json_object(path, source_file)
-    where = source_file + ": "
+    where = source_file + ":"  # + JSON pointer
     raw_id = _field(data, "instance_id", str, where)
     model_id = _field(data, "model", str, where)
     raw = data.get("raw_response")
@@ -377,15 +326,17 @@ def read_weighted_file(
             probe = "anchor"
         neutral = data.get("neutralized_factor")
         if neutral is not None and not isinstance(neutral, str):
-            raise RecordError(f"{where}/neutralized_factor: expected a string or null")
+            raise RecordError(
+                f"{where}/neutralized_factor: expected a string or null, got {neutral!r:.60}"
+            )
         foi = neutral.upper() if neutral else (info.neutralized_factor if info else None)
         base_id = info.base_instance_id if info else raw_id
 
     weight_cols, problems = _weights_columns(stored, raw, n_factors, foi, where)
     empty = not raw.strip()
-    answer = None if empty else final_answer(raw)
-    if answer is not None and _answer_of_line(_last_line(raw)) is None:
-        problems.append("answer is not on the last line")
+    answer, notes = find_yes_no(raw)
+    if answer is not None:
+        problems.extend(n for n in notes if n not in _ALLOWED_ANSWER_NOTES)
     if empty:
         status = "empty"
     elif weight_cols["weights"] is None or answer is None:
@@ -446,7 +397,7 @@ def read_pilot_file(
 ) -> list[Row]:
     """The rows of one pilot file: C0, P1, one pilot-C2 per ``-c2-fK`` condition, C3."""
     data = read_json_object(path, source_file)
-    where = source_file + ": "
+    where = source_file + ":"  # + JSON pointer
     instance_id = _field(data, "instance_id", str, where)
     model_id = _field(data, "model_resolved_at_run_time", str, where)
     conditions = _field(data, "conditions", dict, where)
@@ -494,7 +445,7 @@ def read_pilot_file(
         cost = _nan(_optional_number(cond, "cost_usd", cwhere))
         answer_text = text_of(cond, "answer", cwhere)
         if name == "C0":
-            answer = pilot_answer(answer_text)
+            answer = parse_first_line_answer(answer_text)
             rows.append(
                 new_row(
                     probe="C0",
@@ -512,7 +463,7 @@ def read_pilot_file(
                 )
             )
             probe_text = text_of(cond, "direct_probe_answer", cwhere)
-            label = p1_label(probe_text)
+            label = parse_label_v3(probe_text)
             rows.append(
                 new_row(
                     probe="P1",
@@ -531,7 +482,7 @@ def read_pilot_file(
                 )
             )
         elif name == "C3":
-            found = _compliance(answer_text)
+            found = _compliance(answer_text, n_factors)
             rows.append(
                 new_row(
                     probe="C3",
@@ -556,9 +507,9 @@ def read_pilot_file(
                 raise RecordError(
                     f"{cwhere}: unknown condition (expected C0, C3 or <instance>-c2-f<K>)"
                 )
-            answer = pilot_answer(answer_text)
+            answer = parse_first_line_answer(answer_text)
             probe_text = text_of(cond, "direct_probe_answer", cwhere)
-            label = p1_label(probe_text) if probe_text.strip() else None
+            label = parse_label_v3(probe_text) if probe_text.strip() else None
             problems = []
             if answer is None and answer_text.strip():
                 problems.append("no yes/no on the first line")

@@ -20,7 +20,6 @@ a concurrent reader therefore never sees half a record.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -29,6 +28,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from facetlab.errors import RecordError
+from facetlab.instances import json_type, read_json_file
 from facetlab.records.schema import RECORD_FORMAT, TrialRecord
 
 __all__ = ["is_record_object", "iter_record_files", "read_record", "read_records", "write_record"]
@@ -71,25 +71,24 @@ def is_record_object(data: object) -> bool:
 
 
 def read_record(path: Path | str) -> TrialRecord:
-    """Read and validate one record file; ``RecordError`` names the file and field."""
+    """Read and validate one record file; ``RecordError`` names the file and field.
+
+    Example: a record without ``prompt`` raises
+    ``RecordError("run/t1.json: not a valid facetlab record: /prompt: Field required")``.
+    """
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecordError(f"{file}: cannot read record: {exc}") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RecordError(
-            f"{file}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from exc
+    data, problem = read_json_file(file)
+    if problem is not None:
+        raise RecordError(f"{file}: {problem}")
     return record_from_object(data, str(file))
 
 
 def record_from_object(data: object, shown: str) -> TrialRecord:
     """Validate a parsed JSON value as a :class:`TrialRecord`."""
     if not isinstance(data, dict):
-        raise RecordError(f"{shown}: expected a JSON object, got {type(data).__name__}")
+        raise RecordError(
+            f"{shown}: expected a JSON object at the top level, got {json_type(data)}"
+        )
     fmt = data.get("format", RECORD_FORMAT)
     if not isinstance(fmt, str) or not fmt.startswith(_FORMAT_PREFIX):
         raise RecordError(f"{shown}: /format is {fmt!r}, expected {RECORD_FORMAT!r}")
@@ -138,17 +137,12 @@ def read_records(path: Path | str) -> list[TrialRecord]:
     root = Path(path)
     records: list[TrialRecord] = []
     for file in iter_record_files(root):
-        if file != root:
-            try:
-                data = json.loads(file.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-                records.append(read_record(file))  # raises with the precise message
-                continue
-            if _other_artifact(data):
-                continue
-            records.append(record_from_object(data, str(file)))
-        else:
-            records.append(read_record(file))
+        data, problem = read_json_file(file)
+        if problem is not None:
+            raise RecordError(f"{file}: {problem}")
+        if file != root and _other_artifact(data):
+            continue
+        records.append(record_from_object(data, str(file)))
     return records
 
 

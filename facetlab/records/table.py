@@ -12,10 +12,10 @@ runs are rows too, flagged by ``failed``, ``parse_status`` and
 
 from __future__ import annotations
 
-import os
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -103,8 +103,8 @@ def load_trials(
 
     Args:
         data_dir: FACET v3 data root (holds ``instances/`` and ``results/``).
-            ``None`` uses :func:`facetlab.datasets.data_dir` (or, if that module
-            is unavailable, ``$FACETLAB_DATA_MIRROR``).
+            ``None`` uses :func:`facetlab.datasets.data_dir` (fetched and
+            verified on first use; honours ``FACETLAB_DATA_MIRROR``).
         records: facetlab record files or folders (searched recursively).
         sources: restrict to some of ``"pilot"``, ``"weighted"``, ``"c2"``,
             ``"facetlab"``; default all (``"facetlab"`` only if ``records`` given).
@@ -147,7 +147,7 @@ def load_trials(
     rows: list[dict[str, Any]] = []
     unreadable: list[tuple[str, str]] = []
 
-    def take(source: str, shown: str, produce: Any) -> None:
+    def take(source: str, shown: str, produce: Callable[[], list[dict[str, Any]]]) -> None:
         try:
             rows.extend(produce())
         except RecordError as exc:
@@ -171,13 +171,13 @@ def load_trials(
                 continue
             for path in files:
                 shown = path.relative_to(root).as_posix()
-                take(source, shown, lambda p=path, s=shown, r=reader: r(p, s, instances))
+                take(source, shown, partial(reader, path, shown, instances))
 
     if "facetlab" in wanted:
         for base in record_paths:
             for path in iter_record_files(base):
                 shown = str(path.resolve())
-                take("facetlab", shown, lambda p=path, s=shown: _own_rows(p, s, instances))
+                take("facetlab", shown, partial(_own_rows, path, shown, instances))
 
     frame = _frame(rows)
     frame.attrs["unreadable"] = unreadable
@@ -211,28 +211,15 @@ def _sources(sources: Iterable[str] | None, *, has_records: bool) -> set[str]:
 
 
 def _default_data_dir(*, required: bool = True) -> Path | None:
-    """facetlab.datasets.data_dir(), else $FACETLAB_DATA_MIRROR."""
+    """:func:`facetlab.datasets.data_dir` (fetched and verified); ``None`` if optional and absent."""
+    from facetlab import datasets  # late: only when no data_dir was given
+
     try:
-        from facetlab import datasets  # written by the dataset helper; may be absent
-    except ImportError:
-        datasets = None  # type: ignore[assignment]
-    finder = getattr(datasets, "data_dir", None) if datasets is not None else None
-    if finder is not None:
-        try:
-            return Path(finder())
-        except DataError:
-            if required:
-                raise
-            return None
-    mirror = os.environ.get("FACETLAB_DATA_MIRROR")
-    if mirror:
-        return Path(mirror)
-    if required:
-        raise DataError(
-            "no FACET data directory: pass data_dir=..., or set FACETLAB_DATA_MIRROR "
-            "to a local mirror of the FACET v3 files"
-        )
-    return None
+        return datasets.data_dir()
+    except DataError:
+        if required:
+            raise
+        return None
 
 
 # --------------------------------------------------------------------------- rows
