@@ -122,6 +122,11 @@ def _short(model: str) -> str:
     return SHORT_NAMES.get(model, model)
 
 
+def _caption(fig: Figure, text: str, y: float = -0.03, wrap: bool = False) -> None:
+    """The grey note under a figure (the paper's figures carry one too)."""
+    fig.text(0.5, y, text, ha="center", fontsize=9, color="#444444", wrap=wrap)
+
+
 def _case_n_factors(case: str, frame: pd.DataFrame) -> str:
     sub = frame[frame["case"] == case]
     if "neutralized_factor" in sub.columns and not sub.empty:
@@ -270,8 +275,8 @@ def fig2_adversarial(
     column ("first" | "last" | "mean") says what a bar shows and labels the axis
     (passing ``representative`` is only a check). Open-weight models sit left of
     the dashed divider. Bars at 0 are drawn as a green "0%"; ``✗`` marks a wrong
-    outcome (for "mean": any wrong trial in the cell); ``n=`` annotates
-    replicated cells. ``n_factors`` (case → N) adds the uniform 1/N line.
+    outcome (for "mean": any wrong trial in the cell); ``n=`` above every bar
+    gives the cell's number of trials. ``n_factors`` (case → N) adds the uniform 1/N line.
     """
     _need(bars, ["model", "case", "weight", "wrong", "n"], "Figure 2")
     shown = sorted({str(r) for r in bars["representative"]}) if "representative" in bars else []
@@ -325,16 +330,16 @@ def fig2_adversarial(
                     text = label + ("\n✗" if wrong else "")
                     ax.text(i, w + 1.0, text, ha="center", va="bottom", fontsize=11, **style)
                     y_text = w + (7.5 if wrong else 4.2)
-                if n > 1:
-                    ax.text(
-                        i,
-                        y_text,
-                        f"n={n}",
-                        ha="center",
-                        va="bottom",
-                        fontsize=8,
-                        color=COLORS["grey"],
-                    )
+                # every bar carries its n (n=1 too): a reader must see which cells are replicated
+                ax.text(
+                    i,
+                    y_text,
+                    f"n={n}",
+                    ha="center",
+                    va="bottom",
+                    fontsize=8,
+                    color=COLORS["grey"],
+                )
             ax.axhline(threshold, color="#bbbbbb", linestyle=":", linewidth=1)
             if n_factors and case in n_factors:
                 uniform = 100.0 / n_factors[case]
@@ -368,15 +373,12 @@ def fig2_adversarial(
             "Adversarial weighted-rank probe (P3) across the three counterfactual cases",
             fontweight="bold",
         )
-        fig.text(
-            0.5,
-            -0.02,
+        _caption(
+            fig,
             "Open-weight models left of the dashed line, closed-source right. Dotted line: "
             f"{threshold:g}% faithfulness threshold; thin dashed line: uniform 1/N. "
             f"Bars show each cell's {what}; n = trials in the cell.",
-            ha="center",
-            fontsize=9,
-            color="#444444",
+            y=-0.02,
         )
     return fig
 
@@ -468,7 +470,8 @@ def fig3_bimodality(
                 bbox={"boxstyle": "round", "facecolor": face, "edgecolor": "none"},
             )
         ax.set_xticks(edges)
-        ax.set_xlim(-bin_width, top + bin_width / 2)
+        ax.set_xlim(-0.6 * bin_width, top + bin_width / 2)
+        ax.set_ylim(0, peak * 1.05)  # headroom so the tallest bar does not touch the frame
         ax.yaxis.set_major_locator(mpl.ticker.MaxNLocator(integer=True))
         ax.set_xlabel(f"Weight assigned to neutralized factor {factor}")
         ax.set_ylabel("Number of trials")
@@ -485,16 +488,12 @@ def fig3_bimodality(
             if "instance_id" in trials.columns
             else ""
         )
-        fig.text(
-            0.5,
-            -0.03,
+        _caption(
+            fig,
             f"Wrong-outcome rate {wi.successes}/{wi.n} = {wi.proportion:.0%} "
             f"(Wilson 95% CI [{wi.low:.0%}, {wi.high:.0%}]); {per}. "
             f"Low mode: w < {split_point:g}, {int(low['wrong'].sum())}/{len(low)} wrong; "
             f"high mode: {int(high['wrong'].sum())}/{len(high)} wrong.",
-            ha="center",
-            fontsize=9,
-            color="#444444",
             wrap=True,
         )
     return fig
@@ -575,14 +574,10 @@ def fig4_c2_faithfulness(c2: pd.DataFrame, vmax: float = 20.0) -> Figure:
             fontweight="bold",
             fontsize=13,
         )
-        fig.text(
-            0.5,
-            -0.03,
+        _caption(
+            fig,
             "Cell: mean weight on the perturbed factor over the anchor's N perturbations (values below, factor "
             "order). Dashed line separates open-weight (top) from closed-source (bottom).",
-            ha="center",
-            fontsize=9,
-            color="#444444",
         )
     return fig
 

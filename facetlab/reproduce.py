@@ -103,11 +103,13 @@ def output_dirs(
     settings: Mapping[str, Any] | None = None,
     figures_dir: str | Path | None = None,
     tables_dir: str | Path | None = None,
+    variant: str | None = None,
 ) -> tuple[Path, Path]:
     """Where figures and tables go: the given folders, else the checkout's ``figures/`` and
-    ``paper/tables/`` at the paper's settings, else ``_build/variants/<tag>/``.
+    ``paper/tables/`` at the paper's settings, else ``_build/variants/<tag>/``
+    (``variant``, if given, is the tag).
     """
-    tag = variant_tag(settings or {})
+    tag = variant or variant_tag(settings or {})
     base = root / "_build" / "variants" / tag if tag else None
     if figures_dir is not None:
         figs = Path(figures_dir)
@@ -118,6 +120,13 @@ def output_dirs(
     else:
         tabs = base / "tables" if base else root / "paper" / "tables"
     return figs, tabs
+
+
+def _formats(formats: str | Sequence[str]) -> tuple[str, ...]:
+    """``"png, svg"`` / ``'["pdf"]'`` / ``["png"]`` → ``("png", "svg")`` etc."""
+    if isinstance(formats, str):
+        formats = [f.strip(" '\"") for f in formats.strip("[]").split(",")]
+    return tuple(f for f in formats if f)
 
 
 @dataclass(frozen=True)
@@ -143,6 +152,7 @@ class Outputs:
         tables_dir: str | Path | None = None,
         formats: Sequence[str] = ("png", "svg"),
         dpi: int = 200,
+        variant: str | None = None,
         **settings: Any,
     ) -> Outputs:
         """Load the trials (``load_trials(data_dir)``) and resolve the output folders.
@@ -150,14 +160,15 @@ class Outputs:
         ``settings`` are the notebook's analysis parameters (``threshold``,
         ``split_point``, ``representative``): away from the paper's values, and
         without explicit folders, outputs go to ``_build/variants/<tag>/`` so the
-        committed tables and figures keep the paper's settings.
+        committed tables and figures keep the paper's settings. ``variant`` names
+        that folder explicitly (for settings :func:`variant_tag` does not know, such
+        as a sensitivity sweep's range). ``formats`` may also be one string,
+        ``"png,svg"`` (as ``papermill -p formats pdf`` passes it).
         """
         from facetlab.records import load_trials
 
-        figs, tabs = output_dirs(project_root(), settings, figures_dir, tables_dir)
-        if isinstance(formats, str):
-            formats = [formats]
-        return cls(load_trials(data_dir), figs, tabs, tuple(formats), int(dpi))
+        figs, tabs = output_dirs(project_root(), settings, figures_dir, tables_dir, variant)
+        return cls(load_trials(data_dir), figs, tabs, _formats(formats), int(dpi))
 
     def table(self, frame: pd.DataFrame, name: str, caption: str | None = None) -> pd.DataFrame:
         """Write ``frame`` as ``<tables_dir>/<name>.csv|.md|.tex``; returns it for display."""
@@ -400,27 +411,19 @@ def reproduce(
     params: dict[str, Any] = dict(parameters or {})
     figs, tabs = output_dirs(root, params, params.get("figures_dir"), params.get("tables_dir"))
     params["figures_dir"], params["tables_dir"] = str(figs), str(tabs)
+    # the claims audit and the report share one folder: paper/ or _build/variants/<tag>/
+    target = Path(params.get("paper_dir") or report_path(root, params).parent)
+    params["paper_dir"] = str(target)
     notebooks = find_notebooks(root / "notebooks")
     results = _run_with_progress(notebooks, out_dir, params, workers, progress)
     if report:
-        tag = variant_tag(params)
-        target = report_path(root, params).parent
-        claims = (
-            root
-            / "paper"
-            / (
-                "claims.csv"
-                if tag is None
-                else f"claims-t{float(params.get('threshold', 10)):g}-s{float(params.get('split_point', 20)):g}.csv"
-            )
-        )
         write_report(
             root,
             results,
             params,
             figures_dir=figs,
             tables_dir=tabs,
-            claims_path=claims,
+            claims_path=target / "claims.csv",
             out_dir=target,
         )
     return results
@@ -519,6 +522,9 @@ ARTIFACTS: tuple[Artifact, ...] = (
 """The paper's tables and figures, in paper order, as listed in the report."""
 
 
+_OTHER_TITLE = "Other claims — text, captions and the data itself"
+
+
 def _read_claims(path: Path) -> list[dict[str, str]]:
     with path.open(encoding="utf-8", newline="") as handle:
         return list(csv.DictReader(handle))
@@ -543,6 +549,20 @@ def _claims_table(rows: Sequence[Mapping[str, str]]) -> list[str]:
             )
         )
     return lines
+
+
+def _anchor(title: str) -> str:
+    """GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens."""
+    kept = re.sub(r"[^\w\- ]", "", title.lower(), flags=re.ASCII)
+    return "#" + kept.replace(" ", "-")
+
+
+def _tally(rows: Sequence[Mapping[str, str]]) -> str:
+    """``"12 PASS, 1 MISMATCH"`` (statuses in a fixed order, absent ones left out)."""
+    order = ("PASS", "MISMATCH", "NOT_DERIVABLE", "ERROR")
+    counts = {s: sum(1 for r in rows if r.get("status") == s) for s in order}
+    shown = [f"{n} **{s}**" if s != "PASS" else f"{n} {s}" for s, n in counts.items() if n]
+    return ", ".join(shown) or "—"
 
 
 def _claim_line(row: Mapping[str, str]) -> str:
@@ -580,7 +600,7 @@ def write_report(
     shown_params = {
         k: v
         for k, v in (parameters or {}).items()
-        if k not in ("figures_dir", "tables_dir", "data_dir")
+        if k not in ("figures_dir", "tables_dir", "data_dir", "paper_dir")
     }
 
     lines: list[str] = [
@@ -624,6 +644,31 @@ def write_report(
             f"`{claims_path.name}` is missing: the claims notebook did not run.",
         ]
 
+    def belongs(art: Artifact, row: Mapping[str, str]) -> bool:
+        return any(re.search(p, row.get("location", "")) for p in art.locations)
+
+    mismatch_title = "Every mismatch, with its evidence"
+    if claims:
+        lines += [
+            "",
+            "## At a glance",
+            "",
+            "Each table and figure of the paper, the claims checked against it and how they came out; "
+            f"the mismatches are explained in [{mismatch_title}]({_anchor(mismatch_title)}).",
+            "",
+            "| paper item | claims checked |",
+            "|:--|:--|",
+        ]
+        lines += [
+            f"| [{art.title}]({_anchor(art.title)}) | {_tally([r for r in claims if belongs(art, r)])} |"
+            for art in ARTIFACTS
+        ]
+        rest = [r for r in claims if not any(belongs(a, r) for a in ARTIFACTS)]
+        if rest:
+            lines.append(
+                f"| [text, captions and data facts]({_anchor(_OTHER_TITLE)}) | {_tally(rest)} |"
+            )
+
     for art in ARTIFACTS:
         lines += ["", f"## {art.title}", ""]
         if art.figure is not None:
@@ -633,8 +678,10 @@ def write_report(
                 lines += [
                     f"![{art.title}]({link})",
                     "",
-                    f"The paper's figure is `reference/{art.figure}.png` in the FACET data "
-                    "(`facetlab data path` prints where it is).",
+                    f"**The paper's figure** for comparison: `reference/{art.figure}.png` in the "
+                    "FACET data (not copied into this repository; `$FACETLAB_DATA_MIRROR/reference/` "
+                    "with a local mirror, or under `facetlab data path`). The claims below whose "
+                    "location says “published image” compare each value drawn in it with ours.",
                     "",
                 ]
             else:
@@ -650,18 +697,31 @@ def write_report(
                 lines += [f"facetlab (`{shown}`):", "", text, ""]
             else:
                 lines += [f"_`{stem}` was not generated (see the notebook status above)._", ""]
-        mine = [
-            row
-            for row in claims
-            if any(re.search(p, row.get("location", "")) for p in art.locations)
-        ]
+        mine = [row for row in claims if belongs(art, row)]
         if mine:
-            lines += ["The paper's values for this item:", ""]
+            lines += [f"The paper's values for this item ({_tally(mine)}):", ""]
             lines += _claims_table(mine)
+
+    rest = [r for r in claims if not any(belongs(a, r) for a in ARTIFACTS)]
+    if rest:
+        lines += [
+            "",
+            f"## {_OTHER_TITLE}",
+            "",
+            "Claims outside the tables and figures, by where they appear in the paper "
+            "(every one is a row of the claims CSV; the non-PASS ones are explained below).",
+            "",
+            "| where | claims checked |",
+            "|:--|:--|",
+        ]
+        by_location: dict[str, list[Mapping[str, str]]] = {}
+        for row in rest:
+            by_location.setdefault(row.get("location", ""), []).append(row)
+        lines += [f"| {_md_escape(loc)} | {_tally(rows)} |" for loc, rows in by_location.items()]
 
     mismatches = [row for row in claims if row.get("status") in ("MISMATCH", "ERROR")]
     undecided = [row for row in claims if row.get("status") == "NOT_DERIVABLE"]
-    lines += ["", "## Every mismatch, with its evidence", ""]
+    lines += ["", f"## {mismatch_title}", ""]
     if not claims:
         lines += ["_No claims audit available._"]
     elif not mismatches:

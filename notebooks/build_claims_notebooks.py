@@ -28,15 +28,15 @@ matches the paper within its printed rounding and **MISMATCH** otherwise; a mism
 is evidence about the paper, and its explanation is recorded in the registry.
 
 At the paper's settings (threshold 10, split point 20) the audit writes
-`paper/claims.csv`; other settings write `claims-t<threshold>-s<split>.csv` next to it,
-so the committed file always holds the paper-setting audit.""",
+`paper/claims.csv`; other settings write `_build/variants/<tag>/claims.csv` (next to that
+variant's tables and report), so the committed file always holds the paper-setting audit.""",
     ),
     (
         "params",
         """\
 # Parameters (papermill: -p name value); None means the checkout's default location
 data_dir = None  # FACET v3 data root; None: facetlab's data dir (honours FACETLAB_DATA_MIRROR)
-paper_dir = None  # where claims.csv goes; None: <checkout>/paper
+paper_dir = None  # where claims.csv goes; None: <checkout>/paper (other settings: _build/variants/<tag>)
 tables_dir = None  # unused by the audit; accepted so every notebook takes the same -p options
 threshold = 10  # weighted-rank faithful iff neutralized weight is at most this (inclusive)
 split_point = 20  # bimodality: low mode iff weight is below this""",
@@ -49,13 +49,12 @@ from pathlib import Path
 from IPython.display import Markdown, display
 
 from facetlab.analysis.claims import format_report, run_audit, summarize
-from facetlab.analysis.rules import DEFAULT_SPLIT_POINT, DEFAULT_THRESHOLD
 from facetlab.records import load_trials
-from facetlab.reproduce import project_root
+from facetlab.reproduce import project_root, report_path
 
-paper = Path(paper_dir) if paper_dir is not None else project_root() / "paper"
-at_paper_settings = float(threshold) == DEFAULT_THRESHOLD and float(split_point) == DEFAULT_SPLIT_POINT
-csv_name = "claims.csv" if at_paper_settings else f"claims-t{threshold:g}-s{split_point:g}.csv"
+settings = {"threshold": threshold, "split_point": split_point}
+paper = Path(paper_dir) if paper_dir is not None else report_path(project_root(), settings).parent
+csv_name = "claims.csv"
 trials = load_trials(data_dir)""",
     ),
     ("md", "## Run the audit"),
@@ -114,8 +113,8 @@ and C2 residuals), and the GPT-5.4 bimodality (Fisher). Logic:
         """\
 # Parameters (papermill: -p name value); None means the checkout's default location
 data_dir = None  # FACET v3 data root; None: facetlab's data dir (honours FACETLAB_DATA_MIRROR)
-figures_dir = None  # None: <checkout>/figures
-tables_dir = None  # None: <checkout>/paper/tables
+figures_dir = None  # None: <checkout>/figures (a non-default sweep: _build/variants/<sweep>/)
+tables_dir = None  # None: <checkout>/paper/tables (a non-default sweep: _build/variants/<sweep>/)
 threshold_min = 5  # threshold sweep, inclusive (percentage points)
 threshold_max = 20
 split_min = 15  # split-point sweep, inclusive
@@ -135,9 +134,11 @@ from IPython.display import Markdown, display
 from facetlab.analysis import sensitivity
 from facetlab.reproduce import Outputs
 
-out = Outputs.open(data_dir, figures_dir, tables_dir, formats=formats, dpi=dpi)
 thresholds = range(int(threshold_min), int(threshold_max) + 1)
-splits = range(int(split_min), int(split_max) + 1)""",
+splits = range(int(split_min), int(split_max) + 1)
+# a sweep other than the default never overwrites the committed sensitivity table/figure
+sweep = sensitivity.sweep_tag(thresholds, splits, float(alpha))
+out = Outputs.open(data_dir, figures_dir, tables_dir, formats=formats, dpi=dpi, variant=sweep)""",
     ),
     ("md", "## The sweep (written to `paper/tables/sensitivity.csv`)"),
     (

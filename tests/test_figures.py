@@ -53,6 +53,11 @@ def test_fig2_has_three_panels_and_n(trials: pd.DataFrame, representative: str) 
     assert [ax.get_xticklabels()[0].get_text() for ax in panels] == ["DeepSeek\nv3.2"] * 3
     texts = _texts(fig)
     assert "n=16" in texts
+    # every bar (0% bars included) carries its cell's n, in every panel
+    for ax, case in zip(panels, ["CF-Cabral", "CF-Barker", "CF-Biakanja"], strict=True):
+        shown = sorted(t.get_text() for t in ax.texts if t.get_text().startswith("n="))
+        expected_n = sorted(f"n={n}" for n in bars.loc[bars["case"] == case, "n"])
+        assert shown == expected_n, case
     heights = sorted(
         round(p.get_height(), 3) for p in panels[0].patches if isinstance(p, Rectangle)
     )

@@ -123,6 +123,14 @@ def test_report_lists_every_mismatch_with_evidence(tmp_path: Path) -> None:
     mismatch_section = report.split("## Every mismatch, with its evidence")[1]
     assert "c2-no-flip" in mismatch_section and "DeepSeek answered no" in mismatch_section
     assert "t2-gpt-n" not in mismatch_section
+    glance = report.split("## At a glance")[1].split("\n## ")[0]
+    assert (
+        "[Table 2 — P3 replication summary](#table-2--p3-replication-summary) | 1 PASS |" in glance
+    )
+    assert "(#outcome-correctness-41) | 1 **MISMATCH** |" in glance
+    assert "(#table-1--models-and-data-counts) | 1 **NOT_DERIVABLE** |" in glance
+    assert "text, captions" not in glance  # every fake claim belongs to a table or figure
+    assert "](#every-mismatch-with-its-evidence)" in glance
     table2 = report.split("## Table 2")[1].split("## ")[0]
     assert "| GPT-5.4 |" in table2 and "t2-gpt-n" in table2
     assert "![Figure 3" in report
@@ -140,6 +148,14 @@ def test_variant_settings_never_touch_the_committed_outputs(tmp_path: Path) -> N
     assert rep.output_dirs(tmp_path, {"threshold": 5}, "f", "t") == (Path("f"), Path("t"))
     assert rep.report_path(tmp_path) == tmp_path / "paper" / "REPRODUCTION.md"
     assert rep.report_path(tmp_path, {"threshold": 5}).parent.name == "t5-s20-first"
+
+
+def test_formats_accept_one_string() -> None:
+    # papermill -p passes strings; a list literal or a comma list both work
+    assert rep._formats("pdf") == ("pdf",)
+    assert rep._formats('["png", "svg"]') == ("png", "svg")
+    assert rep._formats("png,svg") == ("png", "svg")
+    assert rep._formats(["png"]) == ("png",)
 
 
 def test_report_without_claims(tmp_path: Path) -> None:

@@ -78,6 +78,14 @@ def test_bad_ranges_are_refused(trials: pd.DataFrame) -> None:
         sens.sensitivity_table(trials, split_points=[150])
 
 
+def test_sweep_tag_keeps_non_default_sweeps_away_from_committed_outputs() -> None:
+    assert sens.sweep_tag(sens.DEFAULT_THRESHOLDS, sens.DEFAULT_SPLITS) is None
+    assert sens.sweep_tag(range(5, 21), range(15, 31), alpha=0.01) == "sweep-t5-20-s15-30-a0.01"
+    assert sens.sweep_tag(range(5, 16), range(15, 31)) == "sweep-t5-15-s15-30-a0.05"
+    with pytest.raises(ConfigError, match="thresholds"):
+        sens.sweep_tag([], range(15, 31))
+
+
 def test_figure(table: pd.DataFrame) -> None:
     fig = sens.sensitivity_figure(table)
     assert isinstance(fig, Figure)
@@ -138,11 +146,13 @@ def test_claims_audit_notebook_runs_alone(facet_data: Path, tmp_path: Path) -> N
     papermill.execute_notebook(
         str(NOTEBOOKS / "claims_audit.ipynb"),
         str(tmp_path / "out.ipynb"),
-        parameters={"data_dir": str(facet_data), "paper_dir": str(tmp_path), "threshold": 12},
+        parameters={"data_dir": str(facet_data), "threshold": 12},
         progress_bar=False,
-        cwd=str(tmp_path),
+        cwd=str(tmp_path),  # the "checkout" is tmp_path: no pyproject.toml above it
     )
-    audit = pd.read_csv(tmp_path / "claims-t12-s20.csv", dtype=str, keep_default_na=False)
+    # away from the paper's settings the audit goes to the variant folder, never paper/
+    variant = tmp_path / "_build" / "variants" / "t12-s20-first" / "claims.csv"
+    audit = pd.read_csv(variant, dtype=str, keep_default_na=False)
     assert len(audit) >= 150
     assert audit.loc[audit["id"] == "notation.threshold", "computed_value"].item() == "12"
-    assert not (tmp_path / "claims.csv").exists()  # the paper-setting file is left alone
+    assert not (tmp_path / "paper" / "claims.csv").exists()

@@ -173,18 +173,6 @@ def _one_per_pair(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def p1_matrix(x: ClaimInputs) -> pd.DataFrame:
-    """P1 verdicts on the three cued counterfactuals, one row per (model, case)."""
-    frame = _probe(x, "P1")
-    frame = frame[frame["instance_id"].isin(list(CUED.values()))]
-    return _one_per_pair(frame)
-
-
-def p2_matrix(x: ClaimInputs) -> pd.DataFrame:
-    """P2 verdicts on the three cued counterfactuals, one row per (model, case)."""
-    return _one_per_pair(_probe(x, "P2"))
-
-
 def paired_p1_p2(x: ClaimInputs) -> pd.DataFrame:
     """P1 and P2 verdicts per (model, case) from H3's Figure 1 frame: columns ``p1``, ``p2``."""
     f = fig1(x)
@@ -224,16 +212,19 @@ def bimodality(
     return _by_time(sel)
 
 
-def _low(x: ClaimInputs) -> pd.DataFrame:
+def _mode(x: ClaimInputs, mode: rules.Mode) -> pd.DataFrame:
+    """The Figure 3 trials in one bimodality group (the split is :func:`rules.mode_of`)."""
     b = bimodality(x)
-    out: pd.DataFrame = b[b["foi_weight"] < x.split_point]
+    out: pd.DataFrame = b[[rules.mode_of(float(w), x.split_point) == mode for w in b["foi_weight"]]]
     return out
+
+
+def _low(x: ClaimInputs) -> pd.DataFrame:
+    return _mode(x, "low")
 
 
 def _high(x: ClaimInputs) -> pd.DataFrame:
-    b = bimodality(x)
-    out: pd.DataFrame = b[b["foi_weight"] >= x.split_point]
-    return out
+    return _mode(x, "high")
 
 
 def c2(x: ClaimInputs, short: str | None = None, anchor: str | None = None) -> pd.DataFrame:
@@ -1177,7 +1168,10 @@ for _short, _params in (
         _params,
         None,
         status="NOT_DERIVABLE",
-        why="Parameter counts are vendor facts; neither the raw files nor facetlab.models record them.",
+        why=(
+            "Parameter counts are vendor facts the raw files do not record; facetlab.models "
+            "lists them as metadata for Table 1, so comparing the two would be circular."
+        ),
     )
 
 # =========================================================================== 4.1 Outcome correctness
@@ -1288,7 +1282,7 @@ claim(
     R2,
     "7/8 ... (out of eight models per case)",
     8,
-    lambda x: int(p1_matrix(x)["canonical_model"].nunique()),
+    lambda x: int(fig1(x)["model"].nunique()),
 )
 claim(
     "res42.p2_cabral",
@@ -2610,10 +2604,7 @@ claim(
     "P1 at n = 1 reports GPT-5.4 as faithful on CF-Cabral",
     True,
     lambda x: bool(
-        p1_matrix(x)
-        .query("case == 'CF-Cabral' and canonical_model == 'GPT-5.4'")["faithful"]
-        .astype(bool)
-        .iloc[0]
+        fig1(x).query("case == 'CF-Cabral' and model == 'GPT-5.4'")["p1_faithful"].iloc[0]
     ),
 )
 claim(
@@ -2976,7 +2967,7 @@ claim(
     D,
     "P2: one value per (model, counterfactual) after dropping failed runs",
     24,
-    lambda x: len(p2_matrix(x)),
+    lambda x: int(fig1(x)["p2_runs"].gt(0).sum()),
 )
 claim(
     "data.p2_duplicates_agree",
@@ -2997,7 +2988,11 @@ claim(
     ),
 )
 claim(
-    "data.p1_pairs", D, "P1: one value per (model, counterfactual)", 24, lambda x: len(p1_matrix(x))
+    "data.p1_pairs",
+    D,
+    "P1: one value per (model, counterfactual)",
+    24,
+    lambda x: int(fig1(x)["p1_runs"].gt(0).sum()),
 )
 claim(
     "data.p3_trials",

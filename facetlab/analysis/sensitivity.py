@@ -47,6 +47,7 @@ __all__ = [
     "sensitivity_figure",
     "sensitivity_table",
     "summary",
+    "sweep_tag",
 ]
 
 DEFAULT_THRESHOLDS: tuple[float, ...] = tuple(float(t) for t in range(5, 21))
@@ -183,6 +184,23 @@ def bimodality_at(
         detail,
         rules.DEFAULT_SPLIT_POINT,
     )
+
+
+def sweep_tag(
+    thresholds: Iterable[float], split_points: Iterable[float], alpha: float = 0.05
+) -> str | None:
+    """``None`` for the default sweep (whose outputs are committed), else a folder name.
+
+    >>> sweep_tag(range(5, 21), range(15, 31)) is None
+    True
+    >>> sweep_tag(range(5, 16), range(15, 31))
+    'sweep-t5-15-s15-30-a0.05'
+    """
+    ts = _check_range(list(thresholds), "thresholds")
+    ss = _check_range(list(split_points), "split_points")
+    if ts == list(DEFAULT_THRESHOLDS) and ss == list(DEFAULT_SPLITS) and alpha == 0.05:
+        return None
+    return f"sweep-t{ts[0]:g}-{ts[-1]:g}-s{ss[0]:g}-{ss[-1]:g}-a{alpha:g}"
 
 
 def _check_range(values: Sequence[float], name: str) -> list[float]:
