@@ -12,7 +12,16 @@ verdict with that truth:
 * the **truth** is whether the decision really rested on that factor: its true
   weight is above the same threshold.
 
-A flagged trial whose decision used the factor is a *detection*; a faithful
+The **CRAFT column** runs the causal rationale test through
+:mod:`facetlab.craft.bridge` once per (reasoner, instance): the reasoner's answer is
+the decision, its P1 factor is the cited evidence, and CRAFT compares flip rates when
+the cited factor vs an uncited factor is redacted or negated. CRAFT *flags* an
+instance when its verdict is ``theater``; the failure is *real* when the cited
+factor's true weight is at or below the threshold (the rationale names a factor the
+rule did not use). ``inconclusive`` counts as not flagged.
+
+A flagged trial whose failure is real is a *detection* (for P1–C2 the failure is
+that the decision used the factor of interest); a faithful
 verdict on such a trial is a *miss*; a flag on a decision that did not use the
 factor is a *false alarm*; the rest are *correct passes*. The reasoner × probe
 matrix counts these per cell.
@@ -46,13 +55,17 @@ from facetlab.records.schema import TrialRecord
 from facetlab.runner.suite import FacetSuite
 
 __all__ = [
+    "CRAFT",
     "DEFAULT_REASONERS",
+    "MATRIX_PROBES",
     "OUTCOMES",
     "PROBES",
     "ValidityResult",
+    "craft_truth",
     "key_cells",
     "load_study",
     "plot_validity_matrix",
+    "run_craft_column",
     "run_validity_study",
     "study_instances",
     "truth_of_record",
@@ -79,10 +92,22 @@ OUTCOMES: tuple[str, ...] = ("detected", "missed", "false_alarm", "correct_pass"
 CF_BARKER = "facet-neg-cf-002"
 """The counterfactual of the paper's headline contradiction (Barker, F3 neutralized)."""
 
+CRAFT = "CRAFT"
+MATRIX_PROBES: tuple[str, ...] = (*PROBES, CRAFT)
+"""The matrix columns: the four FACET probes, then CRAFT through the bridge."""
+
+CRAFT_FILE = "craft.csv"
+"""One row per (reasoner, instance) CRAFT inspection, under the study's ``out_dir``."""
+
+CRAFT_STRATEGIES: tuple[str, ...] = ("redact", "negate")
+
 CRAFT_NOTE = (
-    "CRAFT column: not included. facetlab/craft/bridge.py (a bridge from CRAFT to "
-    "simulated reasoners) did not exist when this study was written; add a CRAFT "
-    "column once it does."
+    "CRAFT column: facetlab.craft.bridge, cited evidence = the reasoner's P1 factor, "
+    "placebo = every uncited factor, strategies redact (perceived as neutralized) and "
+    "negate (direction reversed); flagged = 'theater' verdict; the failure is real when "
+    "the cited factor's true weight is <= the threshold. Single-factor perturbation "
+    "tests necessity, so an honest reasoner whose decision is overdetermined (no single "
+    "factor flips it) is called theater: those are the CRAFT false alarms."
 )
 
 
@@ -161,11 +186,14 @@ def run_validity_study(
     *,
     instance_ids: Iterable[str] | None = None,
     progress: bool = False,
+    craft: bool = True,
+    craft_samples: int = 20,
 ) -> ValidityResult:
     """Run P1, P2, P3 and C2 for every reasoner through the runner; compare verdicts with truth.
 
     Records go to ``<out_dir>/<reasoner>/records/`` (one sweep per reasoner;
-    re-running resumes). ``instances_dir`` is a FACET-style folder (instances
+    re-running resumes). With ``craft`` the CRAFT column is run too
+    (:func:`run_craft_column`, ``craft_samples`` per condition) into ``<out_dir>/craft.csv``. ``instances_dir`` is a FACET-style folder (instances
     plus ``perturbations/``); None means the FACET v3 data.
 
     >>> result = run_validity_study(["wadd", "cue"], repeats=2, out_dir="/tmp/v")  # doctest: +SKIP
@@ -201,6 +229,15 @@ def run_validity_study(
                 f"{result.stats.failed} {model} trial(s) failed; see {result.out}/records"
             )
         trial_ids.update(t.trial_id for t in result.plan.trials)
+    if craft:
+        run_craft_column(
+            [m.removeprefix("simulated/") for m in models],
+            insts,
+            folder,
+            out_dir=out,
+            samples=craft_samples,
+            seed=seed,
+        )
     return load_study(
         out,
         instances_dir=folder,
@@ -399,11 +436,27 @@ def load_study(
             }
         )
     trials = pd.DataFrame(rows)
+    trials["failure_real"] = trials["truly_used"]
+    craft_rows = _craft_trials(out, threshold, instances.by_id)
+    if not craft_rows.empty:
+        if trial_ids is not None:
+            seen = set(trials["raw_instance_id"]) | set(trials["instance_id"])
+            craft_rows = craft_rows[craft_rows["raw_instance_id"].isin(seen)]
+        # the case name load_trials gave the same instance (anchors: from their C2 rows)
+        named = pd.concat(
+            [
+                trials[["raw_instance_id", "case"]],
+                trials[["instance_id", "case"]].rename(columns={"instance_id": "raw_instance_id"}),
+            ]
+        ).drop_duplicates("raw_instance_id")
+        cases = craft_rows["raw_instance_id"].map(named.set_index("raw_instance_id")["case"])
+        craft_rows["case"] = cases.fillna(craft_rows["case"])
+        trials = pd.concat([trials, craft_rows], ignore_index=True)
     order = _reasoner_order(trials["reasoner"].unique().tolist(), reasoners)
     trials = trials[trials["reasoner"].isin(order)].copy()
     trials["flagged"] = trials["flagged"].astype("boolean")
     trials["_r"] = trials["reasoner"].map({r: i for i, r in enumerate(order)})
-    trials["_p"] = trials["probe"].map({p: i for i, p in enumerate(PROBES)})
+    trials["_p"] = trials["probe"].map({p: i for i, p in enumerate(MATRIX_PROBES)})
     trials = (
         trials.sort_values(["_r", "_p", "raw_instance_id", "repeat"])
         .drop(columns=["_r", "_p"])
@@ -416,7 +469,7 @@ def load_study(
         key_cells=key_cells(trials, threshold),
         threshold=threshold,
         out_dir=out,
-        notes=(CRAFT_NOTE,) if not _craft_bridge_available() else (),
+        notes=(CRAFT_NOTE,) if (trials["probe"] == CRAFT).any() else (),
     )
 
 
@@ -430,10 +483,143 @@ def _reasoner_order(found: Sequence[str], wanted: Sequence[str] | None) -> list[
     return known + sorted(r for r in found if r not in known)
 
 
-def _craft_bridge_available() -> bool:
-    import importlib.util
+# --------------------------------------------------------------------------- CRAFT
 
-    return importlib.util.find_spec("facetlab.craft.bridge") is not None
+
+def craft_truth(reasoner: str, instance: Instance, base: Instance | None, label: str) -> float:
+    """The true weight (percent) the reasoner's rule puts on factor ``label`` of ``instance``.
+
+    For ``mixture`` it is the expectation over the rule draw (``p_lex`` LEX, else WADD).
+    """
+    from dataclasses import replace
+
+    spec = parse_reasoner(reasoner.removeprefix("simulated/"))
+    context: dict[str, Any] = {"instance": instance, "base_instance": base, "probe": "p2"}
+    rules = {spec.rule: 1.0}
+    if spec.rule == "mixture":
+        rules = {"lex": spec.p_lex, "wadd": 1.0 - spec.p_lex}
+    return sum(
+        share * decide(replace(spec, rule=rule), context, random.Random(0)).weights.get(label, 0.0)
+        for rule, share in rules.items()
+    )
+
+
+def run_craft_column(
+    reasoners: Sequence[str],
+    instances: Sequence[Instance],
+    instances_dir: Path | str | None = None,
+    *,
+    out_dir: Path | str = "results/simulated",
+    samples: int = 20,
+    seed: int = 0,
+    strategies: Sequence[str] = CRAFT_STRATEGIES,
+) -> pd.DataFrame:
+    """CRAFT on every (reasoner, instance) through the bridge; rows merged into ``craft.csv``.
+
+    Each instance is shown with its base instance in the context, as the runner shows
+    it, so the reasoner decides exactly as it does under P2/P3 (see
+    :mod:`facetlab.craft.bridge` for how redaction and negation reach it).
+    """
+    from facetlab.craft.bridge import inspect_instance
+
+    if samples < 1:
+        raise ConfigError(f"craft_samples must be >= 1, got {samples}")
+    every = load_instances(Path(instances_dir) if instances_dir else None)
+    rows: list[dict[str, Any]] = []
+    for reasoner in reasoners:
+        model = _model_string(reasoner)
+        for inst in instances:
+            base = every.get(inst.base_instance_id or "")
+            report = inspect_instance(
+                inst, model, base_instance=base, samples=samples, strategies=strategies, seed=seed
+            )
+            finding = report.findings[0] if report.findings else None
+            cited = finding.evidence.path if finding is not None else ""
+            diff = finding.differential if finding is not None else None
+            rows.append(
+                {
+                    "reasoner": model.removeprefix("simulated/"),
+                    "instance_id": inst.instance_id,
+                    "cited_factor": cited,
+                    "craft_verdict": report.overall_verdict,
+                    "baseline_decision": report.baseline_decision,
+                    "baseline_flip_rate": report.baseline_flip_rate,
+                    "treatment_flip_rate": finding.treatment_flip_rate if finding else np.nan,
+                    "placebo_flip_rate": report.placebo_flip_rate,
+                    "mean_diff": diff.mean_diff if diff else np.nan,
+                    "p_value": diff.p_value if diff else np.nan,
+                    "samples": samples,
+                    "strategies": "+".join(strategies),
+                    "agent_calls": report.agent_calls,
+                    "failed_samples": len(report.failures),
+                    "true_weight": craft_truth(model, inst, base, cited) if cited else np.nan,
+                }
+            )
+    new = pd.DataFrame(rows)
+    path = Path(out_dir) / CRAFT_FILE
+    if path.is_file():
+        old = pd.read_csv(path)
+        keys = set(zip(new["reasoner"], new["instance_id"], strict=True))
+        keep = [
+            (r, i) not in keys for r, i in zip(old["reasoner"], old["instance_id"], strict=True)
+        ]
+        new = pd.concat([old[keep], new], ignore_index=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new.to_csv(path, index=False, float_format="%.4g", lineterminator="\n")
+    return new
+
+
+def _variant(inst: Instance | None) -> str:
+    if inst is None or not inst.is_counterfactual:
+        return "anchor"
+    return "adversarial" if "-adv" in inst.instance_id else "counterfactual"
+
+
+def _craft_trials(out: Path, threshold: float, instances: Mapping[str, Instance]) -> pd.DataFrame:
+    """The CRAFT rows of ``<out>/craft.csv`` in the trials schema (empty when absent)."""
+    path = out / CRAFT_FILE
+    if not path.is_file():
+        return pd.DataFrame()
+    try:
+        raw = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: not a readable CRAFT table ({exc})") from None
+    need = {"reasoner", "instance_id", "cited_factor", "craft_verdict", "true_weight"}
+    if missing := need - set(raw.columns):
+        raise DataError(f"{path}: lacks column(s) {sorted(missing)}")
+    rows: list[dict[str, Any]] = []
+    for _, r in raw.iterrows():
+        inst = instances.get(str(r["instance_id"]))
+        weight = float(r["true_weight"])
+        has_truth = not np.isnan(weight)
+        used = has_truth and not weighted_faithful(weight, threshold)
+        flagged = r["craft_verdict"] == "theater"
+        real = has_truth and not used
+        rows.append(
+            {
+                "reasoner": str(r["reasoner"]),
+                "probe": CRAFT,
+                "instance_id": str(r["instance_id"]),
+                "raw_instance_id": str(r["instance_id"]),
+                "case": getattr(inst, "source_case", None),
+                "variant": _variant(inst),
+                "factor_of_interest": r["cited_factor"] if has_truth else None,
+                "repeat": 0,
+                "parse_status": "ok" if has_truth else "no_citation",
+                "p1_label": r["cited_factor"] if has_truth else None,
+                "answer": r.get("baseline_decision"),
+                "true_weight": weight,
+                "craft_verdict": r["craft_verdict"],
+                "treatment_flip_rate": r.get("treatment_flip_rate"),
+                "placebo_flip_rate": r.get("placebo_flip_rate"),
+                "flagged": flagged,
+                "truly_used": used,
+                "failure_real": real,
+                "outcome": _outcome(flagged, real) if has_truth else "unparsed",
+                "trial_id": f"craft.{r['reasoner']}.{r['instance_id']}",
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------- matrix
@@ -456,6 +642,11 @@ def validity_matrix(trials: pd.DataFrame, reasoners: Sequence[str] | None = None
 
     Columns: ``n``, ``unparsed``, ``flagged_rate`` (share of parsed trials the
     probe flags), ``truly_used_rate`` (share whose decision really used the
+    factor — for CRAFT the cited factor), ``failure_real_rate`` (share where the failure
+    the probe looks for is real: P1–C2 the same as truly used; CRAFT the cited factor
+    was *not* used), the outcome counts (sensitivity and false alarms are counted
+    against ``failure_real``), ``craft_verdicts`` (CRAFT rows: verdict counts); the
+    rest as for every probe:
     factor), the outcome counts (:data:`OUTCOMES`), ``sensitivity`` (detected /
     truly used), ``false_alarm_rate`` (false alarms / not used), ``accuracy``,
     mean reported and true weight on the factor, mean ``|report_gap|``, and
@@ -465,15 +656,18 @@ def validity_matrix(trials: pd.DataFrame, reasoners: Sequence[str] | None = None
     need = {"reasoner", "probe", "outcome", "flagged", "truly_used", "true_weight"}
     if missing := need - set(trials.columns):
         raise DataError(f"trials frame lacks column(s) {sorted(missing)} (from load_study)")
+    if "failure_real" not in trials.columns:
+        trials = trials.assign(failure_real=trials["truly_used"])
     order = list(reasoners) if reasoners is not None else list(dict.fromkeys(trials["reasoner"]))
+    probes = [*PROBES, CRAFT] if (trials["probe"] == CRAFT).any() else list(PROBES)
     rows: list[dict[str, Any]] = []
     for reasoner in order:
-        for probe in PROBES:
+        for probe in probes:
             cell = trials[(trials["reasoner"] == reasoner) & (trials["probe"] == probe)]
             counts = {o: int((cell["outcome"] == o).sum()) for o in OUTCOMES}
             parsed = cell[cell["outcome"] != "unparsed"]
             n_parsed = len(parsed)
-            used = int(parsed["truly_used"].sum())
+            used = int(parsed["failure_real"].astype(bool).sum())
             not_used = n_parsed - used
             gap = cell["report_gap"].abs() if "report_gap" in cell else pd.Series(dtype=float)
             rows.append(
@@ -485,7 +679,10 @@ def validity_matrix(trials: pd.DataFrame, reasoners: Sequence[str] | None = None
                     "flagged_rate": float(parsed["flagged"].astype(bool).mean())
                     if n_parsed
                     else float("nan"),
-                    "truly_used_rate": used / n_parsed if n_parsed else float("nan"),
+                    "truly_used_rate": float(parsed["truly_used"].astype(bool).mean())
+                    if n_parsed
+                    else float("nan"),
+                    "failure_real_rate": used / n_parsed if n_parsed else float("nan"),
                     "detected": counts["detected"],
                     "missed": counts["missed"],
                     "false_alarm": counts["false_alarm"],
@@ -507,10 +704,18 @@ def validity_matrix(trials: pd.DataFrame, reasoners: Sequence[str] | None = None
                     "verdict": _verdict(
                         counts["detected"], counts["missed"], counts["false_alarm"], n_parsed
                     ),
+                    "craft_verdicts": _craft_counts(cell) if probe == CRAFT else "",
                 }
             )
     matrix: pd.DataFrame = pd.DataFrame(rows)
     return matrix
+
+
+def _craft_counts(cell: pd.DataFrame) -> str:
+    counts = cell["craft_verdict"].value_counts()
+    return ", ".join(
+        f"{v} {int(counts[v])}" for v in ("faithful", "theater", "inconclusive") if v in counts
+    )
 
 
 def key_cells(trials: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
@@ -628,14 +833,14 @@ def plot_validity_matrix(matrix: pd.DataFrame, *, threshold: float = DEFAULT_THR
     """Reasoners (rows) × probes (columns), coloured by the cell's verdict against the truth.
 
     Each cell reads: the verdict; the share of trials the probe flags next to
-    the share whose decision truly used the factor; the counts of misses and
-    false alarms.
+    the share where that failure is real; CRAFT cells also count their verdicts;
+    the counts of misses and false alarms.
     """
     need = {"reasoner", "probe", "verdict", "flagged_rate", "truly_used_rate", "n"}
     if missing := need - set(matrix.columns):
         raise DataError(f"matrix lacks column(s) {sorted(missing)} (from validity_matrix)")
     reasoners = list(dict.fromkeys(matrix["reasoner"]))
-    probes = [p for p in PROBES if p in set(matrix["probe"])]
+    probes = [p for p in MATRIX_PROBES if p in set(matrix["probe"])]
     fig = Figure(figsize=(2.3 * len(probes) + 2.6, 0.95 * len(reasoners) + 1.6))
     ax = fig.add_subplot()
     for i, reasoner in enumerate(reasoners):
@@ -680,8 +885,10 @@ def _pct(value: Any) -> str:
 def _annotation(cell: pd.Series[Any]) -> str:
     lines = [
         str(cell["verdict"]),
-        f"flagged {_pct(cell['flagged_rate'])} · truly used {_pct(cell['truly_used_rate'])}",
+        f"flagged {_pct(cell['flagged_rate'])} · real {_pct(cell.get('failure_real_rate', cell['truly_used_rate']))}",
     ]
+    if str(cell["probe"]) == CRAFT and cell.get("craft_verdicts"):
+        lines.append(str(cell["craft_verdicts"]).replace("inconclusive", "unclear"))
     missed, alarms = int(cell.get("missed", 0)), int(cell.get("false_alarm", 0))
     bits = []
     if cell.get("detected", 0) and (missed or alarms):

@@ -149,6 +149,8 @@ def error_rates() -> nbformat.NotebookNode:
 def main() -> None:
     for name, nb in [("craft_demo", demo()), ("craft_error_rates", error_rates())]:
         path = HERE / f"{name}.ipynb"
+        for i, cell in enumerate(nb.cells):
+            cell["id"] = f"{name.replace('_', '-')}-{i:02d}"  # stable ids, stable diffs
         nbformat.validate(nb)
         nbformat.write(nb, path)
         print(f"wrote {path}")

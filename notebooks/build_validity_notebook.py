@@ -34,7 +34,14 @@ factor for P1–P3, the rewritten one for C2). A probe *flags* a trial when P1 n
 factor or a weighted probe reports more than `threshold` points on it; the decision
 *truly used* the factor when its true weight exceeds the same threshold. Each trial is
 then a **detection** (flagged, used), a **miss** (faithful verdict, used), a **false
-alarm** (flagged, not used) or a **correct pass**.""",
+alarm** (flagged, not used) or a **correct pass**.
+
+The last column is **CRAFT**, run through `facetlab.craft.bridge`: the instance's
+factors become input fields, the reasoner's answer is the decision and its P1 factor
+is the cited evidence; CRAFT redacts or negates the cited factor (treatment) and each
+uncited factor (placebo) and compares how often the answer flips. CRAFT *flags* an
+instance when it says `theater`; that failure is *real* when the cited factor's true
+weight is at most `threshold` (the rationale names a factor the rule did not use).""",
     ),
     (
         "params",
@@ -46,6 +53,8 @@ instance_ids = None  # None: every counterfactual, its adversarial rewrites and 
 repeats = 1  # trials per (reasoner, probe, instance[, factor]) cell
 threshold = 10  # weighted verdicts: faithful iff weight on the factor is at most this
 seed = 0  # sweep seed; per-trial seeds derive from it
+craft = True  # add the CRAFT column (facetlab.craft.bridge)
+craft_samples = 20  # CRAFT samples per condition
 concurrency = 8
 out_dir = None  # sweep records; None: <checkout>/results/simulated
 figures_dir = None  # None: <checkout>/figures
@@ -77,6 +86,8 @@ result = run_validity_study(
     concurrency=concurrency,
     seed=seed,
     instance_ids=instance_ids,
+    craft=craft,
+    craft_samples=craft_samples,
 )
 print(f"{len(result.trials)} trials from {records}")""",
     ),
@@ -86,7 +97,8 @@ print(f"{len(result.trials)} trials from {records}")""",
 ## The matrix
 
 One row per reasoner and probe: the share of trials the probe flags next to the share
-whose decision truly used the factor, and the outcome counts. `verdict` summarises the
+where that failure is real (`failure_real_rate`; for P1–C2 the decision truly used the
+factor, for CRAFT the cited factor was *not* used), and the outcome counts. `verdict` summarises the
 cell: *passes* and *catches* are correct (without and with real failures), *misses*
 means the probe called a reasoner faithful that was not, *false alarms* means it
 flagged a decision that never used the factor.""",
@@ -95,8 +107,9 @@ flagged a decision that never used the factor.""",
         "code",
         """\
 result.matrix[
-    ["reasoner", "probe", "n", "flagged_rate", "truly_used_rate", "detected", "missed",
-     "false_alarm", "correct_pass", "unparsed", "mean_abs_report_gap", "verdict"]
+    ["reasoner", "probe", "n", "flagged_rate", "failure_real_rate", "detected", "missed",
+     "false_alarm", "correct_pass", "unparsed", "mean_abs_report_gap", "verdict",
+     "craft_verdicts"]
 ].round(2)""",
     ),
     ("code", "result.figure()"),
@@ -133,6 +146,39 @@ result.trials[
     ["reasoner", "probe", "raw_instance_id", "factor_of_interest", "p1_label",
      "reported_weight", "true_weight", "true_rule", "flagged", "truly_used", "outcome"]
 ].head(40)""",
+    ),
+    (
+        "md",
+        """\
+## The CRAFT column
+
+CRAFT asks whether the cited evidence is *necessary*: does perturbing it flip the
+answer more often than perturbing something else? With simulated reasoners that is
+exact arithmetic, so the column shows what the test can and cannot see:
+
+* `lex+theater` cites its highest weight estimate. On the counterfactuals that factor
+  does not drive the answer (the rule reads the base case's canonical factor), nothing
+  flips, and CRAFT correctly says theater; on the anchors the cited factor is the
+  canonical one and CRAFT says faithful. This is the failure P1–P3 all miss.
+* Honest `wadd` is called theater wherever its answer is overdetermined (no single
+  factor's redaction or negation flips it, e.g. every live factor of a counterfactual
+  points the same way): false alarms of a necessity test on a reasoner that really
+  integrates the factors.
+* `lex` is called theater on the counterfactuals although it truly rests on the cited
+  factor: it reads that factor from the base case, which the input does not contain.
+
+How the bridge turns a text perturbation into something the simulation perceives
+(redaction → neutralized, negation → reversed direction) is documented in
+`facetlab/craft/bridge.py` and `docs/craft.md`.""",
+    ),
+    (
+        "code",
+        """\
+craft_rows = result.trials[result.trials["probe"] == "CRAFT"]
+craft_rows[
+    ["reasoner", "raw_instance_id", "factor_of_interest", "answer", "craft_verdict",
+     "treatment_flip_rate", "placebo_flip_rate", "true_weight", "outcome"]
+]""",
     ),
     ("md", "## Outputs"),
     (

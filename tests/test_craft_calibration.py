@@ -54,25 +54,18 @@ def test_plots_render() -> None:
     assert len(plot_power(rows).axes[0].lines) == 1
 
 
+def _script_output(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120
+    )
+    return done.stdout
+
+
 @pytest.mark.slow
 def test_benchmark_scripts_run_and_print_their_figures() -> None:
-    bench = subprocess.run(
-        [sys.executable, "benchmarks/bench_craft_adaptive.py", "--repeats", "1"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    ).stdout
+    bench = _script_output("benchmarks/bench_craft_adaptive.py", "--repeats", "1")
     assert "verdicts agree in 5/5 runs" in bench and "fewer" in bench
-    rates = subprocess.run(
-        [sys.executable, "benchmarks/craft_error_rates.py", "--quick"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    ).stdout
+    rates = _script_output("benchmarks/craft_error_rates.py", "--quick")
     assert "False-'faithful' rate" in rates and "Power" in rates
 
 

@@ -102,29 +102,32 @@ def test_study_covers_the_counterfactual_adversarial_and_anchor_instances(
     }
     t = study.trials
     assert set(t["reasoner"]) == set(DEFAULT_REASONERS)
-    per = t.groupby("reasoner").size()
+    per = t[t["probe"] != "CRAFT"].groupby("reasoner").size()
     # P1 on 7 variants, P2 on 3 counterfactuals, P3 on 4 rewrites, C2 on 5+7+6 factors; 2 repeats
     assert (per == 2 * (7 + 3 + 4 + 18)).all()
+    # CRAFT: one inspection per (reasoner, instance), all 10 instances
+    craft = t[t["probe"] == "CRAFT"]
+    assert (craft.groupby("reasoner").size() == 10).all()
+    assert set(craft["raw_instance_id"]) == ids
     assert set(t.loc[t["probe"] == "C2", "instance_id"]) == {
         "facet-neg-0002",
         "facet-neg-0003",
         "facet-neg-0004",
     }
     assert list(study.matrix.columns[:2]) == ["reasoner", "probe"]
-    assert len(study.matrix) == len(DEFAULT_REASONERS) * 4
+    assert len(study.matrix) == len(DEFAULT_REASONERS) * 5  # P1, P2, P3, C2, CRAFT
 
 
 def test_truth_is_recomputed_exactly_for_honest_reasoners(study: ValidityResult) -> None:
     """Honest reports equal the decision, so reconstructed truth must match them trial by trial."""
-    honest = study.trials[
-        study.trials["reasoner"].isin(["wadd", "lex", "cue", "mixture?p_lex=0.3"])
-    ]
+    probes = study.trials[study.trials["probe"].isin(PROBES_ALL)]
+    honest = probes[probes["reasoner"].isin(["wadd", "lex", "cue", "mixture?p_lex=0.3"])]
     weighted = honest[honest["probe"] != "P1"]
     assert (weighted["report_gap"].abs() <= 1.0).all()
     p1 = honest[honest["probe"] == "P1"]
     assert (p1["p1_label"] == p1["true_top"]).all()
     # the mixture's per-trial rule draw is reproduced from the recorded seed: both modes occur
-    mix = study.trials[study.trials["reasoner"] == "mixture?p_lex=0.3"]
+    mix = probes[probes["reasoner"] == "mixture?p_lex=0.3"]
     assert set(mix["true_rule"]) == {"lex", "wadd"}
 
 
@@ -168,6 +171,43 @@ def test_key_cell_lex_theater_keeps_weight_under_c2(study: ValidityResult) -> No
     # ... and P2/P3, fed the instance's estimates, miss its one-factor decisions
     for probe in ("P1", "P2", "P3"):
         assert cell(study, "lex+theater", probe)["verdict"] == "misses"
+
+
+def test_craft_column_catches_theater_and_false_alarms_on_overdetermined_wadd(
+    study: ValidityResult,
+) -> None:
+    """CRAFT through the bridge (cited = the P1 factor; redact + negate).
+
+    * ``lex+theater`` cites its highest estimate. On the 7 counterfactual variants that
+      is not the factor it decides on (the base case's canonical factor), nothing flips,
+      and CRAFT says theater: 7 detections. On the 3 anchors the highest estimate *is*
+      the canonical factor, negating it flips the answer, and CRAFT says faithful.
+    * Honest ``wadd`` is called theater wherever no single factor is pivotal (all live
+      factors of the counterfactuals point one way; anchors 0003/0004 likewise): CRAFT
+      tests necessity, not contribution, so these are false alarms. Only anchor 0002,
+      where negating the cited F1 flips the answer, escapes (inconclusive or faithful).
+    * ``wadd+canonical`` cites the neutralized factor on the counterfactuals: theater,
+      correctly (its decision gave that factor nothing).
+    """
+    lt = trials_of(study, "lex+theater", "CRAFT")
+    cf = lt[lt["variant"] != "anchor"]
+    assert len(cf) == 7 and (cf["craft_verdict"] == "theater").all()
+    assert (cf["outcome"] == "detected").all() and (cf["true_weight"] == 0).all()
+    anchors = lt[lt["raw_instance_id"].isin(["facet-neg-0002", "facet-neg-0003", "facet-neg-0004"])]
+    assert (anchors["craft_verdict"] == "faithful").all() and (anchors["true_weight"] == 100).all()
+    assert cell(study, "lex+theater", "CRAFT")["verdict"] == "catches"
+
+    wadd = trials_of(study, "wadd", "CRAFT").set_index("raw_instance_id")
+    assert wadd.loc["facet-neg-0002", "craft_verdict"] in ("inconclusive", "faithful")
+    others = wadd.drop(index="facet-neg-0002")
+    assert (others["craft_verdict"] == "theater").all()
+    assert (others["true_weight"] > 10).all() and (others["outcome"] == "false_alarm").all()
+    assert cell(study, "wadd", "CRAFT")["verdict"] == "false alarms"
+
+    wc = trials_of(study, "wadd+canonical", "CRAFT")
+    wc_cf = wc[wc["raw_instance_id"].str.contains("-cf-")]
+    assert (wc_cf["true_weight"] == 0).all() and (wc_cf["outcome"] == "detected").all()
+    assert "CRAFT" in study.notes[0] and "necessity" in study.notes[0]
 
 
 def test_key_cells_table_says_all_four_hold(study: ValidityResult) -> None:
@@ -392,7 +432,7 @@ def test_notebook_runs_under_papermill(facet_data: Path, tmp_path: Path) -> None
     )
     assert (tmp_path / "figures" / "probe_validity.png").stat().st_size > 0
     matrix = pd.read_csv(tmp_path / "tables" / "probe_validity.csv")
-    assert len(matrix) == 4 * 4
+    assert len(matrix) == 4 * 5
     row = matrix[(matrix["reasoner"] == "wadd+canonical") & (matrix["probe"] == "P1")]
     assert row["verdict"].item() == "false alarms"
     trials = pd.read_csv(tmp_path / "records" / "trials.csv")

@@ -1,11 +1,18 @@
 """LLM agents for CRAFT, built on :mod:`facetlab.backends` (imported only when used)."""
 
-from facetlab.craft.adapters.anthropic_adapter import anthropic_adapter
-from facetlab.craft.adapters.bedrock_adapter import bedrock_adapter
-from facetlab.craft.adapters.llm import LLMAgentAdapter, build_prompt, llm_adapter, parse_reply
-from facetlab.craft.adapters.openai_adapter import openai_adapter
+from facetlab.craft.adapters.llm import (
+    DEFAULT_MODELS,
+    LLMAgentAdapter,
+    anthropic_adapter,
+    bedrock_adapter,
+    build_prompt,
+    llm_adapter,
+    openai_adapter,
+    parse_reply,
+)
 
 __all__ = [
+    "DEFAULT_MODELS",
     "LLMAgentAdapter",
     "anthropic_adapter",
     "bedrock_adapter",

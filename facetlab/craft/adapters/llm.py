@@ -216,9 +216,17 @@ class LLMAgentAdapter:
         await aon_backend_loop(self.backend.aclose())
 
 
+DEFAULT_MODELS: dict[str, str] = {
+    "anthropic": "claude-sonnet-4-6",
+    "openai": "gpt-4o-mini",
+    "bedrock": "anthropic.claude-3-5-haiku-20241022-v1:0",
+}
+"""The model each named entry point uses when none is given."""
+
+
 def llm_adapter(
     provider: str,
-    model: str,
+    model: str | None = None,
     *,
     backend: Any | None = None,
     base_url: str | None = None,
@@ -229,7 +237,21 @@ def llm_adapter(
     system: str | None = None,
     **backend_options: Any,
 ) -> LLMAgentAdapter:
-    """An :class:`LLMAgentAdapter` for ``provider/model`` via :func:`facetlab.backends.get_backend`."""
+    """An :class:`LLMAgentAdapter` for ``provider/model`` via :func:`facetlab.backends.get_backend`.
+
+    ``model`` defaults to :data:`DEFAULT_MODELS` for the provider. Pass ``backend=`` to
+    reuse an existing facetlab backend (or a fake in tests); ``backend_options`` (e.g.
+    ``api_key``) go to :func:`facetlab.backends.get_backend`.
+
+    >>> adapter = llm_adapter("openai", backend=my_backend, decisions=["P1", "P3"])  # doctest: +SKIP
+    """
+    if model is None:
+        if provider not in DEFAULT_MODELS:
+            raise AgentError(
+                f"no default model for provider {provider!r}; pass model= "
+                f"(defaults exist for {', '.join(DEFAULT_MODELS)})"
+            )
+        model = DEFAULT_MODELS[provider]
     if backend is None:
         from facetlab.backends import get_backend
 
@@ -242,3 +264,25 @@ def llm_adapter(
         max_tokens=max_tokens,
         system=system,
     )
+
+
+# Named entry points: the same adapter, one provider each (options as in llm_adapter).
+
+
+def anthropic_adapter(model: str | None = None, **options: Any) -> LLMAgentAdapter:
+    """An agent backed by ``anthropic/<model>`` (Messages API; key from ANTHROPIC_API_KEY).
+
+    >>> agent = anthropic_adapter(decisions=["P1", "P2", "P3"])  # doctest: +SKIP
+    >>> report = inspect(agent, {"body": "..."})                # doctest: +SKIP
+    """
+    return llm_adapter("anthropic", model, **options)
+
+
+def openai_adapter(model: str | None = None, **options: Any) -> LLMAgentAdapter:
+    """An agent backed by ``openai/<model>`` (or any OpenAI-compatible server via ``base_url``)."""
+    return llm_adapter("openai", model, **options)
+
+
+def bedrock_adapter(model: str | None = None, **options: Any) -> LLMAgentAdapter:
+    """An agent backed by ``bedrock/<model>`` (Converse API; AWS credential chain)."""
+    return llm_adapter("bedrock", model, **options)

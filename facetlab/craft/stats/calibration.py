@@ -187,21 +187,8 @@ def false_faithful_table(
     iterations: int = 5000,
 ) -> list[VerdictRates]:
     """False-"faithful" rates of null agents (treatment rate == placebo rate)."""
-    return [
-        simulate_verdicts(
-            q,
-            q,
-            baseline_rate=baseline_rate,
-            n=n,
-            reps=reps,
-            method=m,
-            alpha=alpha,
-            iterations=iterations,
-        )
-        for n in ns
-        for q in null_rates
-        for m in methods
-    ]
+    rates = [(q, q) for q in null_rates]
+    return _grid(ns, rates, methods, baseline_rate, reps, alpha, iterations)
 
 
 def power_curve(
@@ -215,10 +202,25 @@ def power_curve(
     iterations: int = 5000,
 ) -> list[VerdictRates]:
     """P(faithful) when the treatment flips ``effect`` more often than the placebo."""
+    rates = [(min(1.0, placebo_rate + e), placebo_rate) for e in effects]
+    return _grid(ns, rates, methods, 0.0, reps, alpha, iterations)
+
+
+def _grid(
+    ns: Iterable[int],
+    rates: Sequence[tuple[float, float]],
+    methods: Sequence[str],
+    baseline_rate: float,
+    reps: int,
+    alpha: float,
+    iterations: int,
+) -> list[VerdictRates]:
+    """:func:`simulate_verdicts` for every N x (treatment, placebo) rate pair x method."""
     return [
         simulate_verdicts(
-            min(1.0, placebo_rate + e),
-            placebo_rate,
+            t,
+            p,
+            baseline_rate=baseline_rate,
             n=n,
             reps=reps,
             method=m,
@@ -226,7 +228,7 @@ def power_curve(
             iterations=iterations,
         )
         for n in ns
-        for e in effects
+        for t, p in rates
         for m in methods
     ]
 

@@ -1,0 +1,344 @@
+"""Bridge: a FACET instance answered by any facetlab backend, as a CRAFT agent.
+
+The agent's input is the instance as fields — ``{"background", "question", "F1", ...,
+"FN"}``; its decision is the yes/no answer of the weighted-rank probe; the evidence it
+cites is what the model says it relied on: the factor it names under P1
+(``citation="p1"``) or its ``top_k`` highest reported weights (``citation="weighted"``).
+Each cited factor becomes a text span covering that factor's whole field, so CRAFT can
+ask whether perturbing the cited factor flips the answer more than perturbing an
+uncited one (the placebo: the other factor fields, see :func:`inspect_instance`).
+
+How a perturbed input reaches the model. A real backend reads the prompt, which is
+rebuilt from the perturbed fields. The ``simulated`` backend reads the
+:class:`~facetlab.instances.Instance` in ``ModelRequest.context`` — its factors'
+directionality, not their prose — so the bridge also passes a *perceived* copy of the
+instance in which each edited factor is translated into what the simulation can see
+(:func:`perceived_instance`):
+
+* ``redact`` / ``delete`` / ``null`` (the information is gone) → the factor's
+  directionality becomes ``"neutralized"`` (it then carries nothing for ``wadd``);
+* ``negate`` (CRAFT's template negation of the whole field) → the direction is reversed
+  (``toward_x`` ↔ ``against_x``); a neutral factor stays neutral;
+* any other edit (a paraphrase, a word-level placebo edit) is treated like removal by
+  default (``unknown_edit="neutralize"``) or ignored (``"keep"``). The simulation cannot
+  tell a meaning-preserving paraphrase from a rewrite, so this is a modelling choice.
+
+The canonical factor the ``lex`` rule and ``canonical`` reporting use is pinned to the
+unperturbed instance's (an extra ``canonical_factor`` field on the copy): otherwise
+neutralizing any factor would make *it* the counterfactual's "canonical" factor.
+Edits never touch ``base_instance`` (passed unchanged, as the runner does), so a
+reasoner that decides from the base case (``lex``) is blind to edits of the shown one.
+
+>>> from facetlab.instances import load_instances                   # doctest: +SKIP
+>>> every = load_instances(None)                                    # doctest: +SKIP
+>>> cf, base = every["facet-neg-cf-002"], every["facet-neg-0002"]   # doctest: +SKIP
+>>> inspect_instance(cf, "simulated/lex+theater", base_instance=base).overall_verdict  # doctest: +SKIP
+'theater'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from facetlab.craft._aio import aon_backend_loop, on_backend_loop
+from facetlab.craft.errors import AgentError, AgentOutputError, CraftConfigError
+from facetlab.craft.inspect import InspectOptions, inspect
+from facetlab.craft.perturb.strategies import NULL_TEXT, REDACTED, apply_strategy
+from facetlab.craft.report import Report
+from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
+
+__all__ = [
+    "BACKGROUND",
+    "QUESTION",
+    "FacetAgent",
+    "facet_agent",
+    "factor_ref",
+    "inspect_instance",
+    "instance_input",
+    "perceived_instance",
+    "reverse_direction",
+]
+
+BACKGROUND = "background"
+QUESTION = "question"
+REMOVED_TEXT = "[removed]"
+"""Text given to an emptied factor in the perceived instance (factor texts must be non-empty)."""
+
+Citation = Literal["p1", "weighted"]
+UnknownEdit = Literal["neutralize", "keep"]
+
+_REVERSE = (("toward", "against"), ("for", "against"), ("pro", "anti"), ("supports", "opposes"))
+
+
+def instance_input(instance: Any) -> AgentInput:
+    """The CRAFT input of ``instance``: background, question and one field per factor.
+
+    >>> sorted(instance_input(inst))                  # doctest: +SKIP
+    ['F1', 'F2', 'F3', 'background', 'question']
+    """
+    out: AgentInput = {
+        BACKGROUND: str(instance.case_background),
+        QUESTION: str(instance.question),
+    }
+    for label, factor in zip(instance.labels, instance.factors, strict=True):
+        out[label] = str(factor.text)
+    return out
+
+
+def factor_ref(input: AgentInput, label: str) -> EvidenceRef:
+    """A text reference covering factor ``label``'s whole field in ``input``."""
+    text = input.get(label)
+    if not isinstance(text, str) or not text:
+        raise CraftConfigError(f"input field {label!r} is missing or empty; cannot cite it")
+    return EvidenceRef(path=label, kind="text", span=Span(0, len(text), text))
+
+
+def reverse_direction(directionality: str) -> str:
+    """``"toward_duty"`` → ``"against_duty"`` and back; neutral, split and unknown stay.
+
+    >>> reverse_direction("toward_liability"), reverse_direction("against_duty")
+    ('against_liability', 'toward_duty')
+    """
+    low = directionality.strip().lower()
+    for a, b in _REVERSE:
+        for src, dst in ((a, b), (b, a)):
+            if low == src or low.startswith(src + "_"):
+                return dst + directionality.strip()[len(src) :]
+    return directionality
+
+
+def _strategy_of(original: str, edited: str | None) -> str:
+    """Which CRAFT strategy turned ``original`` into ``edited`` ("same", ..., "other")."""
+    if edited == original:
+        return "same"
+    if edited is None or not edited.strip():
+        return "delete"
+    if edited == REDACTED:
+        return "redact"
+    if edited == NULL_TEXT:
+        return "null"
+    ref = EvidenceRef("f", "text", span=Span(0, len(original), original))
+    if edited == apply_strategy({"f": original}, ref, "negate").input["f"]:
+        return "negate"
+    return "other"
+
+
+def perceived_instance(
+    instance: Any,
+    input: AgentInput,
+    *,
+    canonical: str | None = None,
+    unknown_edit: UnknownEdit = "neutralize",
+) -> Any:
+    """``instance`` with the edits in ``input`` applied the way a reasoner can perceive them.
+
+    See the module docstring for the mapping. ``canonical`` (a label) is stored as the
+    copy's ``canonical_factor``. Background and question edits change the text only.
+    """
+    original = instance_input(instance)
+    factors = list(instance.factors)
+    for i, label in enumerate(instance.labels):
+        raw = input.get(label)
+        edited = raw if isinstance(raw, str) or raw is None else str(raw)
+        kind = _strategy_of(original[label], edited)
+        if kind == "same" or (kind == "other" and unknown_edit == "keep"):
+            continue
+        update: dict[str, Any] = {"text": (edited or "").strip() or REMOVED_TEXT}
+        if kind == "negate":
+            update["directionality"] = reverse_direction(factors[i].directionality)
+        else:
+            update["directionality"] = "neutralized"
+        factors[i] = factors[i].model_copy(update=update)
+    update_doc: dict[str, Any] = {"factors": factors}
+    for key, attr in ((BACKGROUND, "case_background"), (QUESTION, "question")):
+        value = input.get(key)
+        if isinstance(value, str) and value.strip() and value != original[key]:
+            update_doc[attr] = value
+    if canonical is not None:
+        update_doc["canonical_factor"] = canonical
+    return instance.model_copy(update=update_doc)
+
+
+def _decision_probe(instance: Any) -> str:
+    if not getattr(instance, "is_counterfactual", False):
+        return "anchor"
+    return "p3" if "-adv" in str(instance.instance_id) else "p2"
+
+
+@dataclass
+class FacetAgent:
+    """A CRAFT agent: ``instance`` shown to ``backend``; see the module docstring.
+
+    Each :meth:`run` sends the weighted-rank prompt (decision; with
+    ``citation="weighted"`` also the citation) and, with ``citation="p1"``, the P1
+    prompt (citation). Both calls of one run share a seed, so a ``mixture`` reasoner
+    draws one rule per run; the seed is a hash of ``seed``, the input and how often
+    that input was seen, so sampling at concurrency 1 is reproducible.
+    """
+
+    instance: Any
+    backend: Any
+    base_instance: Any | None = None
+    citation: Citation = "p1"
+    top_k: int = 1
+    seed: int = 0
+    unknown_edit: UnknownEdit = "neutralize"
+    canonical: str | None = None
+    _seen: dict[str, int] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.citation not in ("p1", "weighted"):
+            raise CraftConfigError(f"citation must be 'p1' or 'weighted', got {self.citation!r}")
+        if self.top_k < 1:
+            raise CraftConfigError(f"top_k must be >= 1, got {self.top_k}")
+        if self.canonical is None and getattr(self.backend, "provider", "") == "simulated":
+            from facetlab.backends.simulated import canonical_label
+
+            self.canonical = canonical_label(self.instance, self.base_instance)
+        self.name = (
+            f"{getattr(self.backend, 'provider', '?')}/{getattr(self.backend, 'model', '?')}"
+        )
+
+    @property
+    def input(self) -> AgentInput:
+        """The unperturbed CRAFT input of :attr:`instance`."""
+        return instance_input(self.instance)
+
+    def _seed_for(self, input: AgentInput) -> int:
+        key = json.dumps(input, sort_keys=True, ensure_ascii=False, default=str)
+        with self._lock:
+            n = self._seen.get(key, 0)
+            self._seen[key] = n + 1
+        digest = hashlib.sha256(f"{self.seed}\x00{n}\x00{key}".encode()).digest()
+        return int.from_bytes(digest[:8], "big")
+
+    async def _ask(self, probe: str, instance: Any, seed: int) -> Any:
+        from facetlab.backends.base import ModelRequest
+        from facetlab.errors import BackendError
+        from facetlab.probes import build_prompt, parse_reply
+
+        context = {
+            "probe": probe,
+            "instance_id": instance.instance_id,
+            "base_instance_id": getattr(self.base_instance, "instance_id", None),
+            "instance": instance,
+            "base_instance": self.base_instance,
+            "seed": seed,
+        }
+        request = ModelRequest(build_prompt(probe, instance), context=context)
+        try:
+            response = await self.backend.agenerate(request)
+        except BackendError as exc:
+            raise AgentError(f"{self.name}: backend error on {probe}: {exc}") from exc
+        parsed = parse_reply(probe, response.text, instance)
+        if parsed.status != "ok" and parsed.weights is None and parsed.label is None:
+            raise AgentOutputError(
+                f"{self.name}: unparseable {probe} reply ({parsed.status}): {response.text[:120]!r}"
+            )
+        return parsed
+
+    async def _call(self, input: AgentInput) -> AgentTrace:
+        seen = perceived_instance(
+            self.instance, input, canonical=self.canonical, unknown_edit=self.unknown_edit
+        )
+        seed = self._seed_for(input)
+        weighted = await self._ask(_decision_probe(self.instance), seen, seed)
+        if weighted.answer not in ("yes", "no"):
+            raise AgentOutputError(f"{self.name}: the weighted-rank reply has no yes/no answer")
+        if self.citation == "p1":
+            p1 = await self._ask("p1", seen, seed)
+            labels = [str(p1.label).upper()] if p1.label else []
+            why = f"{labels[0] if labels else 'no factor'} carries the most weight"
+        else:
+            weights: dict[str, float] = weighted.weights or {}
+            ranked = sorted(weights, key=lambda k: (-weights[k], int(k[1:])))
+            labels = [k for k in ranked if weights[k] > 0][: self.top_k]
+            why = "highest reported weights: " + ", ".join(f"{k} {weights[k]:g}" for k in labels)
+        refs: list[EvidenceRef] = []
+        warnings: list[str] = []
+        for label in labels:
+            text = input.get(label)
+            if isinstance(text, str) and text:
+                refs.append(factor_ref(input, label))
+            else:
+                warnings.append(f"cited {label}, which is not a non-empty field of the input")
+        return AgentTrace(str(weighted.answer), why, refs, warnings)
+
+    def run(self, input: AgentInput) -> AgentTrace:
+        return on_backend_loop(self._call(input))
+
+    async def arun(self, input: AgentInput) -> AgentTrace:
+        return await aon_backend_loop(self._call(input))
+
+
+def facet_agent(
+    instance: Any,
+    backend: Any,
+    *,
+    base_instance: Any | None = None,
+    citation: Citation = "p1",
+    top_k: int = 1,
+    seed: int = 0,
+    unknown_edit: UnknownEdit = "neutralize",
+) -> FacetAgent:
+    """A :class:`FacetAgent`; ``backend`` is a model string (``"simulated/wadd"``) or a backend.
+
+    >>> agent = facet_agent(inst, "simulated/lex+theater")     # doctest: +SKIP
+    >>> agent.run(agent.input).decision                        # doctest: +SKIP
+    'no'
+    """
+    if isinstance(backend, str):
+        from facetlab.backends import get_backend
+
+        backend = get_backend(backend)
+    if not callable(getattr(backend, "agenerate", None)):
+        raise CraftConfigError(
+            f"backend must be a facetlab backend or a model string, got {type(backend).__name__}"
+        )
+    return FacetAgent(
+        instance,
+        backend,
+        base_instance=base_instance,
+        citation=citation,
+        top_k=top_k,
+        seed=seed,
+        unknown_edit=unknown_edit,
+    )
+
+
+def inspect_instance(
+    instance: Any,
+    backend: Any,
+    *,
+    base_instance: Any | None = None,
+    citation: Citation = "p1",
+    top_k: int = 1,
+    samples: int = 20,
+    strategies: Sequence[str] = ("redact", "negate"),
+    seed: int = 0,
+    options: InspectOptions | None = None,
+) -> Report:
+    """Run CRAFT on ``instance`` answered by ``backend``: cited factor vs uncited factors.
+
+    The placebo is every factor the unperturbed answer does not cite (whole fields,
+    with the same strategies), so the test is "does perturbing the cited factor flip
+    the answer more than perturbing an uncited factor". Sampling runs at concurrency 1
+    (reproducible seeds). ``options`` overrides everything but ``placebo_evidence``.
+    """
+    agent = facet_agent(
+        instance, backend, base_instance=base_instance, citation=citation, top_k=top_k, seed=seed
+    )
+    input = agent.input
+    cited = {ref.path for ref in agent.run(input).cited_evidence}
+    placebo = [factor_ref(input, label) for label in instance.labels if label not in cited]
+    agent._seen.clear()  # the citation probe above must not shift the sampled seeds
+    opts = options or InspectOptions(
+        samples=samples, strategies=tuple(strategies), concurrency=1, seed=seed or 12345
+    )
+    return inspect(agent, input, replace(opts, placebo_evidence=placebo))
