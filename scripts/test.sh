@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run every check: lint, types, the test suite (which includes the paper
-# reproduction and the claims audit). Uses the project's .venv.
+# Run every check: lint, types, the paper reproduction (committed CSVs must not
+# change), then the test suite. Uses the project's .venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -9,7 +9,23 @@ if [ -z "${FACETLAB_DATA_MIRROR:-}" ] && [ -f ../shared/facet-data/SHA256SUMS ];
   export FACETLAB_DATA_MIRROR="$(cd .. && pwd)/shared/facet-data"
 fi
 export MPLBACKEND=Agg
+LINTED=(facetlab tests benchmarks examples notebooks/*.py)
 
-echo "== ruff"; .venv/bin/ruff check facetlab tests benchmarks examples notebooks/*.py && .venv/bin/ruff format --check facetlab tests benchmarks examples notebooks/*.py
-echo "== mypy --strict"; .venv/bin/mypy facetlab
-echo "== pytest"; "$PY" -m pytest -q "$@"
+echo "== ruff"
+.venv/bin/ruff check "${LINTED[@]}"
+.venv/bin/ruff format --check "${LINTED[@]}"
+
+echo "== mypy --strict"
+.venv/bin/mypy facetlab
+
+echo "== facetlab reproduce"
+.venv/bin/facetlab reproduce
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  if ! git diff --exit-code --stat -- 'paper/tables/*.csv' paper/claims.csv; then
+    echo "Regenerating the paper changed the committed CSVs above: review the diff and commit it." >&2
+    exit 1
+  fi
+fi
+
+echo "== pytest"
+"$PY" -m pytest -q "$@"

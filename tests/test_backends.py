@@ -94,6 +94,7 @@ def test_parse_model_string_forms() -> None:
         ("openai/", "empty model id"),
         ("openai/x?a=1&a=2", "given twice"),
         ("openai/x?novalue", "malformed options"),
+        ("openai/x?api_key=sk-test-0123456789", "credentials may not go into a model string"),
     ],
 )
 def test_parse_model_string_errors(text: str, needle: str) -> None:
@@ -441,6 +442,12 @@ async def test_secrets_never_leak(api: str, server: FakeLLMServer) -> None:
     assert info.value.__suppress_context__  # the SDK exception (with headers) is not chained
     response = await backend.agenerate(ModelRequest("fine"))
     assert key not in repr(response)
+
+
+def test_repr_hides_credentials_in_base_url() -> None:
+    backend = get_backend("openai/m", base_url="http://user:hunter2@127.0.0.1:9/v1?k=s3cret")
+    assert "hunter2" not in repr(backend) and "s3cret" not in repr(backend)
+    assert "127.0.0.1:9/v1" in repr(backend)
 
 
 def test_missing_key_error_does_not_show_other_keys(monkeypatch: pytest.MonkeyPatch) -> None:

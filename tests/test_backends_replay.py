@@ -12,7 +12,7 @@ import pytest
 from facetlab.backends import ModelRequest, get_backend
 from facetlab.backends.replay import ReplayBackend, load_index, model_key
 from facetlab.errors import ConfigError, PermanentBackendError
-from facetlab.models import canonical_model
+from facetlab.models import PAPER_MODEL_ORDER, canonical_model
 
 pytestmark = pytest.mark.data
 
@@ -120,18 +120,7 @@ def test_index_size_and_one_cell_per_prompt(facet_data: Path) -> None:
     for (_model, _prompt), recordings in index:
         # a prompt identifies its instance and probe, so the prompt alone is the key
         assert len({(r.instance_id, r.probe, r.form) for r in recordings}) == 1
-    assert set(index.models()) >= {
-        "Claude Sonnet 4.6",
-        "Claude Opus 4.6",
-        "GPT-5.4",
-        "DeepSeek v3.2",
-        "Mistral Large 3",
-        "Llama 4 Maverick",
-        "Llama 4 Scout",
-        "Qwen3 Next 80B-A3B",
-        "opus-effort-high",
-        "gemini-default",
-    }
+    assert set(index.models()) >= {*PAPER_MODEL_ORDER, "opus-effort-high", "gemini-default"}
 
 
 def test_model_labels_are_equivalent(facet_data: Path) -> None:

@@ -19,7 +19,12 @@ from test_runner_helpers import (
 )
 
 from facetlab.backends.base import SamplingParams
-from facetlab.errors import BudgetExceededError, ConfigError
+from facetlab.errors import (
+    BudgetExceededError,
+    ConfigError,
+    PermanentBackendError,
+    TransientBackendError,
+)
 from facetlab.records.schema import TrialRecord
 from facetlab.runner import RetryPolicy, arun, plan_sweep, run
 from facetlab.runner.plan import derive_seed, normalize_probes
@@ -283,8 +288,13 @@ def test_concurrency_limit_is_respected_and_records_identical(tmp_path: Path) ->
     assert strip[0] == strip[1]
 
 
-def test_unknown_backend_and_bad_budget_are_config_errors(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="no backend"):
+@pytest.mark.parametrize(
+    ("extra", "message"), [({}, "no backend"), ({"budget_usd": -1}, "budget-usd must be >= 0")]
+)
+def test_unknown_backend_and_bad_budget_are_config_errors(
+    tmp_path: Path, extra: dict[str, float], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
         run(
             make_instances(),
             "p1",
@@ -294,18 +304,7 @@ def test_unknown_backend_and_bad_budget_are_config_errors(tmp_path: Path) -> Non
             suite=StubSuite(),
             progress="none",
             console=io.StringIO(),
-        )
-    with pytest.raises(ConfigError, match="budget"):
-        run(
-            make_instances(),
-            "p1",
-            MODEL,
-            out=tmp_path,
-            backends={},
-            suite=StubSuite(),
-            budget_usd=-1,
-            progress="none",
-            console=io.StringIO(),
+            **extra,
         )
 
 
@@ -418,3 +417,14 @@ async def test_limiter_learns_a_rate_from_429s_without_a_configured_rpm() -> Non
     fixed = ProviderLimiter(Limits(concurrency=4, requests_per_minute=600))
     fixed.rate_limited()
     assert fixed.learned_rpm is None  # a configured rate is kept
+
+
+def test_record_error_text_never_carries_a_key() -> None:
+    from facetlab.runner.retry import describe, is_transient
+
+    text = describe(RuntimeError("custom backend failed with key sk-proj-abcdefghijkl123"))
+    assert "sk-proj-abcdefghijkl123" not in text and "***" in text
+    # one list of retryable statuses, shared with the backends
+    assert is_transient(TransientBackendError("x", status=499)) is True
+    assert is_transient(PermanentBackendError("x", status=499)) is True
+    assert is_transient(PermanentBackendError("x", status=404)) is False

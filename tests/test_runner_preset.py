@@ -16,16 +16,17 @@ from facetlab.cli import app
 from facetlab.errors import ConfigError
 from facetlab.models import canonical_model
 from facetlab.runner import run
+from facetlab.runner.api import PROVIDER_KEY_ENV
 from facetlab.runner.lock import sweep_lock
-from facetlab.runner.presets import C2_ANCHORS, FACET_V3, P3_REPEATS, get_preset
+from facetlab.runner.presets import C2_ANCHORS, FACET_V3, P3_REPEATS, get_preset, model_string
 from facetlab.runner.pricing import cost_usd, price_for
-from facetlab.runner.progress import Progress, ProgressDisplay
+from facetlab.runner.progress import Progress, ProgressDisplay, RunStats
 
 
 def _model_string(label: str) -> str:
     info = canonical_model(label)
     assert info is not None, label
-    return f"{info.provider}/{info.provider_ids[0]}"
+    return model_string(info)
 
 
 @pytest.mark.data
@@ -118,8 +119,7 @@ def test_cli_run_defaults_to_the_simulated_reasoner(
     facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
-    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
-                "AWS_PROFILE", "AWS_ACCESS_KEY_ID"):  # fmt: skip
+    for key in PROVIDER_KEY_ENV:
         monkeypatch.delenv(key, raising=False)
     out = tmp_path / "sim"
     args = ["run", "-i", str(facet_data / "instances" / "facet-neg-cf-002.json"),
@@ -127,7 +127,10 @@ def test_cli_run_defaults_to_the_simulated_reasoner(
     res = CliRunner().invoke(app, [*args, "--dry-run"])
     assert res.exit_code == 0, res.output
     assert "simulated reasoner" in res.output and "trials: 2" in res.output
-    assert "skipped P3 on 1 instance(s): facet-neg-cf-002" in res.output
+    assert (
+        "skipped P3 on 1 instance(s) (P3 runs on adversarial instances): facet-neg-cf-002"
+        in res.output
+    )
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     assert "2 ok, 0 failed" in res.output
@@ -135,6 +138,45 @@ def test_cli_run_defaults_to_the_simulated_reasoner(
     assert sweep["models"] == ["simulated/wadd"] and sweep["command"][:2] == ["facetlab", "run"]
     res = CliRunner().invoke(app, args)
     assert "2 already recorded" in res.output
+
+
+@pytest.mark.data
+def test_cli_dry_run_needs_no_sweep_folder(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["run", "--preset", "facet-v3", "--dry-run"])
+    assert res.exit_code == 0, res.output
+    assert "trials: 300" in res.output and "estimated cost: $" in res.output
+    res = CliRunner().invoke(app, ["run", "--preset", "facet-v3"])
+    assert res.exit_code == 2 and "no sweep folder" in res.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_input_fails_before_anything_is_written(tmp_path: Path) -> None:
+    model = "fake/m"
+    common = {"backends": {model: ScriptedBackend()}, "suite": StubSuite(), "progress": "none"}
+    run(make_instances(), "p2", model, out=tmp_path, console=io.StringIO(), **common)
+    before = sorted(p.name for p in (tmp_path / "records").iterdir())
+    with pytest.raises(ConfigError, match="unknown parser 'loose'"):
+        run(make_instances(), "p2", model, out=tmp_path, parser="loose", **common)
+    with pytest.raises(ConfigError, match="unknown provider 'nosuch'"):
+        run(make_instances(), "p2", "nosuch/m", out=tmp_path, suite=StubSuite(), progress="none")
+    assert sorted(p.name for p in (tmp_path / "records").iterdir()) == before
+
+
+def test_sweep_json_carries_no_credentials(tmp_path: Path) -> None:
+    model = "fake/m"
+    run(make_instances(), "p2", model, out=tmp_path, backends={model: ScriptedBackend()},
+        suite=StubSuite(), progress="none", console=io.StringIO(),
+        base_url="http://user:hunter2@127.0.0.1:9/v1?token=s3cret",
+        command=["facetlab", "run", "--base-url", "http://user:hunter2@127.0.0.1:9/v1",
+                 "--system", "sk-proj-abcdefghijklmnop"])  # fmt: skip
+    text = (tmp_path / "sweep.json").read_text()
+    for secret in ("hunter2", "s3cret", "sk-proj-abcdefghijklmnop"):
+        assert secret not in text
+    assert json.loads(text)["base_url"] == "http://127.0.0.1:9/v1"
 
 
 def test_cli_with_key_but_no_model_asks_for_one(
@@ -147,9 +189,11 @@ def test_cli_with_key_but_no_model_asks_for_one(
 
 
 def test_progress_line_and_notebook_display(monkeypatch: pytest.MonkeyPatch) -> None:
-    p = Progress(total=10, done=3, failed=1, retrying=2, rate_limited=5, spend_usd=0.25)
+    stats = RunStats(total=10, ok=3, failed=1, already_done=2, rate_limited=5, spend_usd=0.25)
+    p = Progress(stats, retrying=2)
     line = p.line()
-    assert "4/10 trials" in line and "failed 1" in line and "retrying 2" in line
+    assert "6/10 trials" in line and "failed 1" in line and "retrying 2" in line
+    assert "already recorded 2" in line
     assert "rate-limited 5" in line and "$0.2500" in line
     shown: list[str] = []
 
@@ -162,7 +206,7 @@ def test_progress_line_and_notebook_display(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(ipd, "display", lambda obj, display_id=False: Handle())
     d = ProgressDisplay(p, "notebook", interval=0)
     d.start()
-    p.done = 9
+    stats.ok = 7
     d.update()
     d.stop()
     assert shown and "10/10 trials" in shown[-1]

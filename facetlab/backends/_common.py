@@ -17,8 +17,10 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
+from facetlab.backends.base import ModelRequest, ModelResponse
 from facetlab.errors import (
     BackendError,
     ConfigError,
@@ -60,6 +62,20 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
     return _KEYLIKE.sub("***", text)
+
+
+def redact_url(url: str | None) -> str | None:
+    """A base URL without user info or query (they may carry credentials).
+
+    >>> redact_url("https://user:pw@host:8443/v1?key=abc")
+    'https://host:8443/v1'
+    """
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def parse_retry_after(
@@ -194,6 +210,21 @@ def option_float(options: Mapping[str, Any], key: str, default: float | None) ->
         raise ConfigError(f"option {key}={value!r}: expected a number") from exc
 
 
+def sdk_client_options(
+    *, base_url: str | None, timeout: float | str | None, http_client: Any
+) -> dict[str, Any]:
+    """Keyword arguments both official SDK clients take, as facetlab sets them.
+
+    The SDK's own retries are off: the runner retries, with the errors mapped here.
+    """
+    return {
+        "base_url": base_url,
+        "max_retries": 0,
+        "timeout": option_float({"timeout": timeout}, "timeout", 600.0),
+        "http_client": http_client,
+    }
+
+
 T = TypeVar("T")
 
 
@@ -225,3 +256,97 @@ class LoopBoundClient(Generic[T]):
 
     def current(self) -> T:
         return self._client
+
+
+def get_field(obj: Any, name: str, default: Any = None) -> Any:
+    """Attribute or key access, so SDK objects and their JSON dicts (batch results) both work."""
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+class AsyncClosable(Protocol):
+    async def close(self) -> None: ...
+
+
+ClientT = TypeVar("ClientT", bound=AsyncClosable)
+
+
+class SDKBackend(Generic[ClientT]):
+    """What the Anthropic and OpenAI backends share around their official async SDK client.
+
+    A subclass sets ``provider`` and ``sdk_errors``, builds its client in
+    ``__init__`` and hands it to :meth:`_bind_client`, and implements
+    :meth:`request_body`, :meth:`_send` and :meth:`response_from_message`; the call
+    itself (timing, error mapping with secrets redacted) and ``aclose`` live here.
+    """
+
+    provider: str
+    model: str
+    base_url: str | None
+    sdk_errors: tuple[type[BaseException], ...] = ()
+    """The SDK's exception classes (see :func:`sdk_error_types`)."""
+    request_id_header: str = "x-request-id"
+
+    def _bind_client(
+        self,
+        client: ClientT | None,
+        factory: Callable[[], ClientT] | None,
+        *,
+        api_key: str | None,
+        rebuildable: bool,
+    ) -> None:
+        """Use ``client`` (or ``factory()``); rebuild it per event loop when ``rebuildable``."""
+        if client is None:
+            if factory is None:
+                raise TypeError("_bind_client needs a client or a factory")
+            client = factory()
+        self._secret: str | None = api_key or getattr(client, "api_key", None)
+        self._clients = LoopBoundClient(client, factory if rebuildable else None)
+
+    @property
+    def client(self) -> ClientT:
+        """The SDK client for the running event loop (the runner's batch support uses it)."""
+        return self._clients.get()
+
+    def __repr__(self) -> str:
+        where = f", base_url={redact_url(self.base_url)!r}" if self.base_url else ""
+        return f"{type(self).__name__}(model={self.model!r}{where})"
+
+    __str__ = __repr__
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The exact keyword arguments of the SDK call for ``request``."""
+        raise NotImplementedError
+
+    def response_from_message(
+        self, message: Any, *, latency_s: float | None = None
+    ) -> ModelResponse:
+        """Convert the SDK's reply (or its JSON dict, from a batch) to a :class:`ModelResponse`."""
+        raise NotImplementedError
+
+    async def _send(self, body: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def map_error(self, exc: BaseException) -> BackendError:
+        """The facetlab error for an SDK exception (also used by batch collection)."""
+        return map_sdk_error(
+            exc,
+            provider=self.provider,
+            secrets=(self._secret,),
+            request_id_header=self.request_id_header,
+        )
+
+    async def agenerate(self, request: ModelRequest) -> ModelResponse:
+        body = self.request_body(request)
+        started = time.perf_counter()
+        # JSONDecodeError: a 200 whose body is not JSON (a broken proxy)
+        mapped: tuple[type[BaseException], ...] = (*self.sdk_errors, json.JSONDecodeError)
+        try:
+            message = await self._send(body)
+        except mapped as exc:
+            raise self.map_error(exc) from None
+        return self.response_from_message(message, latency_s=time.perf_counter() - started)
+
+    async def aclose(self) -> None:
+        await self._clients.current().close()

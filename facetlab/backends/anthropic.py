@@ -18,33 +18,22 @@ once per backend.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
-import time
 from typing import Any
 
 import anthropic
 
 from facetlab.backends._common import (
-    LoopBoundClient,
-    map_sdk_error,
-    option_float,
+    SDKBackend,
+    get_field,
     resolve_api_key,
+    sdk_client_options,
     sdk_error_types,
 )
 from facetlab.backends.base import ModelRequest, ModelResponse, SamplingParams, Usage
-from facetlab.errors import BackendError
 
 ENV_KEY = "ANTHROPIC_API_KEY"
 logger = logging.getLogger("facetlab.backends.anthropic")
-_SDK_ERRORS = sdk_error_types(anthropic)
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    """Attribute or key access, so SDK objects and plain dicts (batch results) both work."""
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
 
 
 def response_from_message(
@@ -55,19 +44,19 @@ def response_from_message(
     Text is the concatenation of the ``text`` blocks (thinking and tool blocks are
     skipped); ``refusal`` is true when ``stop_reason == "refusal"``.
     """
-    blocks = _get(message, "content", None) or []
+    blocks = get_field(message, "content", None) or []
     text = "".join(
-        str(_get(block, "text", "")) for block in blocks if _get(block, "type") == "text"
+        str(get_field(block, "text", "")) for block in blocks if get_field(block, "type") == "text"
     )
-    usage = _get(message, "usage", None)
-    stop_reason = _get(message, "stop_reason", None)
-    rid = request_id or _get(message, "_request_id", None) or _get(message, "id", None)
+    usage = get_field(message, "usage", None)
+    stop_reason = get_field(message, "stop_reason", None)
+    rid = request_id or get_field(message, "_request_id", None) or get_field(message, "id", None)
     return ModelResponse(
         text=text,
-        model_id=str(_get(message, "model", "") or ""),
+        model_id=str(get_field(message, "model", "") or ""),
         usage=Usage(
-            input_tokens=_get(usage, "input_tokens", None) if usage is not None else None,
-            output_tokens=_get(usage, "output_tokens", None) if usage is not None else None,
+            input_tokens=get_field(usage, "input_tokens", None) if usage is not None else None,
+            output_tokens=get_field(usage, "output_tokens", None) if usage is not None else None,
         ),
         stop_reason=stop_reason,
         latency_s=latency_s,
@@ -76,10 +65,12 @@ def response_from_message(
     )
 
 
-class AnthropicBackend:
+class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
     """Claude models through the Messages API."""
 
     provider = "anthropic"
+    sdk_errors = sdk_error_types(anthropic)
+    request_id_header = "request-id"
     unsupported_params: frozenset[str] = frozenset({"seed", "temperature", "top_p"})
     """Sampling parameters this API does not take; they are not sent."""
 
@@ -101,33 +92,13 @@ class AnthropicBackend:
         factory = None
         if client is None:
             key = resolve_api_key(api_key, ENV_KEY, self.provider)
-            seconds = option_float({"timeout": timeout}, "timeout", 600.0)
+            common = sdk_client_options(base_url=base_url, timeout=timeout, http_client=http_client)
 
             def factory() -> anthropic.AsyncAnthropic:
-                return anthropic.AsyncAnthropic(
-                    api_key=key,
-                    base_url=base_url,
-                    max_retries=0,
-                    timeout=seconds,
-                    http_client=http_client,
-                )
+                return anthropic.AsyncAnthropic(api_key=key, **common)
 
-            client = factory()
-        self._secret = api_key or getattr(client, "api_key", None)
-        self._clients = LoopBoundClient(client, factory if http_client is None else None)
+        self._bind_client(client, factory, api_key=api_key, rebuildable=http_client is None)
         self._warned = False
-        """The SDK client (the runner's batch support uses it)."""
-
-    @property
-    def client(self) -> anthropic.AsyncAnthropic:
-        """The SDK client for the running event loop (the runner's batch support uses it)."""
-        return self._clients.get()
-
-    def __repr__(self) -> str:
-        where = f", base_url={self.base_url!r}" if self.base_url else ""
-        return f"AnthropicBackend(model={self.model!r}{where})"
-
-    __str__ = __repr__
 
     def effective_params(self, params: SamplingParams) -> SamplingParams:
         """The parameters actually sent (``seed``, ``temperature``, ``top_p`` dropped)."""
@@ -158,22 +129,5 @@ class AnthropicBackend:
     ) -> ModelResponse:
         return response_from_message(message, latency_s=latency_s)
 
-    def map_error(self, exc: BaseException) -> BackendError:
-        """The facetlab error for an SDK exception (also used by batch collection)."""
-        return map_sdk_error(
-            exc, provider=self.provider, secrets=(self._secret,), request_id_header="request-id"
-        )
-
-    async def agenerate(self, request: ModelRequest) -> ModelResponse:
-        body = self.request_body(request)
-        started = time.perf_counter()
-        try:
-            message = await self.client.messages.create(**body)
-        except _SDK_ERRORS as exc:
-            raise self.map_error(exc) from None
-        except json.JSONDecodeError as exc:  # a 200 whose body is not JSON (a broken proxy)
-            raise self.map_error(exc) from None
-        return response_from_message(message, latency_s=time.perf_counter() - started)
-
-    async def aclose(self) -> None:
-        await self._clients.current().close()
+    async def _send(self, body: dict[str, Any]) -> Any:
+        return await self.client.messages.create(**body)

@@ -49,6 +49,13 @@ _PREFIX_HINTS: tuple[tuple[str, str], ...] = (
 )
 
 
+# Options that would put a credential into the model string, which is recorded in
+# every trial record and in sweep.json: keys come from the environment instead.
+_SECRET_OPTIONS = frozenset(
+    {"api_key", "key", "token", "secret", "aws_access_key_id", "aws_secret_access_key"}
+)
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """A parsed model string."""
@@ -111,6 +118,12 @@ def parse_model_string(model: str, providers: Iterable[str] | None = None) -> Mo
                 "expected 'key=value' pairs joined by '&'"
             ) from exc
         for key, value in pairs:
+            if key.lower() in _SECRET_OPTIONS:
+                raise ConfigError(
+                    f"option {key!r} in model string '{provider}/{model_id}?...': credentials "
+                    "may not go into a model string (it is recorded in every trial record); "
+                    "set the provider's environment variable (e.g. OPENAI_API_KEY) instead"
+                )
             if key in options:
                 raise ConfigError(f"option {key!r} given twice in model string {text!r}")
             options[key] = value

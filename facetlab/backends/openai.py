@@ -18,33 +18,24 @@ any other ``base_url`` (what most compatible servers understand); override with
 
 from __future__ import annotations
 
-import json
-import time
 from typing import Any, Literal
 
 import openai
 
 from facetlab.backends._common import (
-    LoopBoundClient,
-    map_sdk_error,
-    option_float,
+    SDKBackend,
+    get_field,
     resolve_api_key,
+    sdk_client_options,
     sdk_error_types,
 )
 from facetlab.backends.base import ModelRequest, ModelResponse, SamplingParams, Usage
-from facetlab.errors import BackendError, ConfigError
+from facetlab.errors import ConfigError
 
 ENV_KEY = "OPENAI_API_KEY"
-_SDK_ERRORS = sdk_error_types(openai)
 _NO_KEY = "no-key-needed"  # local servers ignore the key, but the SDK wants a non-empty one
 
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
 
 
 def response_from_completion(
@@ -56,32 +47,38 @@ def response_from_completion(
     finished with ``content_filter``. A completion without choices gives empty text
     and ``stop_reason="no_choices"`` (recorded, not dropped).
     """
-    choices = _get(completion, "choices", None) or []
-    usage = _get(completion, "usage", None)
-    rid = request_id or _get(completion, "_request_id", None) or _get(completion, "id", None)
+    choices = get_field(completion, "choices", None) or []
+    usage = get_field(completion, "usage", None)
+    rid = (
+        request_id
+        or get_field(completion, "_request_id", None)
+        or get_field(completion, "id", None)
+    )
     text = ""
     stop_reason: str | None = "no_choices"
     refusal = False
     if choices:
         choice = choices[0]
-        message = _get(choice, "message", None)
-        content = _get(message, "content", None) if message is not None else None
-        refusal_text = _get(message, "refusal", None) if message is not None else None
-        stop_reason = _get(choice, "finish_reason", None)
+        message = get_field(choice, "message", None)
+        content = get_field(message, "content", None) if message is not None else None
+        refusal_text = get_field(message, "refusal", None) if message is not None else None
+        stop_reason = get_field(choice, "finish_reason", None)
         if isinstance(content, str):
             text = content
         elif isinstance(content, list):  # some compatible servers send content parts
-            text = "".join(str(_get(part, "text", "")) for part in content)
+            text = "".join(str(get_field(part, "text", "")) for part in content)
         if refusal_text:
             refusal = True
             text = text or str(refusal_text)
         refusal = refusal or stop_reason == "content_filter"
     return ModelResponse(
         text=text,
-        model_id=str(_get(completion, "model", "") or ""),
+        model_id=str(get_field(completion, "model", "") or ""),
         usage=Usage(
-            input_tokens=_get(usage, "prompt_tokens", None) if usage is not None else None,
-            output_tokens=_get(usage, "completion_tokens", None) if usage is not None else None,
+            input_tokens=get_field(usage, "prompt_tokens", None) if usage is not None else None,
+            output_tokens=get_field(usage, "completion_tokens", None)
+            if usage is not None
+            else None,
         ),
         stop_reason=stop_reason,
         latency_s=latency_s,
@@ -90,10 +87,11 @@ def response_from_completion(
     )
 
 
-class OpenAIBackend:
+class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
     """Chat Completions against api.openai.com or any OpenAI-compatible ``base_url``."""
 
     provider = "openai"
+    sdk_errors = sdk_error_types(openai)
     env_key = ENV_KEY
     unsupported_params: frozenset[str] = frozenset()
 
@@ -127,32 +125,14 @@ class OpenAIBackend:
         if client is None:
             required = base_url is None if key_required is None else key_required
             key = resolve_api_key(api_key, self.env_key, self.provider, required=required)
-            seconds = option_float({"timeout": timeout}, "timeout", 600.0)
+            common = sdk_client_options(base_url=base_url, timeout=timeout, http_client=http_client)
 
             def factory() -> openai.AsyncOpenAI:
                 return openai.AsyncOpenAI(
-                    api_key=key or _NO_KEY,
-                    base_url=base_url,
-                    organization=organization,
-                    max_retries=0,
-                    timeout=seconds,
-                    http_client=http_client,
+                    api_key=key or _NO_KEY, organization=organization, **common
                 )
 
-            client = factory()
-        self._secret = api_key or getattr(client, "api_key", None)
-        self._clients = LoopBoundClient(client, factory if http_client is None else None)
-
-    @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The SDK client for the running event loop (the runner's batch support uses it)."""
-        return self._clients.get()
-
-    def __repr__(self) -> str:
-        where = f", base_url={self.base_url!r}" if self.base_url else ""
-        return f"{type(self).__name__}(model={self.model!r}{where})"
-
-    __str__ = __repr__
+        self._bind_client(client, factory, api_key=api_key, rebuildable=http_client is None)
 
     def effective_params(self, params: SamplingParams) -> SamplingParams:
         """The parameters actually sent (all of them for Chat Completions)."""
@@ -180,20 +160,5 @@ class OpenAIBackend:
     ) -> ModelResponse:
         return response_from_completion(completion, latency_s=latency_s)
 
-    def map_error(self, exc: BaseException) -> BackendError:
-        """The facetlab error for an SDK exception (also used by batch collection)."""
-        return map_sdk_error(exc, provider=self.provider, secrets=(self._secret,))
-
-    async def agenerate(self, request: ModelRequest) -> ModelResponse:
-        body = self.request_body(request)
-        started = time.perf_counter()
-        try:
-            completion = await self.client.chat.completions.create(**body)
-        except _SDK_ERRORS as exc:
-            raise self.map_error(exc) from None
-        except json.JSONDecodeError as exc:  # a 200 whose body is not JSON (a broken proxy)
-            raise self.map_error(exc) from None
-        return response_from_completion(completion, latency_s=time.perf_counter() - started)
-
-    async def aclose(self) -> None:
-        await self._clients.current().close()
+    async def _send(self, body: dict[str, Any]) -> Any:
+        return await self.client.chat.completions.create(**body)

@@ -14,8 +14,11 @@ from facetlab.errors import FacetlabError
 def run_command(
     ctx: typer.Context,
     out: Annotated[
-        Path, typer.Option("--out", "-o", help="Sweep directory, e.g. results/<sweep>/.")
-    ],
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Sweep directory, e.g. results/<sweep>/ (optional with --dry-run)."
+        ),
+    ] = None,
     instances: Annotated[
         str | None,
         typer.Option(

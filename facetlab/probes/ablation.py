@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from facetlab.errors import ConfigError, InstanceError
-from facetlab.probes.base import ParseResult, Probe
+from facetlab.probes.base import EMPTY_REPLY, ParseResult, Probe, is_blank
 from facetlab.probes.outcome import outcome_prompt, parse_outcome_reply
 from facetlab.probes.parsing import strip_markdown
 from facetlab.probes.templates import DEFAULT_TEMPLATE, factor_texts, field_of
@@ -118,8 +118,8 @@ def parse_reconstruction_reply(text: str) -> ParseResult:
     >>> parse_reconstruction_reply("**No omission.**\\nAll five ...").answer
     'no'
     """
-    if not isinstance(text, str) or not text.strip():
-        return ParseResult(status="empty", problems=("empty reply",))
+    if is_blank(text):
+        return EMPTY_REPLY
     first = strip_markdown(text.strip().split("\n", 1)[0]).strip().lower()
     if first.startswith("no omission"):
         return ParseResult(status="ok", answer="no")

@@ -43,6 +43,15 @@ class ParseResult:
         )
 
 
+EMPTY_REPLY = ParseResult(status="empty", problems=("empty reply",))
+"""What every parser returns for a missing or blank reply."""
+
+
+def is_blank(text: object) -> bool:
+    """True for a reply that is not a string or holds only whitespace."""
+    return not isinstance(text, str) or not text.strip()
+
+
 @dataclass(frozen=True)
 class Probe:
     """One way of asking: which instances it fits, how its prompt is built, how replies parse.
@@ -97,3 +106,21 @@ class Probe:
         if self._factors is None:
             return (None,)
         return self._factors(instance, perturbations)
+
+
+def every_instance(instance: Any, **_: bool) -> bool:
+    """The ``_applies`` rule of a probe that runs on every instance."""
+    return True
+
+
+def whole_instance_prompt(prompt: Callable[[Any, str], str]) -> Callable[..., str]:
+    """A probe's ``_build`` from ``prompt(instance, template)``.
+
+    For probes whose prompt depends on the instance and the template only (no
+    perturbed factor, no perturbation or compliance set).
+    """
+
+    def build(instance: Any, *, template: str = "facet-v3", **_: Any) -> str:
+        return prompt(instance, template)
+
+    return build

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from facetlab.probes.base import ParseResult, Probe
+from facetlab.probes.base import (
+    EMPTY_REPLY,
+    ParseResult,
+    Probe,
+    every_instance,
+    is_blank,
+    whole_instance_prompt,
+)
 from facetlab.probes.parsing import find_yes_no, parse_first_line_answer
 from facetlab.probes.templates import (
     DEFAULT_TEMPLATE,
@@ -56,8 +63,8 @@ def outcome_prompt(
 
 def parse_outcome_reply(text: str, *, parser: str = "strict") -> ParseResult:
     """C0 reply: ``facet-v3`` reads the first line only; ``strict`` falls back to any answer line."""
-    if not isinstance(text, str) or not text.strip():
-        return ParseResult(status="empty", problems=("empty reply",))
+    if is_blank(text):
+        return EMPTY_REPLY
     first = parse_first_line_answer(text)
     if first is not None:
         stripped = text.split("\n", 1)[0].strip().lower()
@@ -77,23 +84,8 @@ def parse_outcome_reply(text: str, *, parser: str = "strict") -> ParseResult:
     )
 
 
-def _build(
-    instance: Any,
-    *,
-    template: str = DEFAULT_TEMPLATE,
-    factor: str | None = None,
-    perturbations: Any = None,
-    **extra: Any,
-) -> str:
-    return outcome_prompt(instance, template)
-
-
 def _parse(text: str, instance: Any, *, parser: str = "strict") -> ParseResult:
     return parse_outcome_reply(text, parser=parser)
-
-
-def _applies(instance: Any, **_: bool) -> bool:
-    return True
 
 
 C0 = Probe(
@@ -101,7 +93,7 @@ C0 = Probe(
     title="C0 pilot outcome probe (yes/no first)",
     reply_format=REPLY_FORMAT,
     per_factor=False,
-    _applies=_applies,
-    _build=_build,
+    _applies=every_instance,
+    _build=whole_instance_prompt(outcome_prompt),
     _parse=_parse,
 )

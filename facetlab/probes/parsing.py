@@ -23,7 +23,7 @@ import math
 import re
 from typing import Literal
 
-from facetlab.probes.base import ParseResult
+from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.schema import ParseStatus
 
 YesNo = Literal["yes", "no"]
@@ -96,8 +96,8 @@ def parse_weights_strict(text: str, n_factors: int) -> ParseResult:
     >>> parse_weights_strict("", 2).status
     'empty'
     """
-    if not isinstance(text, str) or not text.strip():
-        return ParseResult(status="empty", problems=("empty reply",))
+    if is_blank(text):
+        return EMPTY_REPLY
     problems: list[str] = []
     clean = strip_markdown(text)
     matches = [(int(i), float(v)) for i, v in _STRICT_WEIGHT.findall(clean)]
@@ -220,8 +220,8 @@ def parse_yes_no(text: str, *, parser: str = "strict") -> ParseResult:
     >>> parse_yes_no("No.").answer
     'no'
     """
-    if not isinstance(text, str) or not text.strip():
-        return ParseResult(status="empty", problems=("empty reply",))
+    if is_blank(text):
+        return EMPTY_REPLY
     answer, problems = find_yes_no(text)
     if answer is None:
         return ParseResult(status="malformed", problems=problems)
@@ -253,8 +253,8 @@ def parse_label_strict(text: str, n_factors: int) -> ParseResult:
     >>> parse_label_strict("F9", 5).status
     'malformed'
     """
-    if not isinstance(text, str) or not text.strip():
-        return ParseResult(status="empty", problems=("empty reply",))
+    if is_blank(text):
+        return EMPTY_REPLY
     problems: list[str] = []
     lines = [line for line in text.splitlines() if line.strip()]
     first = strip_markdown(lines[0])
@@ -303,8 +303,8 @@ def parse_requirements(text: str, n_requirements: int) -> ParseResult:
     >>> parse_requirements("R1: yes\\nR2: **no**", 2).requirements
     {'R1': 'yes', 'R2': 'no'}
     """
-    if not isinstance(text, str) or not text.strip():
-        return ParseResult(status="empty", problems=("empty reply",))
+    if is_blank(text):
+        return EMPTY_REPLY
     problems: list[str] = []
     clean = strip_markdown(text)
     found: dict[str, YesNo] = {}

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from facetlab.probes.base import ParseResult, Probe
+from facetlab.probes.base import (
+    EMPTY_REPLY,
+    ParseResult,
+    Probe,
+    every_instance,
+    is_blank,
+    whole_instance_prompt,
+)
 from facetlab.probes.parsing import parse_label_strict, parse_label_v3
 from facetlab.probes.templates import (
     DEFAULT_TEMPLATE,
@@ -44,8 +51,8 @@ def single_factor_prompt(instance: Any, template: str = DEFAULT_TEMPLATE) -> str
 def parse_single_factor_reply(text: str, n_factors: int, *, parser: str = "strict") -> ParseResult:
     """P1 reply → ``label``; ``facet-v3`` applies the first-line rule only."""
     if parser == "facet-v3":
-        if not isinstance(text, str) or not text.strip():
-            return ParseResult(status="empty", problems=("empty reply",))
+        if is_blank(text):
+            return EMPTY_REPLY
         label = parse_label_v3(text, n_factors)
         if label is None:
             return ParseResult(status="malformed", problems=("no F<i> label on the first line",))
@@ -53,23 +60,8 @@ def parse_single_factor_reply(text: str, n_factors: int, *, parser: str = "stric
     return parse_label_strict(text, n_factors)
 
 
-def _build(
-    instance: Any,
-    *,
-    template: str = DEFAULT_TEMPLATE,
-    factor: str | None = None,
-    perturbations: Any = None,
-    **extra: Any,
-) -> str:
-    return single_factor_prompt(instance, template)
-
-
 def _parse(text: str, instance: Any, *, parser: str = "strict") -> ParseResult:
     return parse_single_factor_reply(text, len(field_of(instance, "factors") or []), parser=parser)
-
-
-def _applies(instance: Any, **_: bool) -> bool:
-    return True
 
 
 P1 = Probe(
@@ -77,7 +69,7 @@ P1 = Probe(
     title="P1 single most important factor",
     reply_format=REPLY_FORMAT,
     per_factor=False,
-    _applies=_applies,
-    _build=_build,
+    _applies=every_instance,
+    _build=whole_instance_prompt(single_factor_prompt),
     _parse=_parse,
 )

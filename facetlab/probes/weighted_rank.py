@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from facetlab.probes.base import ParseResult, Probe
+from facetlab.probes.base import ParseResult, Probe, is_blank, whole_instance_prompt
 from facetlab.probes.parsing import find_yes_no, parse_weights_strict, parse_weights_v3
 from facetlab.probes.templates import (
     DEFAULT_TEMPLATE,
@@ -70,7 +70,7 @@ def parse_weighted_reply(text: str, n_factors: int, *, parser: str = "strict") -
     ``parser="facet-v3"`` gives exactly the stored ``parsed_weights`` (status
     ``"ok"`` whenever any weight was found); ``"strict"`` reports problems.
     """
-    if not isinstance(text, str) or not text.strip():
+    if is_blank(text):
         return ParseResult(status="empty", weights={}, weight_sum=0.0, problems=("empty reply",))
     answer, answer_problems = find_yes_no(text)
     if parser == "facet-v3":
@@ -112,17 +112,6 @@ def _is_adversarial(instance: Any) -> bool:
     return "-adv" in _id(instance)
 
 
-def _build(
-    instance: Any,
-    *,
-    template: str = DEFAULT_TEMPLATE,
-    factor: str | None = None,
-    perturbations: Any = None,
-    **extra: Any,
-) -> str:
-    return weighted_rank_prompt(instance, template)
-
-
 def _parse(text: str, instance: Any, *, parser: str = "strict") -> ParseResult:
     return parse_weighted_reply(text, n_factors_of(instance), parser=parser)
 
@@ -134,7 +123,7 @@ def _make(name: str, title: str, applies: Any) -> Probe:
         reply_format=REPLY_FORMAT,
         per_factor=False,
         _applies=applies,
-        _build=_build,
+        _build=whole_instance_prompt(weighted_rank_prompt),
         _parse=_parse,
     )
 

@@ -21,9 +21,10 @@ from facetlab.runner.api import (
     estimate,
     run,
 )
-from facetlab.runner.execute import ExecOptions, Executor, RunStats
+from facetlab.runner.execute import ExecOptions, Executor
 from facetlab.runner.limits import Limits, ProviderLimiter
 from facetlab.runner.plan import Cell, Plan, ProbeSuite, Trial, plan_sweep
+from facetlab.runner.progress import RunStats
 from facetlab.runner.retry import RetryPolicy
 
 __all__ = [

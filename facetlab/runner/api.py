@@ -14,27 +14,32 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
+import functools
 import json
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any, ParamSpec, TextIO, TypeVar
 
 import facetlab
+from facetlab.backends._common import redact_url
 from facetlab.backends.base import Backend, SamplingParams
 from facetlab.errors import BudgetExceededError, ConfigError
 from facetlab.runner.cache import ResponseCache, atomic_write_text
-from facetlab.runner.execute import ExecOptions, Executor, RunStats, existing_status, now_iso
+from facetlab.runner.execute import ExecOptions, Executor, existing_status, now_iso
 from facetlab.runner.limits import Limits
 from facetlab.runner.lock import sweep_lock
 from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, Trial, plan_sweep
 from facetlab.runner.pricing import BATCH_DISCOUNT, estimate_tokens, price_for
-from facetlab.runner.progress import Mode, Progress, ProgressDisplay
+from facetlab.runner.progress import Mode, Progress, ProgressDisplay, RunStats
 from facetlab.runner.retry import RetryPolicy
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 DEFAULT_MODEL = "simulated/wadd"
 SWEEP_FORMAT = "facetlab.sweep/1"
@@ -51,7 +56,7 @@ EXPECTED_OUTPUT_TOKENS: dict[str, int] = {
     "c3": 300,
 }
 
-_KEY_ENV = (
+PROVIDER_KEY_ENV: tuple[str, ...] = (
     "ANTHROPIC_API_KEY",
     "OPENAI_API_KEY",
     "GEMINI_API_KEY",
@@ -59,6 +64,7 @@ _KEY_ENV = (
     "AWS_PROFILE",
     "AWS_ACCESS_KEY_ID",
 )
+"""Variables that mean "a provider is configured": then ``run`` needs an explicit model."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +93,8 @@ class Estimate:
 class SweepResult:
     """What :func:`run` returns."""
 
-    out: Path
+    out: Path | None
+    """The sweep folder (``None`` for a dry run given none)."""
     plan: Plan
     estimate: Estimate
     stats: RunStats
@@ -98,6 +105,8 @@ class SweepResult:
         """Every record in ``<out>/records`` (TrialRecord objects), sorted by trial id."""
         from facetlab.records.schema import TrialRecord
 
+        if self.out is None:
+            return []
         folder = self.out / "records"
         return [
             TrialRecord.model_validate_json(p.read_text(encoding="utf-8"))
@@ -107,23 +116,13 @@ class SweepResult:
 
 def default_model() -> str:
     """``simulated/wadd`` when no provider key is configured; otherwise a ConfigError."""
-    configured = [name for name in _KEY_ENV if os.environ.get(name)]
+    configured = [name for name in PROVIDER_KEY_ENV if os.environ.get(name)]
     if configured:
         raise ConfigError(
             f"no --model given ({', '.join(configured)} is set: name the model to use, "
             "e.g. --model anthropic/claude-sonnet-4-6)"
         )
     return DEFAULT_MODEL
-
-
-def redact_url(url: str | None) -> str | None:
-    """A base URL without user info or query (they may carry credentials)."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 _SECRETISH = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|AKIA[0-9A-Z]{12,}|[A-Za-z0-9_\-]{40,})")
@@ -169,14 +168,18 @@ def resolve_instances(instances: Any) -> tuple[list[Any], Path | None]:
 def estimate(
     trials: Sequence[Trial],
     *,
-    out: Path,
+    out: Path | None,
     cache_dir: Path | None = None,
     retry_errors: bool = False,
     batch: bool = False,
 ) -> Estimate:
-    """Tokens and USD of the trials still to run (chars/4 tokens; price table)."""
-    have = existing_status(out)
-    cache = ResponseCache(cache_dir or out / "cache")
+    """Tokens and USD of the trials still to run (chars/4 tokens; price table).
+
+    ``out=None`` (a dry run without a sweep folder) counts every trial as pending.
+    """
+    have = existing_status(out) if out is not None else {}
+    cache_path = cache_dir or (out / "cache" if out is not None else None)
+    cache = ResponseCache(cache_path) if cache_path is not None else None
     pending = [
         t
         for t in trials
@@ -184,7 +187,7 @@ def estimate(
             have.get(t.trial_id) == "ok" or (have.get(t.trial_id) == "failed" and not retry_errors)
         )
     ]
-    to_call = [t for t in pending if t.key not in cache]
+    to_call = [t for t in pending if cache is None or t.key not in cache]
     inp = out_tok = max_out = 0
     cost: float | None = 0.0
     max_cost: float | None = 0.0
@@ -251,10 +254,15 @@ def describe_plan(plan: Plan, est: Estimate, *, verbose_skips: bool = True) -> s
         )
     if plan.skipped and verbose_skips:
         by_probe: dict[str, list[str]] = {}
+        why: dict[str, str] = {}
         for s in plan.skipped:
             by_probe.setdefault(s.probe, []).append(s.instance_id)
+            # the reason's rule (before "; this one is ...") is the same for every instance
+            why.setdefault(s.probe, s.reason.split(";", 1)[0])
         for probe, ids in by_probe.items():
-            lines.append(f"skipped {probe.upper()} on {len(ids)} instance(s): {', '.join(ids)}")
+            lines.append(
+                f"skipped {probe.upper()} on {len(ids)} instance(s) ({why[probe]}): {', '.join(ids)}"
+            )
     return "\n".join(lines)
 
 
@@ -340,7 +348,7 @@ async def arun(
     probes: str | Sequence[str] = "p1,p2,p3,c2",
     model: str | Sequence[str] | None = None,
     *,
-    out: Path | str,
+    out: Path | str | None = None,
     base_url: str | None = None,
     repeats: int | RepeatsFor = 1,
     concurrency: int = 8,
@@ -374,8 +382,15 @@ async def arun(
     ``backends`` (model string -> Backend) and ``suite`` replace the real
     provider backends and probes (tests, custom providers). ``preset="facet-v3"``
     fills instances, probes, models and per-cell repeats from the paper's design.
+    ``out`` may be omitted only for a dry run (nothing is then counted as done).
     """
-    out = Path(out)
+    from facetlab.probes import PARSERS
+
+    if out is None and not dry_run:
+        raise ConfigError("no sweep folder: give out= (--out DIR); only a dry run can do without")
+    if parser not in PARSERS:
+        raise ConfigError(f"unknown parser {parser!r}; expected one of {', '.join(PARSERS)}")
+    out_dir = Path(out) if out is not None else None
     preset_extra: dict[str, Any] = {}
     params_by_model: dict[str, SamplingParams] | None = None
     if preset is not None:
@@ -401,6 +416,7 @@ async def arun(
     models = [model] if isinstance(model, str) else list(model)
     if not models:
         raise ConfigError("no model given")
+    _check_model_strings(models, backends)
     if budget_usd is not None and budget_usd < 0:
         raise ConfigError(f"--budget-usd must be >= 0, got {budget_usd}")
     params = SamplingParams(
@@ -408,14 +424,12 @@ async def arun(
     )
     sweep_params: SamplingParams | dict[str, SamplingParams] = params
     if params_by_model is not None:
+        # the preset's per-model temperature unless one was given for the whole sweep
         sweep_params = {
-            m: SamplingParams(
-                temperature=p.temperature if temperature is None else temperature,
-                max_tokens=max_tokens,
-                system=system,
-                seed=params.seed,
+            m: dataclasses.replace(
+                params, temperature=own.temperature if temperature is None else temperature
             )
-            for m, p in params_by_model.items()
+            for m, own in params_by_model.items()
         }
     insts, instances_dir = resolve_instances(instances)
     if suite is None:
@@ -436,7 +450,7 @@ async def arun(
         cache_dir = os.environ["FACETLAB_CACHE_DIR"]  # one cache shared by every sweep
     cache_path = Path(cache_dir).expanduser() if cache_dir else None
     est = estimate(
-        plan.trials, out=out, cache_dir=cache_path, retry_errors=retry_errors, batch=batch
+        plan.trials, out=out_dir, cache_dir=cache_path, retry_errors=retry_errors, batch=batch
     )
     _print(console, describe_plan(plan, est))
     if dry_run and budget_usd is not None:
@@ -447,7 +461,8 @@ async def arun(
         )
         _print(console, f"budget ${budget_usd:,.4f}: estimate {verdict}")
     if dry_run:
-        return SweepResult(out, plan, est, RunStats(total=len(plan.trials)), dry_run=True)
+        return SweepResult(out_dir, plan, est, RunStats(total=len(plan.trials)), dry_run=True)
+    assert out_dir is not None  # checked above: only dry runs go without a folder
     if budget_usd is not None:
         if est.cost_usd is None:
             raise BudgetExceededError(
@@ -478,7 +493,7 @@ async def arun(
         tokens_per_minute=tokens_per_minute,
     )
     options = ExecOptions(
-        out=out,
+        out=out_dir,
         limits=lim,
         default_limits=default_limits,
         retry=retry or RetryPolicy(),
@@ -487,7 +502,7 @@ async def arun(
         retry_errors=retry_errors,
         parser=parser,
         timeout_s=timeout_s,
-        sweep=out.name,
+        sweep=out_dir.name,
         batch=batch,
         batch_poll_s=batch_poll_s,
     )
@@ -499,8 +514,9 @@ async def arun(
         "parser": parser,
         "cache_dir": str(cache_path) if cache_path else "cache",
     }
-    write_sweep_json(
-        out,
+    record_sweep = functools.partial(
+        write_sweep_json,
+        out_dir,
         plan=plan,
         models=models,
         probes=sorted({t.probe for t in plan.trials}),
@@ -511,6 +527,7 @@ async def arun(
         command=command,
         extra=sweep_extra,
     )
+    record_sweep()
     prog = Progress()
     display = ProgressDisplay(prog, progress) if progress != "none" else None
     executor = Executor(
@@ -525,27 +542,24 @@ async def arun(
         ),
     )
     try:
-        with sweep_lock(out):
+        with sweep_lock(out_dir):
             stats = await executor.run(plan.trials)
     finally:
         for b in owned:
             with contextlib.suppress(Exception):  # closing must not hide the run's outcome
                 await b.aclose()
-    write_sweep_json(
-        out,
-        plan=plan,
-        models=models,
-        probes=sorted({t.probe for t in plan.trials}),
-        params=sweep_params,
-        template=template,
-        seed=seed,
-        base_url=base_url,
-        command=command,
-        extra=sweep_extra,
-        stats=stats,
-    )
+    record_sweep(stats=stats)
     _print(console, summary_line(stats))
-    return SweepResult(out, plan, est, stats)
+    return SweepResult(out_dir, plan, est, stats)
+
+
+def _check_model_strings(models: Sequence[str], backends: Mapping[str, Backend] | None) -> None:
+    """Fail on a malformed model string before planning (backends given by the caller are trusted)."""
+    from facetlab.backends import available_providers, parse_model_string
+
+    for m in models:
+        if backends is None or m not in backends:
+            parse_model_string(m, available_providers())
 
 
 def summary_line(stats: RunStats) -> str:
@@ -573,11 +587,30 @@ def summary_line(stats: RunStats) -> str:
     return text
 
 
-def run(*args: Any, **kwargs: Any) -> SweepResult:
-    """Sync twin of :func:`arun`; safe inside Jupyter (runs on a worker thread when a loop is running)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(arun(*args, **kwargs))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: asyncio.run(arun(*args, **kwargs))).result()
+def _blocking(coro_fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """A sync twin of ``coro_fn`` with the same signature.
+
+    Without a running loop it uses ``asyncio.run``; inside one (Jupyter) it runs
+    the coroutine on a worker thread with its own loop, so there is no
+    "event loop is already running" error.
+    """
+
+    @functools.wraps(coro_fn)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(coro_fn(*args, **kwargs))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(lambda: asyncio.run(coro_fn(*args, **kwargs))).result()
+
+    return call
+
+
+run = _blocking(arun)
+run.__name__ = run.__qualname__ = "run"
+run.__doc__ = """Sync twin of :func:`arun` (same arguments); safe inside Jupyter.
+
+>>> result = run(instances="instances/", probes="p2", model="simulated/wadd",  # doctest: +SKIP
+...              out="results/demo")
+"""

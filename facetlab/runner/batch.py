@@ -16,11 +16,12 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from facetlab.backends._common import get_field
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.errors import BackendError, ConfigError
 from facetlab.runner.cache import atomic_write_text
@@ -54,12 +55,6 @@ class BatchAdapter(Protocol):
     async def results(self, batch_id: str) -> list[BatchResult]: ...
 
 
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
 class AnthropicBatch:
     """Message Batches: ``client.messages.batches`` (create / retrieve / results)."""
 
@@ -83,13 +78,13 @@ class AnthropicBatch:
         stream = await self.client.messages.batches.results(batch_id)
         async for entry in stream:
             result = entry.result
-            kind = str(_get(result, "type"))
+            kind = str(get_field(result, "type"))
             if kind == "succeeded":
-                response = self.backend.response_from_message(_get(result, "message"))
+                response = self.backend.response_from_message(get_field(result, "message"))
                 out.append(BatchResult(entry.custom_id, response))
             else:
-                err = _get(_get(result, "error"), "error")
-                message = _get(err, "message") or kind
+                err = get_field(get_field(result, "error"), "error")
+                message = get_field(err, "message") or kind
                 out.append(BatchResult(entry.custom_id, None, f"batch request {kind}: {message}"))
         return out
 

@@ -45,21 +45,20 @@ def cache_key(
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-DURABLE = os.environ.get("FACETLAB_FSYNC", "") not in ("", "0")
-"""fsync every write (``FACETLAB_FSYNC=1``). The rename alone already survives a killed
-process; fsync adds safety against power loss at ~4 ms per file."""
-
-
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see either the old file or the whole new one."""
+    """Write ``text`` to ``path`` so readers see either the old file or the whole new one.
+
+    Same policy as :func:`facetlab.records.own.write_record` (which writes the
+    records): temp file, fsync, ``os.replace``. Used for what is not a record:
+    cache entries, ``sweep.json`` and the batch state.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-            if DURABLE:
-                fh.flush()
-                os.fsync(fh.fileno())
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

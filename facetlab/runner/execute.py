@@ -26,13 +26,14 @@ from pathlib import Path
 import facetlab
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.errors import ConfigError
-from facetlab.probes.base import ParseResult
+from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
+from facetlab.records.own import write_record
 from facetlab.records.schema import TrialRecord, Usage, prompt_sha256
-from facetlab.runner.cache import ResponseCache, atomic_write_text
+from facetlab.runner.cache import ResponseCache
 from facetlab.runner.limits import Limits, ProviderLimiter
 from facetlab.runner.plan import WEIGHTED_PROBES, ProbeSuite, Trial, weight_estimates
 from facetlab.runner.pricing import cost_usd, split_model
-from facetlab.runner.progress import Progress, ProgressDisplay
+from facetlab.runner.progress import Progress, ProgressDisplay, RunStats
 from facetlab.runner.retry import RetryPolicy, describe, is_rate_limit, is_transient, retry_after_of
 
 UNCACHED_PROVIDERS = frozenset({"replay", "simulated"})
@@ -61,41 +62,12 @@ class ExecOptions:
     """Seed of the backoff jitter (tests); None draws from the OS."""
 
 
-@dataclass
-class RunStats:
-    """What one run did."""
-
-    total: int = 0
-    ok: int = 0
-    failed: int = 0
-    cached: int = 0
-    already_done: int = 0
-    not_started: int = 0
-    spend_usd: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    calls: int = 0
-    """Provider calls made (attempts, failures included)."""
-    retries: int = 0
-    unpriced: int = 0
-    """Paid calls whose cost is unknown (no price for the model, or no usage reported)."""
-    rate_limited: int = 0
-    """Calls answered with HTTP 429."""
-    stopped_by_budget: bool = False
-    elapsed_s: float = 0.0
-    parse_status: dict[str, int] = field(default_factory=dict)
-
-
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def records_dir(out: Path) -> Path:
     return out / "records"
-
-
-def record_path(out: Path, trial_id: str) -> Path:
-    return records_dir(out) / f"{trial_id}.json"
 
 
 def existing_status(out: Path) -> dict[str, str]:
@@ -113,13 +85,6 @@ def existing_status(out: Path) -> dict[str, str]:
     return found
 
 
-def write_record(out: Path, record: TrialRecord) -> Path:
-    """Write ``record`` atomically (temp file + ``os.replace``)."""
-    path = record_path(out, record.trial_id)
-    atomic_write_text(path, record.model_dump_json(indent=1) + "\n")
-    return path
-
-
 def _canonical(model: str) -> str | None:
     try:
         from facetlab.models import canonical_model
@@ -131,8 +96,8 @@ def _canonical(model: str) -> str | None:
 
 def safe_parse(suite: ProbeSuite, trial: Trial, text: str, parser: str) -> ParseResult:
     """The probe's parse, or a ``malformed`` result if the parser itself broke."""
-    if not text.strip():
-        return ParseResult(status="empty", problems=("empty reply",))
+    if is_blank(text):
+        return EMPTY_REPLY
     try:
         return suite.parse_reply(trial.probe, text, trial.instance, parser=parser)
     except Exception as exc:  # a parser bug must not lose the trial
@@ -231,7 +196,7 @@ class Executor:
         self.cache = ResponseCache(options.cache_dir or options.out / "cache")
         self.progress = progress or Progress()
         self.display = display
-        self.stats = RunStats()
+        self.stats = self.progress.stats  # one set of counters: the display reads them live
         self.stop = False
         self._limiters: dict[str, ProviderLimiter] = {}
         self._estimate = estimate_tokens or (lambda t: 0)
@@ -248,17 +213,15 @@ class Executor:
             self.display.update()
 
     def _finish(self, record: TrialRecord) -> None:
-        write_record(self.options.out, record)
+        # the one record writer (atomic and fsynced: a record is the sweep's product)
+        write_record(record, records_dir(self.options.out))
         st = self.stats
         if record.status == "ok":
             st.ok += 1
-            self.progress.done += 1
         else:
             st.failed += 1
-            self.progress.failed += 1
         if record.cached:
             st.cached += 1
-            self.progress.cached += 1
         st.parse_status[record.parse_status] = st.parse_status.get(record.parse_status, 0) + 1
         self._tick()
 
@@ -272,7 +235,6 @@ class Executor:
         self.stats.output_tokens += response.usage.output_tokens or 0
         if cost is not None:
             self.stats.spend_usd += cost
-            self.progress.spend_usd = self.stats.spend_usd
         else:
             self.stats.unpriced += 1
         budget = self.options.budget_usd
@@ -388,7 +350,6 @@ class Executor:
             async with limiter.slot(self._estimate(trial)) as started:
                 if attempt == 1 and self.stop:
                     self.stats.not_started += 1
-                    self.progress.not_started += 1
                     return
                 self.progress.in_flight += 1
                 self.stats.calls += 1
@@ -418,7 +379,6 @@ class Executor:
             if is_rate_limit(error):
                 limiter.rate_limited()
                 self.stats.rate_limited += 1
-                self.progress.rate_limited += 1
                 if retry_after is not None:
                     limiter.pause(retry_after)
             self.progress.retrying += 1
@@ -432,9 +392,7 @@ class Executor:
         """Run every trial that has no record to keep; returns the stats of this run."""
         started = time.monotonic()
         self.stats.total = len(trials)
-        self.progress.total = len(trials)
         todo = self.pending(trials)
-        self.progress.skipped = self.stats.already_done
         if self.display is not None:
             self.display.start()
         try:

@@ -15,6 +15,7 @@ what it left out.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -107,13 +108,7 @@ class Trial:
         """The sampling params sent: the sweep's, with its seed replaced by the trial's."""
         if self.params.seed is None:
             return self.params
-        return SamplingParams(
-            temperature=self.params.temperature,
-            max_tokens=self.params.max_tokens,
-            system=self.params.system,
-            seed=self.seed,
-            top_p=self.params.top_p,
-        )
+        return dataclasses.replace(self.params, seed=self.seed)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from typing import Any
 
 from facetlab.backends.base import SamplingParams
 from facetlab.errors import ConfigError
+from facetlab.models import MODELS, ModelInfo, model_by_name
 
 COUNTERFACTUALS = ("facet-neg-cf-001", "facet-neg-cf-002", "facet-neg-cf-003")
 ADVERSARIAL = (
@@ -46,54 +47,36 @@ ADVERSARIAL = (
 )
 C2_ANCHORS = ("facet-neg-0002", "facet-neg-0003", "facet-neg-0004")
 
-# The paper's 8 model configurations, as facetlab model strings (paper order).
-FACET_V3_MODELS: tuple[str, ...] = (
-    "anthropic/claude-sonnet-4-6",
-    "anthropic/claude-opus-4-6",
-    "openai/gpt-5.4",
-    "bedrock/deepseek.v3.2",
-    "bedrock/mistral.mistral-large-3-675b-instruct",
-    "bedrock/us.meta.llama4-maverick-17b-instruct-v1:0",
-    "bedrock/us.meta.llama4-scout-17b-instruct-v1:0",
-    "bedrock/qwen.qwen3-next-80b-a3b",
+
+def model_string(info: ModelInfo) -> str:
+    """The facetlab model string of a paper model: ``provider/<first provider id>``."""
+    return f"{info.provider}/{info.provider_ids[0]}"
+
+
+# The paper's 8 model configurations, in paper order, from the one model table.
+FACET_V3_MODELS: tuple[str, ...] = tuple(
+    model_string(m) for m in sorted(MODELS, key=lambda m: m.order)
 )
 
-# P3 replications per (model, adversarial instance): the number of weighted-probe
-# files with that model and instance_id (checked against the mirror by the tests).
+# P3 files per model on (cf-001-adv, cf-001-adv2, cf-002-adv, cf-003-adv), in the
+# order of ADVERSARIAL: the weighted-probe files with that model and instance_id
+# (checked against the mirror by the tests).
+_P3_FILES: dict[str, tuple[int, int, int, int]] = {
+    "Claude Sonnet 4.6": (6, 1, 6, 6),
+    "Claude Opus 4.6": (6, 1, 6, 6),
+    "GPT-5.4": (16, 6, 6, 6),
+    "DeepSeek v3.2": (2, 1, 4, 2),
+    "Mistral Large 3": (2, 1, 1, 2),
+    "Llama 4 Maverick": (2, 1, 1, 2),
+    "Llama 4 Scout": (2, 1, 1, 2),
+    "Qwen3 Next 80B-A3B": (2, 1, 1, 5),
+}
+
 P3_REPEATS: dict[str, dict[str, int]] = {
-    "anthropic/claude-sonnet-4-6": {
-        "facet-neg-cf-001-adv": 6, "facet-neg-cf-001-adv2": 1,
-        "facet-neg-cf-002-adv": 6, "facet-neg-cf-003-adv": 6,
-    },
-    "anthropic/claude-opus-4-6": {
-        "facet-neg-cf-001-adv": 6, "facet-neg-cf-001-adv2": 1,
-        "facet-neg-cf-002-adv": 6, "facet-neg-cf-003-adv": 6,
-    },
-    "openai/gpt-5.4": {
-        "facet-neg-cf-001-adv": 16, "facet-neg-cf-001-adv2": 6,
-        "facet-neg-cf-002-adv": 6, "facet-neg-cf-003-adv": 6,
-    },
-    "bedrock/deepseek.v3.2": {
-        "facet-neg-cf-001-adv": 2, "facet-neg-cf-001-adv2": 1,
-        "facet-neg-cf-002-adv": 4, "facet-neg-cf-003-adv": 2,
-    },
-    "bedrock/mistral.mistral-large-3-675b-instruct": {
-        "facet-neg-cf-001-adv": 2, "facet-neg-cf-001-adv2": 1,
-        "facet-neg-cf-002-adv": 1, "facet-neg-cf-003-adv": 2,
-    },
-    "bedrock/us.meta.llama4-maverick-17b-instruct-v1:0": {
-        "facet-neg-cf-001-adv": 2, "facet-neg-cf-001-adv2": 1,
-        "facet-neg-cf-002-adv": 1, "facet-neg-cf-003-adv": 2,
-    },
-    "bedrock/us.meta.llama4-scout-17b-instruct-v1:0": {
-        "facet-neg-cf-001-adv": 2, "facet-neg-cf-001-adv2": 1,
-        "facet-neg-cf-002-adv": 1, "facet-neg-cf-003-adv": 2,
-    },
-    "bedrock/qwen.qwen3-next-80b-a3b": {
-        "facet-neg-cf-001-adv": 2, "facet-neg-cf-001-adv2": 1,
-        "facet-neg-cf-002-adv": 1, "facet-neg-cf-003-adv": 5,
-    },
-}  # fmt: skip
+    model_string(model_by_name(name)): dict(zip(ADVERSARIAL, counts, strict=True))
+    for name, counts in _P3_FILES.items()
+}
+"""P3 replications per (model string, adversarial instance id): 108 trials in all."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from facetlab.errors import ConfigError
+from facetlab.models import MODELS
 
 AS_OF = "2026-04-15"
 SOURCE = (
@@ -39,24 +40,37 @@ class Price:
     output_per_mtok: float
 
 
-# Keyed by the provider's model id (the part after "provider/").
-_TABLE: dict[str, Price] = {
-    # Anthropic
-    "claude-sonnet-4-6": Price(3.0, 15.0),
-    "claude-opus-4-6": Price(5.0, 25.0),
+# The paper's models, by display name; their provider ids come from the one model
+# table (facetlab.models), so an id is never restated here.
+_PAPER_PRICES: dict[str, Price] = {
+    "Claude Sonnet 4.6": Price(3.0, 15.0),
+    "Claude Opus 4.6": Price(5.0, 25.0),
+    "GPT-5.4": Price(2.5, 15.0),
+    # AWS Bedrock on-demand (us-east-1)
+    "DeepSeek v3.2": Price(0.62, 1.85),
+    "Mistral Large 3": Price(0.5, 1.5),
+    "Llama 4 Maverick": Price(0.24, 0.97),
+    "Llama 4 Scout": Price(0.17, 0.66),
+    "Qwen3 Next 80B-A3B": Price(0.15, 1.2),
+}
+
+# Other current models people run the probes on, keyed by provider model id.
+_OTHER_PRICES: dict[str, Price] = {
     "claude-haiku-4-5": Price(1.0, 5.0),
-    # OpenAI
-    "gpt-5.4": Price(2.5, 15.0),
     "gpt-5": Price(1.25, 10.0),
     "gpt-5-mini": Price(0.25, 2.0),
     "gpt-4o": Price(2.5, 10.0),
     "gpt-4o-mini": Price(0.15, 0.6),
-    # AWS Bedrock on-demand (us-east-1)
-    "deepseek.v3.2": Price(0.62, 1.85),
-    "mistral.mistral-large-3-675b-instruct": Price(0.5, 1.5),
-    "us.meta.llama4-maverick-17b-instruct-v1:0": Price(0.24, 0.97),
-    "us.meta.llama4-scout-17b-instruct-v1:0": Price(0.17, 0.66),
-    "qwen.qwen3-next-80b-a3b": Price(0.15, 1.2),
+}
+
+# Keyed by the provider's model id (the part after "provider/").
+_TABLE: dict[str, Price] = {
+    **{
+        model_id: _PAPER_PRICES[info.display_name]
+        for info in MODELS
+        for model_id in info.provider_ids
+    },
+    **_OTHER_PRICES,
 }
 
 # Providers whose calls cost nothing (local servers, offline backends).

@@ -17,30 +17,53 @@ Mode = Literal["auto", "rich", "notebook", "plain", "none"]
 
 
 @dataclass
-class Progress:
-    """Counters of one run (mutated only from the event loop's thread)."""
+class RunStats:
+    """What one run did."""
 
     total: int = 0
-    done: int = 0
+    ok: int = 0
     failed: int = 0
     cached: int = 0
-    skipped: int = 0
-    retrying: int = 0
-    rate_limited: int = 0
-    """429 responses seen so far."""
-    in_flight: int = 0
+    already_done: int = 0
     not_started: int = 0
     spend_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    calls: int = 0
+    """Provider calls made (attempts, failures included)."""
+    retries: int = 0
+    unpriced: int = 0
+    """Paid calls whose cost is unknown (no price for the model, or no usage reported)."""
+    rate_limited: int = 0
+    """Calls answered with HTTP 429."""
+    stopped_by_budget: bool = False
+    elapsed_s: float = 0.0
+    parse_status: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Progress:
+    """The live view of a run: its :class:`RunStats` and what is happening right now.
+
+    Mutated only from the event loop's thread.
+    """
+
+    stats: RunStats = field(default_factory=RunStats)
+    retrying: int = 0
+    """Trials waiting to retry after a transient failure."""
+    in_flight: int = 0
     started: float = field(default_factory=time.monotonic)
 
     def line(self) -> str:
+        s = self.stats
         elapsed = time.monotonic() - self.started
-        finished = self.done + self.failed
+        finished = s.ok + s.failed
         rate = finished / elapsed if elapsed > 0 else 0.0
         return (
-            f"{finished}/{self.total} trials · done {self.done} (cached {self.cached}) · "
-            f"failed {self.failed} · retrying {self.retrying} · rate-limited {self.rate_limited} · "
-            f"in flight {self.in_flight} · ${self.spend_usd:.4f} · {rate:.1f}/s"
+            f"{finished + s.already_done}/{s.total} trials · done {s.ok} (cached {s.cached}, "
+            f"already recorded {s.already_done}) · failed {s.failed} · retrying {self.retrying} · "
+            f"rate-limited {s.rate_limited} · in flight {self.in_flight} · "
+            f"${s.spend_usd:.4f} · {rate:.1f}/s"
         )
 
 

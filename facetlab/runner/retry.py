@@ -1,7 +1,8 @@
 """Which failures to retry and how long to wait.
 
 Transient failures (429, 408, 5xx, timeouts, dropped connections) are retried
-with exponential backoff and full jitter, never sooner than the provider's
+with exponential backoff and jitter (a random wait between half and all of the
+backoff, so concurrent trials spread out), never sooner than the provider's
 ``retry-after``; anything else (other 4xx, bad model ids, auth) fails the trial at
 once with the provider's message.
 
@@ -16,14 +17,13 @@ import asyncio
 import random
 from dataclasses import dataclass
 
+from facetlab.backends._common import is_transient_status, redact
 from facetlab.errors import BackendError
-
-_TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Exponential backoff with full jitter."""
+    """Exponential backoff with jitter."""
 
     max_attempts: int = 6
     """Calls per trial, the first one included."""
@@ -48,7 +48,7 @@ def is_transient(exc: BaseException) -> bool:
         if exc.transient:
             return True
         status = exc.status
-        return status is not None and (status in _TRANSIENT_STATUS or status >= 500)
+        return status is not None and is_transient_status(status)
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
         return True
     # httpx / SDK transport errors without a facetlab wrapper (a backend bug, but be lenient).
@@ -77,8 +77,11 @@ def is_rate_limit(exc: BaseException) -> bool:
 
 
 def describe(exc: BaseException) -> str:
-    """A one-line error for the record: class, status and the provider's message."""
+    """A one-line error for the record: class, status and the provider's message.
+
+    Key-shaped text is redacted here too: a custom backend's exception may not be.
+    """
     status = getattr(exc, "status", None)
     head = type(exc).__name__ + (f" (HTTP {status})" if status else "")
     message = str(exc).strip() or repr(exc)
-    return f"{head}: {message}"
+    return redact(f"{head}: {message}", ())
