@@ -16,6 +16,7 @@ from facetlab.cli import app
 from facetlab.errors import ConfigError, DataError
 from facetlab.records import load_trials
 from facetlab.records.schema import TrialRecord
+from facetlab.runner.api import PROVIDER_KEY_ENV
 from facetlab.validity import (
     DEFAULT_REASONERS,
     ValidityResult,
@@ -29,14 +30,7 @@ from facetlab.validity import (
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "probe_validity.ipynb"
 BARKER = ("facet-neg-0002", "facet-neg-cf-002", "facet-neg-cf-002-adv")
-KEY_ENV = (
-    "ANTHROPIC_API_KEY",
-    "OPENAI_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "AWS_PROFILE",
-    "AWS_ACCESS_KEY_ID",
-)
+KEY_ENV = PROVIDER_KEY_ENV
 VOLATILE = {"started_at", "finished_at", "latency_s"}
 PROBES_ALL = ("P1", "P2", "P3", "C2")
 

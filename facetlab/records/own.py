@@ -36,6 +36,32 @@ __all__ = ["is_record_object", "iter_record_files", "read_record", "read_records
 _FORMAT_PREFIX = RECORD_FORMAT.rsplit("/", 1)[0] + "/"
 
 
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so readers see either the old file or the whole new one.
+
+    A temp file in the same folder, fsync, then ``os.replace``: a process killed
+    mid-write leaves no half-written file. Records, cache entries, ``sweep.json``
+    and batch state are all written this way.
+
+    >>> import tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "note.txt"
+    >>> atomic_write_text(target, "hello")
+    >>> target.read_text()
+    'hello'
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
 def write_record(record: TrialRecord, directory: Path | str) -> Path:
     """Write ``record`` as ``<directory>/<trial_id>.json`` atomically; return the path.
 
@@ -44,20 +70,8 @@ def write_record(record: TrialRecord, directory: Path | str) -> Path:
     """
     if not record.trial_id or "/" in record.trial_id or "\\" in record.trial_id:
         raise RecordError(f"trial_id {record.trial_id!r} cannot be used as a file name")
-    folder = Path(directory)
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{record.trial_id}.json"
-    payload = record.model_dump_json(indent=2) + "\n"
-    fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{record.trial_id}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    target = Path(directory) / f"{record.trial_id}.json"
+    atomic_write_text(target, record.model_dump_json(indent=2) + "\n")
     return target
 
 

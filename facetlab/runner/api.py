@@ -29,7 +29,8 @@ import facetlab
 from facetlab.backends._common import redact_url
 from facetlab.backends.base import Backend, SamplingParams
 from facetlab.errors import BudgetExceededError, ConfigError
-from facetlab.runner.cache import ResponseCache, atomic_write_text
+from facetlab.records.own import atomic_write_text
+from facetlab.runner.cache import ResponseCache
 from facetlab.runner.execute import ExecOptions, Executor, existing_status, now_iso
 from facetlab.runner.limits import Limits
 from facetlab.runner.lock import sweep_lock

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from facetlab.backends._common import get_field
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.errors import BackendError, ConfigError
-from facetlab.runner.cache import atomic_write_text
+from facetlab.records.own import atomic_write_text
 from facetlab.runner.plan import Trial
 
 if TYPE_CHECKING:

@@ -14,16 +14,14 @@ the answer on restart.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from facetlab.backends.base import ModelResponse, Usage
+from facetlab.records.own import atomic_write_text
 
 
 def cache_key(
@@ -43,27 +41,6 @@ def cache_key(
         separators=(",", ":"),
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see either the old file or the whole new one.
-
-    Same policy as :func:`facetlab.records.own.write_record` (which writes the
-    records): temp file, fsync, ``os.replace``. Used for what is not a record:
-    cache entries, ``sweep.json`` and the batch state.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 class ResponseCache:
