@@ -95,6 +95,9 @@ class TrialRecord(BaseModel):
     parsed: Parsed = Field(default_factory=Parsed)
     parse_status: ParseStatus = "not_parsed"
 
+    ground_truth: Literal["yes", "no"] | None = None
+    """The instance's yes/no ground truth (for C2 the anchor's), so records of any domain score."""
+
     weight_estimates: dict[str, float] | None = None
     """The instance's own per-factor weight estimates (F1..FN, percent), when it has them."""
     residual: dict[str, float] | None = None

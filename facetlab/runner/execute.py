@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import facetlab
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
@@ -174,7 +175,15 @@ def build_record(
         stop_reason=response.stop_reason if response is not None else None,
         provider_request_id=response.provider_request_id if response is not None else None,
         refusal=response.refusal if response is not None else False,
+        ground_truth=_yes_no_truth(trial.instance),
     )
+
+
+def _yes_no_truth(instance: Any) -> str | None:
+    """The instance's ground-truth answer when it is yes/no, so records of any domain score."""
+    truth = getattr(getattr(instance, "ground_truth", None), "answer", None)
+    answer = str(truth).strip().lower() if truth is not None else ""
+    return answer if answer in ("yes", "no") else None
 
 
 class Executor:

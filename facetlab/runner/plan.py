@@ -305,7 +305,12 @@ def _skip_reason(probe: str, instance: Any) -> str:
     if probe == "p3":
         return f"P3 runs on adversarial instances; this one is {variant}"
     if probe == "p2":
-        return f"P2 runs on non-adversarial counterfactuals; this one is {variant}"
+        return (
+            "P2 runs on non-adversarial counterfactuals, the 'anchor' probe on base instances; "
+            f"this one is {variant}"
+        )
+    if probe == "anchor":
+        return f"ANCHOR runs on base instances; this one is {variant}"
     if probe == "c2":
         return "C2 needs a perturbation file (perturbations/<id>-c2.json)"
     return f"{probe.upper()} does not apply to this instance"
