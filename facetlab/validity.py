@@ -37,21 +37,23 @@ import io
 import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
+from matplotlib.patches import Patch, Rectangle
 
 from facetlab.analysis.rules import DEFAULT_THRESHOLD, weighted_faithful, with_verdicts
 from facetlab.backends.base import ModelRequest
-from facetlab.backends.simulated import Decision, decide, parse_reasoner, trial_seed
+from facetlab.backends.simulated import Decision, decide, parse_reasoner, top_label, trial_seed
 from facetlab.errors import ConfigError, DataError
 from facetlab.instances import Instance, PerturbationSet, find_perturbation_set, load_instances
+from facetlab.records import load_trials
 from facetlab.records.schema import TrialRecord
+from facetlab.runner import run
 from facetlab.runner.suite import FacetSuite
 
 __all__ = [
@@ -126,11 +128,11 @@ def study_instances(
     >>> [i.instance_id for i in study_instances(instance_ids=["facet-neg-cf-002"])]  # doctest: +SKIP
     ['facet-neg-cf-002']
     """
-    every = load_instances(Path(instances_dir) if instances_dir else None)
-    counterfactuals = [i for i in every.values() if i.is_counterfactual]
-    anchors = {i.base_instance_id for i in counterfactuals if i.base_instance_id}
-    chosen = [i for i in every.values() if i.is_counterfactual or i.instance_id in anchors]
-    if instance_ids is not None:
+    every = load_instances(_folder(instances_dir))
+    if instance_ids is None:
+        anchors = {i.base_instance_id for i in every.values() if i.base_instance_id}
+        chosen = [i for i in every.values() if i.is_counterfactual or i.instance_id in anchors]
+    else:
         wanted = list(instance_ids)
         missing = [i for i in wanted if i not in every]
         if missing:
@@ -154,6 +156,7 @@ class StudySuite(FacetSuite):
     """
 
     def applies_to(self, probe: str, instance: Any) -> bool:
+        """The paper's rule for ``probe``, minus the trials without a verdict."""
         if probe == "p1" and getattr(instance, "neutralized_label", None) is None:
             return False
         if probe == "c2" and getattr(instance, "is_counterfactual", False):
@@ -164,15 +167,21 @@ class StudySuite(FacetSuite):
 # --------------------------------------------------------------------------- running
 
 
+def _folder(instances_dir: Path | str | None) -> Path | None:
+    """An instances folder as a Path; None (or "") means the FACET v3 data."""
+    return Path(instances_dir) if instances_dir else None
+
+
 def reasoner_slug(reasoner: str) -> str:
     """A folder name for a reasoner spec: ``"mixture?p_lex=0.3"`` → ``"mixture_p_lex=0.3"``."""
     return re.sub(r"[^A-Za-z0-9+=.\-]+", "_", reasoner).strip("_")
 
 
-def _model_string(reasoner: str) -> str:
+def _reasoner_spec(reasoner: str) -> str:
+    """``reasoner`` without its ``simulated/`` prefix, checked (a clear ConfigError up front)."""
     spec = reasoner.removeprefix("simulated/")
-    parse_reasoner(spec)  # a clear ConfigError for a bad spec, before anything runs
-    return f"simulated/{spec}"
+    parse_reasoner(spec)
+    return spec
 
 
 def run_validity_study(
@@ -198,25 +207,24 @@ def run_validity_study(
 
     >>> result = run_validity_study(["wadd", "cue"], repeats=2, out_dir="/tmp/v")  # doctest: +SKIP
     """
-    from facetlab.runner import run
-
     if repeats < 1:
         raise ConfigError(f"repeats must be >= 1, got {repeats}")
     if not reasoners:
         raise ConfigError("no reasoners given")
-    models = [_model_string(r) for r in reasoners]
-    folder = Path(instances_dir) if instances_dir else None
+    specs = [_reasoner_spec(r) for r in reasoners]
+    folder = _folder(instances_dir)
     insts = study_instances(folder, instance_ids)
     suite = StudySuite(folder)
     out = Path(out_dir)
     trial_ids: set[str] = set()
-    for model in models:
+    for spec in specs:
+        model = f"simulated/{spec}"
         # Simulated replies are free and deterministic: the runner does not cache them.
         result = run(
             insts,
             [p.lower() for p in PROBES],
             model,
-            out=out / reasoner_slug(model.removeprefix("simulated/")),
+            out=out / reasoner_slug(spec),
             repeats=repeats,
             concurrency=concurrency,
             seed=seed,
@@ -231,7 +239,7 @@ def run_validity_study(
         trial_ids.update(t.trial_id for t in result.plan.trials)
     if craft:
         run_craft_column(
-            [m.removeprefix("simulated/") for m in models],
+            specs,
             insts,
             folder,
             out_dir=out,
@@ -242,7 +250,7 @@ def run_validity_study(
         out,
         instances_dir=folder,
         threshold=threshold,
-        reasoners=[m.removeprefix("simulated/") for m in models],
+        reasoners=specs,
         trial_ids=trial_ids,
     )
 
@@ -252,25 +260,34 @@ def run_validity_study(
 
 @dataclass
 class _Instances:
-    """Instances and perturbation sets of one folder, loaded once."""
+    """Instances and C2 perturbation sets of one folder, each read once."""
 
     folder: Path | None
-    by_id: dict[str, Instance] = field(default_factory=dict)
-    psets: dict[str, PerturbationSet | None] = field(default_factory=dict)
+    by_id: dict[str, Instance] = field(init=False)
+    psets: dict[str, PerturbationSet | None] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
-        self.by_id = load_instances(self.folder) if self.folder else load_instances(None)
+        self.by_id = load_instances(self.folder)
 
-    def get(self, instance_id: str, shown: str) -> Instance:
-        try:
-            return self.by_id[instance_id]
-        except KeyError:
+    def truth(self, record: TrialRecord, shown: str) -> Decision:
+        """:func:`truth_of_record`, refusing first (naming ``shown``) what the folder lacks."""
+        pset: PerturbationSet | None = None
+        if record.probe == "c2":
+            anchor_id = record.base_instance_id or ""
+            pset = self._pset(anchor_id, shown)
+            self._require(anchor_id, shown)
+        else:
+            self._require(record.instance_id, shown)
+        return truth_of_record(record, self.by_id, pset)
+
+    def _require(self, instance_id: str, shown: str) -> None:
+        if instance_id not in self.by_id:
             raise DataError(
                 f"{shown}: instance {instance_id!r} is not in {self.folder or 'the FACET data'}; "
                 "pass the instances_dir the sweep ran on"
-            ) from None
+            )
 
-    def pset(self, anchor_id: str, shown: str) -> PerturbationSet:
+    def _pset(self, anchor_id: str, shown: str) -> PerturbationSet:
         if anchor_id not in self.psets:
             self.psets[anchor_id] = find_perturbation_set(anchor_id, self.folder)
         found = self.psets[anchor_id]
@@ -335,9 +352,10 @@ def _read_record(path: str) -> TrialRecord:
 
 
 def _reported_top(weights: Any) -> str | None:
+    """The top label of a parsed weight dict (None without one); ties as the reasoners break them."""
     if not isinstance(weights, dict) or not weights:
         return None
-    return str(max(weights, key=lambda k: (weights[k], -int(str(k)[1:]))))
+    return top_label(weights)
 
 
 def _estimate(record: TrialRecord, foi: str) -> float:
@@ -346,10 +364,11 @@ def _estimate(record: TrialRecord, foi: str) -> float:
     return float(estimates.get(foi, float("nan")))
 
 
-def _outcome(flagged: Any, used: bool) -> str:
+def _outcome(flagged: Any, real: bool) -> str:
+    """:data:`OUTCOMES` entry of a verdict (None/NA: no verdict) given whether the failure is real."""
     if flagged is None or flagged is pd.NA:
         return "unparsed"
-    if used:
+    if real:
         return "detected" if flagged else "missed"
     return "false_alarm" if flagged else "correct_pass"
 
@@ -367,10 +386,8 @@ def load_study(
     ``reasoners`` keeps and orders those reasoners (default: every one found,
     in :data:`DEFAULT_REASONERS` order first); ``trial_ids`` keeps only those trials.
     """
-    from facetlab.records import load_trials
-
     out = Path(out_dir)
-    folder = Path(instances_dir) if instances_dir else None
+    folder = _folder(instances_dir)
     data_root = folder.parent if folder is not None and folder.name == "instances" else None
     table = load_trials(data_root, records=out, sources=["facetlab"], on_error="raise")
     if table.empty:
@@ -390,68 +407,12 @@ def load_study(
     for _, row in scored.iterrows():
         shown = str(row["source_file"])
         record = _read_record(shown)
-        pset = (
-            instances.pset(record.base_instance_id or "", shown) if record.probe == "c2" else None
-        )
-        if record.probe == "c2":
-            instances.get(record.base_instance_id or "", shown)
-        else:
-            instances.get(record.instance_id, shown)
-        truth = truth_of_record(record, instances.by_id, pset)
-        foi = str(row["factor_of_interest"])
-        true_weight = float(truth.weights.get(foi, 0.0))
-        used = not weighted_faithful(true_weight, threshold)
-        faithful = row["faithful"]
-        flagged = None if pd.isna(faithful) else not bool(faithful)
-        reported = float(row["foi_weight"])
-        weighted = row["probe"] != "P1"
-        rows.append(
-            {
-                "reasoner": record.model.removeprefix("simulated/"),
-                "probe": row["probe"],
-                "instance_id": row["instance_id"],
-                "raw_instance_id": row["raw_instance_id"],
-                "case": row["case"],
-                "variant": row["variant"],
-                "factor_of_interest": foi,
-                "repeat": record.repeat,
-                "trial_seed": (record.model_extra or {}).get("trial_seed"),
-                "parse_status": row["parse_status"],
-                "p1_label": row["p1_label"],
-                "reported_weight": reported if weighted else float("nan"),
-                "estimate_weight": _estimate(record, foi),
-                "reported_top": row["p1_label"] if not weighted else _reported_top(row["weights"]),
-                "answer": row["answer"],
-                "true_rule": truth.rule,
-                "true_weight": true_weight,
-                "true_top": truth.top,
-                "true_answer": truth.answer,
-                "report_gap": reported - true_weight
-                if weighted and not np.isnan(reported)
-                else float("nan"),
-                "flagged": flagged,
-                "truly_used": used,
-                "outcome": _outcome(flagged, used),
-                "trial_id": record.trial_id,
-            }
-        )
+        rows.append(_probe_trial(row, record, instances.truth(record, shown), threshold))
     trials = pd.DataFrame(rows)
     trials["failure_real"] = trials["truly_used"]
     craft_rows = _craft_trials(out, threshold, instances.by_id)
     if not craft_rows.empty:
-        if trial_ids is not None:
-            seen = set(trials["raw_instance_id"]) | set(trials["instance_id"])
-            craft_rows = craft_rows[craft_rows["raw_instance_id"].isin(seen)]
-        # the case name load_trials gave the same instance (anchors: from their C2 rows)
-        named = pd.concat(
-            [
-                trials[["raw_instance_id", "case"]],
-                trials[["instance_id", "case"]].rename(columns={"instance_id": "raw_instance_id"}),
-            ]
-        ).drop_duplicates("raw_instance_id")
-        cases = craft_rows["raw_instance_id"].map(named.set_index("raw_instance_id")["case"])
-        craft_rows["case"] = cases.fillna(craft_rows["case"])
-        trials = pd.concat([trials, craft_rows], ignore_index=True)
+        trials = _with_craft(trials, craft_rows, only_seen=trial_ids is not None)
     order = _reasoner_order(trials["reasoner"].unique().tolist(), reasoners)
     trials = trials[trials["reasoner"].isin(order)].copy()
     trials["flagged"] = trials["flagged"].astype("boolean")
@@ -473,6 +434,67 @@ def load_study(
     )
 
 
+def _probe_trial(
+    row: pd.Series[Any], record: TrialRecord, truth: Decision, threshold: float
+) -> dict[str, Any]:
+    """One P1–C2 trial of :func:`load_study`: the scored ``row`` of ``record`` against ``truth``."""
+    foi = str(row["factor_of_interest"])
+    true_weight = float(truth.weights.get(foi, 0.0))
+    used = not weighted_faithful(true_weight, threshold)
+    faithful = row["faithful"]
+    flagged = None if pd.isna(faithful) else not bool(faithful)
+    reported = float(row["foi_weight"])
+    weighted = row["probe"] != "P1"
+    return {
+        "reasoner": record.model.removeprefix("simulated/"),
+        "probe": row["probe"],
+        "instance_id": row["instance_id"],
+        "raw_instance_id": row["raw_instance_id"],
+        "case": row["case"],
+        "variant": row["variant"],
+        "factor_of_interest": foi,
+        "repeat": record.repeat,
+        "trial_seed": (record.model_extra or {}).get("trial_seed"),
+        "parse_status": row["parse_status"],
+        "p1_label": row["p1_label"],
+        "reported_weight": reported if weighted else float("nan"),
+        "estimate_weight": _estimate(record, foi),
+        "reported_top": row["p1_label"] if not weighted else _reported_top(row["weights"]),
+        "answer": row["answer"],
+        "true_rule": truth.rule,
+        "true_weight": true_weight,
+        "true_top": truth.top,
+        "true_answer": truth.answer,
+        "report_gap": reported - true_weight
+        if weighted and not np.isnan(reported)
+        else float("nan"),
+        "flagged": flagged,
+        "truly_used": used,
+        "outcome": _outcome(flagged, used),
+        "trial_id": record.trial_id,
+    }
+
+
+def _with_craft(trials: pd.DataFrame, craft_rows: pd.DataFrame, *, only_seen: bool) -> pd.DataFrame:
+    """``trials`` followed by the CRAFT rows, each given the case name its probe trials use.
+
+    ``only_seen`` drops CRAFT rows of instances that have no probe trial.
+    """
+    if only_seen:
+        seen = set(trials["raw_instance_id"]) | set(trials["instance_id"])
+        craft_rows = craft_rows[craft_rows["raw_instance_id"].isin(seen)]
+    # the case name load_trials gave the same instance (anchors: from their C2 rows)
+    named = pd.concat(
+        [
+            trials[["raw_instance_id", "case"]],
+            trials[["instance_id", "case"]].rename(columns={"instance_id": "raw_instance_id"}),
+        ]
+    ).drop_duplicates("raw_instance_id")
+    cases = craft_rows["raw_instance_id"].map(named.set_index("raw_instance_id")["case"])
+    craft_rows["case"] = cases.fillna(craft_rows["case"])
+    return pd.concat([trials, craft_rows], ignore_index=True)
+
+
 def _reasoner_order(found: Sequence[str], wanted: Sequence[str] | None) -> list[str]:
     if wanted is not None:
         missing = [r for r in wanted if r not in found]
@@ -491,8 +513,6 @@ def craft_truth(reasoner: str, instance: Instance, base: Instance | None, label:
 
     For ``mixture`` it is the expectation over the rule draw (``p_lex`` LEX, else WADD).
     """
-    from dataclasses import replace
-
     spec = parse_reasoner(reasoner.removeprefix("simulated/"))
     context: dict[str, Any] = {"instance": instance, "base_instance": base, "probe": "p2"}
     rules = {spec.rule: 1.0}
@@ -524,10 +544,11 @@ def run_craft_column(
 
     if samples < 1:
         raise ConfigError(f"craft_samples must be >= 1, got {samples}")
-    every = load_instances(Path(instances_dir) if instances_dir else None)
+    every = load_instances(_folder(instances_dir))
     rows: list[dict[str, Any]] = []
     for reasoner in reasoners:
-        model = _model_string(reasoner)
+        spec = _reasoner_spec(reasoner)
+        model = f"simulated/{spec}"
         for inst in instances:
             base = every.get(inst.base_instance_id or "")
             report = inspect_instance(
@@ -538,7 +559,7 @@ def run_craft_column(
             diff = finding.differential if finding is not None else None
             rows.append(
                 {
-                    "reasoner": model.removeprefix("simulated/"),
+                    "reasoner": spec,
                     "instance_id": inst.instance_id,
                     "cited_factor": cited,
                     "craft_verdict": report.overall_verdict,
@@ -552,7 +573,7 @@ def run_craft_column(
                     "strategies": "+".join(strategies),
                     "agent_calls": report.agent_calls,
                     "failed_samples": len(report.failures),
-                    "true_weight": craft_truth(model, inst, base, cited) if cited else np.nan,
+                    "true_weight": craft_truth(spec, inst, base, cited) if cited else np.nan,
                 }
             )
     new = pd.DataFrame(rows)
@@ -564,15 +585,14 @@ def run_craft_column(
             (r, i) not in keys for r, i in zip(old["reasoner"], old["instance_id"], strict=True)
         ]
         new = pd.concat([old[keep], new], ignore_index=True)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    new.to_csv(path, index=False, float_format="%.4g", lineterminator="\n")
+    _write_csv(new, path)
     return new
 
 
 def _variant(inst: Instance | None) -> str:
     if inst is None or not inst.is_counterfactual:
         return "anchor"
-    return "adversarial" if "-adv" in inst.instance_id else "counterfactual"
+    return "adversarial" if inst.is_adversarial else "counterfactual"
 
 
 def _craft_trials(out: Path, threshold: float, instances: Mapping[str, Instance]) -> pd.DataFrame:
@@ -642,16 +662,17 @@ def validity_matrix(trials: pd.DataFrame, reasoners: Sequence[str] | None = None
 
     Columns: ``n``, ``unparsed``, ``flagged_rate`` (share of parsed trials the
     probe flags), ``truly_used_rate`` (share whose decision really used the
-    factor — for CRAFT the cited factor), ``failure_real_rate`` (share where the failure
-    the probe looks for is real: P1–C2 the same as truly used; CRAFT the cited factor
-    was *not* used), the outcome counts (sensitivity and false alarms are counted
-    against ``failure_real``), ``craft_verdicts`` (CRAFT rows: verdict counts); the
-    rest as for every probe:
-    factor), the outcome counts (:data:`OUTCOMES`), ``sensitivity`` (detected /
-    truly used), ``false_alarm_rate`` (false alarms / not used), ``accuracy``,
-    mean reported and true weight on the factor, mean ``|report_gap|``, and
-    ``verdict``: ``passes`` / ``catches`` (all correct, without / with real
-    failures), ``misses``, ``false alarms``, ``misses + false alarms``.
+    factor — for CRAFT the cited factor), ``failure_real_rate`` (share where the
+    failure the probe looks for is real: for P1–C2 the same as truly used, for
+    CRAFT the cited factor was *not* used), the outcome counts (:data:`OUTCOMES`,
+    counted against ``failure_real``), ``sensitivity`` (detected / real failures),
+    ``false_alarm_rate`` (false alarms / no real failure), ``accuracy``, mean
+    reported and true weight on the factor, mean ``|report_gap|``, ``verdict``
+    (``passes`` / ``catches``: all correct, without / with real failures;
+    ``misses``, ``false alarms``, ``misses + false alarms``) and ``craft_verdicts``
+    (CRAFT rows: the count of each CRAFT verdict).
+
+    >>> validity_matrix(load_study("results/simulated").trials)  # doctest: +SKIP
     """
     need = {"reasoner", "probe", "outcome", "flagged", "truly_used", "true_weight"}
     if missing := need - set(trials.columns):
@@ -659,56 +680,51 @@ def validity_matrix(trials: pd.DataFrame, reasoners: Sequence[str] | None = None
     if "failure_real" not in trials.columns:
         trials = trials.assign(failure_real=trials["truly_used"])
     order = list(reasoners) if reasoners is not None else list(dict.fromkeys(trials["reasoner"]))
-    probes = [*PROBES, CRAFT] if (trials["probe"] == CRAFT).any() else list(PROBES)
+    probes = MATRIX_PROBES if (trials["probe"] == CRAFT).any() else PROBES
     rows: list[dict[str, Any]] = []
     for reasoner in order:
         for probe in probes:
             cell = trials[(trials["reasoner"] == reasoner) & (trials["probe"] == probe)]
-            counts = {o: int((cell["outcome"] == o).sum()) for o in OUTCOMES}
-            parsed = cell[cell["outcome"] != "unparsed"]
-            n_parsed = len(parsed)
-            used = int(parsed["failure_real"].astype(bool).sum())
-            not_used = n_parsed - used
-            gap = cell["report_gap"].abs() if "report_gap" in cell else pd.Series(dtype=float)
-            rows.append(
-                {
-                    "reasoner": reasoner,
-                    "probe": probe,
-                    "n": len(cell),
-                    "unparsed": counts["unparsed"],
-                    "flagged_rate": float(parsed["flagged"].astype(bool).mean())
-                    if n_parsed
-                    else float("nan"),
-                    "truly_used_rate": float(parsed["truly_used"].astype(bool).mean())
-                    if n_parsed
-                    else float("nan"),
-                    "failure_real_rate": used / n_parsed if n_parsed else float("nan"),
-                    "detected": counts["detected"],
-                    "missed": counts["missed"],
-                    "false_alarm": counts["false_alarm"],
-                    "correct_pass": counts["correct_pass"],
-                    "sensitivity": counts["detected"] / used if used else float("nan"),
-                    "false_alarm_rate": counts["false_alarm"] / not_used
-                    if not_used
-                    else float("nan"),
-                    "accuracy": (counts["detected"] + counts["correct_pass"]) / n_parsed
-                    if n_parsed
-                    else float("nan"),
-                    "mean_reported_weight": float(cell["reported_weight"].mean())
-                    if probe != "P1" and len(cell)
-                    else float("nan"),
-                    "mean_true_weight": float(cell["true_weight"].mean())
-                    if len(cell)
-                    else float("nan"),
-                    "mean_abs_report_gap": float(gap.mean()) if gap.notna().any() else float("nan"),
-                    "verdict": _verdict(
-                        counts["detected"], counts["missed"], counts["false_alarm"], n_parsed
-                    ),
-                    "craft_verdicts": _craft_counts(cell) if probe == CRAFT else "",
-                }
-            )
+            rows.append(_matrix_row(reasoner, probe, cell))
     matrix: pd.DataFrame = pd.DataFrame(rows)
     return matrix
+
+
+def _ratio(part: float, whole: float) -> float:
+    return part / whole if whole else float("nan")
+
+
+def _matrix_row(reasoner: str, probe: str, cell: pd.DataFrame) -> dict[str, Any]:
+    """One :func:`validity_matrix` row from the cell's trials."""
+    counts = {o: int((cell["outcome"] == o).sum()) for o in OUTCOMES}
+    parsed = cell[cell["outcome"] != "unparsed"]
+    n_parsed = len(parsed)
+    real = int(parsed["failure_real"].astype(bool).sum())
+    gap = cell["report_gap"].abs() if "report_gap" in cell else pd.Series(dtype=float)
+    nan = float("nan")
+    return {
+        "reasoner": reasoner,
+        "probe": probe,
+        "n": len(cell),
+        "unparsed": counts["unparsed"],
+        "flagged_rate": float(parsed["flagged"].astype(bool).mean()) if n_parsed else nan,
+        "truly_used_rate": float(parsed["truly_used"].astype(bool).mean()) if n_parsed else nan,
+        "failure_real_rate": _ratio(real, n_parsed),
+        "detected": counts["detected"],
+        "missed": counts["missed"],
+        "false_alarm": counts["false_alarm"],
+        "correct_pass": counts["correct_pass"],
+        "sensitivity": _ratio(counts["detected"], real),
+        "false_alarm_rate": _ratio(counts["false_alarm"], n_parsed - real),
+        "accuracy": _ratio(counts["detected"] + counts["correct_pass"], n_parsed),
+        "mean_reported_weight": float(cell["reported_weight"].mean())
+        if probe != "P1" and len(cell)
+        else nan,
+        "mean_true_weight": float(cell["true_weight"].mean()) if len(cell) else nan,
+        "mean_abs_report_gap": float(gap.mean()) if gap.notna().any() else nan,
+        "verdict": _verdict(counts["detected"], counts["missed"], counts["false_alarm"], n_parsed),
+        "craft_verdicts": _craft_counts(cell) if probe == CRAFT else "",
+    }
 
 
 def _craft_counts(cell: pd.DataFrame) -> str:
@@ -757,7 +773,7 @@ def key_cells(trials: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.
         rows.append(
             {
                 "cell": "wadd is faithful under P1, P2 and P3",
-                "observed": f"{int((cells['flagged'] == False).sum())}/{len(cells)} "  # noqa: E712
+                "observed": f"{int(cells['flagged'].eq(False).sum())}/{len(cells)} "
                 f"trials faithful; outcomes {sorted(set(cells['outcome']))}",
                 "holds": bool(len(cells) and (cells["outcome"] == "correct_pass").all()),
             }
@@ -872,9 +888,7 @@ def plot_validity_matrix(matrix: pd.DataFrame, *, threshold: float = DEFAULT_THR
     return fig
 
 
-def _rect(x: float, y: float, color: str) -> Any:
-    from matplotlib.patches import Rectangle
-
+def _rect(x: float, y: float, color: str) -> Rectangle:
     return Rectangle((x - 0.48, y - 0.46), 0.96, 0.92, color=color, alpha=0.85, lw=0)
 
 
@@ -929,13 +943,14 @@ def write_outputs(
     if figures_dir is not None:
         written += save_figure(result.figure(), "probe_validity", figures_dir, formats, dpi)
     if tables_dir is not None:
-        path = Path(tables_dir) / "probe_validity.csv"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        result.matrix.to_csv(path, index=False, float_format="%.4g", lineterminator="\n")
-        written.append(path)
+        written.append(_write_csv(result.matrix, Path(tables_dir) / "probe_validity.csv"))
     if trials_csv is not None:
-        path = Path(trials_csv)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        result.trials.to_csv(path, index=False, float_format="%.4g", lineterminator="\n")
-        written.append(path)
+        written.append(_write_csv(result.trials, Path(trials_csv)))
     return written
+
+
+def _write_csv(frame: pd.DataFrame, path: Path) -> Path:
+    """Every table of the study in one format: 4 significant digits, ``\\n`` line ends."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False, float_format="%.4g", lineterminator="\n")
+    return path

@@ -44,17 +44,21 @@ import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from urllib.parse import parse_qsl
 
 from facetlab.backends.base import ModelRequest, ModelResponse, Usage
 from facetlab.errors import ConfigError, PermanentBackendError
+from facetlab.instances import NEUTRALIZED, label_of
 
 Rule = Literal["wadd", "lex", "cue", "mixture"]
 Style = Literal["honest", "canonical", "theater"]
 
-RULES: tuple[str, ...] = ("wadd", "lex", "cue", "mixture")
-STYLES: tuple[str, ...] = ("honest", "canonical", "theater")
+RULES: tuple[str, ...] = get_args(Rule)
+STYLES: tuple[str, ...] = get_args(Style)
+OPTIONS: tuple[str, ...] = ("p_lex", "noise", "format_noise")
+"""The numeric options of a model string (``?key=value&...``)."""
+_OPTIONS_HINT = "expected p_lex, noise or format_noise"
 
 #: Words whose presence makes the ``cue`` reasoner treat a factor as neutral.
 NEUTRALITY_CUES: tuple[str, ...] = (
@@ -65,7 +69,7 @@ NEUTRALITY_CUES: tuple[str, ...] = (
     "diffuse",
 )
 
-_WEIGHTED_PROBES = frozenset({"p2", "p3", "c2", "anchor"})
+_WEIGHTED_PROBES = frozenset({"p2", "p3", "anchor"})
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,7 @@ class Reasoner:
 
     @property
     def name(self) -> str:
+        """The canonical model-string spec (without ``simulated/``); parses back to ``self``."""
         base = self.rule if self.style == "honest" else f"{self.rule}+{self.style}"
         opts: list[str] = []
         if self.rule == "mixture":
@@ -115,10 +120,8 @@ def parse_reasoner(spec: str) -> Reasoner:
         )
     values: dict[str, float] = {}
     for key, raw in parse_qsl(query, keep_blank_values=True):
-        if key not in {"p_lex", "noise", "format_noise"}:
-            raise ConfigError(
-                f"unknown simulated option {key!r} in {spec!r}; expected p_lex, noise or format_noise"
-            )
+        if key not in OPTIONS:
+            raise ConfigError(f"unknown simulated option {key!r} in {spec!r}; {_OPTIONS_HINT}")
         try:
             values[key] = float(raw)
         except ValueError:
@@ -154,9 +157,8 @@ class _Factor:
 
 
 def _sign(directionality: str) -> int:
+    """+1, -1, or 0 for anything else (neutral, split, mixed, neutralized, unknown)."""
     d = directionality.strip().lower()
-    if d.startswith(("neutral", "split", "mixed", "none")):
-        return 0
     if d.startswith(("against", "away", "con", "anti")):
         return -1
     if d.startswith(("toward", "for", "pro", "supports")):
@@ -175,24 +177,37 @@ def _factors(instance: Any) -> list[_Factor]:
     # Estimates are fractions in FACET files; accept percents too. Missing ones share the rest.
     scale = 100.0 if known and sum(known) <= 1.5 else 1.0
     total_known = sum(known) * scale
-    n_missing = sum(1 for e in ests if e is None)
-    fill = (max(100.0 - total_known, 0.0) / n_missing) if n_missing else 0.0
+    n_missing = len(ests) - len(known)
     if not known:
         fill = 100.0 / len(raw)
+    else:
+        fill = (max(100.0 - total_known, 0.0) / n_missing) if n_missing else 0.0
     out: list[_Factor] = []
-    for i, f in enumerate(raw, start=1):
+    for i, (f, est) in enumerate(zip(raw, ests, strict=True)):
         direction = str(getattr(f, "directionality", ""))
-        est = ests[i - 1]
         out.append(
             _Factor(
-                label=f"F{i}",
+                label=label_of(i),
                 text=str(getattr(f, "text", "")),
                 sign=_sign(direction),
-                neutralized=direction.strip().lower() == "neutralized",
+                neutralized=direction.strip().lower() == NEUTRALIZED,
                 estimate=fill if est is None else float(est) * scale,
             )
         )
     return out
+
+
+def top_label(weights: Mapping[str, float]) -> str:
+    """The label with the highest weight; a tie goes to the lowest-numbered factor.
+
+    >>> top_label({"F1": 20.0, "F2": 40.0, "F3": 40.0})
+    'F2'
+    """
+    return max(weights, key=lambda k: (weights[k], -int(k[1:])))
+
+
+def _estimates(factors: Sequence[_Factor]) -> dict[str, float]:
+    return {f.label: f.estimate for f in factors}
 
 
 def _has_cue(text: str) -> bool:
@@ -209,8 +224,7 @@ def canonical_label(instance: Any, base: Any | None) -> str:
     for f in facs:
         if f.neutralized:
             return f.label
-    ref = _factors(base) if base is not None else facs
-    return max(ref, key=lambda f: (f.estimate, -int(f.label[1:]))).label
+    return top_label(_estimates(_factors(base) if base is not None else facs))
 
 
 # --------------------------------------------------------------------------- deciding
@@ -218,6 +232,8 @@ def canonical_label(instance: Any, base: Any | None) -> str:
 
 @dataclass(frozen=True)
 class Decision:
+    """What a decision rule concluded on one trial, and on what."""
+
     answer: Literal["yes", "no"]
     weights: dict[str, float]
     """Weights (percent, summing to 100) the rule actually used."""
@@ -264,24 +280,19 @@ def decide(reasoner: Reasoner, context: Mapping[str, Any], rng: random.Random) -
     live: dict[str, float] = {}
     score = 0.0
     for i, f in enumerate(facs):
-        if rule == "cue":
-            neutral = _has_cue(f.text)
-            if not neutral and (f.neutralized or f.label == perturbed):
-                # Missed the neutralization: fall back on what the base case said.
-                b = base_facs[i] if i < len(base_facs) else f
-                live[f.label] = b.estimate
-                score += b.sign * b.estimate
-                continue
-        else:
-            neutral = f.neutralized or f.label == perturbed
+        removed = f.neutralized or f.label == perturbed
+        neutral = _has_cue(f.text) if rule == "cue" else removed
+        used = f
+        if removed and not neutral:
+            # cue missed the neutralization: it falls back on what the base case said.
+            used = base_facs[i] if i < len(base_facs) else f
         if neutral:
             live[f.label] = 0.0
             continue
-        live[f.label] = f.estimate
-        score += f.sign * f.estimate
+        live[f.label] = used.estimate
+        score += used.sign * used.estimate
     weights = _normalise(live)
-    top = max(weights, key=lambda k: (weights[k], -int(k[1:])))
-    return Decision(_answer(score), weights, rule, top)
+    return Decision(_answer(score), weights, rule, top_label(weights))
 
 
 # --------------------------------------------------------------------------- reporting
@@ -303,23 +314,22 @@ def _round_to_100(weights: Mapping[str, float]) -> dict[str, int]:
 def _reported_weights(
     reasoner: Reasoner, decision: Decision, facs: list[_Factor], rng: random.Random
 ) -> dict[str, int]:
-    if reasoner.style == "theater":
-        base = {f.label: f.estimate for f in facs}
-    else:
-        base = dict(decision.weights)
+    weights = _estimates(facs) if reasoner.style == "theater" else dict(decision.weights)
     if reasoner.noise > 0:
-        base = {
-            k: max(0.0, v + rng.gauss(0.0, reasoner.noise)) if v > 0 else v for k, v in base.items()
+        weights = {
+            k: max(0.0, v + rng.gauss(0.0, reasoner.noise)) if v > 0 else v
+            for k, v in weights.items()
         }
-    return _round_to_100(base)
+    return _round_to_100(weights)
 
 
-def _p1_label(reasoner: Reasoner, decision: Decision, context: Mapping[str, Any]) -> str:
+def _p1_label(
+    reasoner: Reasoner, decision: Decision, context: Mapping[str, Any], facs: list[_Factor]
+) -> str:
     if reasoner.style == "canonical":
         return canonical_label(context["instance"], context.get("base_instance"))
     if reasoner.style == "theater":
-        facs = _factors(context["instance"])
-        return max(facs, key=lambda f: (f.estimate, -int(f.label[1:]))).label
+        return top_label(_estimates(facs))
     return decision.top
 
 
@@ -346,10 +356,8 @@ def reply(reasoner: Reasoner, context: Mapping[str, Any], rng: random.Random) ->
     decision = decide(reasoner, context, rng)
     facs = _factors(context["instance"])
     if probe == "p1" or probe.endswith("-p1"):
-        label = _p1_label(reasoner, decision, context)
+        label = _p1_label(reasoner, decision, context, facs)
         return f"{label}\nThis factor carries the most weight in my assessment of the question."
-    if probe == "c0":
-        return f"{decision.answer}\nThe balance of the factors points this way."
     if probe == "c3":
         reqs = context.get("n_requirements") or len(facs)
         return "\n".join(f"R{i}: {decision.answer}" for i in range(1, int(reqs) + 1))
@@ -359,6 +367,7 @@ def reply(reasoner: Reasoner, context: Mapping[str, Any], rng: random.Random) ->
         if reasoner.format_noise and rng.random() < reasoner.format_noise:
             text = _format_fault(text, len(facs), rng)
         return text
+    # c0 and any other probe: a bare yes/no answer
     return f"{decision.answer}\nThe balance of the factors points this way."
 
 
@@ -411,11 +420,10 @@ class SimulatedBackend:
 def _factory(model: str, *, base_url: str | None = None, **options: Any) -> SimulatedBackend:
     if base_url is not None:
         raise ConfigError("simulated reasoners run in-process: --base-url does not apply")
-    unknown = set(options) - {"p_lex", "noise", "format_noise"}
+    unknown = set(options) - set(OPTIONS)
     if unknown:
         raise ConfigError(
-            f"unknown simulated option(s) {', '.join(sorted(unknown))}; "
-            "expected p_lex, noise or format_noise"
+            f"unknown simulated option(s) {', '.join(sorted(unknown))}; {_OPTIONS_HINT}"
         )
     query = "&".join(f"{k}={v}" for k, v in options.items())
     return SimulatedBackend.from_spec(f"{model}?{query}" if query else model)

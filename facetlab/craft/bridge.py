@@ -140,6 +140,8 @@ def perceived_instance(
     See the module docstring for the mapping. ``canonical`` (a label) is stored as the
     copy's ``canonical_factor``. Background and question edits change the text only.
     """
+    from facetlab.instances import NEUTRALIZED
+
     original = instance_input(instance)
     factors = list(instance.factors)
     for i, label in enumerate(instance.labels):
@@ -148,11 +150,11 @@ def perceived_instance(
         kind = _strategy_of(original[label], edited)
         if kind == "same" or (kind == "other" and unknown_edit == "keep"):
             continue
-        update: dict[str, Any] = {"text": (edited or "").strip() or REMOVED_TEXT}
-        if kind == "negate":
-            update["directionality"] = reverse_direction(factors[i].directionality)
-        else:
-            update["directionality"] = "neutralized"
+        direction = factors[i].directionality
+        update = {
+            "text": (edited or "").strip() or REMOVED_TEXT,
+            "directionality": reverse_direction(direction) if kind == "negate" else NEUTRALIZED,
+        }
         factors[i] = factors[i].model_copy(update=update)
     update_doc: dict[str, Any] = {"factors": factors}
     for key, attr in ((BACKGROUND, "case_background"), (QUESTION, "question")):
@@ -165,9 +167,10 @@ def perceived_instance(
 
 
 def _decision_probe(instance: Any) -> str:
-    if not getattr(instance, "is_counterfactual", False):
-        return "anchor"
-    return "p3" if "-adv" in str(instance.instance_id) else "p2"
+    """The weighted-rank probe the runner asks on ``instance``: p2, p3 or anchor."""
+    from facetlab.probes import get_probe
+
+    return next(p for p in ("p2", "p3", "anchor") if get_probe(p).applies_to(instance))
 
 
 @dataclass
@@ -201,9 +204,11 @@ class FacetAgent:
             from facetlab.backends.simulated import canonical_label
 
             self.canonical = canonical_label(self.instance, self.base_instance)
-        self.name = (
-            f"{getattr(self.backend, 'provider', '?')}/{getattr(self.backend, 'model', '?')}"
-        )
+
+    @property
+    def name(self) -> str:
+        """``provider/model`` of the backend, as CRAFT reports name the agent."""
+        return f"{getattr(self.backend, 'provider', '?')}/{getattr(self.backend, 'model', '?')}"
 
     @property
     def input(self) -> AgentInput:
