@@ -98,27 +98,34 @@ _OPEN_FIRST = (
 
 
 def _style(**extra: object) -> Any:
-    """rcParams shared by every figure, plus ``extra`` (dots written as ``__``)."""
+    """rcParams shared by every figure while it is built, plus ``extra`` (dots written
+    as ``__``); the ones read when saving are set by :func:`save_figure`."""
     params: dict[str, object] = {
         "font.size": 10,
         "axes.spines.top": False,
         "axes.spines.right": False,
-        "svg.hashsalt": "facetlab",
-        "svg.fonttype": "path",
     }
     params.update({key.replace("__", "."): value for key, value in extra.items()})
     return params
 
 
-def _grouped_order(models: Sequence[str], access: dict[str, str]) -> list[str]:
-    """Open-weight models first (figure order), then closed; unknown models last."""
-    known = [m for m in _OPEN_FIRST if m in models]
-    rest = [m for m in models if m not in known]
-    ordered = known + rest
-    return sorted(ordered, key=lambda m: (access.get(m) != "open", ordered.index(m)))
+def _grouped_models(frame: pd.DataFrame) -> tuple[list[str], int]:
+    """The frame's models, open-weight first (figure order), then closed, unknown last;
+    and how many are open (the dashed divider sits after them)."""
+    access: dict[str, str] = (
+        dict(zip(frame["model"], frame["weights_access"], strict=False))
+        if "weights_access" in frame
+        else {}
+    )
+    present = list(dict.fromkeys(frame["model"]))
+    known = [m for m in _OPEN_FIRST if m in present]
+    ordered = known + [m for m in present if m not in known]
+    models = sorted(ordered, key=lambda m: (access.get(m) != "open", ordered.index(m)))
+    return models, sum(1 for m in models if access.get(m) == "open")
 
 
 def _short(model: str) -> str:
+    """The compact label of ``model`` (:data:`SHORT_NAMES`), else its display name."""
     return SHORT_NAMES.get(model, model)
 
 
@@ -127,7 +134,19 @@ def _caption(fig: Figure, text: str, y: float = -0.03, wrap: bool = False) -> No
     fig.text(0.5, y, text, ha="center", fontsize=9, color="#444444", wrap=wrap)
 
 
-def _case_n_factors(case: str, frame: pd.DataFrame) -> str:
+def _need(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    """A :class:`DataError` unless ``frame`` has rows and every one of ``columns``."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DataError(
+            f"{what}: input frame lacks column(s) {missing}; use facetlab.analysis.cells"
+        )
+    if frame.empty:
+        raise DataError(f"{what}: input frame is empty (no usable trials)")
+
+
+def _neutralized_note(case: str, frame: pd.DataFrame) -> str:
+    """``"F1 neut."``: the neutralized factor of ``case`` as Figure 1 prints it under the case."""
     sub = frame[frame["case"] == case]
     if "neutralized_factor" in sub.columns and not sub.empty:
         return f"{sub['neutralized_factor'].iloc[0]} neut."
@@ -190,7 +209,7 @@ def fig1_probe_comparison(
             ax.imshow(grid, cmap=cmap, vmin=0, vmax=1, aspect="auto")
             ax.set_yticks(
                 range(len(models)),
-                [SHORT_NAMES.get(m, m) if m.startswith("Qwen") else m for m in models],
+                [_short(m) if m.startswith("Qwen") else m for m in models],
             )
             ax.set_xticks([])
             for j, case in enumerate(cases):
@@ -210,7 +229,7 @@ def fig1_probe_comparison(
                 ax.text(
                     j,
                     -0.12,
-                    _case_n_factors(case, matrix),
+                    _neutralized_note(case, matrix),
                     transform=under,
                     ha="center",
                     color="#444444",
@@ -253,6 +272,7 @@ def fig1_probe_comparison(
 
 
 def _bar_color(weight: float, wrong: bool, threshold: float, dissociation: float) -> str:
+    """Figure 2's bar colour: dark red wrong, yellow faithful, orange partial, red dissociated."""
     if wrong:
         return COLORS["wrong"]
     if weight <= threshold:
@@ -288,20 +308,13 @@ def fig2_adversarial(
         )
     if shown and shown != [representative]:
         raise ConfigError(f"bars were computed for representative {shown}, not {representative!r}")
-    access = (
-        dict(zip(bars["model"], bars["weights_access"], strict=False))
-        if "weights_access" in bars
-        else {}
-    )
-    models = _grouped_order(list(dict.fromkeys(bars["model"])), access)
+    models, n_open = _grouped_models(bars)
     cases = list(dict.fromkeys(bars["case"]))
-    n_open = sum(1 for m in models if access.get(m) == "open")
     top = max(50.0, float(np.ceil((bars["weight"].max() + 8) / 10.0) * 10))
     what = {"first": "first trial", "last": "last trial", "mean": "mean of trials"}[representative]
     with mpl.rc_context(_style()):
         fig = Figure(figsize=(16, 6.2), layout="constrained")
-        axes = fig.subplots(1, len(cases), sharey=True)
-        axes = np.atleast_1d(axes)
+        axes = np.atleast_1d(fig.subplots(1, len(cases), sharey=True))
         for k, (ax, case) in enumerate(zip(axes, cases, strict=True)):
             sub = bars[bars["case"] == case].set_index("model")
             for i, model in enumerate(models):
@@ -310,7 +323,7 @@ def fig2_adversarial(
                 w = float(sub.at[model, "weight"])
                 wrong = bool(sub.at[model, "wrong"])
                 n = int(sub.at[model, "n"])
-                label = f"{w:.0f}%" if float(w).is_integer() else f"{w:.1f}%"
+                label = f"{w:.0f}%" if w.is_integer() else f"{w:.1f}%"
                 if w == 0:
                     ax.text(
                         i,
@@ -453,16 +466,16 @@ def fig3_bimodality(
             fontsize=8,
             color="#666666",
         )
-        for group, color, face, name in (
-            (low, "#1e7b34", "#d5f0dc", "low mode\n(WADD-like)"),
-            (high, "#7b1e1e", "#f7d6d9", "high mode\n(LEX-like)"),
+        for group, height, color, face, name in (
+            (low, 0.85, "#1e7b34", "#d5f0dc", "low mode\n(WADD-like)"),
+            (high, 0.62, "#7b1e1e", "#f7d6d9", "high mode\n(LEX-like)"),
         ):
             if group.empty:
                 continue
             x = float(group["weight"].astype(float).mean())
             ax.text(
                 x,
-                peak * (0.85 if group is low else 0.62),
+                peak * height,
                 f"{name}\nn={len(group)}",
                 ha="center",
                 va="center",
@@ -509,10 +522,7 @@ def fig4_c2_faithfulness(c2: pd.DataFrame, vmax: float = 20.0) -> Figure:
     closed below a dashed divider; colour scale RdYlGn reversed from 0 to ``vmax``.
     """
     _need(c2, ["model", "anchor", "mean_residual", "residuals", "case", "n_factors"], "Figure 4")
-    access = (
-        dict(zip(c2["model"], c2["weights_access"], strict=False)) if "weights_access" in c2 else {}
-    )
-    models = _grouped_order(list(dict.fromkeys(c2["model"])), access)
+    models, n_open = _grouped_models(c2)
     anchors = list(dict.fromkeys(c2["anchor"]))
     grid = np.full((len(models), len(anchors)), np.nan)
     cmap = mpl.colormaps["RdYlGn_r"]
@@ -556,15 +566,13 @@ def fig4_c2_faithfulness(c2: pd.DataFrame, vmax: float = 20.0) -> Figure:
         ax.set_yticks(np.arange(len(models) + 1) - 0.5, minor=True)
         ax.grid(which="minor", color="white", linewidth=2)
         ax.tick_params(which="both", length=0)
-        names = []
-        for anchor in anchors:
-            row = c2[c2["anchor"] == anchor].iloc[0]
-            names.append(
-                f"{str(row['case']).removeprefix('CF-')} ({int(row['n_factors'])} factors)"
-            )
+        firsts = [c2[c2["anchor"] == anchor].iloc[0] for anchor in anchors]
+        names = [
+            f"{str(row['case']).removeprefix('CF-')} ({int(row['n_factors'])} factors)"
+            for row in firsts
+        ]
         ax.set_xticks(range(len(anchors)), names, fontsize=11)
         ax.set_yticks(range(len(models)), [_short(m) for m in models], fontsize=11)
-        n_open = sum(1 for m in models if access.get(m) == "open")
         if 0 < n_open < len(models):
             ax.axhline(n_open - 0.5, color="#555555", linestyle="--", linewidth=1.8)
         bar = fig.colorbar(image, ax=ax, fraction=0.05, pad=0.03)
@@ -690,15 +698,13 @@ def fig5_asymmetry(
 
 # --------------------------------------------------------------------------- saving
 
-
-def _need(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise DataError(
-            f"{what}: input frame lacks column(s) {missing}; use facetlab.analysis.cells"
-        )
-    if frame.empty:
-        raise DataError(f"{what}: input frame is empty (no usable trials)")
+# Per format, the metadata that changes between runs (dates, versions), left out so an
+# unchanged figure is saved as the same bytes.
+_STABLE_METADATA: dict[str, dict[str, Any]] = {
+    "png": {"Software": None},
+    "svg": {"Date": None, "Creator": None},
+    "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
+}
 
 
 def save_figure(
@@ -713,21 +719,20 @@ def save_figure(
     Metadata that changes between runs (creation date, software version) is left
     out, so regenerating an unchanged figure gives the same SVG bytes.
     """
-    allowed = {"png", "svg", "pdf"}
-    bad = [f for f in formats if f not in allowed]
+    bad = [f for f in formats if f not in _STABLE_METADATA]
     if bad:
-        raise ConfigError(f"unsupported figure format(s) {bad}; choose from {sorted(allowed)}")
+        raise ConfigError(
+            f"unsupported figure format(s) {bad}; choose from {sorted(_STABLE_METADATA)}"
+        )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
-    for fmt in formats:
-        path = out / f"{name}.{fmt}"
-        metadata: dict[str, Any] = {
-            "png": {"Software": None},
-            "svg": {"Date": None, "Creator": None},
-            "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
-        }[fmt]
-        with mpl.rc_context({"svg.hashsalt": "facetlab"}):
-            fig.savefig(path, format=fmt, dpi=dpi, bbox_inches="tight", metadata=metadata)
-        paths.append(path)
+    # a fixed salt gives stable SVG element ids; text as paths needs no fonts to view
+    with mpl.rc_context({"svg.hashsalt": "facetlab", "svg.fonttype": "path"}):
+        for fmt in formats:
+            path = out / f"{name}.{fmt}"
+            fig.savefig(
+                path, format=fmt, dpi=dpi, bbox_inches="tight", metadata=_STABLE_METADATA[fmt]
+            )
+            paths.append(path)
     return paths

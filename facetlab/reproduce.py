@@ -16,22 +16,29 @@ figures to the right places, so they stay thin:
 
 from __future__ import annotations
 
+import base64
 import csv
 import json
-import multiprocessing
+import os
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from facetlab.errors import ConfigError
 
+# Notebook kernels import this module for Outputs: pandas, matplotlib, papermill and the
+# process pool are imported where they are used.
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     import pandas as pd
     from matplotlib.figure import Figure
+
+    from facetlab.analysis.cells import Representative
 
 __all__ = [
     "ARTIFACTS",
@@ -198,8 +205,6 @@ class SavedFigure:
     paths: tuple[Path, ...]
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        import base64
-
         by_suffix = {p.suffix: p for p in self.paths}
         bundle = {"text/plain": f"<figure saved to {', '.join(p.name for p in self.paths)}>"}
         if ".png" in by_suffix:
@@ -214,7 +219,7 @@ def paper_tables(
     trials: pd.DataFrame,
     threshold: float = 10.0,
     split_point: float = 20.0,
-    representative: str = "first",
+    representative: Representative = "first",
 ) -> dict[str, pd.DataFrame]:
     """Every table the notebooks write to ``paper/tables/``, by file stem.
 
@@ -223,9 +228,10 @@ def paper_tables(
     """
     from facetlab.analysis import cells, stats
 
-    rep = representative
-    if rep not in ("first", "last", "mean"):
-        raise ConfigError(f"representative must be 'first', 'last' or 'mean', got {rep!r}")
+    if representative not in ("first", "last", "mean"):
+        raise ConfigError(
+            f"representative must be 'first', 'last' or 'mean', got {representative!r}"
+        )
     return {
         "table1_overview": cells.table1_overview(trials),
         "data_counts": cells.data_counts(trials),
@@ -233,7 +239,7 @@ def paper_tables(
         "stats": stats.stats_table(trials, threshold=threshold, split_point=split_point),
         "fig1_p1_p2": cells.fig1_p1_p2(trials, threshold=threshold),
         "table2_p3": cells.table2_p3(trials, threshold=threshold),
-        "fig2_p3": cells.fig2_p3(trials, representative=rep, threshold=threshold),  # type: ignore[arg-type]
+        "fig2_p3": cells.fig2_p3(trials, representative=representative, threshold=threshold),
         "fig3_bimodality": cells.fig3_bimodality(trials, split_point=split_point),
         "fig3_modes": cells.bimodality_summary(trials, split_point=split_point),
         "fig4_c2": cells.fig4_c2(trials),
@@ -321,8 +327,6 @@ def _execute(
     The kernel's own stderr (start-up chatter, warnings) goes to ``<output>.log``
     instead of the terminal, where it would break the progress display.
     """
-    import os
-
     import papermill
 
     start = time.perf_counter()
@@ -363,6 +367,9 @@ def run_notebooks(
     Each notebook gets only the parameters its ``parameters`` cell declares; the
     working directory is the notebook's folder (as in JupyterLab).
     """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
     out_dir.mkdir(parents=True, exist_ok=True)
     params = dict(parameters or {})
     results: list[NotebookResult] = []
@@ -443,6 +450,7 @@ def _run_with_progress(
     workers: int,
     progress: bool,
 ) -> list[NotebookResult]:
+    """:func:`run_notebooks`, with a rich progress bar on stderr when ``progress`` is set."""
     if not progress:
         return run_notebooks(notebooks, out_dir, params, workers)
     from rich.console import Console
@@ -526,15 +534,18 @@ _OTHER_TITLE = "Other claims — text, captions and the data itself"
 
 
 def _read_claims(path: Path) -> list[dict[str, str]]:
+    """The rows of ``claims.csv`` as dicts of text."""
     with path.open(encoding="utf-8", newline="") as handle:
         return list(csv.DictReader(handle))
 
 
 def _md_escape(text: str) -> str:
+    """``text`` fit for one Markdown table cell (pipes escaped, newlines joined)."""
     return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _claims_table(rows: Sequence[Mapping[str, str]]) -> list[str]:
+    """Markdown table lines of claims: id, location, paper vs computed value, status."""
     lines = ["| claim | where | paper | computed | status |", "|:--|:--|--:|--:|:--|"]
     for row in rows:
         status = row.get("status", "")
@@ -566,6 +577,7 @@ def _tally(rows: Sequence[Mapping[str, str]]) -> str:
 
 
 def _claim_line(row: Mapping[str, str]) -> str:
+    """One claim as a Markdown bullet with its wording, both values and the explanation."""
     return (
         f"- **{row.get('id', '')}** ({row.get('status', '')}; {row.get('location', '')}): "
         f"paper “{_md_escape(row.get('wording', ''))}” = `{row.get('paper_value', '')}`, "
@@ -589,14 +601,19 @@ def write_report(
     result changes (timings are printed by the command instead). Figures are
     linked relative to the report.
     """
-    import os
-
     paper = root / "paper"
     tables = tables_dir or paper / "tables"
     figures = figures_dir or root / "figures"
     claims_path = claims_path or paper / "claims.csv"
     target_dir = out_dir or paper
     claims = _read_claims(claims_path) if claims_path.is_file() else []
+
+    def belongs(art: Artifact, row: Mapping[str, str]) -> bool:
+        return any(re.search(p, row.get("location", "")) for p in art.locations)
+
+    # each artifact's claims; the rest are text, captions and facts about the data
+    by_artifact = [(art, [row for row in claims if belongs(art, row)]) for art in ARTIFACTS]
+    rest = [row for row in claims if not any(belongs(art, row) for art in ARTIFACTS)]
     shown_params = {
         k: v
         for k, v in (parameters or {}).items()
@@ -624,9 +641,7 @@ def write_report(
             lines += ["", f"`{r.source.name}` failed:", "", "```", r.error, "```"]
 
     if claims:
-        counts: dict[str, int] = {}
-        for row in claims:
-            counts[row.get("status", "?")] = counts.get(row.get("status", "?"), 0) + 1
+        counts = Counter(row.get("status", "?") for row in claims)
         summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
         lines += ["", "## Claims audit", "", f"{len(claims)} claims: {summary}."]
         unexpected = [r for r in claims if r.get("status") != r.get("expected_status")]
@@ -644,9 +659,6 @@ def write_report(
             f"`{claims_path.name}` is missing: the claims notebook did not run.",
         ]
 
-    def belongs(art: Artifact, row: Mapping[str, str]) -> bool:
-        return any(re.search(p, row.get("location", "")) for p in art.locations)
-
     mismatch_title = "Every mismatch, with its evidence"
     if claims:
         lines += [
@@ -660,16 +672,14 @@ def write_report(
             "|:--|:--|",
         ]
         lines += [
-            f"| [{art.title}]({_anchor(art.title)}) | {_tally([r for r in claims if belongs(art, r)])} |"
-            for art in ARTIFACTS
+            f"| [{art.title}]({_anchor(art.title)}) | {_tally(mine)} |" for art, mine in by_artifact
         ]
-        rest = [r for r in claims if not any(belongs(a, r) for a in ARTIFACTS)]
         if rest:
             lines.append(
                 f"| [text, captions and data facts]({_anchor(_OTHER_TITLE)}) | {_tally(rest)} |"
             )
 
-    for art in ARTIFACTS:
+    for art, mine in by_artifact:
         lines += ["", f"## {art.title}", ""]
         if art.figure is not None:
             png = figures / f"{art.figure}.png"
@@ -697,12 +707,10 @@ def write_report(
                 lines += [f"facetlab (`{shown}`):", "", text, ""]
             else:
                 lines += [f"_`{stem}` was not generated (see the notebook status above)._", ""]
-        mine = [row for row in claims if belongs(art, row)]
         if mine:
             lines += [f"The paper's values for this item ({_tally(mine)}):", ""]
             lines += _claims_table(mine)
 
-    rest = [r for r in claims if not any(belongs(a, r) for a in ARTIFACTS)]
     if rest:
         lines += [
             "",

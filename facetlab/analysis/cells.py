@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import pandas as pd
@@ -33,10 +33,9 @@ import pandas as pd
 from facetlab.analysis import rules
 from facetlab.analysis.stats import wilson
 from facetlab.errors import DataError
+from facetlab.models import CASES, MODELS, PAPER_MODEL_ORDER
 
 Representative = Literal["first", "last", "mean"]
-
-WEIGHTED_PROBES = ("P2", "P3", "C2")
 
 
 @dataclass(frozen=True)
@@ -54,9 +53,6 @@ class CellSummary:
     max: float
     wrong: int
     unparsed: int = 0
-
-    def as_dict(self) -> dict[str, float | int]:
-        return asdict(self)
 
 
 def summarize(weights: Sequence[float], wrong: Sequence[bool | None]) -> CellSummary:
@@ -79,40 +75,22 @@ def summarize(weights: Sequence[float], wrong: Sequence[bool | None]) -> CellSum
 
 # --------------------------------------------------------------------------- helpers
 
-
-def model_order() -> list[str]:
-    """Display names of the paper's 8 models in the paper's order (Table 1)."""
-    from facetlab.models import PAPER_MODEL_ORDER
-
-    return list(PAPER_MODEL_ORDER)
+_MODEL_RANK = {name: i for i, name in enumerate(PAPER_MODEL_ORDER)}
+_CASE_RANK = {name: i for i, name in enumerate(CASES.values())}  # CF-Cabral, CF-Barker, CF-Biakanja
 
 
-def case_order() -> list[str]:
-    """The counterfactual cases in the paper's order (CF-Cabral, CF-Barker, CF-Biakanja)."""
-    from facetlab.models import CASES
-
-    return list(CASES)
-
-
-def _ordered(
-    frame: pd.DataFrame, *, model: str = "model", case: str | None = "case"
-) -> pd.DataFrame:
-    """Sort rows by paper model order, then case order, then the remaining identity columns."""
-    models = {name: i for i, name in enumerate(model_order())}
-    cases = {name: i for i, name in enumerate(case_order())}
+def _ordered(frame: pd.DataFrame, *, case: str | None = "case") -> pd.DataFrame:
+    """Sort rows by paper model order, then case order (column ``case``, if given and
+    present), then the remaining identity columns; unknown models or cases go last."""
     out = frame.copy()
-    keys: list[str] = []
-    out["_m"] = out[model].map(lambda m: models.get(m, len(models)))
-    keys += ["_m", model]
+    out["_m"] = out["model"].map(lambda m: _MODEL_RANK.get(m, len(_MODEL_RANK)))
+    keys = ["_m", "model"]
     if case is not None and case in out.columns:
-        out["_c"] = out[case].map(lambda c: cases.get(c, len(cases)))
-        keys += ["_c"]
-    for extra in ("instance_id", "anchor", "trial"):
-        if extra in out.columns:
-            keys.append(extra)
+        out["_c"] = out[case].map(lambda c: _CASE_RANK.get(c, len(_CASE_RANK)))
+        keys.append("_c")
+    keys += [extra for extra in ("instance_id", "anchor", "trial") if extra in out.columns]
     out = out.sort_values(keys, kind="stable").drop(columns=[k for k in ("_m", "_c") if k in out])
-    result: pd.DataFrame = out.reset_index(drop=True)
-    return result
+    return out.reset_index(drop=True)
 
 
 def paper_trials(trials: pd.DataFrame, probe: str | None = None) -> pd.DataFrame:
@@ -122,7 +100,7 @@ def paper_trials(trials: pd.DataFrame, probe: str | None = None) -> pd.DataFrame
     ``wrong`` (see :func:`facetlab.analysis.rules.wrong_outcome`).
     """
     frame: pd.DataFrame = rules.usable(trials)
-    frame = frame[frame["canonical_model"].isin(model_order())]
+    frame = frame[frame["canonical_model"].isin(PAPER_MODEL_ORDER)]
     if probe is not None:
         frame = frame[frame["probe"] == probe]
     frame = frame.copy()
@@ -136,6 +114,7 @@ def paper_trials(trials: pd.DataFrame, probe: str | None = None) -> pd.DataFrame
 
 
 def _require(frame: pd.DataFrame, what: str) -> pd.DataFrame:
+    """``frame``, or a :class:`DataError` naming ``what`` when it has no rows."""
     if frame.empty:
         raise DataError(f"no usable trials for {what}: check the data dir and load_trials")
     return frame
@@ -155,12 +134,26 @@ def primary_instances(p3: pd.DataFrame) -> dict[str, str]:
     return out
 
 
+def _primary_cells(trials: pd.DataFrame, what: str) -> Iterator[tuple[str, str, str, pd.DataFrame]]:
+    """``(model, case, instance_id, trials)`` of every P3 cell on its case's primary wording
+    (see :func:`primary_instances`), in data order; ``what`` names the caller in errors."""
+    p3 = _require(paper_trials(trials, "P3"), what)
+    primary = primary_instances(p3)
+    for (model, case), group in p3.groupby(["model", "case"], sort=False):
+        instance_id = primary[str(case)]
+        cell = group[group["instance_id"] == instance_id]
+        if not cell.empty:
+            yield str(model), str(case), instance_id, cell
+
+
 def _by_time(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows in run order (by ``trial``, then ``timestamp``, whichever are present)."""
     keys = [k for k in ("trial", "timestamp") if k in frame.columns]
     return frame.sort_values(keys, kind="stable") if keys else frame
 
 
 def _wrong_flags(values: Iterable[object]) -> list[bool | None]:
+    """A ``wrong`` column as True / False / None (unparsed; NaN counts as unparsed too)."""
     return [
         None if v is None or (isinstance(v, float) and math.isnan(v)) else bool(v) for v in values
     ]
@@ -184,8 +177,8 @@ def case_factor_counts(trials: pd.DataFrame) -> dict[str, int]:
 def table1_overview(trials: pd.DataFrame) -> pd.DataFrame:
     """Table 1 plus data counts: lab, model, weights access, usable trials per probe.
 
-    Columns: ``lab, model, weights_access, model_ids, P1, P2, P3, C2, total``
-    (plus ``params`` when :mod:`facetlab.models` records parameter counts).
+    Columns: ``lab, model, weights_access, params, model_ids, P1, P2, P3, C2, total``;
+    ``params`` is the parameter count :mod:`facetlab.models` records (the paper's Table 1).
     """
     frame = _require(paper_trials(trials), "Table 1")
     rows: list[dict[str, object]] = []
@@ -201,30 +194,9 @@ def table1_overview(trials: pd.DataFrame) -> pd.DataFrame:
         row["total"] = len(group)
         rows.append(row)
     out = pd.DataFrame(rows)
-    params = _model_params()
-    if params:
-        out.insert(3, "params", out["model"].map(lambda m: params.get(str(m), "")))
+    params = {info.display_name: info.params for info in MODELS}
+    out.insert(3, "params", out["model"].map(lambda m: params.get(str(m), "")))
     return _ordered(out, case=None)
-
-
-def _model_params() -> dict[str, str]:
-    """Parameter counts from :mod:`facetlab.models` if it records them (attribute ``params``)."""
-    from facetlab import models
-
-    table = getattr(models, "MODELS", None)
-    out: dict[str, str] = {}
-    if isinstance(table, dict):
-        items: Iterable[object] = table.values()
-    elif isinstance(table, Iterable):
-        items = table
-    else:
-        return out
-    for info in items:
-        name = getattr(info, "display_name", None) or getattr(info, "name", None)
-        params = getattr(info, "params", None)
-        if isinstance(name, str) and isinstance(params, str):
-            out[name] = params
-    return out
 
 
 def data_counts(trials: pd.DataFrame) -> pd.DataFrame:
@@ -241,9 +213,7 @@ def data_counts(trials: pd.DataFrame) -> pd.DataFrame:
         .rename("rows")
         .reset_index()
     )
-    result: pd.DataFrame = out.sort_values(["source", "probe", "status"], kind="stable")
-    result = result.reset_index(drop=True)
-    return result
+    return out.sort_values(["source", "probe", "status"], kind="stable").reset_index(drop=True)
 
 
 def table2_p3(trials: pd.DataFrame, threshold: float = rules.DEFAULT_THRESHOLD) -> pd.DataFrame:
@@ -254,20 +224,15 @@ def table2_p3(trials: pd.DataFrame, threshold: float = rules.DEFAULT_THRESHOLD) 
     mean_faithful, weights_access``. The Wilson interval is on the wrong-outcome rate
     and is given for every cell (the paper prints it only where n ≥ 5).
     """
-    p3 = _require(paper_trials(trials, "P3"), "P3 (Table 2)")
-    primary = primary_instances(p3)
     rows: list[dict[str, object]] = []
-    for (model, case), group in p3.groupby(["model", "case"], sort=False):
-        group = group[group["instance_id"] == primary[str(case)]]
-        if group.empty:
-            continue
+    for model, case, instance_id, group in _primary_cells(trials, "P3 (Table 2)"):
         s = summarize(group["weight"].tolist(), _wrong_flags(group["wrong"]))
         wi = wilson(s.wrong, s.n)
         rows.append(
             {
                 "model": model,
                 "case": case,
-                "instance_id": primary[str(case)],
+                "instance_id": instance_id,
                 "neutralized_factor": _one(group["factor_of_interest"], "factor_of_interest"),
                 "n": s.n,
                 "mean_weight": s.mean,
@@ -286,6 +251,7 @@ def table2_p3(trials: pd.DataFrame, threshold: float = rules.DEFAULT_THRESHOLD) 
 
 
 def _one(values: pd.Series, what: str) -> str:
+    """The one distinct value of ``values`` as text; a :class:`DataError` if there are several."""
     distinct = sorted({str(v) for v in values.dropna()})
     if len(distinct) != 1:
         raise DataError(f"expected one {what} in a cell, found {distinct}")
@@ -342,18 +308,14 @@ def fig2_p3(
     ``representative`` picks the bar value: the cell's ``"first"`` trial (what the
     published figure shows), its ``"last"`` trial, or the ``"mean"`` of all trials.
     Columns: ``model, case, instance_id, neutralized_factor, n, weight, wrong,
-    n_wrong, mean_weight, faithful, weights_access, representative``; ``wrong`` is the representative trial's outcome
-    (for ``"mean"``: whether any trial was wrong).
+    n_wrong, mean_weight, faithful, weights_access, representative``; ``wrong`` is the
+    representative trial's outcome (for ``"mean"``: whether any trial was wrong).
     """
     if representative not in ("first", "last", "mean"):
         raise DataError(f"representative must be 'first', 'last' or 'mean', got {representative!r}")
-    p3 = _require(paper_trials(trials, "P3"), "P3 (Figure 2)")
-    primary = primary_instances(p3)
     rows: list[dict[str, object]] = []
-    for (model, case), group in p3.groupby(["model", "case"], sort=False):
-        group = _by_time(group[group["instance_id"] == primary[str(case)]])
-        if group.empty:
-            continue
+    for model, case, instance_id, cell in _primary_cells(trials, "P3 (Figure 2)"):
+        group = _by_time(cell)
         flags = _wrong_flags(group["wrong"])
         weights = [float(w) for w in group["weight"]]
         if representative == "first":
@@ -366,7 +328,7 @@ def fig2_p3(
             {
                 "model": model,
                 "case": case,
-                "instance_id": primary[str(case)],
+                "instance_id": instance_id,
                 "neutralized_factor": _one(group["factor_of_interest"], "factor_of_interest"),
                 "n": len(weights),
                 "weight": value,
@@ -405,9 +367,7 @@ def fig3_bimodality(
             "timestamp": cell["timestamp"].astype(str),
         }
     )
-    result: pd.DataFrame = out.sort_values(["instance_id", "trial"], kind="stable")
-    result = result.reset_index(drop=True)
-    return result
+    return out.sort_values(["instance_id", "trial"], kind="stable").reset_index(drop=True)
 
 
 def bimodality_summary(
@@ -434,8 +394,7 @@ def bimodality_summary(
                 "weights": "/".join(f"{w:g}" for w in weights),
             }
         )
-    result: pd.DataFrame = pd.DataFrame(rows)
-    return result
+    return pd.DataFrame(rows)
 
 
 def fig4_c2(trials: pd.DataFrame) -> pd.DataFrame:
@@ -449,7 +408,7 @@ def fig4_c2(trials: pd.DataFrame) -> pd.DataFrame:
     cases = anchor_cases(trials)
     rows: list[dict[str, object]] = []
     for (model, anchor), group in c2.groupby(["model", "instance_id"], sort=False):
-        group = group.assign(_k=group["factor_of_interest"].map(rules._factor_index))
+        group = group.assign(_k=group["factor_of_interest"].map(rules.factor_index))
         group = group.sort_values(["_k", "trial"], kind="stable")
         weights = [float(w) for w in group["weight"]]
         rows.append(
@@ -486,6 +445,7 @@ def anchor_cases(trials: pd.DataFrame) -> dict[str, str]:
 
 
 def _anchor_case(anchor: str, cases: dict[str, str]) -> str:
+    """The case of a C2 anchor; a :class:`DataError` listing the known anchors if none."""
     if anchor not in cases:
         raise DataError(
             f"C2 anchor {anchor!r} is the base of no counterfactual in the data; "
@@ -499,14 +459,15 @@ def fig5_asymmetry(trials: pd.DataFrame, case: str = "CF-Barker") -> pd.DataFram
 
     Columns: ``model, c2_mean_residual, p3_barker_mean, c2_n, p3_n, weights_access, lab``.
     """
-    c2 = _require(paper_trials(trials, "C2"), "C2 (Figure 5)")
-    p3 = _require(paper_trials(trials, "P3"), "P3 (Figure 5)")
+    frame = paper_trials(trials)
+    c2 = _require(frame[frame["probe"] == "C2"], "C2 (Figure 5)")
+    p3 = _require(frame[frame["probe"] == "P3"], "P3 (Figure 5)")
     primary = primary_instances(p3)
     if case not in primary:
         raise DataError(f"no P3 trials on case {case!r}; cases present: {sorted(primary)}")
     p3 = p3[p3["instance_id"] == primary[case]]
     rows: list[dict[str, object]] = []
-    for model in model_order():
+    for model in PAPER_MODEL_ORDER:
         gc, gp = c2[c2["model"] == model], p3[p3["model"] == model]
         if gc.empty or gp.empty:
             continue
@@ -545,5 +506,4 @@ def outcome_correctness(trials: pd.DataFrame) -> pd.DataFrame:
                 "unparsed": sum(1 for f in flags if f is None),
             }
         )
-    result: pd.DataFrame = pd.DataFrame(rows)
-    return result
+    return pd.DataFrame(rows)

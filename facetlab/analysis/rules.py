@@ -49,8 +49,12 @@ Mode = Literal["low", "high"]
 _LABEL = re.compile(r"^F(\d+)$")
 
 
-def _factor_index(label: str) -> int:
-    """``"F3"`` → 3; accepts ``"f3"`` too (C2 files store the perturbed factor lowercase)."""
+def factor_index(label: str) -> int:
+    """Position of a factor label: ``"F3"`` → 3; ``"f3"`` too (C2 files store it lowercase).
+
+    >>> factor_index("F3"), factor_index("f12")
+    (3, 12)
+    """
     match = _LABEL.match(label.strip().upper())
     if match is None:
         raise DataError(f"not a positional factor label: {label!r} (expected 'F<i>', e.g. 'F3')")
@@ -82,7 +86,7 @@ def p1_faithful(label: str | None, neutralized: str) -> bool:
     """
     if label is None:
         return True
-    return _factor_index(label) != _factor_index(neutralized)
+    return factor_index(label) != factor_index(neutralized)
 
 
 def wrong_outcome(answer: str | None, ground_truth: str) -> bool:
@@ -110,8 +114,7 @@ def usable(trials: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise DataError(f"trials frame lacks column(s) {sorted(missing)} (from load_trials)")
     keep = trials["excluded_reason"].isna() & ~trials["failed"].astype(bool)
-    kept: pd.DataFrame = trials.loc[keep].copy()
-    return kept
+    return trials.loc[keep].copy()
 
 
 def with_verdicts(
@@ -149,5 +152,4 @@ def with_verdicts(
             wrong.append(pd.NA)
     out["faithful"] = pd.Series(faithful, index=out.index, dtype="boolean")
     out["wrong"] = pd.Series(wrong, index=out.index, dtype="boolean")
-    result: pd.DataFrame = out
-    return result
+    return out

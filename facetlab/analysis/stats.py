@@ -7,7 +7,9 @@
 * :func:`fisher_exact` — two-sided Fisher exact test on a 2×2 table, via ``scipy.stats``.
 
 Each returns a small frozen dataclass. :func:`stats_table` produces the rows of
-``paper/tables/stats.csv`` from the trials frame.
+``paper/tables/stats.csv`` from the trials frame. scipy and statsmodels are
+imported inside the functions that call them, so importing this module (as every
+notebook kernel does) stays cheap.
 
 >>> w = wilson(7, 22)
 >>> round(w.low, 2), round(w.high, 2)
@@ -23,9 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
-from scipy import stats as _scipy_stats
-from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
-from statsmodels.stats.proportion import proportion_confint
 
 from facetlab.analysis import rules
 from facetlab.errors import DataError
@@ -78,6 +77,7 @@ class FisherResult:
 
     @property
     def n(self) -> int:
+        """Total count of the table."""
         return sum(sum(row) for row in self.table)
 
 
@@ -87,6 +87,8 @@ def wilson(successes: int, n: int, confidence: float = 0.95) -> WilsonInterval:
     >>> str(wilson(3, 16))
     '3/16 = 19% [7%, 43%]'
     """
+    from statsmodels.stats.proportion import proportion_confint
+
     if n <= 0:
         raise DataError(f"Wilson interval needs n > 0 trials, got n={n}")
     if not 0 <= successes <= n:
@@ -101,6 +103,8 @@ def mcnemar_exact(first: Sequence[bool], second: Sequence[bool]) -> McNemarResul
     ``first[i]`` and ``second[i]`` are the verdicts of the same (model, instance)
     pair under the two probes (e.g. P1 and P2).
     """
+    from statsmodels.stats.contingency_tables import mcnemar
+
     if len(first) != len(second):
         raise DataError(f"paired verdicts differ in length: {len(first)} vs {len(second)}")
     if not first:
@@ -112,7 +116,7 @@ def mcnemar_exact(first: Sequence[bool], second: Sequence[bool]) -> McNemarResul
     c_count = sum(1 for a, b in pairs if a and not b)
     # rows: first faithful / unfaithful; columns: second faithful / unfaithful
     table = [[both, c_count], [b_count, neither]]
-    result = _sm_mcnemar(table, exact=True)
+    result = mcnemar(table, exact=True)
     return McNemarResult(
         statistic=float(result.statistic),
         p_value=float(result.pvalue),
@@ -130,10 +134,12 @@ def fisher_exact(table: Sequence[Sequence[int]]) -> FisherResult:
     >>> round(fisher_exact([[0, 15], [7, 0]]).p_value, 8)
     5.86e-06
     """
+    from scipy.stats import fisher_exact as scipy_fisher_exact
+
     if len(table) != 2 or any(len(row) != 2 for row in table):
         raise DataError(f"Fisher exact test needs a 2x2 table, got {table!r}")
     cells = ((int(table[0][0]), int(table[0][1])), (int(table[1][0]), int(table[1][1])))
-    result = _scipy_stats.fisher_exact(cells, alternative="two-sided")
+    result = scipy_fisher_exact(cells, alternative="two-sided")
     return FisherResult(float(result.statistic), float(result.pvalue), cells)
 
 
@@ -207,7 +213,7 @@ def stats_table(
                 f"both faithful = {mc.both_faithful}, both dissociated = {mc.both_unfaithful}; "
                 "exact binomial, two-sided"
             ),
-            "table": f"[[{mc.both_faithful}, {mc.c}], [{mc.b}, {mc.both_unfaithful}]]",
+            "table": _fmt_table(((mc.both_faithful, mc.c), (mc.b, mc.both_unfaithful))),
         }
     )
 

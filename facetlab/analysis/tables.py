@@ -16,6 +16,8 @@ are empty, line endings are ``\\n``.
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,9 +83,6 @@ def format_frame(
 
 def to_csv(frame: pd.DataFrame, digits: int = CSV_DIGITS) -> str:
     """CSV text (RFC 4180 quoting, ``\\n`` line ends) with floats rounded to ``digits``."""
-    import csv
-    import io
-
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow([str(c) for c in frame.columns])
@@ -101,10 +100,7 @@ def _numeric(frame: pd.DataFrame) -> list[bool]:
 def to_markdown(frame: pd.DataFrame, digits: int = DISPLAY_DIGITS) -> str:
     """A GitHub pipe table; numbers right-aligned, fixed ``digits`` decimals for floats."""
     header = [str(c) for c in frame.columns]
-    body = [
-        [_cell(v, digits, fixed=True) for v in row]
-        for row in frame.itertuples(index=False, name=None)
-    ]
+    body = format_frame(frame, digits, fixed=True)
     numeric = _numeric(frame)
     widths = [max([len(h), 3, *(len(r[i]) for r in body)]) for i, h in enumerate(header)]
 
@@ -156,8 +152,8 @@ def to_latex(
     spec = "".join("r" if num else "l" for num in numeric)
     header = " & ".join(latex_escape(str(c)) for c in frame.columns) + r" \\"
     body = [
-        " & ".join(latex_escape(_cell(v, digits, fixed=True)) for v in row) + r" \\"
-        for row in frame.itertuples(index=False, name=None)
+        " & ".join(latex_escape(cell) for cell in row) + r" \\"
+        for row in format_frame(frame, digits, fixed=True)
     ]
     lines = [
         rf"\begin{{tabular}}{{{spec}}}",

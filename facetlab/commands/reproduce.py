@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from facetlab import reproduce as rep
 from facetlab.errors import ConfigError
 
 
@@ -32,7 +33,9 @@ def reproduce_command(
             help="Notebook parameter name=value (repeatable), e.g. -p threshold=15 -p dpi=100.",
         ),
     ] = None,
-    workers: Annotated[int, typer.Option(help="Notebooks run at once (one kernel each).")] = 2,
+    workers: Annotated[
+        int, typer.Option(help="Notebooks run at once (one kernel each).")
+    ] = rep.DEFAULT_WORKERS,
     root: Annotated[
         Path | None,
         typer.Option(help="The facetlab checkout (default: found from the working directory)."),
@@ -41,22 +44,16 @@ def reproduce_command(
     """Run every notebook with papermill; write figures/, paper/tables/, paper/claims.csv
     and paper/REPRODUCTION.md. Exits 1 if any notebook fails.
     """
-    from facetlab import reproduce as rep
-
-    try:
-        params: dict[str, Any] = dict(rep.parse_parameter(p) for p in (parameter or []))
-    except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+    checkout = (root or rep.project_root()).resolve()
     start = time.perf_counter()
     try:
-        results = rep.reproduce(root=root, out_dir=out, parameters=params, workers=workers)
+        params: dict[str, Any] = dict(rep.parse_parameter(p) for p in (parameter or []))
+        results = rep.reproduce(root=checkout, out_dir=out, parameters=params, workers=workers)
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     total = time.perf_counter() - start
     bad = rep.failed(results)
-    checkout = (root or rep.project_root()).resolve()
     report = rep.report_path(checkout, params).relative_to(checkout)
     typer.echo(
         f"{len(results) - len(bad)}/{len(results)} notebooks ok in {total:.1f} s; report: {report}"
