@@ -99,12 +99,11 @@ def run_command(
     """
     from facetlab.runner import run
 
-    models: list[str] | None = list(model) if model else None
     try:
         result = run(
             instances,
             probes,
-            models,
+            model or None,  # no --model: the default model
             out=out,
             base_url=base_url,
             repeats=repeats,
@@ -130,7 +129,7 @@ def run_command(
     except FacetlabError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from exc
-    if result.stats is not None and result.stats.failed:
+    if result.stats.failed:
         typer.echo(
             f"{result.stats.failed} trial(s) failed; see their records, re-run with --retry-errors",
             err=True,

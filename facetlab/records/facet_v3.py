@@ -183,13 +183,14 @@ def _stamp(value: Any, path: Path) -> datetime | None:
         if match:
             return datetime.strptime(match.group(1) + match.group(2), "%Y%m%d%H%M%S")
         try:
-            return _utc_naive(datetime.fromisoformat(candidate))
+            return utc_naive(datetime.fromisoformat(candidate))
         except ValueError:
             continue
     return None
 
 
-def _utc_naive(moment: datetime) -> datetime:
+def utc_naive(moment: datetime) -> datetime:
+    """``moment`` in UTC without tzinfo (naive datetimes are taken as UTC already)."""
     if moment.tzinfo is None:
         return moment
     return moment.astimezone(timezone.utc).replace(tzinfo=None)
@@ -241,7 +242,8 @@ def _weights_columns(
     }, problems
 
 
-def _truth_columns(answer: str | None, truth: str | None) -> Row:
+def truth_columns(answer: str | None, truth: str | None) -> Row:
+    """The ``answer``, ``ground_truth`` and ``correct`` columns (``correct`` None if either is)."""
     return {
         "answer": answer,
         "ground_truth": truth,
@@ -373,7 +375,7 @@ def read_weighted_file(
         raw_response=raw,
     )
     row.update(weight_cols)
-    row.update(_truth_columns(answer, info.ground_truth if info else None))
+    row.update(truth_columns(answer, info.ground_truth if info else None))
     row.update(_model_columns(model_id, source_file))
     if failed and row["excluded_reason"] is None:
         row["excluded_reason"] = "failed run: empty response and no weights"
@@ -419,7 +421,6 @@ def read_pilot_file(
         "n_factors": n_factors,
         "timestamp": timestamp,
         "backend": backend,
-        "failed": False,
         **_model_columns(model_id, source_file),
     }
     rows: list[Row] = []
@@ -453,13 +454,11 @@ def read_pilot_file(
                     variant=variant,
                     factor_of_interest=neutral,
                     parse_status=_status(answer_text, answer),
-                    parse_problems=()
-                    if answer or not answer_text.strip()
-                    else ("no yes/no on the first line",),
+                    parse_problems=_problems(answer_text, answer, "no yes/no on the first line"),
                     cost_usd=cost,
                     prompt=text_of(cond, "prompt", cwhere) or None,
                     raw_response=answer_text,
-                    **_truth_columns(answer, truth),
+                    **truth_columns(answer, truth),
                 )
             )
             probe_text = text_of(cond, "direct_probe_answer", cwhere)
@@ -472,9 +471,7 @@ def read_pilot_file(
                     factor_of_interest=neutral,
                     p1_label=label,
                     parse_status=_status(probe_text, label),
-                    parse_problems=()
-                    if label or not probe_text.strip()
-                    else ("no F<i> label on the first line",),
+                    parse_problems=_problems(probe_text, label, "no F<i> label on the first line"),
                     # The pilot stores one cost for C0 and its direct probe together (on the C0 row).
                     prompt=text_of(cond, "direct_probe_prompt", cwhere) or None,
                     raw_response=probe_text,
@@ -490,9 +487,7 @@ def read_pilot_file(
                     variant="c3",
                     compliance=found,
                     parse_status=_status(answer_text, found),
-                    parse_problems=()
-                    if found or not answer_text.strip()
-                    else ("no R<i>: yes/no lines",),
+                    parse_problems=_problems(answer_text, found, "no R<i>: yes/no lines"),
                     cost_usd=cost,
                     prompt=text_of(cond, "prompt", cwhere) or None,
                     raw_response=answer_text,
@@ -510,11 +505,9 @@ def read_pilot_file(
             answer = parse_first_line_answer(answer_text)
             probe_text = text_of(cond, "direct_probe_answer", cwhere)
             label = parse_label_v3(probe_text) if probe_text.strip() else None
-            problems = []
-            if answer is None and answer_text.strip():
-                problems.append("no yes/no on the first line")
-            if label is None and probe_text.strip():
-                problems.append("no F<i> label on the first line of direct_probe_answer")
+            problems = _problems(answer_text, answer, "no yes/no on the first line") + _problems(
+                probe_text, label, "no F<i> label on the first line of direct_probe_answer"
+            )
             rows.append(
                 new_row(
                     probe="pilot-C2",
@@ -525,12 +518,12 @@ def read_pilot_file(
                     parse_status="empty"
                     if not answer_text.strip()
                     else ("ok" if not problems else "malformed"),
-                    parse_problems=tuple(problems),
+                    parse_problems=problems,
                     cost_usd=cost,
                     prompt=text_of(cond, "prompt", cwhere) or None,
                     raw_response=answer_text,
                     direct_probe_response=probe_text or None,
-                    **_truth_columns(answer, truth),
+                    **truth_columns(answer, truth),
                 )
             )
     for row in rows:
@@ -543,3 +536,8 @@ def _status(text: str, parsed: object) -> str:
     if not text.strip():
         return "empty"
     return "ok" if parsed else "malformed"
+
+
+def _problems(text: str, parsed: object, problem: str) -> tuple[str, ...]:
+    """``(problem,)`` when a reply is there but did not parse, else ``()``."""
+    return (problem,) if text.strip() and not parsed else ()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
@@ -22,7 +22,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from facetlab.errors import ConfigError, DataError, RecordError
-from facetlab.models import canonical_model, case_of, exclusion_reason, model_by_name
+from facetlab.models import ModelInfo, canonical_model, case_of, exclusion_reason, model_by_name
 from facetlab.records.facet_v3 import (
     InstanceInfo,
     load_instance_index,
@@ -30,6 +30,8 @@ from facetlab.records.facet_v3 import (
     read_json_object,
     read_pilot_file,
     read_weighted_file,
+    truth_columns,
+    utc_naive,
 )
 from facetlab.records.own import is_record_object, iter_record_files, record_from_object
 from facetlab.records.schema import TrialRecord
@@ -128,13 +130,8 @@ def load_trials(
     wanted = _sources(sources, has_records=bool(record_paths))
     needs_data = bool(wanted & {"pilot", "weighted", "c2"})
 
-    root: Path | None
-    if data_dir is not None:
-        root = Path(data_dir)
-    elif needs_data:
-        root = _default_data_dir()
-    else:
-        root = _default_data_dir(required=False)
+    # Without FACET results to read, the data root only adds instance facts (optional).
+    root = Path(data_dir) if data_dir is not None else _default_data_dir(required=needs_data)
     if needs_data and root is not None and not (root / "results").is_dir():
         raise DataError(
             f"{root}: no results/ folder. Expected the FACET v3 data root holding "
@@ -269,16 +266,12 @@ def record_row(
     parsed = record.parsed
     weights = dict(parsed.weights) if parsed.weights else None
     foi = record.factor_of_interest.upper() if record.factor_of_interest else None
-    foi_weight = (weights.get(foi, 0.0) if foi else float("nan")) if weights else float("nan")
-    weight_sum = (
-        parsed.weight_sum
-        if parsed.weight_sum is not None
-        else (sum(weights.values()) if weights else float("nan"))
-    )
-    truth = getattr(record, "ground_truth", None)
-    if truth not in ("yes", "no"):
-        truth = info.ground_truth if info else None
-    answer = parsed.answer
+    foi_weight = weights.get(foi, 0.0) if weights and foi else float("nan")
+    weight_sum = parsed.weight_sum
+    if weight_sum is None:
+        weight_sum = sum(weights.values()) if weights else float("nan")
+    # The record's own yes/no truth (any domain), else the FACET instance's.
+    truth = record.ground_truth or (info.ground_truth if info else None)
     return {
         "source": "facetlab",
         "source_file": source_file,
@@ -300,9 +293,7 @@ def record_row(
         "weight_sum": weight_sum,
         "n_factors": record.n_factors,
         "p1_label": parsed.label,
-        "answer": answer,
-        "ground_truth": truth,
-        "correct": None if answer is None or truth is None else answer == truth,
+        **truth_columns(parsed.answer, truth),
         "parse_status": record.parse_status,
         "parse_problems": tuple(parsed.problems),
         "failed": failed,
@@ -315,7 +306,8 @@ def record_row(
     }
 
 
-def _model_of(record: TrialRecord) -> Any:
+def _model_of(record: TrialRecord) -> ModelInfo | None:
+    """The paper model of a record: its stored canonical name, else its model ids."""
     if record.canonical_model:
         try:
             return model_by_name(record.canonical_model)
@@ -325,15 +317,13 @@ def _model_of(record: TrialRecord) -> Any:
 
 
 def _iso(value: str | None) -> datetime | None:
+    """A record's ISO timestamp as a UTC-naive datetime (None if absent or unreadable)."""
     if not value:
         return None
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return utc_naive(datetime.fromisoformat(value.replace("Z", "+00:00")))
     except ValueError:
         return None
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
-    return moment
 
 
 # --------------------------------------------------------------------------- frame

@@ -29,13 +29,21 @@ import facetlab
 from facetlab.backends._common import redact_url
 from facetlab.backends.base import Backend, SamplingParams
 from facetlab.errors import BudgetExceededError, ConfigError
-from facetlab.records.own import atomic_write_text
+from facetlab.records.own import atomic_write_text, read_records
+from facetlab.records.schema import TrialRecord
 from facetlab.runner.cache import ResponseCache
-from facetlab.runner.execute import ExecOptions, Executor, existing_status, now_iso
+from facetlab.runner.execute import (
+    ExecOptions,
+    Executor,
+    existing_status,
+    keeps_record,
+    now_iso,
+    records_dir,
+)
 from facetlab.runner.limits import Limits
 from facetlab.runner.lock import sweep_lock
 from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, Trial, plan_sweep
-from facetlab.runner.pricing import BATCH_DISCOUNT, estimate_tokens, price_for
+from facetlab.runner.pricing import cost_usd, estimate_tokens
 from facetlab.runner.progress import Mode, Progress, ProgressDisplay, RunStats
 from facetlab.runner.retry import RetryPolicy
 
@@ -102,17 +110,11 @@ class SweepResult:
     """What the run did (all zeros for a dry run)."""
     dry_run: bool = False
 
-    def records(self) -> list[Any]:
-        """Every record in ``<out>/records`` (TrialRecord objects), sorted by trial id."""
-        from facetlab.records.schema import TrialRecord
-
-        if self.out is None:
+    def records(self) -> list[TrialRecord]:
+        """Every record in ``<out>/records``, sorted by trial id."""
+        if self.out is None or not records_dir(self.out).is_dir():
             return []
-        folder = self.out / "records"
-        return [
-            TrialRecord.model_validate_json(p.read_text(encoding="utf-8"))
-            for p in sorted(folder.glob("*.json"))
-        ]
+        return read_records(records_dir(self.out))
 
 
 def default_model() -> str:
@@ -161,9 +163,25 @@ def resolve_instances(instances: Any) -> tuple[list[Any], Path | None]:
     if items and all(hasattr(i, "instance_id") for i in items):
         return items, None
     loaded = load_instances(items)
-    first = next((Path(i) for i in items if Path(str(i)).exists()), None)
+    first = next((Path(str(i)) for i in items if Path(str(i)).exists()), None)
     folder = None if first is None else (first if first.is_dir() else first.parent)
     return list(loaded.values()), folder
+
+
+@dataclass
+class _ModelTokens:
+    """Running token totals of one model's calls (for :func:`estimate`)."""
+
+    calls: int = 0
+    input: int = 0
+    output: int = 0
+    """Expected output tokens."""
+    max_output: int = 0
+
+
+def expected_output_tokens(trial: Trial) -> int:
+    """The reply length an estimate assumes: the probe's typical length, capped at max_tokens."""
+    return min(trial.params.max_tokens, EXPECTED_OUTPUT_TOKENS.get(trial.probe, 300))
 
 
 def estimate(
@@ -182,49 +200,45 @@ def estimate(
     cache_path = cache_dir or (out / "cache" if out is not None else None)
     cache = ResponseCache(cache_path) if cache_path is not None else None
     pending = [
-        t
-        for t in trials
-        if not (
-            have.get(t.trial_id) == "ok" or (have.get(t.trial_id) == "failed" and not retry_errors)
-        )
+        t for t in trials if not keeps_record(have.get(t.trial_id), retry_errors=retry_errors)
     ]
     to_call = [t for t in pending if cache is None or t.key not in cache]
-    inp = out_tok = max_out = 0
-    cost: float | None = 0.0
-    max_cost: float | None = 0.0
-    unpriced: set[str] = set()
-    per_model: dict[str, dict[str, float]] = {}
+    # Tokens per model; each model is priced once, on its totals.
+    tokens: dict[str, _ModelTokens] = {}
     for t in to_call:
-        i = estimate_tokens(t.prompt) + (estimate_tokens(t.params.system) if t.params.system else 0)
-        o = min(t.params.max_tokens, EXPECTED_OUTPUT_TOKENS.get(t.probe, 300))
-        inp += i
-        out_tok += o
-        max_out += t.params.max_tokens
-        entry = per_model.setdefault(t.model, {"trials": 0, "input_tokens": 0, "cost_usd": 0.0})
-        entry["trials"] += 1
-        entry["input_tokens"] += i
-        price = price_for(t.model)
-        if price is None:
-            unpriced.add(t.model)
+        entry = tokens.setdefault(t.model, _ModelTokens())
+        entry.calls += 1
+        entry.input += estimate_tokens(t.prompt) + (
+            estimate_tokens(t.params.system) if t.params.system else 0
+        )
+        entry.output += expected_output_tokens(t)
+        entry.max_output += t.params.max_tokens
+    per_model: dict[str, dict[str, float]] = {}
+    unpriced: list[str] = []
+    cost = max_cost = 0.0
+    for model, entry in tokens.items():
+        expected = cost_usd(model, entry.input, entry.output, batch=batch)
+        worst = cost_usd(model, entry.input, entry.max_output, batch=batch)
+        per_model[model] = {
+            "trials": entry.calls,
+            "input_tokens": entry.input,
+            "cost_usd": expected or 0.0,
+        }
+        if expected is None or worst is None:
+            unpriced.append(model)
             continue
-        factor = BATCH_DISCOUNT if batch else 1.0
-        c = (i * price.input_per_mtok + o * price.output_per_mtok) / 1e6 * factor
-        mc = (i * price.input_per_mtok + t.params.max_tokens * price.output_per_mtok) / 1e6 * factor
-        entry["cost_usd"] += c
-        cost = (cost or 0.0) + c
-        max_cost = (max_cost or 0.0) + mc
-    if unpriced:
-        cost = max_cost = None
+        cost += expected
+        max_cost += worst
     return Estimate(
         trials=len(trials),
         pending=len(pending),
         cached=len(pending) - len(to_call),
         to_call=len(to_call),
-        input_tokens=inp,
-        output_tokens=out_tok,
-        max_output_tokens=max_out,
-        cost_usd=cost,
-        max_cost_usd=max_cost,
+        input_tokens=sum(e.input for e in tokens.values()),
+        output_tokens=sum(e.output for e in tokens.values()),
+        max_output_tokens=sum(e.max_output for e in tokens.values()),
+        cost_usd=None if unpriced else cost,
+        max_cost_usd=None if unpriced else max_cost,
         unpriced_models=tuple(sorted(unpriced)),
         per_model=per_model,
     )
@@ -408,12 +422,11 @@ async def arun(
         template = p.template
         preset_extra = {"preset": p.name}
     if model is None:
-        model = default_model()
-        if model == DEFAULT_MODEL:
-            _print(
-                console,
-                "no model given and no provider key configured: using the simulated reasoner simulated/wadd",
-            )
+        model = default_model()  # raises unless it is the simulated reasoner
+        _print(
+            console,
+            f"no model given and no provider key configured: using the simulated reasoner {model}",
+        )
     models = [model] if isinstance(model, str) else list(model)
     if not models:
         raise ConfigError("no model given")
@@ -465,29 +478,18 @@ async def arun(
         return SweepResult(out_dir, plan, est, RunStats(total=len(plan.trials)), dry_run=True)
     assert out_dir is not None  # checked above: only dry runs go without a folder
     if budget_usd is not None:
-        if est.cost_usd is None:
-            raise BudgetExceededError(
-                f"--budget-usd {budget_usd}: no price for {', '.join(est.unpriced_models)}; "
-                "cannot check the budget (add a price with FACETLAB_PRICES)"
-            )
-        if est.cost_usd > budget_usd:
-            raise BudgetExceededError(
-                f"estimated cost {_fmt_usd(est.cost_usd)} exceeds --budget-usd ${budget_usd:,.4f}; "
-                "not starting (raise the budget or run fewer trials)"
-            )
-    owned: list[Backend] = []
+        _refuse_over_budget(est, budget_usd)
+    owned: list[Backend] = []  # backends built here are closed here
     if backends is None:
         from facetlab.backends import get_backend
 
-        built: dict[str, Backend] = {}
-        for m in models:
-            built[m] = get_backend(m, base_url=base_url, **dict(backend_options or {}))
-            owned.append(built[m])
-        backends = built
+        backends = {
+            m: get_backend(m, base_url=base_url, **dict(backend_options or {})) for m in models
+        }
+        owned = list(backends.values())
     missing = [m for m in models if m not in backends]
     if missing:
         raise ConfigError(f"no backend for model(s) {', '.join(missing)}")
-    lim = {k: v for k, v in (limits or {}).items()}
     default_limits = Limits(
         concurrency=concurrency,
         requests_per_minute=requests_per_minute,
@@ -495,7 +497,7 @@ async def arun(
     )
     options = ExecOptions(
         out=out_dir,
-        limits=lim,
+        limits=dict(limits or {}),
         default_limits=default_limits,
         retry=retry or RetryPolicy(),
         cache_dir=cache_path,
@@ -537,10 +539,7 @@ async def arun(
         options,
         progress=prog,
         display=display,
-        estimate_tokens=lambda t: (
-            estimate_tokens(t.prompt)
-            + min(t.params.max_tokens, EXPECTED_OUTPUT_TOKENS.get(t.probe, 300))
-        ),
+        estimate_tokens=lambda t: estimate_tokens(t.prompt) + expected_output_tokens(t),
     )
     try:
         with sweep_lock(out_dir):
@@ -552,6 +551,20 @@ async def arun(
     record_sweep(stats=stats)
     _print(console, summary_line(stats))
     return SweepResult(out_dir, plan, est, stats)
+
+
+def _refuse_over_budget(est: Estimate, budget_usd: float) -> None:
+    """A BudgetExceededError when the estimate is over the budget or cannot be priced."""
+    if est.cost_usd is None:
+        raise BudgetExceededError(
+            f"--budget-usd {budget_usd}: no price for {', '.join(est.unpriced_models)}; "
+            "cannot check the budget (add a price with FACETLAB_PRICES)"
+        )
+    if est.cost_usd > budget_usd:
+        raise BudgetExceededError(
+            f"estimated cost {_fmt_usd(est.cost_usd)} exceeds --budget-usd ${budget_usd:,.4f}; "
+            "not starting (raise the budget or run fewer trials)"
+        )
 
 
 def _check_model_strings(models: Sequence[str], backends: Mapping[str, Backend] | None) -> None:
@@ -582,7 +595,7 @@ def summary_line(stats: RunStats) -> str:
         text += f" (+ {stats.unpriced} call(s) of unknown cost: no price or no usage)"
     if stats.stopped_by_budget:
         text += " — stopped: budget reached (re-run with a higher --budget-usd to continue)"
-    bad = {k: v for k, v in stats.parse_status.items() if k not in ("ok",)}
+    bad = {k: v for k, v in stats.parse_status.items() if k != "ok"}
     if bad:
         text += "; parse: " + ", ".join(f"{k} {v}" for k, v in sorted(bad.items()))
     return text

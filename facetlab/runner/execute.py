@@ -27,6 +27,7 @@ from typing import Any
 import facetlab
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.errors import ConfigError
+from facetlab.models import canonical_model
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.own import write_record
 from facetlab.records.schema import TrialRecord, Usage, prompt_sha256
@@ -56,6 +57,7 @@ class ExecOptions:
     parser: str = "strict"
     timeout_s: float | None = 600.0
     sweep: str | None = None
+    """The sweep's name, stored in every record."""
     batch: bool = False
     batch_poll_s: float = 30.0
     """Seconds between polls of an open provider batch."""
@@ -64,11 +66,21 @@ class ExecOptions:
 
 
 def now_iso() -> str:
+    """The current UTC time, ISO 8601 with milliseconds and a ``Z``."""
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def records_dir(out: Path) -> Path:
+    """Where a sweep's records live: ``<out>/records``."""
     return out / "records"
+
+
+def keeps_record(status: str | None, *, retry_errors: bool) -> bool:
+    """Whether a trial's existing record stands (the trial is not run again).
+
+    ``ok`` always does; ``failed`` does unless ``retry_errors``; no record never does.
+    """
+    return status == "ok" or (status == "failed" and not retry_errors)
 
 
 def existing_status(out: Path) -> dict[str, str]:
@@ -84,15 +96,6 @@ def existing_status(out: Path) -> dict[str, str]:
         except (OSError, ValueError, KeyError, TypeError):
             continue  # unreadable: treated as missing and rewritten
     return found
-
-
-def _canonical(model: str) -> str | None:
-    try:
-        from facetlab.models import canonical_model
-    except ImportError:  # pragma: no cover - models is part of the package
-        return None
-    info = canonical_model(model)
-    return info.display_name if info else None
 
 
 def safe_parse(suite: ProbeSuite, trial: Trial, text: str, parser: str) -> ParseResult:
@@ -121,7 +124,10 @@ def build_record(
     batch: bool = False,
 ) -> TrialRecord:
     """The :class:`TrialRecord` of one finished trial (ok or failed)."""
-    provider, model_id = split_model(trial.model)
+    provider, model_id = (
+        (backend.provider, backend.model) if backend is not None else split_model(trial.model)
+    )
+    info = canonical_model(trial.model)
     estimates = weight_estimates(trial.instance) if trial.probe in WEIGHTED_PROBES else None
     residual = None
     if estimates is not None and parsed is not None and parsed.weights is not None:
@@ -142,12 +148,11 @@ def build_record(
         n_factors=trial.n_factors,
         repeat=trial.repeat,
         model=trial.model,
-        provider=backend.provider if backend is not None else provider,
-        model_id=backend.model if backend is not None else model_id,
+        provider=provider,
+        model_id=model_id,
         model_id_reported=response.model_id if response is not None else None,
-        canonical_model=_canonical(trial.model),
-        backend=(backend.provider if backend is not None else provider)
-        + ("-batch" if batch else ""),
+        canonical_model=info.display_name if info else None,
+        backend=provider + ("-batch" if batch else ""),
         params=trial.params.to_dict(),
         template=trial.template,
         prompt=trial.prompt,
@@ -212,6 +217,7 @@ class Executor:
         self._rng = random.Random(options.rng_seed)
 
     def limiter(self, provider: str) -> ProviderLimiter:
+        """The one limiter of ``provider`` (its own limits, else the defaults)."""
         if provider not in self._limiters:
             lim = self.options.limits.get(provider, self.options.default_limits)
             self._limiters[provider] = ProviderLimiter(lim)
@@ -257,8 +263,7 @@ class Executor:
         have = existing_status(self.options.out)
         todo: list[Trial] = []
         for trial in trials:
-            status = have.get(trial.trial_id)
-            if status == "ok" or (status == "failed" and not self.options.retry_errors):
+            if keeps_record(have.get(trial.trial_id), retry_errors=self.options.retry_errors):
                 self.stats.already_done += 1
                 continue
             todo.append(trial)
@@ -327,6 +332,7 @@ class Executor:
         )
 
     def finish_failure(self, trial: Trial, error: str, *, attempts: int, started_at: str) -> None:
+        """Record a trial that failed for good, with the provider's message."""
         self._finish(
             build_record(
                 trial,
@@ -344,6 +350,7 @@ class Executor:
         )
 
     async def run_trial(self, trial: Trial) -> None:
+        """Answer one trial from the cache or by calling its backend (with retries); record it."""
         if self.finish_from_cache(trial):
             return
         backend = self.backends.get(trial.model)
@@ -351,12 +358,14 @@ class Executor:
             raise ConfigError(f"no backend for model {trial.model!r}")
         limiter = self.limiter(backend.provider)
         policy = self.options.retry
+        timeout = self.options.timeout_s
         request = ModelRequest(trial.prompt, trial.request_params(), trial.context())
+        tokens = self._estimate(trial)
         started_at = now_iso()
         attempt = 0
         while True:
             attempt += 1
-            async with limiter.slot(self._estimate(trial)) as started:
+            async with limiter.slot(tokens) as started:
                 if attempt == 1 and self.stop:
                     self.stats.not_started += 1
                     return
@@ -364,12 +373,9 @@ class Executor:
                 self.stats.calls += 1
                 try:
                     call = backend.agenerate(request)
-                    timeout = self.options.timeout_s
                     response = await (asyncio.wait_for(call, timeout) if timeout else call)
                     error: BaseException | None = None
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:
+                except Exception as exc:  # not CancelledError (a BaseException): that propagates
                     error = exc
                 finally:
                     self.progress.in_flight -= 1
@@ -377,8 +383,9 @@ class Executor:
                 limiter.accepted(started)
                 self.finish_response(trial, response, attempts=attempt, started_at=started_at)
                 return
-            if not is_transient(error) or attempt >= policy.max_attempts:
-                suffix = "" if not is_transient(error) else f" (gave up after {attempt} attempts)"
+            transient = is_transient(error)
+            if not transient or attempt >= policy.max_attempts:
+                suffix = f" (gave up after {attempt} attempts)" if transient else ""
                 self.finish_failure(
                     trial, describe(error) + suffix, attempts=attempt, started_at=started_at
                 )

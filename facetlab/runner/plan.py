@@ -23,11 +23,13 @@ from typing import Any, Protocol
 
 from facetlab.backends.base import SamplingParams
 from facetlab.errors import ConfigError
+from facetlab.probes import PROBES
 from facetlab.probes.base import ParseResult
 from facetlab.runner.cache import cache_key
 
 WEIGHTED_PROBES = frozenset({"p2", "p3", "c2", "anchor"})
-KNOWN_PROBES = ("p1", "p2", "p3", "c2", "c0", "c3", "anchor")
+KNOWN_PROBES: tuple[str, ...] = tuple(PROBES)
+"""Probe names a sweep accepts: the keys of :data:`facetlab.probes.PROBES`."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,8 @@ class Trial:
 
 @dataclass(frozen=True)
 class Skipped:
+    """A (probe, instance) pair the plan leaves out, and why."""
+
     probe: str
     instance_id: str
     reason: str
@@ -120,10 +124,13 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Plan:
+    """The trials of a sweep (stable order, no duplicates) and the pairs it skipped."""
+
     trials: tuple[Trial, ...]
     skipped: tuple[Skipped, ...]
 
     def by_probe(self) -> dict[str, int]:
+        """Number of trials per probe, in first-seen order."""
         counts: dict[str, int] = {}
         for t in self.trials:
             counts[t.probe] = counts.get(t.probe, 0) + 1
@@ -156,17 +163,26 @@ def normalize_probes(probes: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def instance_variant(instance: Any) -> str:
-    """ "base", "counterfactual" or "adversarial" for an instance."""
+    """``"base"``, ``"counterfactual"`` or ``"adversarial"`` for an instance.
+
+    An explicit ``variant`` wins; otherwise the instance's own ``is_adversarial`` /
+    ``is_counterfactual`` flags (the ones the probes decide P2/P3 by), falling back to
+    the FACET id conventions (``-adv``, ``-cf-``) for objects without them.
+    """
     variant = getattr(instance, "variant", None)
     if isinstance(variant, str) and variant:
         return variant
     iid = str(getattr(instance, "instance_id", ""))
-    if "-adv" in iid:
+    adversarial = getattr(instance, "is_adversarial", None)
+    if not isinstance(adversarial, bool):
+        adversarial = "-adv" in iid
+    if adversarial:
         return "adversarial"
-    kind = getattr(instance, "instance_type", None)
-    if kind == "counterfactual" or "-cf-" in iid:
-        return "counterfactual"
-    return "base"
+    counterfactual = getattr(instance, "is_counterfactual", None)
+    if not isinstance(counterfactual, bool):
+        kind = getattr(instance, "instance_type", None)
+        counterfactual = kind == "counterfactual" or "-cf-" in iid
+    return "counterfactual" if counterfactual else "base"
 
 
 def weight_estimates(instance: Any) -> dict[str, float] | None:
@@ -181,6 +197,7 @@ def weight_estimates(instance: Any) -> dict[str, float] | None:
 
 
 def neutralized_label(instance: Any) -> str | None:
+    """Label of the factor a counterfactual neutralizes (``"F1"``), or None."""
     value = getattr(instance, "neutralized_label", None)
     if callable(value):
         value = value()
@@ -218,20 +235,9 @@ def plan_sweep(
         raise ConfigError("no model given")
     if not instances:
         raise ConfigError("no instances given")
-
-    def params_of(model: str) -> SamplingParams:
-        if params is None:
-            return SamplingParams()
-        if isinstance(params, SamplingParams):
-            return params
-        try:
-            return params[model]
-        except KeyError:
-            raise ConfigError(f"no sampling params given for model {model!r}") from None
-
-    trials: list[Trial] = []
-    skipped: list[Skipped] = []
-    seen: set[str] = set()
+    # Per model, once: the params sent and their dict (part of every trial's cache key).
+    params_by_model = {model: _params_of(params, model) for model in models}
+    params_dicts = {model: p.to_dict() for model, p in params_by_model.items()}
 
     def reps(model: str, probe: str, iid: str, factor: str | None) -> int:
         n = repeats(model, probe, iid, factor) if callable(repeats) else repeats
@@ -250,6 +256,9 @@ def plan_sweep(
         finder = getattr(suite, "base_of", None)  # optional: load it from the data
         return finder(instance) if callable(finder) else None
 
+    trials: list[Trial] = []
+    skipped: list[Skipped] = []
+    seen: set[str] = set()
     for instance in instances:
         iid = str(instance.instance_id)
         base_instance = base_of(instance)
@@ -258,14 +267,22 @@ def plan_sweep(
                 skipped.append(Skipped(probe, iid, _skip_reason(probe, instance)))
                 continue
             for cell in suite.cells(probe, instance, template=template):
-                per_factor = cell.factor is not None
+                # Shared by every trial of the cell. A per-factor cell (C2) is keyed by
+                # its anchor and stands for the anchor's factor K.
                 cell_id = f"{iid}-{probe}-{cell.factor.lower()}" if cell.factor else iid
                 n_factors = len(getattr(cell.built_from, "factors", ()) or ())
+                cell_base_id: str | None
+                foi: str | None
+                if cell.factor is not None:
+                    cell_base_id, variant, foi = iid, probe, cell.factor
+                    cell_base: Any = instance
+                else:
+                    cell_base_id = getattr(instance, "base_instance_id", None)
+                    variant, foi = instance_variant(instance), neutralized_label(instance)
+                    cell_base = base_instance
                 for model in models:
-                    model_params = params_of(model)
-                    params_dict = model_params.to_dict()
                     for repeat in range(reps(model, probe, iid, cell.factor)):
-                        key = cache_key(model, params_dict, template, cell.prompt, repeat)
+                        key = cache_key(model, params_dicts[model], template, cell.prompt, repeat)
                         tid = _trial_id(probe, cell_id, repeat, key)
                         if tid in seen:
                             continue
@@ -277,27 +294,35 @@ def plan_sweep(
                                 probe=probe,
                                 model=model,
                                 instance_id=cell_id,
-                                base_instance_id=(
-                                    iid
-                                    if per_factor
-                                    else getattr(instance, "base_instance_id", None)
-                                ),
-                                variant=probe if per_factor else instance_variant(instance),
-                                factor_of_interest=(
-                                    cell.factor if per_factor else neutralized_label(instance)
-                                ),
+                                base_instance_id=cell_base_id,
+                                variant=variant,
+                                factor_of_interest=foi,
                                 perturbed_factor=cell.factor,
                                 n_factors=n_factors,
                                 repeat=repeat,
                                 template=template,
                                 prompt=cell.prompt,
-                                params=model_params,
+                                params=params_by_model[model],
                                 seed=derive_seed(seed, tid),
                                 instance=cell.built_from,
-                                base_instance=instance if per_factor else base_instance,
+                                base_instance=cell_base,
                             )
                         )
     return Plan(tuple(trials), tuple(skipped))
+
+
+def _params_of(
+    params: SamplingParams | Mapping[str, SamplingParams] | None, model: str
+) -> SamplingParams:
+    """The sampling params of ``model``: the sweep's one set, or its entry in a mapping."""
+    if params is None:
+        return SamplingParams()
+    if isinstance(params, SamplingParams):
+        return params
+    try:
+        return params[model]
+    except KeyError:
+        raise ConfigError(f"no sampling params given for model {model!r}") from None
 
 
 def _skip_reason(probe: str, instance: Any) -> str:
@@ -314,11 +339,3 @@ def _skip_reason(probe: str, instance: Any) -> str:
     if probe == "c2":
         return "C2 needs a perturbation file (perturbations/<id>-c2.json)"
     return f"{probe.upper()} does not apply to this instance"
-
-
-def plan_summary(plan: Plan, models: Sequence[str] | None = None) -> Mapping[str, Any]:
-    """Counts for printing: trials per probe and per model, skipped pairs."""
-    per_model: dict[str, int] = {}
-    for t in plan.trials:
-        per_model[t.model] = per_model.get(t.model, 0) + 1
-    return {"trials": len(plan.trials), "per_probe": plan.by_probe(), "per_model": per_model}

@@ -11,15 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from facetlab.errors import ConfigError, FacetlabError
+from facetlab.errors import FacetlabError
 from facetlab.probes.base import ParseResult, Probe
 from facetlab.runner.plan import Cell
-
-
-def _probes() -> dict[str, Probe]:
-    from facetlab.probes import PROBES
-
-    return dict(PROBES)
 
 
 class FacetSuite:
@@ -31,26 +25,23 @@ class FacetSuite:
 
     def __init__(self, instances_dir: Path | str | None = None) -> None:
         self.instances_dir = Path(instances_dir) if instances_dir else None
-        self._probes = _probes()
+        # Loaded once per instance: the planner asks applies_to and then cells.
         self._psets: dict[str, Any] = {}
         self._csets: dict[str, Any] = {}
 
     def probe(self, name: str) -> Probe:
-        try:
-            return self._probes[name]
-        except KeyError:
-            known = ", ".join(sorted(self._probes))
-            raise ConfigError(f"unknown probe {name!r}; facetlab.probes has {known}") from None
+        """The probe called ``name`` (a ConfigError listing the known ones otherwise)."""
+        from facetlab.probes import get_probe
+
+        return get_probe(name)
 
     def perturbation_set(self, instance: Any) -> Any:
+        """The C2 file ``<instances_dir>/perturbations/<id>-c2.json``, or None."""
         iid = str(instance.instance_id)
         if iid not in self._psets:
             from facetlab.instances import find_perturbation_set
 
-            try:
-                self._psets[iid] = find_perturbation_set(iid, self.instances_dir)
-            except FileNotFoundError:
-                self._psets[iid] = None
+            self._psets[iid] = find_perturbation_set(iid, self.instances_dir)
         return self._psets[iid]
 
     def compliance_set(self, instance: Any) -> Any:
@@ -86,22 +77,20 @@ class FacetSuite:
             return None  # a missing base only means less context for simulated backends
 
     def applies_to(self, probe: str, instance: Any) -> bool:
+        """Whether ``probe`` runs on ``instance`` (C2 and C3 need their file)."""
         p = self.probe(probe)
-        pset = self.perturbation_set(instance) if p.per_factor else None
-        cset = self.compliance_set(instance) if probe == "c3" else None
         return p.applies_to(
             instance,
-            perturbations_available=pset is not None,
-            compliance_available=cset is not None,
+            perturbations_available=p.per_factor and self.perturbation_set(instance) is not None,
+            compliance_available=p.name == "c3" and self.compliance_set(instance) is not None,
         )
 
     def cells(self, probe: str, instance: Any, *, template: str) -> Sequence[Cell]:
+        """One cell per prompt: one for whole-instance probes, one per perturbed factor for C2."""
         p = self.probe(probe)
-        if probe == "c3":
-            cset = self.compliance_set(instance)
-            return [Cell(p.build_prompt(instance, template=template, compliance=cset), instance)]
         if not p.per_factor:
-            return [Cell(p.build_prompt(instance, template=template), instance)]
+            extra = {"compliance": self.compliance_set(instance)} if p.name == "c3" else {}
+            return [Cell(p.build_prompt(instance, template=template, **extra), instance)]
         pset = self.perturbation_set(instance)
         out: list[Cell] = []
         for factor_id in p.factors(instance, pset):
@@ -115,4 +104,5 @@ class FacetSuite:
         return out
 
     def parse_reply(self, probe: str, text: str, instance: Any, *, parser: str) -> ParseResult:
+        """The probe's parse of ``text`` (never raises on model output)."""
         return self.probe(probe).parse(text, instance, parser=parser)
