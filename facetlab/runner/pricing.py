@@ -13,6 +13,7 @@ override or extend it with a JSON file named by ``FACETLAB_PRICES``
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass
@@ -82,21 +83,31 @@ def _overrides() -> dict[str, Price]:
     if not path:
         return {}
     try:
+        stat = Path(path).stat()
+    except OSError as exc:
+        raise ConfigError(f"FACETLAB_PRICES={path}: cannot read price file: {exc}") from exc
+    # priced once per paid response: re-read the file only when it changes
+    return dict(_read_overrides(path, stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=8)
+def _read_overrides(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, Price], ...]:
+    try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError(f"FACETLAB_PRICES={path}: cannot read price file: {exc}") from exc
     if not isinstance(raw, dict):
         raise ConfigError(f"FACETLAB_PRICES={path}: expected an object of model id -> prices")
-    out: dict[str, Price] = {}
+    out: list[tuple[str, Price]] = []
     for model_id, entry in raw.items():
         try:
-            out[model_id] = Price(float(entry["input"]), float(entry["output"]))
+            out.append((model_id, Price(float(entry["input"]), float(entry["output"]))))
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(
                 f"FACETLAB_PRICES={path}: /{model_id} must be "
                 '{"input": <USD per 1M>, "output": <USD per 1M>}'
             ) from exc
-    return out
+    return tuple(out)
 
 
 def split_model(model: str) -> tuple[str, str]:
