@@ -37,17 +37,19 @@ def demo() -> nbformat.NotebookNode:
                 "samples = 20          # samples per condition\n"
                 "sequential = False    # adaptive sampling with an anytime-valid test\n"
                 'method = "bootstrap"  # or "exact"\n'
-                'examples_dir = "../examples"'
+                "examples_dir = None  # None: <checkout>/examples (from notebooks/ or the root)"
             ),
             new_code_cell(
                 "from pathlib import Path\n\n"
                 "import pandas as pd\n\n"
                 "from facetlab.craft import InspectOptions, findings_table, inspect, to_console\n"
                 "from facetlab.craft.cli import load_config\n"
-                "from facetlab.craft.plot import plot_report\n\n"
+                "from facetlab.craft.plot import plot_report\n"
+                "from facetlab.reproduce import project_root\n\n"
                 "options = InspectOptions(samples=samples, sequential=sequential, method=method,\n"
                 "                         max_samples=samples)\n"
-                "configs = {name: load_config(Path(examples_dir) / f'{name}.py')\n"
+                "examples = Path(examples_dir) if examples_dir else project_root() / 'examples'\n"
+                "configs = {name: load_config(examples / f'{name}.py')\n"
                 "           for name in ['ticket_triage', 'ticket_triage_faithful']}\n"
                 "reports = {name: inspect(c.adapter, c.input, options) for name, c in configs.items()}"
             ),
