@@ -44,9 +44,10 @@ from typing import Any
 
 from facetlab.backends.base import ModelRequest, ModelResponse, Usage
 from facetlab.errors import ConfigError, PermanentBackendError, RecordError
+from facetlab.models import canonical_model
+from facetlab.records.facet_v3 import weighted_probe_of
 
 ENV_MIRROR = "FACETLAB_DATA_MIRROR"
-_COUNTERFACTUALS = frozenset({"facet-neg-cf-001", "facet-neg-cf-002", "facet-neg-cf-003"})
 _PILOT_C2 = re.compile(r"-c2-f\d+$")
 
 
@@ -56,8 +57,6 @@ def model_key(label: str) -> str:
     >>> model_key("sonnet"), model_key("openai/gpt-5.4"), model_key("gemini-default")
     ('Claude Sonnet 4.6', 'GPT-5.4', 'gemini-default')
     """
-    from facetlab.models import canonical_model  # local: keeps import of backends light
-
     info = canonical_model(label)
     if info is not None:
         return info.display_name
@@ -120,14 +119,6 @@ def _stamp_from_iso(value: Any) -> str:
     return f"{digits[:8]}-{digits[8:14]}" if len(digits) >= 14 else ""
 
 
-def _weighted_probe(instance_id: str) -> str:
-    if instance_id in _COUNTERFACTUALS:
-        return "p2"
-    if "-adv" in instance_id:
-        return "p3"
-    return "anchor"
-
-
 def _iter_weighted(root: Path) -> Iterator[Recording]:
     base = root / "results" / "weighted-probe"
     for folder, is_c2 in ((base, False), (base / "c2", True)):
@@ -144,7 +135,7 @@ def _iter_weighted(root: Path) -> Iterator[Recording]:
                 response=_text(data, "raw_response", shown, ""),
                 source=f"{shown}#/raw_response",
                 instance_id=instance_id,
-                probe="c2" if is_c2 else _weighted_probe(instance_id),
+                probe="c2" if is_c2 else weighted_probe_of(instance_id).lower(),
                 form="weighted" if is_c2 else "",
                 timestamp=str(data.get("timestamp") or ""),
                 elapsed_s=float(elapsed) if isinstance(elapsed, int | float) else None,

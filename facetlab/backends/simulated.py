@@ -50,6 +50,7 @@ from urllib.parse import parse_qsl
 from facetlab.backends.base import ModelRequest, ModelResponse, Usage
 from facetlab.errors import ConfigError, PermanentBackendError
 from facetlab.instances import NEUTRALIZED, label_of
+from facetlab.probes import WEIGHTED_PROBES
 
 Rule = Literal["wadd", "lex", "cue", "mixture"]
 Style = Literal["honest", "canonical", "theater"]
@@ -68,8 +69,6 @@ NEUTRALITY_CUES: tuple[str, ...] = (
     "not load-bearing",
     "diffuse",
 )
-
-_WEIGHTED_PROBES = frozenset({"p2", "p3", "anchor"})
 
 
 @dataclass(frozen=True)
@@ -361,7 +360,7 @@ def reply(reasoner: Reasoner, context: Mapping[str, Any], rng: random.Random) ->
     if probe == "c3":
         reqs = context.get("n_requirements") or len(facs)
         return "\n".join(f"R{i}: {decision.answer}" for i in range(1, int(reqs) + 1))
-    if probe in _WEIGHTED_PROBES or probe.startswith("c2"):
+    if probe in WEIGHTED_PROBES or probe.startswith("c2"):
         weights = _reported_weights(reasoner, decision, facs, rng)
         text = ", ".join(f"{k}: {v}" for k, v in weights.items()) + "\n" + decision.answer
         if reasoner.format_noise and rng.random() < reasoner.format_noise:

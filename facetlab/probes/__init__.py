@@ -57,6 +57,9 @@ from facetlab.probes.weighted_rank import ANCHOR, P2, P3, weighted_rank_prompt
 
 PROBES: dict[str, Probe] = {p.name: p for p in (P1, P2, P3, C2, C0, C3, ANCHOR)}
 
+WEIGHTED_PROBES: frozenset[str] = frozenset({"p2", "p3", "c2", "anchor"})
+"""Probes whose reply is a weight vector plus a yes/no line (the weighted-rank family)."""
+
 PARSERS = ("strict", "facet-v3")
 
 
@@ -112,6 +115,7 @@ __all__ = [
     "RECONSTRUCTION_QUESTION",
     "SUM_TOLERANCE",
     "TEMPLATES",
+    "WEIGHTED_PROBES",
     "ParseResult",
     "Probe",
     "Template",

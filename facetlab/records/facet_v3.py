@@ -98,6 +98,20 @@ def _variant_of(instance_id: str) -> str:
     return "base"
 
 
+def weighted_probe_of(instance_id: str, variant: str | None = None) -> str:
+    """The probe a FACET v3 weighted-rank file ran: "P2" on the three cued
+    counterfactuals, "P3" on their adversarial rewrites, else "anchor".
+
+    >>> weighted_probe_of("facet-neg-cf-002"), weighted_probe_of("facet-neg-cf-002-adv")
+    ('P2', 'P3')
+    """
+    if instance_id in _COUNTERFACTUALS:
+        return "P2"
+    if (variant or _variant_of(instance_id)) == "adversarial":
+        return "P3"
+    return "anchor"
+
+
 def load_instance_index(instances_dir: Path) -> dict[str, InstanceInfo]:
     """Index the instance files directly under ``instances_dir`` by ``instance_id``.
 
@@ -320,12 +334,7 @@ def read_weighted_file(
         instance_id = raw_id
         info = instances.get(raw_id)
         variant = info.variant if info else _variant_of(raw_id)
-        if raw_id in _COUNTERFACTUALS:
-            probe = "P2"
-        elif variant == "adversarial":
-            probe = "P3"
-        else:
-            probe = "anchor"
+        probe = weighted_probe_of(raw_id, variant)
         neutral = data.get("neutralized_factor")
         if neutral is not None and not isinstance(neutral, str):
             raise RecordError(

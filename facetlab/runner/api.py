@@ -179,6 +179,12 @@ class _ModelTokens:
     max_output: int = 0
 
 
+def expected_input_tokens(trial: Trial) -> int:
+    """The input an estimate assumes: the prompt plus the system prompt (chars/4)."""
+    system = trial.params.system
+    return estimate_tokens(trial.prompt) + (estimate_tokens(system) if system else 0)
+
+
 def expected_output_tokens(trial: Trial) -> int:
     """The reply length an estimate assumes: the probe's typical length, capped at max_tokens."""
     return min(trial.params.max_tokens, EXPECTED_OUTPUT_TOKENS.get(trial.probe, 300))
@@ -208,9 +214,7 @@ def estimate(
     for t in to_call:
         entry = tokens.setdefault(t.model, _ModelTokens())
         entry.calls += 1
-        entry.input += estimate_tokens(t.prompt) + (
-            estimate_tokens(t.params.system) if t.params.system else 0
-        )
+        entry.input += expected_input_tokens(t)
         entry.output += expected_output_tokens(t)
         entry.max_output += t.params.max_tokens
     per_model: dict[str, dict[str, float]] = {}
@@ -539,7 +543,7 @@ async def arun(
         options,
         progress=prog,
         display=display,
-        estimate_tokens=lambda t: estimate_tokens(t.prompt) + expected_output_tokens(t),
+        estimate_tokens=lambda t: expected_input_tokens(t) + expected_output_tokens(t),
     )
     try:
         with sweep_lock(out_dir):

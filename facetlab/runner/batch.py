@@ -235,7 +235,7 @@ async def run_batches(
         adapter = adapter_for(owner)
         while not await adapter.ended(entry["id"]):
             executor.progress.in_flight = sum(len(b["trials"]) for b in state.open_batches())
-            executor._tick()
+            executor.refresh_display()
             await asyncio.sleep(poll)
         results = await adapter.results(entry["id"])
         seen: set[str] = set()

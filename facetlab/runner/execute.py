@@ -28,12 +28,13 @@ import facetlab
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.errors import ConfigError
 from facetlab.models import canonical_model
+from facetlab.probes import WEIGHTED_PROBES
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.own import write_record
 from facetlab.records.schema import TrialRecord, Usage, prompt_sha256
 from facetlab.runner.cache import ResponseCache
 from facetlab.runner.limits import Limits, ProviderLimiter
-from facetlab.runner.plan import WEIGHTED_PROBES, ProbeSuite, Trial, weight_estimates
+from facetlab.runner.plan import ProbeSuite, Trial, weight_estimates
 from facetlab.runner.pricing import cost_usd, split_model
 from facetlab.runner.progress import Progress, ProgressDisplay, RunStats
 from facetlab.runner.retry import RetryPolicy, describe, is_rate_limit, is_transient, retry_after_of
@@ -223,7 +224,8 @@ class Executor:
             self._limiters[provider] = ProviderLimiter(lim)
         return self._limiters[provider]
 
-    def _tick(self) -> None:
+    def refresh_display(self) -> None:
+        """Redraw live progress (also called by the batch collector while it polls)."""
         if self.display is not None:
             self.display.update()
 
@@ -238,7 +240,7 @@ class Executor:
         if record.cached:
             st.cached += 1
         st.parse_status[record.parse_status] = st.parse_status.get(record.parse_status, 0) + 1
-        self._tick()
+        self.refresh_display()
 
     def _account(
         self, trial: Trial, response: ModelResponse, *, batch: bool = False
@@ -398,7 +400,7 @@ class Executor:
                 if retry_after is not None:
                     limiter.pause(retry_after)
             self.progress.retrying += 1
-            self._tick()
+            self.refresh_display()
             try:
                 await asyncio.sleep(policy.delay(attempt, retry_after, self._rng))
             finally:

@@ -27,7 +27,6 @@ from facetlab.probes import PROBES
 from facetlab.probes.base import ParseResult
 from facetlab.runner.cache import cache_key
 
-WEIGHTED_PROBES = frozenset({"p2", "p3", "c2", "anchor"})
 KNOWN_PROBES: tuple[str, ...] = tuple(PROBES)
 """Probe names a sweep accepts: the keys of :data:`facetlab.probes.PROBES`."""
 
