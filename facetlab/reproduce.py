@@ -283,7 +283,7 @@ def find_notebooks(notebooks_dir: Path, names: Sequence[str] = PAPER_NOTEBOOKS) 
     if missing:
         raise ConfigError(
             f"{notebooks_dir}: missing notebook(s) {missing} "
-            "(run python notebooks/build_notebooks.py and the claims builder)"
+            "(restore them from git: git checkout -- notebooks/)"
         )
     return found
 

@@ -11,5 +11,6 @@ export MPLBACKEND=Agg
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[dev]"
+bash scripts/git-notebook-filter.sh
 .venv/bin/facetlab data fetch
 .venv/bin/facetlab reproduce
