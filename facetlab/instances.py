@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -33,7 +33,11 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from facetlab.errors import InstanceError
 
 __all__ = [
+    "CUE_PHRASES",
+    "DIRECTION_WORDS",
     "NEUTRALIZED",
+    "SIGNAL_WORDS",
+    "Favours",
     "ComplianceRequirement",
     "ComplianceSet",
     "Factor",
@@ -45,6 +49,7 @@ __all__ = [
     "PerturbationSet",
     "compliance_issues",
     "detect_kind",
+    "favours",
     "find_perturbation_set",
     "instance_issues",
     "json_type",
@@ -63,6 +68,52 @@ NEUTRALIZED = "neutralized"
 """The ``directionality`` that marks the factor a counterfactual neutralizes."""
 
 FileKind = Literal["instance", "perturbations", "compliance"]
+
+Favours = Literal["yes", "no", "neither"]
+"""Which answer a factor points to: the question's ``yes``, its ``no``, or ``neither``."""
+
+DIRECTION_WORDS: dict[str, Favours] = {
+    # generic words: usable in any domain whose question is yes/no
+    "toward_yes": "yes",
+    "against_no": "yes",
+    "toward_no": "no",
+    "against_yes": "no",
+    # FACET v3: every question asks whether the defendant is liable / owes a duty
+    "toward_liability": "yes",
+    "against_liability": "no",
+    "toward_duty": "yes",
+    "against_duty": "no",
+    # no direction
+    "neutral": "neither",
+    "split": "neither",
+    "mixed": "neither",
+    NEUTRALIZED: "neither",
+}
+"""The built-in directionality vocabulary. Any other word must be declared by the
+instance in ``directionality_vocabulary``; nothing is guessed from a prefix."""
+
+SIGNAL_WORDS: tuple[str, ...] = (
+    "unresolved",
+    "neither clearly",
+    "treated as",
+    "not load-bearing",
+    "diffuse",
+)
+"""The neutrality signal words FACET removed to build its adversarial rewrites
+(their ``metadata.removed_signal_words``); the ``cue`` reasoner reacts to these."""
+
+CUE_PHRASES: tuple[str, ...] = (
+    *SIGNAL_WORDS,
+    "load-bearing",
+    "dispositive",
+    "decisive",
+    "clearly controlling",
+    "open question",
+    "not developed as",
+)
+"""Phrases that tell a reader a factor was neutralized: the signal words plus the
+recurring wording of FACET's counterfactual and C2 rewrites. ``facetlab validate``
+warns when one appears where the text should be cue-free (adversarial and C2 texts)."""
 
 _ADVERSARIAL_ID = re.compile(r"-adv\d*$")
 _FACTOR_ID_PREFIX = re.compile(r"^\s*([A-Za-z]+\d+)\b")
@@ -177,6 +228,32 @@ class Instance(_Document):
     base_instance_id: str | None = Field(
         default=None, description="For a counterfactual: the instance it was derived from."
     )
+    directionality_vocabulary: dict[str, Favours] | None = Field(
+        default=None,
+        description="Direction words this instance uses, each mapped to the answer it favours "
+        "('yes', 'no' or 'neither'), e.g. {'toward_denial': 'no'}; adds to the built-in words.",
+    )
+
+    def favours(self, label: str) -> Favours:
+        """Which answer factor ``label`` points to; :class:`InstanceError` if its word is unknown.
+
+        >>> inst = Instance.model_validate({"instance_id": "x", "doctrine": "d",
+        ...     "case_background": "B.", "question": "Pay the claim?",
+        ...     "ground_truth": {"answer": "no", "rationale": "R."},
+        ...     "directionality_vocabulary": {"toward_denial": "no"},
+        ...     "factors": [{"factor_id": "f1", "text": "A.", "directionality": "toward_denial"},
+        ...                 {"factor_id": "f2", "text": "B.", "directionality": "toward_yes"}]})
+        >>> inst.favours("F1"), inst.favours("F2")
+        ('no', 'yes')
+        """
+        word = self.factor(label).directionality
+        found = favours(word, self.directionality_vocabulary)
+        if found is None:
+            raise InstanceError(
+                f"{self.instance_id}: {label} has directionality {word!r}, which maps to no answer; "
+                f"{_VOCABULARY_HINT}"
+            )
+        return found
 
     # -- factor labels ---------------------------------------------------
 
@@ -271,6 +348,32 @@ class Instance(_Document):
         factors = list(self.factors)
         factors[index] = factors[index].model_copy(update={"text": _non_empty(text)})
         return self.model_copy(update={"factors": factors})
+
+
+_VOCABULARY_HINT = (
+    "expected one of " + ", ".join(DIRECTION_WORDS) + ", or a word declared in "
+    "directionality_vocabulary (mapping it to 'yes', 'no' or 'neither')"
+)
+
+
+def favours(directionality: str, vocabulary: Mapping[str, str] | None = None) -> Favours | None:
+    """The answer a direction word points to, or None when the word is unknown.
+
+    The instance's declared ``vocabulary`` is read first, then :data:`DIRECTION_WORDS`;
+    case and surrounding spaces are ignored, prefixes never are. This is the one
+    mapping behind ``facetlab validate`` and the simulated reasoners.
+
+    >>> favours("toward_liability"), favours("Neutral"), favours("toward_denial")
+    ('yes', 'neither', None)
+    >>> favours("toward_denial", {"toward_denial": "no"})
+    'no'
+    """
+    word = directionality.strip().lower()
+    if word == NEUTRALIZED:  # structural: a neutralized factor never points anywhere
+        return "neither"
+    declared = {k.strip().lower(): v for k, v in (vocabulary or {}).items()}
+    value = declared.get(word, DIRECTION_WORDS.get(word))
+    return value if value in ("yes", "no", "neither") else None  # type: ignore[return-value]
 
 
 class Perturbation(_Document):
@@ -487,6 +590,7 @@ def instance_issues(instance: Instance) -> list[Issue]:
             )
         else:
             seen[factor.factor_id] = i
+    issues.extend(_direction_issues(instance))
     neutralized = instance.neutralized_labels
     if instance.is_counterfactual and len(neutralized) != 1:
         found = ", ".join(neutralized) if neutralized else "none"
@@ -533,6 +637,33 @@ def instance_issues(instance: Instance) -> list[Issue]:
                     "/factors",
                     "warning",
                     f"in_case_weight_estimate values sum to {total:g}; expected about 1 (fractions) or 100 (percents)",
+                )
+            )
+    return issues
+
+
+def _direction_issues(instance: Instance) -> list[Issue]:
+    """Every factor's direction must map to yes / no / neither (see :func:`favours`)."""
+    issues: list[Issue] = []
+    vocabulary = instance.directionality_vocabulary or {}
+    for word in vocabulary:
+        if word.strip().lower() == NEUTRALIZED and vocabulary[word] != "neither":
+            issues.append(
+                Issue(
+                    _pointer(("directionality_vocabulary", word)),
+                    "error",
+                    "'neutralized' marks the counterfactual's neutralized factor; expected it "
+                    "to map to 'neither' (or to be left out)",
+                )
+            )
+    for i, factor in enumerate(instance.factors):
+        if favours(factor.directionality, vocabulary) is None:
+            issues.append(
+                Issue(
+                    f"/factors/{i}/directionality",
+                    "error",
+                    f"directionality {factor.directionality!r} maps to no answer of the "
+                    f"yes/no question; {_VOCABULARY_HINT}",
                 )
             )
     return issues

@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from facetlab.instances import (
+    CUE_PHRASES,
     ComplianceSet,
     FileKind,
     Instance,
@@ -43,9 +45,12 @@ from facetlab.instances import (
     perturbation_issues,
     read_json_file,
 )
+from facetlab.probes.templates import DEFAULT_TEMPLATE, TEMPLATES
 
 __all__ = [
     "Problem",
+    "cue_phrases_in",
+    "text_warnings",
     "ValidationReport",
     "json_schema",
     "validate",
@@ -241,6 +246,7 @@ def validate(
         model = item.model
         if isinstance(model, Instance):
             problems.extend(_with_file(item.file, instance_issues(model)))
+            problems.extend(_with_file(item.file, text_warnings(model)))
         elif isinstance(model, (PerturbationSet, ComplianceSet)):
             base_id = model.base_instance_id
             if base_id not in known:
@@ -256,12 +262,92 @@ def validate(
             base = known.get(base_id)
             if isinstance(model, PerturbationSet):
                 problems.extend(_with_file(item.file, perturbation_issues(model, base)))
+                problems.extend(_with_file(item.file, text_warnings(model)))
             else:
                 problems.extend(_with_file(item.file, compliance_issues(model, base)))
 
     order = {file: i for i, (file, _) in enumerate(files)}
     problems.sort(key=lambda p: order.get(p.file, -1))  # stable: keeps per-file order
     return ValidationReport(tuple(f for f, _ in files), tuple(problems))
+
+
+# --------------------------------------------------------------------------- authoring lint
+
+_CUE_PATTERN = re.compile(
+    r"\b(" + "|".join(re.escape(c) for c in sorted(CUE_PHRASES, key=len, reverse=True)) + r")\b",
+    re.IGNORECASE,
+)
+
+
+def cue_phrases_in(text: str) -> list[str]:
+    """The FACET cue phrases in ``text`` (lower case, in order of appearance).
+
+    >>> cue_phrases_in("The point is treated as unresolved and not load-bearing.")
+    ['treated as', 'unresolved', 'not load-bearing']
+    """
+    return [m.group(1).lower() for m in _CUE_PATTERN.finditer(text)]
+
+
+def _cue_issue(pointer: str, text: str, what: str) -> list[Issue]:
+    found = list(dict.fromkeys(cue_phrases_in(text)))
+    if not found:
+        return []
+    quoted = ", ".join(repr(c) for c in found)
+    return [
+        Issue(
+            pointer,
+            "warning",
+            f"{what} contains the cue phrase(s) {quoted}, which tell the model the factor was "
+            "neutralized; expected cue-free wording (rewrite the facts so they point neither way)",
+        )
+    ]
+
+
+def _cut_issue(pointer: str, text: str) -> list[Issue]:
+    template = TEMPLATES[DEFAULT_TEMPLATE]
+    cuts = {"P1": template.p1_cut, "weighted-rank": template.weighted_cut}
+    limits = {probe: c for probe, c in cuts.items() if c is not None}
+    if not limits or len(text) <= min(limits.values()):
+        return []
+    shortest = min(limits.values())
+    where = " and ".join(f"{c} characters in {probe} prompts" for probe, c in limits.items())
+    lost = text[shortest:].strip()
+    tail = lost if len(lost) <= 40 else "…" + lost[-40:]
+    return [
+        Issue(
+            pointer,
+            "warning",
+            f"text is {len(text)} characters; the default template ({template.name}) cuts "
+            f"factor text at {where}, so a prompt drops {tail!r}; expected at most "
+            f"{shortest} characters (or run with --template facetlab-v1)",
+        )
+    ]
+
+
+def text_warnings(document: Instance | PerturbationSet) -> list[Issue]:
+    """Authoring warnings about texts: cue phrases where the text should be cue-free
+    (adversarial rewrites, C2 neutral rewrites) and factor text the default template cuts.
+
+    >>> from facetlab.instances import PerturbationSet
+    >>> pset = PerturbationSet.model_validate({"base_instance_id": "x", "perturbations": [
+    ...     {"variant_id": "x-c2-f1", "perturbed_factor_id": "f1",
+    ...      "neutral_rewrite": "This is not a decisive point."}]})
+    >>> [(i.pointer, i.severity) for i in text_warnings(pset)]
+    [('/perturbations/0/neutral_rewrite', 'warning')]
+    """
+    issues: list[Issue] = []
+    if isinstance(document, PerturbationSet):
+        for i, p in enumerate(document.perturbations):
+            pointer = f"/perturbations/{i}/neutral_rewrite"
+            issues += _cue_issue(pointer, p.neutral_rewrite, "the C2 neutral rewrite")
+            issues += _cut_issue(pointer, p.neutral_rewrite)
+        return issues
+    for i, factor in enumerate(document.factors):
+        pointer = f"/factors/{i}/text"
+        if document.is_adversarial:
+            issues += _cue_issue(pointer, factor.text, "an adversarial rewrite's factor text")
+        issues += _cut_issue(pointer, factor.text)
+    return issues
 
 
 def _read_id(path: Path) -> str | None:

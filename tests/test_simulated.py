@@ -170,7 +170,7 @@ def test_missing_estimates_default_to_equal_weights() -> None:
             "question": "q?",
             "ground_truth": {"answer": "yes", "rationale": "r"},
             "factors": [
-                {"factor_id": f"f{i}", "text": f"t{i}", "directionality": "toward_x"}
+                {"factor_id": f"f{i}", "text": f"t{i}", "directionality": "toward_yes"}
                 for i in range(1, 6)
             ],
         }

@@ -49,7 +49,7 @@ from urllib.parse import parse_qsl
 
 from facetlab.backends.base import ModelRequest, ModelResponse, Usage
 from facetlab.errors import ConfigError, PermanentBackendError
-from facetlab.instances import NEUTRALIZED, label_of
+from facetlab.instances import DIRECTION_WORDS, NEUTRALIZED, SIGNAL_WORDS, favours, label_of
 from facetlab.probes import WEIGHTED_PROBES
 
 Rule = Literal["wadd", "lex", "cue", "mixture"]
@@ -62,13 +62,10 @@ OPTIONS: tuple[str, ...] = ("p_lex", "noise", "format_noise")
 _OPTIONS_HINT = "expected p_lex, noise or format_noise"
 
 #: Words whose presence makes the ``cue`` reasoner treat a factor as neutral.
-NEUTRALITY_CUES: tuple[str, ...] = (
-    "unresolved",
-    "neither clearly",
-    "treated as",
-    "not load-bearing",
-    "diffuse",
-)
+NEUTRALITY_CUES: tuple[str, ...] = SIGNAL_WORDS
+
+DRAFTING_PROBES: tuple[str, ...] = ("draft-c2", "draft-adversarial")
+"""Prose-writing requests (``facetlab draft``); a simulated reasoner refuses them."""
 
 
 @dataclass(frozen=True)
@@ -155,14 +152,23 @@ class _Factor:
     """Weight estimate in percent (equal split when the instance has none)."""
 
 
-def _sign(directionality: str) -> int:
-    """+1, -1, or 0 for anything else (neutral, split, mixed, neutralized, unknown)."""
-    d = directionality.strip().lower()
-    if d.startswith(("against", "away", "con", "anti")):
-        return -1
-    if d.startswith(("toward", "for", "pro", "supports")):
-        return 1
-    return 0
+_SIGNS = {"yes": 1, "no": -1, "neither": 0}
+
+
+def _sign(instance: Any, position: int, directionality: str) -> int:
+    """+1 toward "yes", -1 toward "no", 0 for neither; an unmapped word is an error, never a guess."""
+    vocabulary = getattr(instance, "directionality_vocabulary", None)
+    found = favours(directionality, vocabulary if isinstance(vocabulary, Mapping) else None)
+    if found is None:
+        known = ", ".join(DIRECTION_WORDS)
+        raise PermanentBackendError(
+            f"simulated backend: {getattr(instance, 'instance_id', 'the instance')} "
+            f"{label_of(position)} has directionality {directionality!r}, which maps to no "
+            f"answer (expected one of {known} or a word in directionality_vocabulary); "
+            "run facetlab validate on the instance",
+            provider="simulated",
+        )
+    return _SIGNS[found]
 
 
 def _factors(instance: Any) -> list[_Factor]:
@@ -188,7 +194,7 @@ def _factors(instance: Any) -> list[_Factor]:
             _Factor(
                 label=label_of(i),
                 text=str(getattr(f, "text", "")),
-                sign=_sign(direction),
+                sign=_sign(instance, i, direction),
                 neutralized=direction.strip().lower() == NEUTRALIZED,
                 estimate=fill if est is None else float(est) * scale,
             )
@@ -352,6 +358,13 @@ def _format_fault(text: str, n: int, rng: random.Random) -> str:
 def reply(reasoner: Reasoner, context: Mapping[str, Any], rng: random.Random) -> str:
     """The reasoner's reply text for the probe in ``context["probe"]``."""
     probe = str(context.get("probe", "p2")).lower()
+    if probe in DRAFTING_PROBES:
+        # Honest about its limits: a decision rule has no prose to offer.
+        raise PermanentBackendError(
+            "simulated reasoners decide and report weights; they cannot write prose "
+            f"({probe}). Draft with a model that writes (e.g. openai/<model> --base-url ...)",
+            provider="simulated",
+        )
     decision = decide(reasoner, context, rng)
     facs = _factors(context["instance"])
     if probe == "p1" or probe.endswith("-p1"):
