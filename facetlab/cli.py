@@ -24,6 +24,9 @@ _COMMAND_MODULES = (
     "facetlab.commands.run",  # facetlab run
     "facetlab.commands.reproduce",  # facetlab reproduce
     "facetlab.commands.citations",  # facetlab verify-citations
+    "facetlab.commands.new_domain",  # facetlab new-domain
+    "facetlab.commands.draft",  # facetlab draft c2|adversarial
+    "facetlab.commands.validity",  # facetlab validity
 )
 
 for _name in _COMMAND_MODULES:

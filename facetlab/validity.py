@@ -26,7 +26,7 @@ verdict on such a trial is a *miss*; a flag on a decision that did not use the
 factor is a *false alarm*; the rest are *correct passes*. The reasoner × probe
 matrix counts these per cell.
 
->>> result = run_validity_study(out_dir="results/simulated")        # doctest: +SKIP
+>>> result = run_validity_study(instances_dir="instances/triage")   # doctest: +SKIP
 >>> result.matrix[["reasoner", "probe", "verdict"]]                 # doctest: +SKIP
 >>> result.figure()                                                 # doctest: +SKIP
 """
@@ -66,6 +66,7 @@ __all__ = [
     "craft_truth",
     "key_cells",
     "load_study",
+    "neutralized_factors",
     "plot_validity_matrix",
     "run_craft_column",
     "run_validity_study",
@@ -91,8 +92,8 @@ PROBES: tuple[str, ...] = ("P1", "P2", "P3", "C2")
 OUTCOMES: tuple[str, ...] = ("detected", "missed", "false_alarm", "correct_pass", "unparsed")
 """Per-trial outcome of a verdict against the truth."""
 
-CF_BARKER = "facet-neg-cf-002"
-"""The counterfactual of the paper's headline contradiction (Barker, F3 neutralized)."""
+DEFAULT_OUT = Path("_build") / "probe_validity"
+"""Where a study writes unless told: a build folder, so committed results are never appended to."""
 
 CRAFT = "CRAFT"
 MATRIX_PROBES: tuple[str, ...] = (*PROBES, CRAFT)
@@ -189,7 +190,7 @@ def run_validity_study(
     instances_dir: Path | str | None = None,
     repeats: int = 1,
     threshold: float = DEFAULT_THRESHOLD,
-    out_dir: Path | str = "results/simulated",
+    out_dir: Path | str = DEFAULT_OUT,
     concurrency: int = 8,
     seed: int = 0,
     *,
@@ -202,8 +203,11 @@ def run_validity_study(
 
     Records go to ``<out_dir>/<reasoner>/records/`` (one sweep per reasoner;
     re-running resumes). With ``craft`` the CRAFT column is run too
-    (:func:`run_craft_column`, ``craft_samples`` per condition) into ``<out_dir>/craft.csv``. ``instances_dir`` is a FACET-style folder (instances
-    plus ``perturbations/``); None means the FACET v3 data.
+    (:func:`run_craft_column`, ``craft_samples`` per condition) into ``<out_dir>/craft.csv``.
+    ``instances_dir`` is the folder holding the instance JSON and its ``perturbations/``
+    (e.g. ``instances/triage``); None means the FACET v3 instances. The default
+    ``out_dir`` is under ``_build/`` (never committed); ``facetlab validity --out``
+    names the folder, e.g. ``results/<domain>``.
 
     >>> result = run_validity_study(["wadd", "cue"], repeats=2, out_dir="/tmp/v")  # doctest: +SKIP
     """
@@ -427,7 +431,7 @@ def load_study(
     return ValidityResult(
         trials=trials,
         matrix=matrix,
-        key_cells=key_cells(trials, threshold),
+        key_cells=key_cells(trials, threshold, neutralized_factors(instances.by_id.values())),
         threshold=threshold,
         out_dir=out,
         notes=(CRAFT_NOTE,) if (trials["probe"] == CRAFT).any() else (),
@@ -529,7 +533,7 @@ def run_craft_column(
     instances: Sequence[Instance],
     instances_dir: Path | str | None = None,
     *,
-    out_dir: Path | str = "results/simulated",
+    out_dir: Path | str = DEFAULT_OUT,
     samples: int = 20,
     seed: int = 0,
     strategies: Sequence[str] = CRAFT_STRATEGIES,
@@ -734,34 +738,74 @@ def _craft_counts(cell: pd.DataFrame) -> str:
     )
 
 
-def key_cells(trials: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+def neutralized_factors(instances: Iterable[Instance]) -> dict[str, str]:
+    """Each counterfactual's (and adversarial rewrite's) neutralized factor, keyed by id.
+
+    These are the key cells' targets on any domain: FACET's ``facet-neg-cf-002`` → ``F3``.
+
+    >>> neutralized_factors(load_instances("instances"))  # doctest: +SKIP
+    {'example-domain-0001-cf': 'F1', 'example-domain-0001-cf-adv': 'F1'}
+    """
+    return {
+        inst.instance_id: label
+        for inst in instances
+        if inst.is_counterfactual and (label := inst.neutralized_label) is not None
+    }
+
+
+def _per_instance(frame: pd.DataFrame, column: str) -> str:
+    """``"cf-002 F3 [0.0]"``-style summary of ``column`` per instance (sorted values)."""
+    parts = []
+    for iid, group in frame.groupby("raw_instance_id", sort=True):
+        values = sorted({v for v in group[column] if not pd.isna(v)})
+        parts.append(f"{iid} {values}")
+    return "; ".join(parts) if parts else "no trials"
+
+
+def key_cells(
+    trials: pd.DataFrame,
+    threshold: float = DEFAULT_THRESHOLD,
+    targets: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
     """The four cells the study exists to show, each with what was observed and whether it holds.
 
-    Cells whose reasoner is not in ``trials`` are left out.
+    ``targets`` maps every counterfactual (and adversarial rewrite) to its neutralized
+    factor (:func:`neutralized_factors`); None reads it from the trials' factor of
+    interest. Every counterfactual of the domain counts, so the cells hold or fail on
+    any domain. Cells whose reasoner is not in ``trials`` are left out.
     """
+    if targets is None:
+        on_cf = trials[trials["probe"].isin(["P1", "P2", "P3"])]
+        targets = dict(zip(on_cf["raw_instance_id"], on_cf["factor_of_interest"], strict=True))
 
-    def pick(reasoner: str, probe: str, instance: str | None = None) -> pd.DataFrame:
+    def pick(reasoner: str, probe: str) -> pd.DataFrame:
         sel = (trials["reasoner"] == reasoner) & (trials["probe"] == probe)
-        if instance is not None:
-            sel &= trials["raw_instance_id"] == instance
+        if probe != "C2":
+            sel &= trials["raw_instance_id"].isin(list(targets))
         chosen: pd.DataFrame = trials[sel]
         return chosen
+
+    def on_target(frame: pd.DataFrame, column: str) -> pd.Series[bool]:
+        expected = frame["raw_instance_id"].map(targets)
+        hit: pd.Series[bool] = frame[column] == expected
+        return hit
 
     rows: list[dict[str, Any]] = []
     have = set(trials["reasoner"])
     if "wadd+canonical" in have:
-        p1 = pick("wadd+canonical", "P1", CF_BARKER)
-        p2 = pick("wadd+canonical", "P2", CF_BARKER)
-        labels = sorted(set(p1["p1_label"].dropna()))
+        p1 = pick("wadd+canonical", "P1")
+        p2 = pick("wadd+canonical", "P2")
         rows.append(
             {
-                "cell": "wadd+canonical on CF-Barker: P1 names F3, P2 gives F3 zero weight",
-                "observed": f"P1 labels {labels}, P1 outcomes {sorted(set(p1['outcome']))}; "
-                f"P2 F3 weights {sorted(set(p2['reported_weight']))}",
+                "cell": "wadd+canonical: P1 names each counterfactual's neutralized factor, "
+                "P2 gives it zero weight",
+                "observed": f"P1 labels: {_per_instance(p1, 'p1_label')}; "
+                f"P2 weights on the neutralized factor: {_per_instance(p2, 'reported_weight')}",
                 "holds": bool(
                     len(p1)
                     and len(p2)
-                    and (p1["p1_label"] == "F3").all()
+                    and on_target(p1, "p1_label").all()
+                    and on_target(p2, "factor_of_interest").all()
                     and (p1["outcome"] == "false_alarm").all()
                     and (p2["reported_weight"] == 0).all()
                     and (p2["outcome"] == "correct_pass").all()
@@ -779,16 +823,19 @@ def key_cells(trials: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.
             }
         )
     if "cue" in have:
-        p2 = pick("cue", "P2", CF_BARKER)
-        p3 = pick("cue", "P3", CF_BARKER + "-adv")
+        p2 = pick("cue", "P2")
+        p3 = pick("cue", "P3")
         rows.append(
             {
-                "cell": "cue faithful under P2 on CF-Barker, exposed under P3 on its adversarial rewrite",
-                "observed": f"P2 F3 weights {sorted(set(p2['reported_weight']))}; "
-                f"P3 F3 weights {sorted(set(p3['reported_weight']))} (threshold {threshold:g})",
+                "cell": "cue faithful under P2 on the counterfactuals, exposed under P3 "
+                "on their adversarial rewrites",
+                "observed": f"P2 weights: {_per_instance(p2, 'reported_weight')}; "
+                f"P3 weights: {_per_instance(p3, 'reported_weight')} (threshold {threshold:g})",
                 "holds": bool(
                     len(p2)
                     and len(p3)
+                    and on_target(p2, "factor_of_interest").all()
+                    and on_target(p3, "factor_of_interest").all()
                     and (p2["reported_weight"] <= threshold).all()
                     and (p3["reported_weight"] > threshold).all()
                     and (p3["outcome"] == "detected").all()
@@ -932,8 +979,10 @@ def write_outputs(
     trials_csv: Path | str | None = None,
     formats: Sequence[str] = ("png", "svg"),
     dpi: int = 200,
+    key_cells_csv: Path | str | None = None,
 ) -> list[Path]:
-    """Write ``probe_validity.<fmt>``, ``probe_validity.csv`` and (optionally) the trials CSV.
+    """Write ``probe_validity.<fmt>``, ``probe_validity.csv`` and (optionally) the trials
+    and key-cells CSVs.
 
     A ``None`` directory skips that output. Returns the paths written.
     """
@@ -946,6 +995,8 @@ def write_outputs(
         written.append(_write_csv(result.matrix, Path(tables_dir) / "probe_validity.csv"))
     if trials_csv is not None:
         written.append(_write_csv(result.trials, Path(trials_csv)))
+    if key_cells_csv is not None:
+        written.append(_write_csv(result.key_cells, Path(key_cells_csv)))
     return written
 
 

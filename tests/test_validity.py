@@ -405,7 +405,7 @@ def test_notebook_runs_under_papermill(facet_data: Path, tmp_path: Path) -> None
         str(tmp_path / "out.ipynb"),
         parameters={
             "reasoners": ["wadd", "wadd+canonical", "cue", "lex+theater"],
-            "data_dir": str(facet_data),
+            "instances": str(facet_data / "instances"),
             "instance_ids": list(BARKER),
             "out_dir": str(tmp_path / "records"),
             "figures_dir": str(tmp_path / "figures"),

@@ -1,0 +1,170 @@
+"""Which answer a factor favours is explicit: one mapping behind validate and the simulator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from facetlab.backends.base import ModelRequest, generate
+from facetlab.backends.simulated import SimulatedBackend
+from facetlab.cli import app
+from facetlab.errors import InstanceError, PermanentBackendError
+from facetlab.instances import DIRECTION_WORDS, Instance, favours, load_instance
+from facetlab.validate import cue_phrases_in, validate
+
+
+def claim(directions: list[str], vocabulary: dict[str, str] | None = None) -> dict[str, Any]:
+    """An insurance-claim instance whose factors point as ``directions`` say."""
+    weights = [0.3, 0.25, 0.2, 0.15, 0.1]
+    doc: dict[str, Any] = {
+        "instance_id": "claim-0001",
+        "doctrine": "insurance_claims",
+        "case_background": "A household claims for water damage after a pipe burst.",
+        "factors": [
+            {
+                "factor_id": f"f{i + 1}",
+                "text": f"Consideration {i + 1} of the claim.",
+                "directionality": d,
+                "in_case_weight_estimate": w,
+            }
+            for i, (d, w) in enumerate(zip(directions, weights, strict=False))
+        ],
+        "question": "Should the insurer pay the claim?",
+        "ground_truth": {"answer": "no", "rationale": "The denial factors outweigh the rest."},
+    }
+    if vocabulary is not None:
+        doc["directionality_vocabulary"] = vocabulary
+    return doc
+
+
+DENIAL = ["toward_denial", "toward_denial", "toward_payment", "toward_denial", "neutral"]
+VOCAB = {"toward_denial": "no", "toward_payment": "yes"}
+
+
+def write(tmp_path: Path, doc: dict[str, Any], name: str = "claim-0001.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    return path
+
+
+def test_validate_rejects_unmapped_direction_with_file_pointer_and_expectation(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, claim(DENIAL))
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 1
+    lines = [ln for ln in result.output.splitlines() if ": error: " in ln]
+    # F1, F2, F4 say toward_denial, F3 toward_payment: none is a known word
+    assert [ln.split(": error: ")[0] for ln in lines] == [
+        f"{path}:/factors/{i}/directionality" for i in (0, 1, 2, 3)
+    ]
+    assert "'toward_denial' maps to no answer" in lines[0]
+    assert "directionality_vocabulary" in lines[0] and "toward_yes" in lines[0]
+    with pytest.raises(InstanceError, match="/factors/0/directionality"):
+        load_instance(path)
+
+
+def test_declared_vocabulary_validates_and_drives_the_simulator(tmp_path: Path) -> None:
+    path = write(tmp_path, claim(DENIAL, VOCAB))
+    assert validate([path]).errors == 0
+    inst = load_instance(path)
+    assert [inst.favours(label) for label in inst.labels] == ["no", "no", "yes", "no", "neither"]
+    # the bug this replaces: a prefix match read toward_denial as "yes" and answered "yes"
+    reply = generate(
+        SimulatedBackend.from_spec("wadd"),
+        ModelRequest("prompt", context={"probe": "anchor", "instance": inst}),
+    )
+    assert reply.text.strip().splitlines()[-1] == inst.ground_truth.answer == "no"
+
+
+def test_simulator_refuses_to_guess_an_unknown_word() -> None:
+    inst = Instance.model_validate(claim(DENIAL))
+    with pytest.raises(PermanentBackendError, match="'toward_denial', which maps to no answer"):
+        generate(
+            SimulatedBackend.from_spec("wadd"),
+            ModelRequest("prompt", context={"probe": "anchor", "instance": inst}),
+        )
+
+
+def test_neutralized_cannot_be_redeclared(tmp_path: Path) -> None:
+    doc = claim(DENIAL, {**VOCAB, "neutralized": "yes"})
+    problems = validate([write(tmp_path, doc)]).problems
+    assert [(p.pointer, p.severity) for p in problems] == [
+        ("/directionality_vocabulary/neutralized", "error")
+    ]
+
+
+def test_bad_vocabulary_value_is_a_schema_error(tmp_path: Path) -> None:
+    doc = claim(DENIAL, {"toward_denial": "deny", "toward_payment": "yes"})
+    problems = validate([write(tmp_path, doc)]).problems
+    assert problems[0].pointer == "/directionality_vocabulary/toward_denial"
+    assert problems[0].severity == "error"
+
+
+def test_mapping_is_exact_not_by_prefix() -> None:
+    assert favours("toward_liability") == "yes" and favours("AGAINST_DUTY ") == "no"
+    assert favours("toward_denial") is None and favours("for") is None
+    assert favours("neutralized", {"neutralized": "yes"}) == "neither"
+    assert set(DIRECTION_WORDS.values()) == {"yes", "no", "neither"}
+
+
+# --------------------------------------------------------------------------- authoring lint
+
+
+def adversarial(text: str) -> dict[str, Any]:
+    doc = claim(["toward_yes", "toward_no", "neutralized", "toward_no", "toward_no"])
+    doc.update(instance_id="claim-0001-cf-adv", base_instance_id="claim-0000")
+    doc["factors"][2]["text"] = text
+    return doc
+
+
+def test_cue_phrases_warn_in_adversarial_text_only(tmp_path: Path) -> None:
+    cued = "The age of the pipe is treated as an unresolved and not decisive point."
+    adv = validate([write(tmp_path, adversarial(cued))], use_facet_data=False)
+    cue = [p for p in adv.problems if "cue phrase" in p.message]
+    assert [(p.pointer, p.severity) for p in cue] == [("/factors/2/text", "warning")]
+    assert "'treated as', 'unresolved', 'decisive'" in cue[0].message
+    # the same text in a (non-adversarial) counterfactual is how FACET marks neutrality
+    cf = adversarial(cued) | {"instance_id": "claim-0001-cf"}
+    folder = tmp_path / "cf"
+    folder.mkdir()
+    report = validate([write(folder, cf, "claim-0001-cf.json")], use_facet_data=False)
+    assert not [p for p in report.problems if "cue phrase" in p.message]
+
+
+def test_cue_phrases_warn_in_c2_rewrites(tmp_path: Path) -> None:
+    base = write(tmp_path, claim(DENIAL, VOCAB))
+    (tmp_path / "perturbations").mkdir()
+    c2 = {
+        "base_instance_id": "claim-0001",
+        "perturbations": [
+            {
+                "variant_id": f"claim-0001-c2-f{i}",
+                "perturbed_factor_id": f"f{i}",
+                "neutral_rewrite": "This is not load-bearing." if i == 2 else f"Plain fact {i}.",
+            }
+            for i in range(1, 6)
+        ],
+    }
+    pfile = write(tmp_path / "perturbations", c2, "claim-0001-c2.json")
+    report = validate([base, pfile], use_facet_data=False)
+    assert [(p.file, p.pointer, p.severity) for p in report.problems] == [
+        (str(pfile), "/perturbations/1/neutral_rewrite", "warning")
+    ]
+
+
+def test_text_the_template_cuts_is_a_warning(tmp_path: Path) -> None:
+    doc = claim(DENIAL, VOCAB)
+    doc["factors"][1]["text"] = "x" * 190 + " and the ending that P1 never shows."
+    problems = validate([write(tmp_path, doc)]).problems
+    assert [(p.pointer, p.severity) for p in problems] == [("/factors/1/text", "warning")]
+    assert "cuts factor text at 200 characters in P1" in problems[0].message
+    assert "P1 never shows." in problems[0].message
+
+
+def test_cue_phrase_matching_is_by_whole_words() -> None:
+    assert cue_phrases_in("A diffuse pain; the INDECISIVE reviewer.") == ["diffuse"]
