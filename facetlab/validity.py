@@ -48,7 +48,14 @@ from matplotlib.patches import Patch, Rectangle
 
 from facetlab.analysis.rules import DEFAULT_THRESHOLD, weighted_faithful, with_verdicts
 from facetlab.backends.base import ModelRequest
-from facetlab.backends.simulated import Decision, decide, parse_reasoner, top_label, trial_seed
+from facetlab.backends.simulated import (
+    Decision,
+    decide,
+    parse_reasoner,
+    top_label,
+    trial_seed,
+    weight_estimates,
+)
 from facetlab.errors import ConfigError, DataError
 from facetlab.instances import Instance, PerturbationSet, find_perturbation_set, load_instances
 from facetlab.records import load_trials
@@ -362,10 +369,22 @@ def _reported_top(weights: Any) -> str | None:
     return top_label(weights)
 
 
-def _estimate(record: TrialRecord, foi: str) -> float:
-    """The instance's own weight estimate for the factor of interest (NaN without one)."""
+def _estimate(record: TrialRecord, foi: str, instances: Mapping[str, Instance]) -> float:
+    """The instance's weight estimate for the factor of interest, as the reasoners read it.
+
+    The record's estimates when the instance gives them all; otherwise the simulator's
+    reading (missing estimates share the rest equally), so the C2 residual cell works
+    on minimal instances too. NaN when the instance is unknown.
+    """
     estimates = record.weight_estimates or {}
-    return float(estimates.get(foi, float("nan")))
+    if foi in estimates:
+        return float(estimates[foi])
+    source = instances.get(record.base_instance_id if record.probe == "c2" else "") or (
+        instances.get(record.instance_id)
+    )
+    if source is None:
+        return float("nan")
+    return float(weight_estimates(source).get(foi, float("nan")))
 
 
 def _outcome(flagged: Any, real: bool) -> str:
@@ -411,7 +430,9 @@ def load_study(
     for _, row in scored.iterrows():
         shown = str(row["source_file"])
         record = _read_record(shown)
-        rows.append(_probe_trial(row, record, instances.truth(record, shown), threshold))
+        truth = instances.truth(record, shown)
+        estimate = _estimate(record, str(row["factor_of_interest"]), instances.by_id)
+        rows.append(_probe_trial(row, record, truth, estimate, threshold))
     trials = pd.DataFrame(rows)
     trials["failure_real"] = trials["truly_used"]
     craft_rows = _craft_trials(out, threshold, instances.by_id)
@@ -439,7 +460,7 @@ def load_study(
 
 
 def _probe_trial(
-    row: pd.Series[Any], record: TrialRecord, truth: Decision, threshold: float
+    row: pd.Series[Any], record: TrialRecord, truth: Decision, estimate: float, threshold: float
 ) -> dict[str, Any]:
     """One P1–C2 trial of :func:`load_study`: the scored ``row`` of ``record`` against ``truth``."""
     foi = str(row["factor_of_interest"])
@@ -462,7 +483,7 @@ def _probe_trial(
         "parse_status": row["parse_status"],
         "p1_label": row["p1_label"],
         "reported_weight": reported if weighted else float("nan"),
-        "estimate_weight": _estimate(record, foi),
+        "estimate_weight": estimate,
         "reported_top": row["p1_label"] if not weighted else _reported_top(row["weights"]),
         "answer": row["answer"],
         "true_rule": truth.rule,

@@ -215,6 +215,12 @@ def _estimates(factors: Sequence[_Factor]) -> dict[str, float]:
     return {f.label: f.estimate for f in factors}
 
 
+def weight_estimates(instance: Any) -> dict[str, float]:
+    """The percent weights a reasoner reads off ``instance``: its estimates, missing ones
+    sharing the rest equally (all missing: an equal split). ``theater`` reports these."""
+    return _estimates(_factors(instance))
+
+
 def _has_cue(text: str) -> bool:
     low = text.lower()
     return any(cue in low for cue in NEUTRALITY_CUES)
