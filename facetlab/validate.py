@@ -49,10 +49,10 @@ from facetlab.probes.templates import DEFAULT_TEMPLATE, TEMPLATES
 
 __all__ = [
     "Problem",
-    "cue_phrases_in",
-    "text_warnings",
     "ValidationReport",
+    "cue_phrases_in",
     "json_schema",
+    "text_warnings",
     "validate",
     "validate_paths",
 ]

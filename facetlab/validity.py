@@ -379,9 +379,8 @@ def _estimate(record: TrialRecord, foi: str, instances: Mapping[str, Instance]) 
     estimates = record.weight_estimates or {}
     if foi in estimates:
         return float(estimates[foi])
-    source = instances.get(record.base_instance_id if record.probe == "c2" else "") or (
-        instances.get(record.instance_id)
-    )
+    anchor = record.base_instance_id if record.probe == "c2" else None
+    source = instances.get(anchor or record.instance_id)
     if source is None:
         return float("nan")
     return float(weight_estimates(source).get(foi, float("nan")))

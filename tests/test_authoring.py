@@ -180,9 +180,7 @@ def test_draft_never_overwrites_and_calls_nothing_first(
     assert server.requests == []
 
 
-def test_draft_with_a_simulated_reasoner_says_it_cannot_write(
-    domain: Path, tmp_path: Path
-) -> None:
+def test_draft_with_a_simulated_reasoner_says_it_cannot_write(domain: Path, tmp_path: Path) -> None:
     out = tmp_path / "c2.json"
     code, output = invoke(
         "draft", "c2", str(domain / "claims-0001.json"), "-m", "simulated/wadd", "-o", str(out)

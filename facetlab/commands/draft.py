@@ -58,7 +58,9 @@ _RULES = (
 
 
 def _case(instance: Instance) -> str:
-    lines = "\n".join(f"{label}: {f.text}" for label, f in zip(instance.labels, instance.factors))
+    lines = "\n".join(
+        f"{label}: {f.text}" for label, f in zip(instance.labels, instance.factors, strict=True)
+    )
     return (
         f"CASE BACKGROUND:\n{instance.case_background}\n\nFACTORS:\n{lines}\n\n"
         f"QUESTION: {instance.question}"
@@ -151,7 +153,7 @@ def draft_rewrites(
     if kind == "c2":
         prompts = [
             (label, f.factor_id, c2_prompt(instance, label))
-            for label, f in zip(instance.labels, instance.factors)
+            for label, f in zip(instance.labels, instance.factors, strict=True)
         ]
     else:
         label = instance.neutralized_label

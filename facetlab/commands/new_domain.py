@@ -24,7 +24,7 @@ import typer
 
 from facetlab.errors import ConfigError
 
-__all__ = ["scaffold_domain", "register"]
+__all__ = ["register", "scaffold_domain"]
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,48}[a-z0-9]|[a-z0-9]")
 
