@@ -426,6 +426,29 @@ def test_notebook_runs_under_papermill(facet_data: Path, tmp_path: Path) -> None
     assert set(trials["reasoner"]) == {"wadd", "wadd+canonical", "cue", "lex+theater"}
 
 
+@pytest.mark.slow
+def test_notebook_defaults_write_only_under_build(facet_data: Path, tmp_path: Path) -> None:
+    """Run with its defaults in a checkout, the notebook never touches results/ or paper/."""
+    papermill = pytest.importorskip("papermill")
+    checkout = tmp_path / "checkout"
+    (checkout / "notebooks").mkdir(parents=True)
+    (checkout / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (checkout / "notebooks" / NOTEBOOK.name).write_text(committed_text(NOTEBOOK))
+    papermill.execute_notebook(
+        str(checkout / "notebooks" / NOTEBOOK.name),
+        str(tmp_path / "out.ipynb"),
+        parameters={"reasoners": ["wadd", "cue"], "instance_ids": list(BARKER), "craft": False},
+        progress_bar=False,
+        kernel_name="python3",
+        cwd=str(checkout / "notebooks"),
+    )
+    build = checkout / "_build" / "probe_validity"
+    assert (build / "records" / "trials.csv").is_file()
+    assert (build / "tables" / "probe_validity.csv").is_file()
+    assert (build / "figures" / "probe_validity.png").is_file()
+    assert sorted(p.name for p in checkout.iterdir()) == ["_build", "notebooks", "pyproject.toml"]
+
+
 def test_committed_results_match_the_committed_table(facet_data: Path) -> None:
     """results/simulated (records) re-scored gives paper/tables/probe_validity.csv exactly."""
     records = ROOT / "results" / "simulated"
