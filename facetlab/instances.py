@@ -194,8 +194,8 @@ class Instance(_Document):
         ...         "doctrine": "demo",
         ...         "case_background": "A short story.",
         ...         "factors": [
-        ...             {"factor_id": "f1", "text": "First.", "directionality": "for"},
-        ...             {"factor_id": "f2", "text": "Second.", "directionality": "against"},
+        ...             {"factor_id": "f1", "text": "First.", "directionality": "toward_yes"},
+        ...             {"factor_id": "f2", "text": "Second.", "directionality": "toward_no"},
         ...         ],
         ...         "question": "Yes or no?",
         ...         "ground_truth": {"answer": "no", "rationale": "Because."},
@@ -356,7 +356,7 @@ _VOCABULARY_HINT = (
 )
 
 
-def favours(directionality: str, vocabulary: Mapping[str, str] | None = None) -> Favours | None:
+def favours(directionality: str, vocabulary: Mapping[str, Favours] | None = None) -> Favours | None:
     """The answer a direction word points to, or None when the word is unknown.
 
     The instance's declared ``vocabulary`` is read first, then :data:`DIRECTION_WORDS`;
@@ -372,8 +372,7 @@ def favours(directionality: str, vocabulary: Mapping[str, str] | None = None) ->
     if word == NEUTRALIZED:  # structural: a neutralized factor never points anywhere
         return "neither"
     declared = {k.strip().lower(): v for k, v in (vocabulary or {}).items()}
-    value = declared.get(word, DIRECTION_WORDS.get(word))
-    return value if value in ("yes", "no", "neither") else None  # type: ignore[return-value]
+    return declared.get(word, DIRECTION_WORDS.get(word))
 
 
 class Perturbation(_Document):
@@ -559,7 +558,7 @@ def instance_issues(instance: Instance) -> list[Issue]:
     """Checks beyond the field types: factor count, ids, counterfactual structure, weights.
 
     Example:
-        >>> factors = [{"factor_id": "f1", "text": "A.", "directionality": "for"}] * 2
+        >>> factors = [{"factor_id": "f1", "text": "A.", "directionality": "toward_yes"}] * 2
         >>> inst = Instance.model_validate({"instance_id": "x", "doctrine": "d",
         ...     "case_background": "B.", "factors": factors, "question": "Q?",
         ...     "ground_truth": {"answer": "no", "rationale": "R."}})

@@ -14,6 +14,10 @@ Model strings::
     simulated/mixture?p_lex=0.3     per trial LEX with probability 0.3, else WADD
     simulated/wadd?noise=5&format_noise=0.2
 
+Directions come from :func:`facetlab.instances.favours` (built-in words and the
+instance's ``directionality_vocabulary``), the mapping ``facetlab validate`` checks; an
+unmapped word fails the trial, it is never guessed from a prefix.
+
 Decision rules
     ``wadd``    sum of direction × weight over the factors it perceives as live;
                 neutralized factors (and the factor a C2 rewrite neutralized) carry nothing.
