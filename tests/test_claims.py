@@ -8,17 +8,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from facetlab.analysis import claims_registry as reg
-from facetlab.analysis.claims import (
+from facetlab.paper import claims_registry as reg
+from facetlab.paper.audit import run_audit, write_claims_csv
+from facetlab.paper.claims import (
     AUDIT_COLUMNS,
     Claim,
     ClaimInputs,
     evaluate,
     format_report,
     format_value,
-    run_audit,
-    summarize,
-    write_claims_csv,
+    summarize_audit,
 )
 from facetlab.records import load_trials
 
@@ -150,7 +149,7 @@ def test_audit_matches_committed_claims_csv(audit: pd.DataFrame, tmp_path: Path)
 
 def test_audit_columns_and_counts(audit: pd.DataFrame) -> None:
     assert tuple(audit.columns) == AUDIT_COLUMNS
-    summary = summarize(audit)
+    summary = summarize_audit(audit)
     assert summary.counts["PASS"] >= 300
     assert summary.counts["MISMATCH"] >= 10
     assert summary.unexpected == ()

@@ -25,9 +25,10 @@ from typing import Any
 import pandas as pd
 
 from facetlab import datasets
-from facetlab.analysis import cells, rules, stats
-from facetlab.analysis.claims import Claim, ClaimInputs, Relation, Status, Value
+from facetlab.analysis import rules, stats
 from facetlab.errors import DataError
+from facetlab.paper import cells
+from facetlab.paper.claims import Claim, ClaimInputs, Relation, Status, Value
 
 __all__ = ["CLAIMS", "MODEL_SHORT", "claims_by_id", "clear_cache"]
 
@@ -98,7 +99,7 @@ def _scored(x: ClaimInputs) -> pd.DataFrame:
 
 
 def table2(x: ClaimInputs) -> pd.DataFrame:
-    """H3's Table 2 frame (:func:`facetlab.analysis.cells.table2_p3`)."""
+    """H3's Table 2 frame (:func:`facetlab.paper.cells.table2_p3`)."""
     return _memo(x, "table2", lambda: cells.table2_p3(x.trials, x.threshold))
 
 

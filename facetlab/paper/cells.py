@@ -1,7 +1,7 @@
 """Cell summaries and the paper's tables as DataFrames, computed from ``load_trials``.
 
-A *cell* is all usable trials of one (model, instance, probe). :func:`summarize`
-reduces a cell to n, mean, sample SD, min, max and the wrong-outcome count; the
+A *cell* is all usable trials of one (model, instance, probe); it is reduced by
+:func:`facetlab.analysis.summary.summarize`. The
 ``table*`` / ``fig*`` functions build the frames behind each table and figure of
 the paper. Nothing here holds a number from the paper: every value comes from the
 trials frame, and the counting rules are those of CONVENTIONS ("Reading rules"):
@@ -15,62 +15,26 @@ Rows are ordered by :data:`facetlab.models.PAPER_MODEL_ORDER` and the case order
 of :data:`facetlab.models.CASES`, so the frames (and the CSVs written from them)
 are deterministic.
 
->>> s = summarize([5.0, 10.0, 15.0], [False, False, True])
->>> (s.n, s.mean, s.sd, s.wrong)
-(3, 10.0, 5.0, 1)
+>>> sorted(_CASE_RANK)
+['CF-Barker', 'CF-Biakanja', 'CF-Cabral']
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from typing import Literal
 
 import pandas as pd
 
 from facetlab.analysis import rules
 from facetlab.analysis.stats import wilson
+from facetlab.analysis.summary import summarize
 from facetlab.errors import DataError
 from facetlab.models import CASES, MODELS, PAPER_MODEL_ORDER
 
 Representative = Literal["first", "last", "mean"]
-
-
-@dataclass(frozen=True)
-class CellSummary:
-    """Summary of one cell's neutralized/perturbed-factor weights and outcomes.
-
-    ``sd`` is the sample SD (ddof = 1), NaN for n = 1. ``wrong`` counts parsed
-    answers that contradict the ground truth; ``unparsed`` counts replies without one.
-    """
-
-    n: int
-    mean: float
-    sd: float
-    min: float
-    max: float
-    wrong: int
-    unparsed: int = 0
-
-
-def summarize(weights: Sequence[float], wrong: Sequence[bool | None]) -> CellSummary:
-    """Summarize one cell. ``wrong[i]`` is None when trial i had no parsable answer."""
-    if len(weights) != len(wrong):
-        raise DataError(f"weights and outcomes differ in length: {len(weights)} vs {len(wrong)}")
-    if not weights:
-        raise DataError("cannot summarize an empty cell (no usable trials)")
-    values = [float(w) for w in weights]
-    return CellSummary(
-        n=len(values),
-        mean=statistics.fmean(values),
-        sd=statistics.stdev(values) if len(values) > 1 else math.nan,
-        min=min(values),
-        max=max(values),
-        wrong=sum(1 for x in wrong if x is True),
-        unparsed=sum(1 for x in wrong if x is None),
-    )
 
 
 # --------------------------------------------------------------------------- helpers
