@@ -410,11 +410,6 @@ def reproduce(
     # the claims audit and the report share one folder: paper/ or _build/variants/<tag>/
     target = Path(params.get("paper_dir") or report_path(root, params).parent)
     params["paper_dir"] = str(target)
-    # probe_validity's sweep records: committed under results/ at the paper's settings
-    tag = variant_tag(params)
-    params.setdefault(
-        "out_dir", str((build_dir(root, tag) if tag else root) / "results" / "simulated")
-    )
     notebooks = find_notebooks(root / "notebooks")
     results = _run_with_progress(notebooks, out_dir, params, workers, progress)
     if report:
