@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from facetlab.analysis import stats
 from facetlab.analysis.summary import summarize
 from facetlab.errors import DataError
 from facetlab.paper import cells, stats_table
