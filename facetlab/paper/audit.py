@@ -1,7 +1,7 @@
 """Run the paper-claims audit: evaluate every registered claim against the data.
 
 The claim types live in :mod:`facetlab.paper.claims`, the entries in
-:mod:`facetlab.paper.claims_registry`; this module joins the two (so neither imports
+:mod:`facetlab.paper.registry` (one module per paper section); this module joins the two (so neither imports
 the other's dependants).
 
 >>> from facetlab.paper.audit import run_audit                 # doctest: +SKIP
@@ -17,7 +17,7 @@ import pandas as pd
 
 from facetlab.analysis import rules
 from facetlab.errors import DataError
-from facetlab.paper import claims_registry
+from facetlab.paper import registry as claims_registry
 from facetlab.paper.claims import AUDIT_COLUMNS, Claim, ClaimInputs, evaluate
 
 __all__ = ["run_audit", "write_claims_csv"]
@@ -34,7 +34,7 @@ def run_audit(
 ) -> pd.DataFrame:
     """Evaluate every claim; one row per claim with columns :data:`AUDIT_COLUMNS`.
 
-    ``registry`` defaults to :data:`facetlab.paper.claims_registry.CLAIMS`.
+    ``registry`` defaults to :data:`facetlab.paper.registry.CLAIMS`.
     ``threshold`` and ``split_point`` are the analysis settings (the paper's are 10
     and 20; other values make the audit say which claims depend on them). With
     ``out_csv`` the frame is also written there (see :func:`write_claims_csv`).

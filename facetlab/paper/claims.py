@@ -5,7 +5,7 @@ with where it appears, the paper's wording, the paper's value, a tolerance that
 matches the paper's rounding, and a *recipe*: a function of :class:`ClaimInputs`
 (the ``load_trials`` frame plus the data directory for instance files) that
 computes the value from the raw data. The entries live in
-:mod:`facetlab.paper.claims_registry`.
+:mod:`facetlab.paper.registry`.
 
 :func:`facetlab.paper.audit.run_audit` evaluates every claim and compares it with the paper:
 
