@@ -8,8 +8,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from facetlab.paper.registry import CLAIMS
-from facetlab.paper.registry import selectors as reg
 from facetlab.paper.audit import run_audit, write_claims_csv
 from facetlab.paper.claims import (
     AUDIT_COLUMNS,
@@ -20,6 +18,8 @@ from facetlab.paper.claims import (
     format_value,
     summarize_audit,
 )
+from facetlab.paper.registry import CLAIMS
+from facetlab.paper.registry import selectors as reg
 from facetlab.records import load_trials
 
 ROOT = Path(__file__).resolve().parents[1]
