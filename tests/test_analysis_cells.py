@@ -126,3 +126,17 @@ def test_missing_probe_is_a_clear_error(trials: pd.DataFrame) -> None:
         cells.table2_p3(trials[trials["probe"] != "P3"])
     with pytest.raises(DataError, match="P2 has no usable run"):
         cells.fig1_p1_p2(trials[~((trials["probe"] == "P2") & (trials["case"] == "CF-Barker"))])
+
+
+def test_paper_tables_on_another_domain_say_why(trials: pd.DataFrame) -> None:
+    # a sweep of other models: the paper's tables refuse, naming what is there instead
+    other = trials.assign(canonical_model="simulated/wadd")
+    with pytest.raises(
+        DataError, match=r"model Claude Sonnet 4\.6.* absent; models present: simulated/wadd"
+    ):
+        cells.table2_p3(other)
+    with pytest.raises(DataError, match="models present: simulated/wadd"):
+        cells.outcome_correctness(other)
+    only_p1 = trials[trials["probe"] == "P1"]
+    with pytest.raises(DataError, match="no outcome to count"):
+        cells.outcome_correctness(only_p1)

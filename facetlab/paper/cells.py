@@ -29,6 +29,7 @@ from typing import Literal
 import pandas as pd
 
 from facetlab.analysis import rules
+from facetlab.analysis.select import select_trials
 from facetlab.analysis.stats import wilson
 from facetlab.analysis.summary import summarize
 from facetlab.errors import DataError
@@ -60,15 +61,14 @@ def _ordered(frame: pd.DataFrame, *, case: str | None = "case") -> pd.DataFrame:
 def paper_trials(trials: pd.DataFrame, probe: str | None = None) -> pd.DataFrame:
     """Usable trials of the paper's 8 models (optionally of one probe), with verdict columns.
 
-    Adds ``model`` (= ``canonical_model``), ``weight`` (= ``foi_weight``) and
-    ``wrong`` (see :func:`facetlab.analysis.rules.wrong_outcome`).
+    The generic :func:`facetlab.analysis.select.select_trials` restricted to
+    :data:`~facetlab.models.PAPER_MODEL_ORDER` (its :class:`DataError` says which filter
+    left nothing). Adds ``model`` (= ``canonical_model``), ``weight`` (= ``foi_weight``)
+    and ``wrong`` (see :func:`facetlab.analysis.rules.wrong_outcome`).
     """
-    frame: pd.DataFrame = rules.usable(trials)
-    frame = frame[frame["canonical_model"].isin(PAPER_MODEL_ORDER)]
-    if probe is not None:
-        frame = frame[frame["probe"] == probe]
-    frame = frame.copy()
-    frame["model"] = frame["canonical_model"]
+    frame = select_trials(
+        trials, probes=None if probe is None else [probe], models=PAPER_MODEL_ORDER
+    )
     frame["weight"] = frame["foi_weight"].astype(float)
     frame["wrong"] = [
         None if not isinstance(a, str) else rules.wrong_outcome(a, str(t))
@@ -469,5 +469,10 @@ def outcome_correctness(trials: pd.DataFrame) -> pd.DataFrame:
                 "wrong": sum(1 for f in flags if f is True),
                 "unparsed": sum(1 for f in flags if f is None),
             }
+        )
+    if not rows:
+        raise DataError(
+            f"no outcome to count among {len(frame)} paper trials with a ground truth: "
+            "no probe with a yes/no answer (P2, P3, C2, C0)"
         )
     return pd.DataFrame(rows)
