@@ -46,6 +46,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
+from facetlab.analysis.labels import neutralized_factors
 from facetlab.analysis.rules import DEFAULT_THRESHOLD, weighted_faithful, with_verdicts
 from facetlab.backends.base import ModelRequest
 from facetlab.backends.simulated import (
@@ -73,7 +74,6 @@ __all__ = [
     "craft_truth",
     "key_cells",
     "load_study",
-    "neutralized_factors",
     "plot_validity_matrix",
     "run_craft_column",
     "run_validity_study",
@@ -99,7 +99,7 @@ PROBES: tuple[str, ...] = ("P1", "P2", "P3", "C2")
 OUTCOMES: tuple[str, ...] = ("detected", "missed", "false_alarm", "correct_pass", "unparsed")
 """Per-trial outcome of a verdict against the truth."""
 
-DEFAULT_OUT = Path("_build") / "probe_validity"
+DEFAULT_OUT = Path("_build") / "interactive" / "probe_validity"
 """Where a study writes unless told: a build folder, so committed results are never appended to."""
 
 CRAFT = "CRAFT"
@@ -451,7 +451,7 @@ def load_study(
     return ValidityResult(
         trials=trials,
         matrix=matrix,
-        key_cells=key_cells(trials, threshold, neutralized_factors(instances.by_id.values())),
+        key_cells=key_cells(trials, threshold, neutralized_factors(instances.by_id)),
         threshold=threshold,
         out_dir=out,
         notes=(CRAFT_NOTE,) if (trials["probe"] == CRAFT).any() else (),
@@ -758,21 +758,6 @@ def _craft_counts(cell: pd.DataFrame) -> str:
     )
 
 
-def neutralized_factors(instances: Iterable[Instance]) -> dict[str, str]:
-    """Each counterfactual's (and adversarial rewrite's) neutralized factor, keyed by id.
-
-    These are the key cells' targets on any domain: FACET's ``facet-neg-cf-002`` → ``F3``.
-
-    >>> neutralized_factors(load_instances("instances"))  # doctest: +SKIP
-    {'example-domain-0001-cf': 'F1', 'example-domain-0001-cf-adv': 'F1'}
-    """
-    return {
-        inst.instance_id: label
-        for inst in instances
-        if inst.is_counterfactual and (label := inst.neutralized_label) is not None
-    }
-
-
 def _per_instance(frame: pd.DataFrame, column: str) -> str:
     """``"cf-002 F3 [0.0]"``-style summary of ``column`` per instance (sorted values)."""
     parts = []
@@ -790,7 +775,7 @@ def key_cells(
     """The four cells the study exists to show, each with what was observed and whether it holds.
 
     ``targets`` maps every counterfactual (and adversarial rewrite) to its neutralized
-    factor (:func:`neutralized_factors`); None reads it from the trials' factor of
+    factor (:func:`facetlab.analysis.neutralized_factors`); None reads it from the trials' factor of
     interest. Every counterfactual of the domain counts, so the cells hold or fail on
     any domain. Cells whose reasoner is not in ``trials`` are left out.
     """

@@ -1,4 +1,4 @@
-"""The paper's tables computed from the FACET v3 data (facetlab.analysis.cells)."""
+"""The paper's tables computed from the FACET v3 data (facetlab.paper.cells)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from facetlab.analysis import cells, stats
+from facetlab.analysis.summary import summarize
 from facetlab.errors import DataError
+from facetlab.paper import cells, stats_table
 from facetlab.records import load_trials
 
 
@@ -26,12 +27,12 @@ def trials(facet_data: Path) -> pd.DataFrame:
 
 
 def test_summarize_uses_the_sample_sd() -> None:
-    s = cells.summarize([25, 30, 30, 35, 32, 35], [False] * 6)
+    s = summarize([25, 30, 30, 35, 32, 35], [False] * 6)
     assert s.sd == pytest.approx(pd.Series([25, 30, 30, 35, 32, 35]).std(ddof=1))
-    assert math.isnan(cells.summarize([4.0], [None]).sd)
-    assert cells.summarize([4.0], [None]).unparsed == 1
+    assert math.isnan(summarize([4.0], [None]).sd)
+    assert summarize([4.0], [None]).unparsed == 1
     with pytest.raises(DataError, match="empty cell"):
-        cells.summarize([], [])
+        summarize([], [])
 
 
 def test_table2_has_every_model_and_case(trials: pd.DataFrame) -> None:
@@ -111,8 +112,8 @@ def test_outcome_correctness_reports_the_c2_flip(trials: pd.DataFrame) -> None:
 
 
 def test_stats_table_rows(trials: pd.DataFrame) -> None:
-    table = stats.stats_table(trials).set_index("test")
-    assert list(stats.STATS_COLUMNS)[1:] == list(table.columns[:4])
+    table = stats_table.stats_table(trials).set_index("test")
+    assert list(stats_table.STATS_COLUMNS)[1:] == list(table.columns[:4])
     assert table.at["mcnemar_p1_p2", "p_value"] == pytest.approx(2**-12)
     assert table.at["mcnemar_p1_p2", "n"] == 24
     assert table.at["fisher_bimodality", "p_value"] == pytest.approx(5.86e-6, rel=1e-2)
@@ -125,3 +126,17 @@ def test_missing_probe_is_a_clear_error(trials: pd.DataFrame) -> None:
         cells.table2_p3(trials[trials["probe"] != "P3"])
     with pytest.raises(DataError, match="P2 has no usable run"):
         cells.fig1_p1_p2(trials[~((trials["probe"] == "P2") & (trials["case"] == "CF-Barker"))])
+
+
+def test_paper_tables_on_another_domain_say_why(trials: pd.DataFrame) -> None:
+    # a sweep of other models: the paper's tables refuse, naming what is there instead
+    other = trials.assign(canonical_model="simulated/wadd")
+    with pytest.raises(
+        DataError, match=r"model Claude Sonnet 4\.6.* absent; models present: simulated/wadd"
+    ):
+        cells.table2_p3(other)
+    with pytest.raises(DataError, match="models present: simulated/wadd"):
+        cells.outcome_correctness(other)
+    only_p1 = trials[trials["probe"] == "P1"]
+    with pytest.raises(DataError, match="no outcome to count"):
+        cells.outcome_correctness(only_p1)

@@ -8,18 +8,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from facetlab.analysis import claims_registry as reg
-from facetlab.analysis.claims import (
+from facetlab.paper.audit import run_audit, write_claims_csv
+from facetlab.paper.claims import (
     AUDIT_COLUMNS,
     Claim,
     ClaimInputs,
     evaluate,
     format_report,
     format_value,
-    run_audit,
-    summarize,
-    write_claims_csv,
+    summarize_audit,
 )
+from facetlab.paper.registry import CLAIMS
+from facetlab.paper.registry import selectors as reg
 from facetlab.records import load_trials
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,20 +30,20 @@ COMMITTED = ROOT / "paper" / "claims.csv"
 
 
 def test_registry_has_many_unique_claims() -> None:
-    ids = [c.id for c in reg.CLAIMS]
+    ids = [c.id for c in CLAIMS]
     assert len(ids) >= 150
     assert len(set(ids)) == len(ids)
 
 
 def test_every_non_pass_claim_carries_evidence() -> None:
-    for c in reg.CLAIMS:
+    for c in CLAIMS:
         if c.expected_status != "PASS":
             assert c.explanation.strip(), c.id
         assert c.wording.strip() and c.location.strip(), c.id
 
 
 def test_not_derivable_claims_are_few() -> None:
-    not_derivable = [c.id for c in reg.CLAIMS if c.expected_status == "NOT_DERIVABLE"]
+    not_derivable = [c.id for c in CLAIMS if c.expected_status == "NOT_DERIVABLE"]
     assert len(not_derivable) <= 10, not_derivable
 
 
@@ -150,7 +150,7 @@ def test_audit_matches_committed_claims_csv(audit: pd.DataFrame, tmp_path: Path)
 
 def test_audit_columns_and_counts(audit: pd.DataFrame) -> None:
     assert tuple(audit.columns) == AUDIT_COLUMNS
-    summary = summarize(audit)
+    summary = summarize_audit(audit)
     assert summary.counts["PASS"] >= 300
     assert summary.counts["MISMATCH"] >= 10
     assert summary.unexpected == ()
@@ -203,7 +203,7 @@ def test_audit_detects_a_changed_trial(trials: pd.DataFrame, facet_data: Path) -
     changed.loc[gpt, "answer"] = "no"
     changed.loc[gpt, "correct"] = True
     ids = {"res44.high_wrong", "res44.combined_wrong", "t2.CF-Cabral.GPT.wrong"}
-    registry = [c for c in reg.CLAIMS if c.id in ids]
+    registry = [c for c in CLAIMS if c.id in ids]
     out = run_audit(changed, data_dir=facet_data, registry=registry)
     assert set(out["status"]) == {"MISMATCH"}
 
@@ -211,7 +211,7 @@ def test_audit_detects_a_changed_trial(trials: pd.DataFrame, facet_data: Path) -
 def test_threshold_parameter_changes_threshold_dependent_claims(
     trials: pd.DataFrame, facet_data: Path
 ) -> None:
-    registry = [c for c in reg.CLAIMS if c.id in {"res42.p2_cabral", "notation.threshold"}]
+    registry = [c for c in CLAIMS if c.id in {"res42.p2_cabral", "notation.threshold"}]
     out = run_audit(trials, data_dir=facet_data, threshold=5, registry=registry)
     assert set(out["status"]) == {"MISMATCH"}
 
@@ -219,7 +219,7 @@ def test_threshold_parameter_changes_threshold_dependent_claims(
 def test_audit_sees_in_place_changes(trials: pd.DataFrame, facet_data: Path) -> None:
     """Derived frames are cached per frame; a new audit must not reuse stale ones."""
     frame = trials.copy()
-    registry = [c for c in reg.CLAIMS if c.id == "data.p3_trials"]
+    registry = [c for c in CLAIMS if c.id == "data.p3_trials"]
     assert run_audit(frame, data_dir=facet_data, registry=registry)["status"].item() == "PASS"
     frame.loc[frame["probe"] == "P3", "failed"] = True  # same object, changed in place
     assert run_audit(frame, data_dir=facet_data, registry=registry)["status"].item() == "MISMATCH"

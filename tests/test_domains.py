@@ -10,11 +10,12 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from facetlab.analysis import neutralized_factors
 from facetlab.cli import app
 from facetlab.instances import find_perturbation_set, load_instances
 from facetlab.records import load_trials
 from facetlab.validate import validate
-from facetlab.validity import load_study, neutralized_factors, run_validity_study
+from facetlab.validity import key_cells, load_study, run_validity_study
 
 ROOT = Path(__file__).resolve().parents[1]
 DOMAINS = ("sepsis-escalation", "aml-review")
@@ -137,7 +138,7 @@ def test_key_cells_are_derived_on_a_domain_never_seen(tmp_path: Path) -> None:
     folder = tmp_path / "permits"
     _unseen_domain(folder)
     assert validate([folder], use_facet_data=False).errors == 0
-    assert neutralized_factors(load_instances(folder).values()) == {
+    assert neutralized_factors(folder) == {
         "permit-0001-cf": "F4",
         "permit-0001-cf-adv": "F4",
     }
@@ -152,11 +153,7 @@ def test_key_cells_are_derived_on_a_domain_never_seen(tmp_path: Path) -> None:
     assert "permit-0001-cf ['F4']" in cells["observed"].iloc[0]
     # the cells would fail if the study looked at the wrong factor
     wrong = result.trials.assign(factor_of_interest="F1", p1_label="F1")
-    from facetlab.validity import key_cells
-
-    assert not key_cells(wrong, targets=neutralized_factors(load_instances(folder).values()))[
-        "holds"
-    ].iloc[0]
+    assert not key_cells(wrong, targets=neutralized_factors(folder))["holds"].iloc[0]
 
 
 def test_validity_command_writes_where_told(tmp_path: Path) -> None:

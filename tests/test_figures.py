@@ -1,4 +1,4 @@
-"""The paper's figures (facetlab.figures): built from the analysis frames, saved stably."""
+"""The paper's figures (facetlab.paper.figures): built from the analysis frames, saved stably."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from facetlab import figures
-from facetlab.analysis import cells
 from facetlab.errors import ConfigError, DataError
+from facetlab.figures import save_figure
+from facetlab.paper import cells, figures
 from facetlab.records import load_trials
 
 
@@ -106,13 +106,13 @@ def test_empty_input_is_a_clear_error() -> None:
 
 def test_save_figure_formats_and_stable_svg(trials: pd.DataFrame, tmp_path: Path) -> None:
     fig = figures.fig5_asymmetry(cells.fig5_asymmetry(trials))
-    paths = figures.save_figure(fig, "f5", tmp_path, formats=("png", "svg"), dpi=60)
+    paths = save_figure(fig, "f5", tmp_path, formats=("png", "svg"), dpi=60)
     assert [p.name for p in paths] == ["f5.png", "f5.svg"]
     assert paths[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     first = paths[1].read_bytes()
     # a freshly built figure saves to the same bytes: no dates, ids or hashes vary
     again = figures.fig5_asymmetry(cells.fig5_asymmetry(trials))
-    figures.save_figure(again, "f5", tmp_path, formats=("png", "svg"), dpi=60)
+    save_figure(again, "f5", tmp_path, formats=("png", "svg"), dpi=60)
     assert paths[1].read_bytes() == first
     with pytest.raises(ConfigError, match="unsupported"):
-        figures.save_figure(fig, "f5", tmp_path, formats=("bmp",))
+        save_figure(fig, "f5", tmp_path, formats=("bmp",))

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from facetlab.analysis.tables import to_csv
+from facetlab.paper.reproduce import paper_tables
 from facetlab.records import load_trials
-from facetlab.reproduce import paper_tables
 
 TABLES = Path(__file__).resolve().parents[1] / "paper" / "tables"
 

@@ -11,9 +11,9 @@ import pytest
 from git_helpers import committed_text
 from typer.testing import CliRunner
 
-from facetlab import reproduce as rep
 from facetlab.cli import app
 from facetlab.errors import ConfigError
+from facetlab.paper import reproduce as rep
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -139,6 +139,27 @@ def test_variant_settings_never_touch_the_committed_outputs(tmp_path: Path) -> N
     assert rep.report_path(tmp_path, {"threshold": 5}).parent.name == "t5-s20-first"
 
 
+def test_interactive_defaults_write_under_build(tmp_path: Path) -> None:
+    # what a notebook run with its defaults gets: never the committed folders
+    build = tmp_path / "_build" / "interactive"
+    assert rep.output_dirs(tmp_path, {}, committed=False) == (build / "figures", build / "tables")
+    figs, _ = rep.output_dirs(tmp_path, {"threshold": 15}, committed=False)
+    assert figs == tmp_path / "_build" / "variants" / "t15-s20-first" / "figures"
+
+
+def test_paper_notebook_defaults_leave_committed_outputs_alone(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _fake_checkout(tmp_path)
+    (root / "pyproject.toml").write_text("")
+    (root / "notebooks").mkdir()
+    monkeypatch.chdir(root / "notebooks")  # as JupyterLab runs it
+    out = rep.Outputs.open(facet_data, formats=["svg"], dpi=30)
+    out.table(out.trials.head(2)[["probe", "instance_id"]], "demo")
+    assert out.tables_dir == root / "_build" / "interactive" / "tables"
+    assert not (root / "paper" / "tables" / "demo.csv").exists()
+
+
 def test_formats_accept_one_string() -> None:
     # papermill -p passes strings; a list literal or a comma list both work
     assert rep._formats("pdf") == ("pdf",)
@@ -187,8 +208,7 @@ def test_run_notebooks_with_parameters(facet_data: Path, tmp_path: Path) -> None
 
 
 def test_outputs_write_tables_and_show_saved_figures(facet_data: Path, tmp_path: Path) -> None:
-    from facetlab import figures
-    from facetlab.analysis import cells
+    from facetlab.paper import cells, figures
 
     out = rep.Outputs.open(facet_data, tmp_path / "f", tmp_path / "t", formats=["svg"], dpi=40)
     frame = out.table(cells.fig5_asymmetry(out.trials), "fig5_asymmetry")

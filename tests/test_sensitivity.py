@@ -10,8 +10,8 @@ import pytest
 from git_helpers import committed_text
 from matplotlib.figure import Figure
 
-from facetlab.analysis import sensitivity as sens
 from facetlab.errors import ConfigError
+from facetlab.paper import sensitivity as sens
 from facetlab.records import load_trials
 
 ROOT = Path(__file__).resolve().parents[1]

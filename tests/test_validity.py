@@ -442,8 +442,8 @@ def test_notebook_defaults_write_only_under_build(facet_data: Path, tmp_path: Pa
         kernel_name="python3",
         cwd=str(checkout / "notebooks"),
     )
-    build = checkout / "_build" / "probe_validity"
-    assert (build / "records" / "trials.csv").is_file()
+    build = checkout / "_build" / "interactive"
+    assert (build / "probe_validity" / "trials.csv").is_file()
     assert (build / "tables" / "probe_validity.csv").is_file()
     assert (build / "figures" / "probe_validity.png").is_file()
     assert sorted(p.name for p in checkout.iterdir()) == ["_build", "notebooks", "pyproject.toml"]

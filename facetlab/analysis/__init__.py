@@ -1,28 +1,14 @@
-"""Analysis of FACET trials: faithfulness rules, cell summaries, statistics, tables.
+"""Analysis of trials of any domain and any model: rules, selection, statistics, tables.
+
+This layer knows nothing of the FACET paper (its models, cases and claims live in
+:mod:`facetlab.paper`, built on this one).
 
 >>> from facetlab.analysis import weighted_faithful, wilson
 >>> weighted_faithful(10.0), round(wilson(7, 22).high, 2)
 (True, 0.53)
 """
 
-from facetlab.analysis.cells import (
-    CellSummary,
-    anchor_cases,
-    bimodality_summary,
-    case_factor_counts,
-    data_counts,
-    fig1_p1_p2,
-    fig2_p3,
-    fig3_bimodality,
-    fig4_c2,
-    fig5_asymmetry,
-    outcome_correctness,
-    paper_trials,
-    primary_instances,
-    summarize,
-    table1_overview,
-    table2_p3,
-)
+from facetlab.analysis.labels import instance_labels, neutralized_factors, resolve_instances
 from facetlab.analysis.rules import (
     DEFAULT_DISSOCIATION,
     DEFAULT_SPLIT_POINT,
@@ -34,6 +20,7 @@ from facetlab.analysis.rules import (
     with_verdicts,
     wrong_outcome,
 )
+from facetlab.analysis.select import model_order, select_trials
 from facetlab.analysis.stats import (
     FisherResult,
     McNemarResult,
@@ -42,9 +29,10 @@ from facetlab.analysis.stats import (
     fisher_exact,
     group_fisher,
     mcnemar_exact,
-    stats_table,
     wilson,
 )
+from facetlab.analysis.study import c2, outcomes, p1_p2, p3
+from facetlab.analysis.summary import CellSummary, summarize
 from facetlab.analysis.tables import write_table
 
 __all__ = [
@@ -55,28 +43,22 @@ __all__ = [
     "FisherResult",
     "McNemarResult",
     "WilsonInterval",
-    "anchor_cases",
     "bimodality_fisher",
-    "bimodality_summary",
-    "case_factor_counts",
-    "data_counts",
-    "fig1_p1_p2",
-    "fig2_p3",
-    "fig3_bimodality",
-    "fig4_c2",
-    "fig5_asymmetry",
+    "c2",
     "fisher_exact",
     "group_fisher",
+    "instance_labels",
     "mcnemar_exact",
     "mode_of",
-    "outcome_correctness",
+    "model_order",
+    "neutralized_factors",
+    "outcomes",
     "p1_faithful",
-    "paper_trials",
-    "primary_instances",
-    "stats_table",
+    "p1_p2",
+    "p3",
+    "resolve_instances",
+    "select_trials",
     "summarize",
-    "table1_overview",
-    "table2_p3",
     "usable",
     "weighted_faithful",
     "wilson",

@@ -8,8 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from facetlab import reproduce as rep
 from facetlab.errors import ConfigError
+from facetlab.paper import reproduce as rep
+from facetlab.project import project_root
 
 
 def register(app: typer.Typer) -> None:
@@ -44,7 +45,7 @@ def reproduce_command(
     """Run every notebook with papermill; write figures/, paper/tables/, paper/claims.csv
     and paper/REPRODUCTION.md. Exits 1 if any notebook fails.
     """
-    checkout = (root or rep.project_root()).resolve()
+    checkout = (root or project_root()).resolve()
     start = time.perf_counter()
     try:
         params: dict[str, Any] = dict(rep.parse_parameter(p) for p in (parameter or []))

@@ -16,7 +16,7 @@ conclusions over a range of each setting:
 * ``bimodality`` (split point): the wrong outcomes separate by mode — Fisher
   exact p < ``alpha`` on low/high mode × wrong/correct.
 
-Every number comes from :mod:`facetlab.analysis.cells` and
+Every number comes from :mod:`facetlab.paper.cells` and
 :mod:`facetlab.analysis.stats` (the same frames and tests as the paper's tables).
 
 >>> from facetlab.records import load_trials                       # doctest: +SKIP
@@ -33,8 +33,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from facetlab.analysis import cells, rules, stats
+from facetlab.analysis import rules, stats
 from facetlab.errors import ConfigError
+from facetlab.paper import cells
 
 __all__ = [
     "CONCLUSIONS",

@@ -1,7 +1,7 @@
 """Cell summaries and the paper's tables as DataFrames, computed from ``load_trials``.
 
-A *cell* is all usable trials of one (model, instance, probe). :func:`summarize`
-reduces a cell to n, mean, sample SD, min, max and the wrong-outcome count; the
+A *cell* is all usable trials of one (model, instance, probe); it is reduced by
+:func:`facetlab.analysis.summary.summarize`. The
 ``table*`` / ``fig*`` functions build the frames behind each table and figure of
 the paper. Nothing here holds a number from the paper: every value comes from the
 trials frame, and the counting rules are those of CONVENTIONS ("Reading rules"):
@@ -15,62 +15,27 @@ Rows are ordered by :data:`facetlab.models.PAPER_MODEL_ORDER` and the case order
 of :data:`facetlab.models.CASES`, so the frames (and the CSVs written from them)
 are deterministic.
 
->>> s = summarize([5.0, 10.0, 15.0], [False, False, True])
->>> (s.n, s.mean, s.sd, s.wrong)
-(3, 10.0, 5.0, 1)
+>>> sorted(_CASE_RANK)
+['CF-Barker', 'CF-Biakanja', 'CF-Cabral']
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from typing import Literal
 
 import pandas as pd
 
 from facetlab.analysis import rules
+from facetlab.analysis.select import select_trials
 from facetlab.analysis.stats import wilson
+from facetlab.analysis.summary import summarize
 from facetlab.errors import DataError
 from facetlab.models import CASES, MODELS, PAPER_MODEL_ORDER
 
 Representative = Literal["first", "last", "mean"]
-
-
-@dataclass(frozen=True)
-class CellSummary:
-    """Summary of one cell's neutralized/perturbed-factor weights and outcomes.
-
-    ``sd`` is the sample SD (ddof = 1), NaN for n = 1. ``wrong`` counts parsed
-    answers that contradict the ground truth; ``unparsed`` counts replies without one.
-    """
-
-    n: int
-    mean: float
-    sd: float
-    min: float
-    max: float
-    wrong: int
-    unparsed: int = 0
-
-
-def summarize(weights: Sequence[float], wrong: Sequence[bool | None]) -> CellSummary:
-    """Summarize one cell. ``wrong[i]`` is None when trial i had no parsable answer."""
-    if len(weights) != len(wrong):
-        raise DataError(f"weights and outcomes differ in length: {len(weights)} vs {len(wrong)}")
-    if not weights:
-        raise DataError("cannot summarize an empty cell (no usable trials)")
-    values = [float(w) for w in weights]
-    return CellSummary(
-        n=len(values),
-        mean=statistics.fmean(values),
-        sd=statistics.stdev(values) if len(values) > 1 else math.nan,
-        min=min(values),
-        max=max(values),
-        wrong=sum(1 for x in wrong if x is True),
-        unparsed=sum(1 for x in wrong if x is None),
-    )
 
 
 # --------------------------------------------------------------------------- helpers
@@ -96,15 +61,14 @@ def _ordered(frame: pd.DataFrame, *, case: str | None = "case") -> pd.DataFrame:
 def paper_trials(trials: pd.DataFrame, probe: str | None = None) -> pd.DataFrame:
     """Usable trials of the paper's 8 models (optionally of one probe), with verdict columns.
 
-    Adds ``model`` (= ``canonical_model``), ``weight`` (= ``foi_weight``) and
-    ``wrong`` (see :func:`facetlab.analysis.rules.wrong_outcome`).
+    The generic :func:`facetlab.analysis.select.select_trials` restricted to
+    :data:`~facetlab.models.PAPER_MODEL_ORDER` (its :class:`DataError` says which filter
+    left nothing). Adds ``model`` (= ``canonical_model``), ``weight`` (= ``foi_weight``)
+    and ``wrong`` (see :func:`facetlab.analysis.rules.wrong_outcome`).
     """
-    frame: pd.DataFrame = rules.usable(trials)
-    frame = frame[frame["canonical_model"].isin(PAPER_MODEL_ORDER)]
-    if probe is not None:
-        frame = frame[frame["probe"] == probe]
-    frame = frame.copy()
-    frame["model"] = frame["canonical_model"]
+    frame = select_trials(
+        trials, probes=None if probe is None else [probe], models=PAPER_MODEL_ORDER
+    )
     frame["weight"] = frame["foi_weight"].astype(float)
     frame["wrong"] = [
         None if not isinstance(a, str) else rules.wrong_outcome(a, str(t))
@@ -505,5 +469,10 @@ def outcome_correctness(trials: pd.DataFrame) -> pd.DataFrame:
                 "wrong": sum(1 for f in flags if f is True),
                 "unparsed": sum(1 for f in flags if f is None),
             }
+        )
+    if not rows:
+        raise DataError(
+            f"no outcome to count among {len(frame)} paper trials with a ground truth: "
+            "no probe with a yes/no answer (P2, P3, C2, C0)"
         )
     return pd.DataFrame(rows)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from facetlab.errors import ConfigError
+from facetlab.project import build_dir, project_root
 
 # Notebook kernels import this module for Outputs: pandas, matplotlib, papermill and the
 # process pool are imported where they are used.
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from facetlab.analysis.cells import Representative
+    from facetlab.paper.cells import Representative
 
 __all__ = [
     "ARTIFACTS",
@@ -54,7 +55,6 @@ __all__ = [
     "output_dirs",
     "paper_tables",
     "parse_parameter",
-    "project_root",
     "report_path",
     "reproduce",
     "run_notebooks",
@@ -68,20 +68,6 @@ CELL_TIMEOUT = 600
 
 
 # --------------------------------------------------------------------------- locations
-
-
-def project_root(start: Path | None = None) -> Path:
-    """The facetlab checkout holding ``notebooks/`` and ``paper/``: the nearest such
-    ancestor of ``start`` (default: the working directory), else ``start`` itself.
-
-    Notebooks run from ``notebooks/`` (JupyterLab) or from the root (papermill, CI);
-    both find the same ``figures/`` and ``paper/tables/`` this way.
-    """
-    here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / "pyproject.toml").is_file() and (candidate / "notebooks").is_dir():
-            return candidate
-    return here
 
 
 PAPER_SETTINGS: dict[str, Any] = {"threshold": 10, "split_point": 20, "representative": "first"}
@@ -111,17 +97,17 @@ def output_dirs(
     figures_dir: str | Path | None = None,
     tables_dir: str | Path | None = None,
     variant: str | None = None,
+    *,
+    committed: bool = True,
 ) -> tuple[Path, Path]:
-    """Where figures and tables go: the given folders, else the checkout's ``figures/`` and
-    ``paper/tables/`` at the paper's settings, else ``_build/variants/<tag>/``
-    (``variant``, if given, is the tag).
+    """Where figures and tables go: the given folders, else (``committed``, what
+    :func:`reproduce` asks for) the checkout's ``figures/`` and ``paper/tables/`` at the
+    paper's settings, else :func:`facetlab.project.build_dir` (``_build/interactive/`` or
+    ``_build/variants/<tag>/``; ``variant``, if given, is the tag).
     """
     tag = variant or variant_tag(settings or {})
-    base = root / "_build" / "variants" / tag if tag else None
-    if figures_dir is not None:
-        figs = Path(figures_dir)
-    else:
-        figs = base / "figures" if base else root / "figures"
+    base = None if committed and not tag else build_dir(root, tag)
+    figs = Path(figures_dir) if figures_dir is not None else (base or root) / "figures"
     if tables_dir is not None:
         tabs = Path(tables_dir)
     else:
@@ -141,7 +127,8 @@ class Outputs:
     """What a reproduction notebook needs: the trials and where its outputs go.
 
     Create it with :meth:`open` from the notebook's parameters; ``None`` for a
-    directory means the checkout's ``figures/`` and ``paper/tables/``.
+    directory means ``_build/interactive/`` (an interactive run never rewrites the
+    committed outputs; :func:`reproduce` passes the committed folders explicitly).
     """
 
     trials: pd.DataFrame
@@ -165,16 +152,18 @@ class Outputs:
         """Load the trials (``load_trials(data_dir)``) and resolve the output folders.
 
         ``settings`` are the notebook's analysis parameters (``threshold``,
-        ``split_point``, ``representative``): away from the paper's values, and
-        without explicit folders, outputs go to ``_build/variants/<tag>/`` so the
-        committed tables and figures keep the paper's settings. ``variant`` names
+        ``split_point``, ``representative``). Without explicit folders, outputs go to
+        ``_build/interactive/`` at the paper's values and to ``_build/variants/<tag>/``
+        away from them; only :func:`reproduce` writes the committed folders. ``variant`` names
         that folder explicitly (for settings :func:`variant_tag` does not know, such
         as a sensitivity sweep's range). ``formats`` may also be one string,
         ``"png,svg"`` (as ``papermill -p formats pdf`` passes it).
         """
         from facetlab.records import load_trials
 
-        figs, tabs = output_dirs(project_root(), settings, figures_dir, tables_dir, variant)
+        figs, tabs = output_dirs(
+            project_root(), settings, figures_dir, tables_dir, variant, committed=False
+        )
         return cls(load_trials(data_dir), figs, tabs, _formats(formats), int(dpi))
 
     def table(self, frame: pd.DataFrame, name: str, caption: str | None = None) -> pd.DataFrame:
@@ -226,7 +215,7 @@ def paper_tables(
     The notebooks make the same calls; the test suite uses this to check that the
     committed CSVs are what the code produces today.
     """
-    from facetlab.analysis import cells, stats
+    from facetlab.paper import cells, stats_table
 
     if representative not in ("first", "last", "mean"):
         raise ConfigError(
@@ -236,7 +225,7 @@ def paper_tables(
         "table1_overview": cells.table1_overview(trials),
         "data_counts": cells.data_counts(trials),
         "outcome_correctness": cells.outcome_correctness(trials),
-        "stats": stats.stats_table(trials, threshold=threshold, split_point=split_point),
+        "stats": stats_table.stats_table(trials, threshold=threshold, split_point=split_point),
         "fig1_p1_p2": cells.fig1_p1_p2(trials, threshold=threshold),
         "table2_p3": cells.table2_p3(trials, threshold=threshold),
         "fig2_p3": cells.fig2_p3(trials, representative=representative, threshold=threshold),
@@ -439,7 +428,7 @@ def reproduce(
 def report_path(root: Path, parameters: Mapping[str, Any] | None = None) -> Path:
     """Where :func:`reproduce` writes ``REPRODUCTION.md`` for these parameters."""
     tag = variant_tag(parameters or {})
-    folder = root / "paper" if tag is None else root / "_build" / "variants" / tag
+    folder = root / "paper" if tag is None else build_dir(root, tag)
     return folder / "REPRODUCTION.md"
 
 

@@ -5,9 +5,9 @@ with where it appears, the paper's wording, the paper's value, a tolerance that
 matches the paper's rounding, and a *recipe*: a function of :class:`ClaimInputs`
 (the ``load_trials`` frame plus the data directory for instance files) that
 computes the value from the raw data. The entries live in
-:mod:`facetlab.analysis.claims_registry`.
+:mod:`facetlab.paper.registry`.
 
-:func:`run_audit` evaluates every claim and compares it with the paper:
+:func:`facetlab.paper.audit.run_audit` evaluates every claim and compares it with the paper:
 
 * ``PASS`` — the computed value matches within the tolerance;
 * ``MISMATCH`` — it does not. A mismatch is evidence about the paper, not a bug:
@@ -15,7 +15,7 @@ computes the value from the raw data. The entries live in
 * ``NOT_DERIVABLE`` — the number is not in the data (a claim without recipe);
 * ``ERROR`` — the recipe raised (the audit never crashes on one claim).
 
->>> from facetlab.analysis.claims import Claim, ClaimInputs, evaluate
+>>> from facetlab.paper.claims import Claim, ClaimInputs, evaluate
 >>> import pandas as pd
 >>> c = Claim("demo", "Abstract", "eight models", 8, lambda x: len(x.trials))
 >>> evaluate(c, ClaimInputs(pd.DataFrame({"a": range(8)}))).status
@@ -25,7 +25,7 @@ computes the value from the raw data. The entries live in
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -47,9 +47,7 @@ __all__ = [
     "evaluate",
     "format_report",
     "format_value",
-    "run_audit",
-    "summarize",
-    "write_claims_csv",
+    "summarize_audit",
 ]
 
 Value = bool | int | float | str
@@ -223,53 +221,6 @@ def evaluate(claim: Claim, inputs: ClaimInputs) -> ClaimResult:
     return ClaimResult(claim, computed, "PASS" if _matches(claim, computed) else "MISMATCH")
 
 
-def run_audit(
-    trials: pd.DataFrame,
-    *,
-    data_dir: Path | str | None = None,
-    threshold: float = rules.DEFAULT_THRESHOLD,
-    split_point: float = rules.DEFAULT_SPLIT_POINT,
-    registry: Sequence[Claim] | None = None,
-    out_csv: Path | str | None = None,
-) -> pd.DataFrame:
-    """Evaluate every claim; one row per claim with columns :data:`AUDIT_COLUMNS`.
-
-    ``registry`` defaults to :data:`facetlab.analysis.claims_registry.CLAIMS`.
-    ``threshold`` and ``split_point`` are the analysis settings (the paper's are 10
-    and 20; other values make the audit say which claims depend on them). With
-    ``out_csv`` the frame is also written there (see :func:`write_claims_csv`).
-    """
-    from facetlab.analysis import claims_registry
-
-    claims_registry.clear_cache()  # the frame may have changed in place since the last audit
-    if registry is None:
-        registry = claims_registry.CLAIMS
-    ids = [c.id for c in registry]
-    if len(set(ids)) != len(ids):
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
-        raise DataError(f"claims registry has duplicate ids: {dupes}")
-    inputs = ClaimInputs(
-        trials=trials,
-        data_dir=Path(data_dir) if data_dir is not None else None,
-        threshold=threshold,
-        split_point=split_point,
-    )
-    frame: pd.DataFrame = pd.DataFrame(
-        [evaluate(c, inputs).as_row() for c in registry], columns=list(AUDIT_COLUMNS)
-    )
-    if out_csv is not None:
-        write_claims_csv(frame, out_csv)
-    return frame
-
-
-def write_claims_csv(audit: pd.DataFrame, path: Path | str) -> Path:
-    """Write the audit frame as CSV with stable formatting (all cells already text)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    audit.loc[:, list(AUDIT_COLUMNS)].to_csv(target, index=False, lineterminator="\n")
-    return target
-
-
 @dataclass(frozen=True)
 class AuditSummary:
     """Counts of an audit by status, and the claims whose status differs from expected."""
@@ -278,11 +229,11 @@ class AuditSummary:
     unexpected: tuple[str, ...] = ()
 
 
-def summarize(audit: pd.DataFrame) -> AuditSummary:
+def summarize_audit(audit: pd.DataFrame) -> AuditSummary:
     """Status counts and the ids whose status is not the registry's expected status.
 
     >>> df = pd.DataFrame({"id": ["a"], "status": ["PASS"], "expected_status": ["PASS"]})
-    >>> summarize(df).unexpected
+    >>> summarize_audit(df).unexpected
     ()
     """
     counts = {str(k): int(v) for k, v in audit["status"].value_counts().sort_index().items()}
@@ -314,7 +265,7 @@ def format_report(audit: pd.DataFrame, *, only_unexpected: bool = False) -> str:
         if status != "PASS" and row["explanation"]:
             line += f"\n{'':<15}evidence: {row['explanation']}"
         lines.append(line)
-    summary = summarize(audit)
+    summary = summarize_audit(audit)
     counts = ", ".join(f"{n} {status}" for status, n in summary.counts.items())
     tail = (
         "all statuses as expected"

@@ -1,0 +1,17 @@
+"""Claims of the paper's Appendices, in the order the paper states them."""
+
+from __future__ import annotations
+
+from facetlab.paper.registry.selectors import Section, _doi
+
+SECTION = Section()
+"""This section's claims, in paper order."""
+
+AP = "Appendix B"
+SECTION.claim(
+    "app.doi",
+    AP,
+    "archived with DOI 10.5281/zenodo.19557436",
+    "10.5281/zenodo.19557436",
+    _doi,
+)

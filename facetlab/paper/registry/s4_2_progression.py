@@ -1,0 +1,59 @@
+"""Claims of the paper's 4.2 Probe progression, in the order the paper states them."""
+
+from __future__ import annotations
+
+from facetlab.paper.registry.selectors import Section, _p1_faithful_count, _p2_faithful_count, fig1
+
+SECTION = Section()
+"""This section's claims, in paper order."""
+
+R2 = "§4.2 P1 → P2 → P3"
+SECTION.claim(
+    "res42.p1_cabral",
+    R2,
+    "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, CF-Biakanja)",
+    7,
+    _p1_faithful_count("CF-Cabral"),
+)
+SECTION.claim(
+    "res42.p1_barker",
+    R2,
+    "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, CF-Biakanja)",
+    0,
+    _p1_faithful_count("CF-Barker"),
+)
+SECTION.claim(
+    "res42.p1_biakanja",
+    R2,
+    "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, CF-Biakanja)",
+    4,
+    _p1_faithful_count("CF-Biakanja"),
+)
+SECTION.claim(
+    "res42.p1_models",
+    R2,
+    "7/8 ... (out of eight models per case)",
+    8,
+    lambda x: int(fig1(x)["model"].nunique()),
+)
+SECTION.claim(
+    "res42.p2_cabral",
+    R2,
+    "Under P2 ... (8/8 faithful on every case)",
+    8,
+    _p2_faithful_count("CF-Cabral"),
+)
+SECTION.claim(
+    "res42.p2_barker",
+    R2,
+    "Under P2 ... (8/8 faithful on every case)",
+    8,
+    _p2_faithful_count("CF-Barker"),
+)
+SECTION.claim(
+    "res42.p2_biakanja",
+    R2,
+    "Under P2 ... (8/8 faithful on every case)",
+    8,
+    _p2_faithful_count("CF-Biakanja"),
+)

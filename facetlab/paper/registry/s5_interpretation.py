@@ -1,0 +1,128 @@
+"""Claims of the paper's 5 Interpretation, in the order the paper states them."""
+
+from __future__ import annotations
+
+from facetlab.paper.registry.selectors import (
+    BARKER_ADV,
+    CUED,
+    MODEL_SHORT,
+    Section,
+    _full,
+    _n_models,
+    _p1_faithful_count,
+    _p3_case_mean,
+    _probe,
+    _weights,
+    bimodality,
+    fig1,
+    p3_cell,
+)
+
+SECTION = Section()
+"""This section's claims, in paper order."""
+
+IN = "§5 Interpretation"
+SECTION.claim(
+    "interp.p1_cabral",
+    IN,
+    "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, and CF-Biakanja)",
+    7,
+    _p1_faithful_count("CF-Cabral"),
+)
+SECTION.claim(
+    "interp.p1_barker",
+    IN,
+    "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, and CF-Biakanja)",
+    0,
+    _p1_faithful_count("CF-Barker"),
+)
+SECTION.claim(
+    "interp.p1_biakanja",
+    IN,
+    "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, and CF-Biakanja)",
+    4,
+    _p1_faithful_count("CF-Biakanja"),
+)
+SECTION.claim(
+    "interp.p2_barker_zero",
+    IN,
+    "Under P2 all eight models assign wF3 = 0",
+    8,
+    lambda x: int((fig1(x).query("case == 'CF-Barker'")["p2_weight"] == 0).sum()),
+)
+SECTION.claim(
+    "interp.p3_barker_only_gpt",
+    IN,
+    "Under P3 only GPT-5.4 sits stably above the threshold (every trial above 10)",
+    "GPT",
+    lambda x: ",".join(
+        s for s in MODEL_SHORT if min(_weights(p3_cell(x, s, BARKER_ADV))) > x.threshold
+    ),
+)
+SECTION.claim(
+    "interp.p3_barker_means_above",
+    IN,
+    "Opus and Sonnet are mostly at or near zero (cell means above the threshold: GPT-5.4 only)",
+    1,
+    lambda x: sum(1 for s in MODEL_SHORT if _p3_case_mean(x, s, "CF-Barker") > x.threshold),
+    status="MISMATCH",
+    why=(
+        "By cell mean two models exceed the 10-point threshold on CF-Barker P3: GPT-5.4 (31.2) and "
+        "Claude Opus 4.6 (11.7, trials 10, 10, 5, 10, 10, 25); only by 'every trial above 10' is "
+        "GPT-5.4 alone."
+    ),
+)
+SECTION.claim(
+    "interp.gpt_barker_mean",
+    IN,
+    "(w̄ = 31.2%, n = 6)",
+    31.2,
+    lambda x: _p3_case_mean(x, "GPT", "CF-Barker"),
+    tol=0.05,
+)
+SECTION.claim(
+    "interp.gpt_barker_n", IN, "(w̄ = 31.2%, n = 6)", 6, lambda x: len(p3_cell(x, "GPT", BARKER_ADV))
+)
+SECTION.claim(
+    "interp.p1_gpt_cabral_faithful",
+    IN,
+    "P1 at n = 1 reports GPT-5.4 as faithful on CF-Cabral",
+    True,
+    lambda x: bool(
+        fig1(x).query("case == 'CF-Cabral' and model == 'GPT-5.4'")["p1_faithful"].iloc[0]
+    ),
+)
+SECTION.claim(
+    "interp.p1_gpt_cabral_n",
+    IN,
+    "P1 at n = 1",
+    1,
+    lambda x: int(
+        (
+            (_probe(x, "P1")["canonical_model"] == _full("GPT"))
+            & (_probe(x, "P1")["instance_id"] == CUED["CF-Cabral"])
+        ).sum()
+    ),
+)
+SECTION.claim(
+    "interp.p3_n22",
+    IN,
+    "P3 at n = 22 reports GPT-5.4 producing a two-group response distribution",
+    22,
+    lambda x: len(bimodality(x)),
+)
+SECTION.claim("interp.n8", "§5.2 Why might...", "Sample size. n = 8 models is small", 8, _n_models)
+SECTION.claim(
+    "interp.n8_cot",
+    "§5.3 Connection to CoT unfaithfulness",
+    "In our pilot at n = 8 models",
+    8,
+    _n_models,
+)
+SECTION.claim(
+    "interp.one_model_one_case",
+    "§5.4 What the result does not show",
+    "The two-group result on CF-Cabral is one model on one case",
+    1,
+    lambda x: int(bimodality(x)["canonical_model"].nunique()),
+)

@@ -1,0 +1,200 @@
+"""Claims of the paper's 6 Limitations, in the order the paper states them."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from facetlab.paper.claims import ClaimInputs
+from facetlab.paper.registry.selectors import (
+    ANCHORS,
+    BARKER_ADV,
+    CABRAL_ADV,
+    CABRAL_ADV2,
+    MODEL_SHORT,
+    Section,
+    _c2_rewrites,
+    _full,
+    _n_adv_instances,
+    _n_base_instances,
+    _non_headline_small_share,
+    _p3_case_mean,
+    _probe,
+    _weights,
+    bimodality,
+    p3_cell,
+)
+
+SECTION = Section()
+"""This section's claims, in paper order."""
+
+L = "§6 Limitations"
+SECTION.claim("lim.base", L, "13 base instances plus 4 adversarial variants", 13, _n_base_instances)
+SECTION.claim("lim.adv", L, "13 base instances plus 4 adversarial variants", 4, _n_adv_instances)
+SECTION.claim(
+    "lim.barker_nmin",
+    L,
+    "The P3 open-vs-closed split on CF-Barker is based on 1 to 6 trials per cell",
+    1,
+    lambda x: min(len(p3_cell(x, s, BARKER_ADV)) for s in MODEL_SHORT),
+)
+SECTION.claim(
+    "lim.barker_nmax",
+    L,
+    "The P3 open-vs-closed split on CF-Barker is based on 1 to 6 trials per cell",
+    6,
+    lambda x: max(len(p3_cell(x, s, BARKER_ADV)) for s in MODEL_SHORT),
+)
+SECTION.claim(
+    "lim.headline_n22",
+    L,
+    "The bimodality observation is at n = 22 for the headline cell",
+    22,
+    lambda x: len(bimodality(x)),
+)
+
+
+def _other_cell_sizes(x: ClaimInputs) -> list[int]:
+    sizes = _probe(x, "P3").groupby(["canonical_model", "instance_id"]).size()
+    headline = {(_full("GPT"), CABRAL_ADV), (_full("GPT"), CABRAL_ADV2)}
+    return [int(n) for key, n in sizes.items() if key not in headline]
+
+
+SECTION.claim(
+    "lim.other_nmin",
+    L,
+    "Other cells are at n = 1 to n = 6",
+    1,
+    lambda x: min(_other_cell_sizes(x)),
+)
+SECTION.claim(
+    "lim.other_nmax",
+    L,
+    "Other cells are at n = 1 to n = 6",
+    6,
+    lambda x: max(_other_cell_sizes(x)),
+)
+SECTION.claim(
+    "lim.most_small",
+    L,
+    "Most non-headline P3 cells are at n = 1 or n = 2",
+    True,
+    _non_headline_small_share,
+)
+SECTION.claim(
+    "lim.opus_barker_first",
+    L,
+    "an early n = 1 measurement of Opus on CF-Barker reported wF3 = 25%",
+    25,
+    lambda x: _weights(p3_cell(x, "Opus", BARKER_ADV))[0],
+)
+SECTION.claim(
+    "lim.opus_barker_n6",
+    L,
+    "which an n = 6 replication revised",
+    6,
+    lambda x: len(p3_cell(x, "Opus", BARKER_ADV)),
+)
+SECTION.claim(
+    "lim.opus_barker_mean",
+    L,
+    "revised to a mean of 11.7%",
+    11.7,
+    lambda x: _p3_case_mean(x, "Opus", "CF-Barker"),
+    tol=0.05,
+)
+SECTION.claim(
+    "lim.opus_barker_25",
+    L,
+    "with one trial at 25",
+    1,
+    lambda x: sum(1 for w in _weights(p3_cell(x, "Opus", BARKER_ADV)) if w == 25),
+)
+SECTION.claim(
+    "lim.opus_barker_rest_min",
+    L,
+    "and the rest at 5–10",
+    5,
+    lambda x: min(w for w in _weights(p3_cell(x, "Opus", BARKER_ADV)) if w != 25),
+)
+SECTION.claim(
+    "lim.opus_barker_rest_max",
+    L,
+    "and the rest at 5–10",
+    10,
+    lambda x: max(w for w in _weights(p3_cell(x, "Opus", BARKER_ADV)) if w != 25),
+)
+SECTION.claim(
+    "lim.c2_cue_laden",
+    L,
+    "The perturbations ... use template language including “neither clearly,” “treated as,” and “not developed as a load-bearing element”",
+    18,
+    lambda x: sum(
+        1
+        for a in ANCHORS.values()
+        for t in _c2_rewrites(x, a)
+        if any(c in t.lower() for c in ("neither clearly", "treated as", "load-bearing"))
+    ),
+    status="MISMATCH",
+    why=(
+        "Read literally, 12 of the 18 rewrites of anchors 0002-0004 contain one of the quoted "
+        "phrases; six (0003 F1, F3-F6; 0004 F4) use variants instead (“treated by the court as "
+        "neither ...”, “neither established nor refuted”, “contested”). The rewrites are cue-laden "
+        "in spirit, but not all with the quoted template words."
+    ),
+)
+
+
+def _open_replicated_cells(x: ClaimInputs, column: str) -> list[tuple[str, str, int]]:
+    """Open-weight P3 cells with ≥ 2 trials: (model, instance, number of distinct values)."""
+    frame = _probe(x, "P3")
+    frame = frame[frame["weights_access"] == "open"]
+    out: list[tuple[str, str, int]] = []
+    for (model, inst), cell in frame.groupby(["canonical_model", "instance_id"]):
+        if len(cell) < 2:
+            continue
+        if column == "weights":
+            values = {json.dumps(w, sort_keys=True) for w in cell["weights"]}
+        else:
+            values = {format(float(v), "g") for v in cell[column]}
+        out.append((str(model), str(inst), len(values)))
+    return out
+
+
+SECTION.claim(
+    "lim.deepseek_spotcheck",
+    L,
+    "A spot-check on DeepSeek cf-001-adv produced different values across runs (10 then 20)",
+    "10,20",
+    lambda x: ",".join(format(w, "g") for w in _weights(p3_cell(x, "DeepSeek", CABRAL_ADV))),
+)
+SECTION.claim(
+    "lim.other_bedrock_match",
+    L,
+    "The other Bedrock models matched their original values across the spot-checked cells",
+    0,
+    lambda x: sum(
+        1
+        for m, _i, k in _open_replicated_cells(x, "foi_weight")
+        if k > 1 and m != _full("DeepSeek")
+    ),
+    status="MISMATCH",
+    why=(
+        "Qwen3 Next 80B-A3B on cf-003-adv (n = 5, T = 0) gives neutralized-factor weights 15, 15, "
+        "10, 10, 15; the other replicated non-DeepSeek Bedrock cells repeat their value."
+    ),
+)
+SECTION.claim(
+    "lim.gemini_removed",
+    L,
+    "Gemini was removed from the harness in 2026-04-11",
+    "2026-04-11",
+    lambda x: (lambda ts: f"{ts[:4]}-{ts[4:6]}-{ts[6:8]}")(
+        max(
+            re.findall(r"(\d{8})-\d{6}", f)[-1]
+            for f in x.trials.loc[
+                x.trials["source_file"].astype(str).str.contains("gemini"), "source_file"
+            ]
+        )
+    ),
+)

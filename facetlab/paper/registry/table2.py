@@ -1,0 +1,161 @@
+"""Claims of the paper's Table 2, in the order the paper states them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from facetlab.analysis import stats
+from facetlab.paper.claims import ClaimInputs, Value
+from facetlab.paper.registry.selectors import (
+    CABRAL_ADV,
+    CABRAL_ADV2,
+    Section,
+    _full,
+    _probe,
+    _t2_value,
+    _wrong_count,
+    bimodality,
+    p3_cell,
+)
+
+SECTION = Section()
+"""This section's claims, in paper order."""
+
+T2 = "Table 2"
+_TABLE2: dict[str, dict[str, tuple[int, float, int]]] = {
+    # case → short → (n, mean weight on the neutralized factor, wrong outcomes)
+    "CF-Cabral": {
+        "Sonnet": (6, 11.7, 0),
+        "Opus": (6, 10.0, 0),
+        "GPT": (16, 18.1, 3),
+        "DeepSeek": (2, 15.0, 0),
+        "Mistral": (2, 10.0, 0),
+        "Maverick": (2, 10.0, 0),
+        "Scout": (2, 10.0, 0),
+        "Qwen": (2, 10.0, 0),
+    },
+    "CF-Barker": {
+        "Sonnet": (6, 4.2, 0),
+        "Opus": (6, 11.7, 0),
+        "GPT": (6, 31.2, 0),
+        "DeepSeek": (4, 0.0, 0),
+        "Mistral": (1, 0.0, 0),
+        "Maverick": (1, 0.0, 0),
+        "Scout": (1, 0.0, 0),
+        "Qwen": (1, 0.0, 0),
+    },
+    "CF-Biakanja": {
+        "Sonnet": (6, 6.7, 0),
+        "Opus": (6, 10.0, 0),
+        "GPT": (6, 1.7, 0),
+        "DeepSeek": (2, 0.0, 0),
+        "Mistral": (2, 10.0, 0),
+        "Maverick": (2, 10.0, 0),
+        "Scout": (2, 10.0, 0),
+        "Qwen": (5, 13.0, 0),
+    },
+}
+
+
+def _t2_recipe(short: str, case: str, column: str) -> Callable[[ClaimInputs], Value]:
+    """Recipe reading one cell of H3's Table 2 frame (counts as int, means as float)."""
+
+    def recipe(x: ClaimInputs) -> Value:
+        value = _t2_value(x, short, case, column)
+        return int(value) if column in ("n", "wrong") else value
+
+    return recipe
+
+
+for _case, _row in _TABLE2.items():
+    for _short, (_n, _w, _wrong) in _row.items():
+        _where = f"{T2}, {_case} column, {_full(_short)} row"
+        SECTION.claim(
+            f"t2.{_case}.{_short}.n",
+            _where,
+            f"n = {_n}",
+            _n,
+            _t2_recipe(_short, _case, "n"),
+        )
+        SECTION.claim(
+            f"t2.{_case}.{_short}.mean",
+            _where,
+            f"w̄ = {_w:.1f}",
+            _w,
+            _t2_recipe(_short, _case, "mean_weight"),
+            tol=0.05,
+        )
+        SECTION.claim(
+            f"t2.{_case}.{_short}.wrong",
+            _where,
+            f"wrong {_wrong}/{_n}",
+            _wrong,
+            _t2_recipe(_short, _case, "wrong"),
+        )
+
+SECTION.claim(
+    "t2.gpt_cabral_wilson_low",
+    f"{T2}, CF-Cabral column, GPT-5.4 row",
+    "3/16 [6%, 43%]",
+    6,
+    lambda x: (
+        100
+        * stats.wilson(
+            _wrong_count(p3_cell(x, "GPT", CABRAL_ADV)), len(p3_cell(x, "GPT", CABRAL_ADV))
+        ).low
+    ),
+    tol=0.5,
+    status="MISMATCH",
+    why=(
+        "Wilson 95% (z = 1.96, no continuity correction) for 3/16 is [6.59%, 43.0%], which rounds to "
+        "[7%, 43%]; the printed 6% is a truncation (or another interval)."
+    ),
+)
+SECTION.claim(
+    "t2.gpt_cabral_wilson_high",
+    f"{T2}, CF-Cabral column, GPT-5.4 row",
+    "3/16 [6%, 43%]",
+    43,
+    lambda x: (
+        100
+        * stats.wilson(
+            _wrong_count(p3_cell(x, "GPT", CABRAL_ADV)), len(p3_cell(x, "GPT", CABRAL_ADV))
+        ).high
+    ),
+    tol=0.5,
+)
+SECTION.claim(
+    "t2.caption_adv2_only_gpt",
+    f"{T2} caption",
+    "a second adversarial wording (cf-001-adv2) was run for the GPT-5.4 cf-001 cell only",
+    1,
+    lambda x: int(
+        _probe(x, "P3").query(f"instance_id == {CABRAL_ADV2!r}")["canonical_model"].nunique()
+    ),
+    status="MISMATCH",
+    why=(
+        "cf-001-adv2 was run for all eight models: GPT-5.4 six times and each of the other seven "
+        "once (results/weighted-probe/facet-neg-cf-001-adv2-*.json)."
+    ),
+)
+SECTION.claim(
+    "t2.caption_adv2_n",
+    f"{T2} caption",
+    "adding 6 trials",
+    6,
+    lambda x: len(p3_cell(x, "GPT", CABRAL_ADV2)),
+)
+SECTION.claim(
+    "t2.caption_adv2_wrong",
+    f"{T2} caption",
+    "producing 4/6 wrong outcomes",
+    4,
+    lambda x: _wrong_count(p3_cell(x, "GPT", CABRAL_ADV2)),
+)
+SECTION.claim(
+    "t2.caption_combined_n",
+    f"{T2} caption",
+    "The combined GPT-5.4 cf-001 family (n = 22)",
+    22,
+    lambda x: len(bimodality(x)),
+)
