@@ -138,8 +138,7 @@ def study_instances(
     """
     every = load_instances(_folder(instances_dir))
     if instance_ids is None:
-        anchors = {i.base_instance_id for i in every.values() if i.base_instance_id}
-        chosen = [i for i in every.values() if i.is_counterfactual or i.instance_id in anchors]
+        chosen = _study_set(every)
     else:
         wanted = list(instance_ids)
         missing = [i for i in wanted if i not in every]
@@ -154,6 +153,12 @@ def study_instances(
             "(the study needs instances with a neutralized factor)"
         )
     return chosen
+
+
+def _study_set(every: Mapping[str, Instance]) -> list[Instance]:
+    """Every counterfactual (with its adversarial rewrites) and every anchor one names."""
+    anchors = {i.base_instance_id for i in every.values() if i.base_instance_id}
+    return [i for i in every.values() if i.is_counterfactual or i.instance_id in anchors]
 
 
 class StudySuite(FacetSuite):
@@ -418,13 +423,21 @@ def load_study(
         keep_ids = set(trial_ids)
         table = table[[Path(p).stem in keep_ids for p in table["source_file"]]]
     table = table[table["probe"].isin(PROBES)].copy()
+    instances = _Instances(folder)
+    # The folder may hold a wider sweep (every probe on every instance): keep the study's trials.
+    study = {i.instance_id: i for i in _study_set(instances.by_id)}
+    suite = StudySuite(folder)
+    planned = [
+        iid in study and suite.applies_to(probe.lower(), study[iid])
+        for probe, iid in zip(table["probe"], table["instance_id"], strict=True)
+    ]
+    table = table[planned]
     if (failed := table[table["failed"]]).shape[0]:
         raise DataError(
             f"{len(failed)} failed trial(s) in {out}, e.g. {failed['source_file'].iloc[0]}"
         )
     scored = with_verdicts(table, threshold)
 
-    instances = _Instances(folder)
     rows: list[dict[str, Any]] = []
     for _, row in scored.iterrows():
         shown = str(row["source_file"])
