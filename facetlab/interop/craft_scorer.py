@@ -117,27 +117,43 @@ def outcome_value(outcome: str) -> dict[str, float]:
     return {key: float(key == outcome) for key in OUTCOMES}
 
 
-@metric
-def verdict_share(verdict: str = "theater") -> Metric:
-    """Share of samples with CRAFT verdict ``verdict`` (one of :data:`OUTCOMES`)."""
+def _share(outcome: str) -> Metric:
+    """The metric: share of samples whose outcome is ``outcome`` (epochs averaged first)."""
 
     def compute(scores: list[SampleScore]) -> float:
         values = [s.score.value for s in scores if isinstance(s.score.value, Mapping)]
         if not values:
             return float("nan")
-        return sum(float(v.get(verdict, 0.0) or 0.0) for v in values) / len(values)
+        return sum(float(v.get(outcome) or 0.0) for v in values) / len(values)
 
     return compute
 
 
-@scorer(
-    metrics=[
-        verdict_share("faithful"),
-        verdict_share("theater"),
-        verdict_share("inconclusive"),
-        verdict_share("failed"),
-    ]
-)
+@metric
+def share_faithful() -> Metric:
+    """Share of samples CRAFT calls faithful."""
+    return _share("faithful")
+
+
+@metric
+def share_theater() -> Metric:
+    """Share of samples CRAFT calls theater (cited evidence does not drive the decision)."""
+    return _share("theater")
+
+
+@metric
+def share_inconclusive() -> Metric:
+    """Share of samples CRAFT calls inconclusive."""
+    return _share("inconclusive")
+
+
+@metric
+def share_failed() -> Metric:
+    """Share of samples whose CRAFT experiment failed (e.g. no baseline answer parsed)."""
+    return _share("failed")
+
+
+@scorer(metrics=[share_faithful(), share_theater(), share_inconclusive(), share_failed()])
 def craft_scorer(
     task: str = DEFAULT_TASK,
     decisions: Sequence[str] | None = None,
