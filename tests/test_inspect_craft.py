@@ -16,12 +16,12 @@ import pytest
 
 pytest.importorskip("inspect_ai", reason="needs the inspect extra: pip install -e '.[dev,inspect]'")
 
-from inspect_ai import Task  # noqa: E402
-from inspect_ai import eval as inspect_eval  # noqa: E402
-from inspect_ai.log import EvalLog  # noqa: E402
-from inspect_helpers import mock_model  # noqa: E402
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog
+from inspect_helpers import mock_model
 
-from facetlab.craft import (  # noqa: E402
+from facetlab.craft import (
     AgentInput,
     AgentTrace,
     EvidenceRef,
@@ -30,8 +30,8 @@ from facetlab.craft import (  # noqa: E402
     from_function,
     inspect,
 )
-from facetlab.craft.errors import CraftError  # noqa: E402
-from facetlab.interop.craft_scorer import craft_input_of, craft_sample, craft_scorer  # noqa: E402
+from facetlab.craft.errors import CraftError
+from facetlab.interop.craft_scorer import craft_input_of, craft_sample, craft_scorer
 
 Agent = Callable[[AgentInput], AgentTrace]
 
@@ -67,7 +67,9 @@ def _input_in(prompt: str) -> AgentInput:
 
 
 def _as_reply(trace: AgentTrace, inp: AgentInput) -> str:
-    cited = [{"path": r.path, "quote": r.span.text if r.span else None} for r in trace.cited_evidence]
+    cited = [
+        {"path": r.path, "quote": r.span.text if r.span else None} for r in trace.cited_evidence
+    ]
     return json.dumps(
         {"decision": trace.decision, "rationale": trace.rationale, "cited_evidence": cited}
     )

@@ -12,19 +12,19 @@ import pytest
 
 pytest.importorskip("inspect_ai", reason="needs the inspect extra: pip install -e '.[dev,inspect]'")
 
-from inspect_ai import eval as inspect_eval  # noqa: E402
-from inspect_helpers import mock_model, n_factors_in, weights_reply  # noqa: E402
+from inspect_ai import eval as inspect_eval
+from inspect_helpers import mock_model, n_factors_in, weights_reply
 
-from facetlab.analysis.rules import weighted_faithful  # noqa: E402
-from facetlab.errors import ConfigError, RecordError  # noqa: E402
-from facetlab.interop.scoring import judge  # noqa: E402
-from facetlab.interop.tasks import facet_p1, facet_p3, facet_task  # noqa: E402
-from facetlab.interop.variants import SampleMeta, probe_variants  # noqa: E402
-from facetlab.probes import build_prompt, parse_reply  # noqa: E402
-from facetlab.probes.base import ParseResult  # noqa: E402
-from facetlab.runner.api import resolve_instances  # noqa: E402
-from facetlab.runner.plan import plan_sweep  # noqa: E402
-from facetlab.runner.suite import FacetSuite  # noqa: E402
+from facetlab.analysis.rules import weighted_faithful
+from facetlab.errors import ConfigError, RecordError
+from facetlab.interop.scoring import judge
+from facetlab.interop.tasks import facet_p1, facet_p3, facet_task
+from facetlab.interop.variants import SampleMeta, probe_variants
+from facetlab.probes import build_prompt, parse_reply
+from facetlab.probes.base import ParseResult
+from facetlab.runner.api import resolve_instances
+from facetlab.runner.plan import plan_sweep
+from facetlab.runner.suite import FacetSuite
 
 
 @pytest.fixture(scope="module")

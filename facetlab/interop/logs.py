@@ -103,7 +103,9 @@ def read_facet_log(path: Path | str, *, partial: bool = False) -> EvalLog:
     try:
         log = read_eval_log(str(file))
     except Exception as exc:  # any reader failure means "not a readable log"
-        raise RecordError(f"{file}: not a readable Inspect log ({type(exc).__name__}: {exc})") from exc
+        raise RecordError(
+            f"{file}: not a readable Inspect log ({type(exc).__name__}: {exc})"
+        ) from exc
     probe_of_task(log.eval.task, str(file))
     if log.status != "success" and not partial:
         why = ""
@@ -265,7 +267,9 @@ def import_logs(
         log = read_facet_log(file, partial=partial)
         records = log_records(log, source=str(file), parser=parser, sweep=out_dir.name)
         imports.append(
-            LogImport(file, log.eval.task, log.status, log.eval.eval_id, log.eval.model, tuple(records))
+            LogImport(
+                file, log.eval.task, log.status, log.eval.eval_id, log.eval.model, tuple(records)
+            )
         )
     # Everything parsed: only now is anything written (a bad log leaves the folder as it was).
     written = [write_record(r, out_dir / "records") for log in imports for r in log.records]
