@@ -163,3 +163,27 @@ def test_p1_flags_naming_the_neutralized_factor(instances: Path, tmp_path: Path)
 def test_facet_task_rejects_an_unknown_parser(instances: Path) -> None:
     with pytest.raises(ValueError, match="unknown parser 'loose'"):
         facet_task("p3", str(instances), parser="loose")
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("probe", ["p2", "c2"])
+def test_p2_and_c2_score_the_weight_on_their_factor_of_interest(
+    instances: Path, tmp_path: Path, probe: str
+) -> None:
+    task = facet_task(probe, str(instances))
+    (log,) = inspect_eval(
+        task, model=mock_model(weights_reply), log_dir=str(tmp_path), display="none"
+    )
+    assert log.status == "success", log.error
+    assert log.samples is not None and len(log.samples) == len(task.dataset)
+    for sample in log.samples:
+        meta = SampleMeta.from_metadata(sample.metadata, str(sample.id))
+        assert meta.factor_of_interest is not None
+        weights = parse_reply(
+            probe, weights_reply(str(sample.input)), {"factors": [{}] * meta.n_factors}
+        ).weights
+        assert weights is not None and sample.scores is not None
+        value = sample.scores["facet_weighted"].value
+        assert isinstance(value, dict)
+        assert value["weight"] == weights.get(meta.factor_of_interest, 0.0)
+        assert value["flagged"] == float(not weighted_faithful(value["weight"]))
