@@ -161,7 +161,7 @@ def test_p1_flags_naming_the_neutralized_factor(instances: Path, tmp_path: Path)
 
 @pytest.mark.data
 def test_facet_task_rejects_an_unknown_parser(instances: Path) -> None:
-    with pytest.raises(ValueError, match="unknown parser 'loose'"):
+    with pytest.raises(ConfigError, match="unknown parser 'loose'"):
         facet_task("p3", str(instances), parser="loose")
 
 

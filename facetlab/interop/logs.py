@@ -108,9 +108,8 @@ def read_facet_log(path: Path | str, *, partial: bool = False) -> EvalLog:
         ) from exc
     probe_of_task(log.eval.task, str(file))
     if log.status != "success" and not partial:
-        why = ""
-        if log.error is not None:
-            why = f": {log.error.message.strip().splitlines()[0] if log.error.message else ''}"
+        first = (log.error.message or "").strip().splitlines() if log.error is not None else []
+        why = f": {first[0]}" if first else ""
         raise RecordError(
             f"{file}: log status is {log.status!r}, expected 'success'{why}; the eval did not "
             "finish (retry it with `inspect eval-retry`, or import what it holds with --partial)"

@@ -36,6 +36,7 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 
 from facetlab.analysis.rules import DEFAULT_THRESHOLD, p1_faithful, weighted_faithful
+from facetlab.errors import ConfigError
 from facetlab.interop.variants import SampleMeta, parse_stand_in
 from facetlab.probes import PARSERS, WEIGHTED_PROBES, parse_reply
 from facetlab.probes.base import ParseResult
@@ -174,7 +175,7 @@ def facet_single_factor(parser: str = "strict") -> Scorer:
 
 def _facet_scorer(parser: str, threshold: float) -> Scorer:
     if parser not in PARSERS:
-        raise ValueError(f"unknown parser {parser!r}; expected one of {', '.join(PARSERS)}")
+        raise ConfigError(f"unknown parser {parser!r}; expected one of {', '.join(PARSERS)}")
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = SampleMeta.from_metadata(state.metadata, f"sample {state.sample_id}")
