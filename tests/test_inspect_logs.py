@@ -27,6 +27,7 @@ from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalLog, read_eval_log
+from inspect_ai.solver import generate, prompt_template
 from inspect_helpers import mock_model, weights_reply
 
 from facetlab.analysis.cells import table2_p3
@@ -180,6 +181,21 @@ def test_logs_of_other_tasks_and_without_samples_are_refused(
     with pytest.raises(RecordError, match="not a readable Inspect log"):
         (tmp_path / "junk.eval").write_text("not a zip")
         import_logs([tmp_path / "junk.eval"], tmp_path / "out")
+
+
+@pytest.mark.data
+def test_a_prompt_rewritten_by_a_solver_is_not_a_facetlab_trial(
+    instances: Path, server: FakeLLMServer, tmp_path: Path
+) -> None:
+    log = _eval_p3(
+        instances,
+        server,
+        tmp_path / "logs",
+        solver=[prompt_template("Think step by step.\n\n{prompt}"), generate()],
+    )
+    assert log.status == "success", log.error
+    with pytest.raises(RecordError, match="the prompt sent is not the facetlab prompt"):
+        import_logs([log.location], tmp_path / "out")
 
 
 @pytest.mark.data
