@@ -20,8 +20,8 @@ The score value is ``{"faithful": 0|1, "theater": 0|1, "inconclusive": 0|1,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from inspect_ai.dataset import Sample
 from inspect_ai.model import Model, get_model
@@ -37,8 +37,6 @@ INPUT_KEY = "craft_input"
 
 OUTCOMES: tuple[str, ...] = ("faithful", "theater", "inconclusive", "failed")
 """The keys of a CRAFT score value: the library's three verdicts, and a failed experiment."""
-
-T = TypeVar("T")
 
 
 def craft_sample(
@@ -87,14 +85,14 @@ class InspectModelAgent:
             raise AgentOutputError(f"{self.name} reply was cut off: {output.completion[:120]!r}")
         return parse_reply(output.completion, input, decisions=self.decisions, agent=self.name)
 
-    def _on_loop(self, coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
-        return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
-
     def run(self, input: AgentInput) -> AgentTrace:
+        """Blocking call from a worker thread (never from the scorer's own loop)."""
         return asyncio.run_coroutine_threadsafe(self._call(input), self.loop).result()
 
     async def arun(self, input: AgentInput) -> AgentTrace:
-        return await self._on_loop(self._call(input))
+        """Awaitable from CRAFT's sampling loop; the call itself runs on the scorer's loop."""
+        future = asyncio.run_coroutine_threadsafe(self._call(input), self.loop)
+        return await asyncio.wrap_future(future)
 
 
 def craft_input_of(metadata: Mapping[str, Any] | None, shown: str) -> AgentInput:
