@@ -108,8 +108,8 @@ def test_p3_against_the_fake_imports_one_trial_per_sample_and_epoch(
     frame = _trials(tmp_path / "out")
     assert len(frame) == 8 and set(frame["probe"]) == {"P3"}
     assert frame["foi_weight"].notna().all() and not frame["failed"].any()
-    # Importing the same log again rewrites the same files.
-    import_logs([log.location], tmp_path / "out")
+    # Importing the same log again (here: its folder) rewrites the same files.
+    assert import_logs([tmp_path / "logs"], tmp_path / "out").records == 8
     assert len(list((tmp_path / "out" / "records").glob("*.json"))) == 8
 
 
