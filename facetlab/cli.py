@@ -24,6 +24,7 @@ _COMMAND_MODULES = (
     "facetlab.commands.run",  # facetlab run
     "facetlab.commands.reproduce",  # facetlab reproduce
     "facetlab.commands.citations",  # facetlab verify-citations
+    "facetlab.commands.import_inspect",  # facetlab import-inspect
 )
 
 for _name in _COMMAND_MODULES:
