@@ -10,7 +10,7 @@ fi
 export MPLBACKEND=Agg
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[dev]"
+.venv/bin/python -m pip install --quiet -e ".[dev,inspect]"
 bash scripts/git-notebook-filter.sh
 .venv/bin/facetlab data fetch
 .venv/bin/facetlab reproduce

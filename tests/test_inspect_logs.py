@@ -30,10 +30,11 @@ from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.solver import generate, prompt_template
 from inspect_helpers import mock_model, weights_reply
 
-from facetlab.analysis.cells import table2_p3
+from facetlab.analysis import study
 from facetlab.errors import RecordError
 from facetlab.interop.logs import import_logs
 from facetlab.interop.tasks import facet_p3
+from facetlab.paper.cells import table2_p3
 from facetlab.records import load_trials, read_records
 from facetlab.runner import run
 
@@ -144,6 +145,8 @@ def test_facetlab_run_and_inspect_eval_give_the_same_p3_table(
     table = table2_p3(ours)
     assert len(table) == 3 and table["n"].tolist() == [2, 2, 2]  # one primary wording per case
     pd.testing.assert_frame_equal(table, table2_p3(theirs))
+    # and the generic study table that `facetlab report` writes as p3.csv
+    pd.testing.assert_frame_equal(study.p3(ours, instances), study.p3(theirs, instances))
 
 
 @pytest.mark.data
