@@ -6,6 +6,8 @@ A new command is one function in one module there plus one line in ``_COMMAND_MO
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import version
+from typing import Annotated
 
 import typer
 
@@ -15,7 +17,31 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    # Plain click help: flags read as `--dry-run`, not `--dry-run <bool>` as rich help shows them.
+    rich_markup_mode=None,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"facetlab {version('facetlab')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the facetlab version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Measure whether an LLM's stated reasons are the reasons it used (FACET probes, CRAFT)."""
+
 
 _COMMAND_MODULES = (
     "facetlab.commands.data",  # facetlab data fetch|info|path
