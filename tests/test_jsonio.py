@@ -71,7 +71,9 @@ def test_duplicate_key_names_the_key(tmp_path: Path) -> None:
     path = _write(tmp_path, text, "dup.json")
     with pytest.raises(InstanceError) as info:
         load_instance(path)
-    assert str(info.value) == f"{path}: duplicate key 'domain' in one object; expected each key once"
+    assert (
+        str(info.value) == f"{path}: duplicate key 'domain' in one object; expected each key once"
+    )
 
 
 def test_nested_duplicate_key_is_found(tmp_path: Path) -> None:

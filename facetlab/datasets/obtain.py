@@ -158,6 +158,8 @@ def fetch(
         if ok:
             tick(name)
 
+    for parent in sorted({(root / name).parent for name in needed}):
+        _mkdir(parent)  # pooch creates folders without exist_ok: racy across threads
     failures: list[DataError] = []
     store = _store(root, base)
     with _quiet_pooch():
