@@ -535,3 +535,56 @@ def test_version_and_help_read_well() -> None:
     )
     data_help = CliRunner().invoke(app, ["data", "--help"])
     assert "verify" in data_help.output
+
+
+# --------------------------------------------------------------------------- setup.sh
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _setup_copy(tmp_path: Path) -> Path:
+    """setup.sh and the registry in a clone of their own (no ../shared/facet-data beside it)."""
+    repo = tmp_path / "clone" / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    (repo / "facetlab" / "data").mkdir(parents=True)
+    (repo / "scripts" / "setup.sh").write_text((ROOT / "scripts" / "setup.sh").read_text())
+    registry_file = ROOT / "facetlab" / "data" / "registry.txt"
+    (repo / "facetlab" / "data" / "registry.txt").write_text(registry_file.read_text())
+    return repo
+
+
+def _run_setup(repo: Path, tmp_path: Path, **env: str) -> tuple[int, str, float]:
+    import subprocess
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith("FACETLAB_")}
+    base.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "home" / ".cache"))
+    started = time.perf_counter()
+    done = subprocess.run(
+        ["bash", str(repo / "scripts" / "setup.sh")],
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr, time.perf_counter() - started
+
+
+def test_setup_without_data_or_network_fails_fast_before_installing(tmp_path: Path) -> None:
+    repo = _setup_copy(tmp_path)
+    with socket.socket() as sock:  # a proxy that refuses: no network, deterministically
+        sock.bind(("127.0.0.1", 0))
+        proxy = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    code, output, seconds = _run_setup(repo, tmp_path, https_proxy=proxy, HTTPS_PROXY=proxy)
+    assert code == 1 and seconds < 30
+    assert "the pinned download is not reachable" in output
+    assert "FACETLAB_DATA_MIRROR=/path/to/facet-data bash scripts/setup.sh" in output
+    assert not (repo / ".venv").exists()  # checked before the pip install
+
+
+def test_setup_with_a_wrong_mirror_names_it(tmp_path: Path, facet_data: Path) -> None:
+    repo = _setup_copy(tmp_path)
+    code, output, seconds = _run_setup(repo, tmp_path, FACETLAB_DATA_MIRROR=str(facet_data.parent))
+    assert code == 1 and seconds < 30
+    assert f"FACETLAB_DATA_MIRROR={facet_data.parent}: no instances/ here" in output
+    assert not (repo / ".venv").exists()
