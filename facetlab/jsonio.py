@@ -32,7 +32,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "nesting_depth", "read_json_file"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "container_depth", "nesting_depth", "read_json_file"]
 
 MAX_BYTES = 64 * 1024 * 1024
 """Largest JSON file read (64 MiB; the largest FACET v3 file is 84 KB)."""
@@ -75,6 +75,22 @@ def nesting_depth(text: str) -> int:
     return max(accumulate(_STEP[c] for c in brackets), default=0)
 
 
+def container_depth(data: Any) -> int:
+    """The deepest nesting of lists and dicts in parsed JSON, without recursion.
+
+    >>> container_depth({"a": [1, {"b": "]]]"}]})
+    3
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, level = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        deepest = max(deepest, level)
+        stack.extend((c, level + 1) for c in children if isinstance(c, (dict, list)))
+    return deepest if isinstance(data, (dict, list)) else 0
+
+
 def _read_bytes(path: Path, max_bytes: int) -> tuple[bytes | None, str | None]:
     try:
         info = os.stat(path)
@@ -114,14 +130,19 @@ def read_json_file(
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, f"expected UTF-8 text ({exc.reason})"
-    depth = nesting_depth(text)
-    if depth > max_depth:
-        return None, f"nested {depth:,} levels deep; expected at most {max_depth}"
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant), None
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except RecursionError:  # deeper than the interpreter's limit: count without recursing
+        depth = nesting_depth(text)
+        return None, f"nested {depth:,} levels deep; expected at most {max_depth}"
     except json.JSONDecodeError as exc:
         return None, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
     except _Refused as exc:
         return None, str(exc)
-    except (ValueError, RecursionError) as exc:  # e.g. an integer of 5,000 digits
+    except ValueError as exc:  # e.g. an integer of 5,000 digits
         return None, f"invalid JSON: {exc}"
+    # Parsed, so at most ~1000 deep; walking the containers is cheaper than scanning the text.
+    depth = container_depth(data)
+    if depth > max_depth:
+        return None, f"nested {depth:,} levels deep; expected at most {max_depth}"
+    return data, None

@@ -51,6 +51,11 @@ def test_200000_deep_json_is_a_clear_problem_fast(tmp_path: Path) -> None:
         load_instance(path)
 
 
+def test_depth_below_the_interpreter_limit_is_refused_too(tmp_path: Path) -> None:
+    path = _write(tmp_path, '{"a": ' + "[" * 499 + "]" * 499 + "}")
+    assert read_json_file(path) == (None, "nested 500 levels deep; expected at most 64")
+
+
 def test_depth_counts_brackets_outside_strings_only() -> None:
     assert nesting_depth('"[[[[" ') == 0
     assert nesting_depth(r'{"a": "\"[[", "b": [[]]}') == 3
