@@ -73,7 +73,10 @@ check_data_source
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[dev]"
 bash scripts/git-notebook-filter.sh
-.venv/bin/facetlab data fetch
+.venv/bin/facetlab data fetch || {
+  echo "setup stopped: fix the data source named above, then run 'bash scripts/setup.sh' again." >&2
+  exit 1
+}
 .venv/bin/facetlab reproduce
 
 # --- 3. Where to go from here.
