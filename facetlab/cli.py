@@ -40,11 +40,11 @@ def _main(
         ),
     ] = False,
 ) -> None:
-    """Measure whether an LLM's stated reasons are the reasons it used (FACET probes, CRAFT)."""
+    """Options of the ``facetlab`` command itself; the help text is the app's."""
 
 
 _COMMAND_MODULES = (
-    "facetlab.commands.data",  # facetlab data fetch|info|path
+    "facetlab.commands.data",  # facetlab data fetch|info|path|verify
     "facetlab.commands.validate",  # facetlab validate, facetlab schema
     "facetlab.commands.prompts",  # facetlab check-prompts, facetlab prompt
     "facetlab.commands.run",  # facetlab run
