@@ -158,14 +158,46 @@ def fetch(
         if ok:
             tick(name)
 
+    failures: list[DataError] = []
+    if needed:  # pooch is imported only when something is missing or altered
+        _obtain(needed, root, mirror, base, failures, tick)
+    _raise_failures(failures, len(entries))
+    folder.write_stamp(root)
+    fetched = len(entries) - sum(present)
+    report = FetchReport(
+        root=root,
+        total=len(entries),
+        verified=len(entries),
+        downloaded=fetched if mirror is None else 0,
+        copied=fetched if mirror is not None else 0,
+        present=sum(present),
+        source=f"mirror {mirror}" if mirror is not None else f"network {base}",
+        seconds=time.perf_counter() - started,
+        unregistered=folder.unregistered(root),
+        cleaned=cleaned,
+    )
+    if not report.unregistered:
+        _VERIFIED.add(root.resolve())
+    return report
+
+
+def _obtain(
+    needed: list[str],
+    root: Path,
+    mirror: Path | None,
+    base: str,
+    failures: list[DataError],
+    tick: Callable[[str], None],
+) -> None:
+    """Have pooch fetch ``needed`` from the mirror or the URL; bad files go to ``failures``."""
     for parent in sorted({(root / name).parent for name in needed}):
         _mkdir(parent)  # pooch creates folders without exist_ok: racy across threads
-    failures: list[DataError] = []
     store = _store(root, base)
     with _quiet_pooch():
+        downloader: Any
         if mirror is not None:
-            downloader: Any = sources.MirrorSource(mirror, base)
-        elif needed:
+            downloader = sources.MirrorSource(mirror, base)
+        else:
             # One file first, with short limits: without network this fails within
             # seconds (with the hint to use a mirror) instead of 448 times.
             sources.check_resolvable(base, _PROBE_TIMEOUT_S)
@@ -187,25 +219,6 @@ def fetch(
                 except DataError as exc:
                     failures.append(exc)
                 tick(name)
-
-    _raise_failures(failures, len(entries))
-    folder.write_stamp(root)
-    fetched = len(entries) - sum(present)
-    report = FetchReport(
-        root=root,
-        total=len(entries),
-        verified=len(entries),
-        downloaded=fetched if mirror is None else 0,
-        copied=fetched if mirror is not None else 0,
-        present=sum(present),
-        source=f"mirror {mirror}" if mirror is not None else f"network {base}",
-        seconds=time.perf_counter() - started,
-        unregistered=folder.unregistered(root),
-        cleaned=cleaned,
-    )
-    if not report.unregistered:
-        _VERIFIED.add(root.resolve())
-    return report
 
 
 def _matches(path: Path, expected: str) -> bool:
