@@ -6,13 +6,18 @@ its limit with zero duplicate paid calls. The baseline is the original harness's
 design: one call at a time (by default on the first 40 trials; its rate does not
 depend on how many it runs, ``--baseline-trials 400`` runs them all).
 
-    python benchmarks/bench_runner.py [--trials 400] [--latency 0.3] [--rps 20]
+With the ``inspect`` extra installed, the same prompts also go through ``inspect eval``
+(its OpenAI provider, ``max_connections`` = the runner's concurrency) against the same
+fake, and both are printed side by side (``--no-inspect`` skips it).
+
+    python benchmarks/bench_runner.py [--trials 400] [--latency 0.3] [--rps 20] [--no-inspect]
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
 import tempfile
 import time
@@ -53,15 +58,22 @@ class BenchSuite:
         return parse_weights_strict(text, len(instance.factors))
 
 
-def _sweep(
-    server: FakeLLMServer, n: int, out: Path, *, concurrency: int, rpm: float | None
-) -> float:
-    model = "openai/bench-model"
-    backend = get_backend(model, base_url=server.openai_base_url, api_key="bench", timeout=30)
-    instances = [
+MODEL = "openai/bench-model"
+
+
+def _instances(n: int) -> list[BenchInstance]:
+    return [
         BenchInstance(f"bench-{i:04d}", (f"factor one of {i}", f"factor two of {i}"))
         for i in range(n)
     ]
+
+
+def _sweep(
+    server: FakeLLMServer, n: int, out: Path, *, concurrency: int, rpm: float | None
+) -> float:
+    model = MODEL
+    backend = get_backend(model, base_url=server.openai_base_url, api_key="bench", timeout=30)
+    instances = _instances(n)
     start = time.perf_counter()
     result = run(
         instances, "p2", model, out=out, backends={model: backend}, suite=BenchSuite(),
@@ -70,6 +82,42 @@ def _sweep(
     elapsed = time.perf_counter() - start
     assert result.stats is not None and result.stats.ok == n, result.stats
     return elapsed
+
+
+def _inspect_sweep(server: FakeLLMServer, n: int, log_dir: Path, *, concurrency: int) -> float:
+    """The same prompts through ``inspect eval`` (OpenAI provider, Chat Completions)."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+
+    suite = BenchSuite()
+    samples = [
+        Sample(input=suite.cells("p2", inst, template="")[0].prompt, id=inst.instance_id)
+        for inst in _instances(n)
+    ]
+    os.environ.setdefault("OPENAI_API_KEY", "bench")  # the fake accepts any key
+    start = time.perf_counter()
+    (log,) = inspect_eval(
+        Task(dataset=samples, name="bench"),
+        model=MODEL,
+        model_base_url=server.openai_base_url,
+        model_args={"responses_api": False},
+        max_connections=concurrency,
+        log_dir=str(log_dir),
+        display="none",
+    )
+    elapsed = time.perf_counter() - start
+    done = sum(1 for s in log.samples or [] if s.error is None)
+    assert log.status == "success" and done == n, (log.status, done, log.error)
+    return elapsed
+
+
+def _has_inspect() -> bool:
+    try:
+        import inspect_ai  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -82,7 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--no-pacing", action="store_true", help="Do not tell the runner the limit (429s only)."
     )
+    ap.add_argument("--no-inspect", action="store_true", help="Skip the inspect eval run.")
     args = ap.parse_args(argv)
+    with_inspect = not args.no_inspect and _has_inspect()
     # Pace at 98% of the limit: the fake's one-second window has no slack for clock jitter.
     rpm = None if args.no_pacing else args.rps * 60 * 0.98
     with (
@@ -99,6 +149,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             server, args.baseline_trials, Path(tmp) / "baseline", concurrency=1, rpm=None
         )
         base_paid = server.paid_calls()
+        t_inspect = inspect_paid = inspect_outcomes = None
+        if with_inspect:
+            server.reset_log()
+            t_inspect = _inspect_sweep(
+                server, args.trials, Path(tmp) / "inspect", concurrency=args.concurrency
+            )
+            inspect_paid, inspect_outcomes = server.paid_calls(), server.outcomes()
     throughput = args.trials / t_run
     base_throughput = args.baseline_trials / t_base
     utilisation = throughput / args.rps
@@ -117,6 +174,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"paid calls: {paid.total()} for {args.trials} trials; duplicate paid calls: {duplicates}"
     )
+    if t_inspect is not None and inspect_paid is not None and inspect_outcomes is not None:
+        dup = sum(c - 1 for c in inspect_paid.values() if c > 1)
+        print(f"inspect  : {args.trials} trials in {t_inspect:.2f} s = "
+              f"{args.trials / t_inspect:.2f} trials/s (max_connections {args.concurrency}, "
+              f"unpaced; 429s seen {inspect_outcomes.get('rate_limited', 0)}; "
+              f"utilisation {args.trials / t_inspect / args.rps:.1%}; "
+              f"duplicate paid calls {dup})")  # fmt: skip
+        print(f"runner vs inspect: {t_inspect / t_run:.2f}x the throughput on this workload")
+    elif not args.no_inspect:
+        print("inspect  : skipped (inspect_ai not installed: pip install 'facetlab[inspect]')")
     ok = utilisation >= 0.9 and duplicates == 0 and paid.total() == args.trials
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1

@@ -6,6 +6,8 @@ A new command is one function in one module there plus one line in ``_COMMAND_MO
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import version
+from typing import Annotated
 
 import typer
 
@@ -15,10 +17,34 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    # Plain click help: flags read as `--dry-run`, not `--dry-run <bool>` as rich help shows them.
+    rich_markup_mode=None,
 )
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"facetlab {version('facetlab')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the facetlab version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Options of the ``facetlab`` command itself; the help text is the app's."""
+
+
 _COMMAND_MODULES = (
-    "facetlab.commands.data",  # facetlab data fetch|info|path
+    "facetlab.commands.data",  # facetlab data fetch|info|path|verify
     "facetlab.commands.validate",  # facetlab validate, facetlab schema
     "facetlab.commands.prompts",  # facetlab check-prompts, facetlab prompt
     "facetlab.commands.run",  # facetlab run
@@ -27,6 +53,7 @@ _COMMAND_MODULES = (
     "facetlab.commands.new_domain",  # facetlab new-domain
     "facetlab.commands.draft",  # facetlab draft c2|adversarial
     "facetlab.commands.validity",  # facetlab validity
+    "facetlab.commands.import_inspect",  # facetlab import-inspect
 )
 
 for _name in _COMMAND_MODULES:

@@ -20,7 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,6 +30,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from facetlab.errors import InstanceError
+from facetlab.jsonio import read_json_file
 
 __all__ = [
     "CUE_PHRASES",
@@ -727,33 +727,6 @@ def compliance_issues(cset: ComplianceSet, base: Instance | None) -> list[Issue]
 
 # ---------------------------------------------------------------------------
 # Reading files.
-
-
-def read_json_file(path: Path) -> tuple[Any, str | None]:
-    """``(data, None)`` for a readable JSON file, else ``(None, what is wrong)``; never raises.
-
-    The message leaves the file name to the caller (who knows how to show it)
-    and says what was expected, with line and column for a syntax error. This
-    is the one JSON reader behind instances, ``facetlab validate`` and the
-    trial records.
-
-    Example:
-        >>> import tempfile
-        >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        ...     _ = f.write('{"a": 1,}')
-        >>> read_json_file(Path(f.name))
-        (None, 'invalid JSON at line 1 column 9: Expecting property name enclosed in double quotes')
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        return None, f"cannot read file ({exc.strerror or exc})"
-    except UnicodeDecodeError as exc:
-        return None, f"expected UTF-8 text ({exc.reason})"
-    try:
-        return json.loads(text), None
-    except json.JSONDecodeError as exc:
-        return None, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
 
 
 def read_json(path: Path) -> Any:

@@ -141,7 +141,7 @@ def _collect(
                 if not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
             candidates = [(str(p), p) for p in found]
-        elif path.is_file():
+        elif path.is_file() or path.is_symlink():  # a broken link is reported when read
             candidates = [(str(raw), path)]
         else:
             problems.append(
@@ -149,7 +149,10 @@ def _collect(
             )
             continue
         for shown, p in candidates:
-            key = p.resolve()
+            try:
+                key = p.resolve()
+            except (OSError, RuntimeError):  # a symlink loop: reported when read
+                key = p
             if key not in seen:
                 seen.add(key)
                 files.append((shown, p))

@@ -5,7 +5,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
+import os
+import re
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +18,7 @@ from typer.testing import CliRunner
 
 from facetlab import datasets
 from facetlab.cli import app
+from facetlab.datasets import folder, obtain, sources
 from facetlab.errors import DataError, HashMismatchError
 
 N_FILES = 448
@@ -24,7 +29,7 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Each test gets its own empty data dir, no mirror and a fresh in-process memo."""
     monkeypatch.setenv("FACETLAB_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.delenv("FACETLAB_DATA_MIRROR", raising=False)
-    monkeypatch.setattr(datasets, "_VERIFIED", set())
+    monkeypatch.setattr(obtain, "_VERIFIED", set())
 
 
 def _link_mirror(facet_data: Path, dest: Path) -> Path:
@@ -60,7 +65,7 @@ def test_fetch_from_mirror_verifies_all_files(facet_data: Path, tmp_path: Path) 
     assert str(report).startswith("448 files verified")
     again = datasets.fetch(mirror=facet_data)
     assert (again.verified, again.copied, again.present) == (N_FILES, 0, N_FILES)
-    assert datasets.verify() == []
+    assert datasets.verify().ok
 
 
 def test_fetch_reports_progress(facet_data: Path) -> None:
@@ -86,7 +91,7 @@ def test_altered_mirror_file_names_file_and_both_hashes(facet_data: Path, tmp_pa
     assert err.name == name and err.expected == datasets.registry()[name]
     assert err.actual == hashlib.sha256(bytes(content)).hexdigest()
     assert name in str(err) and err.expected in str(err) and err.actual in str(err)
-    assert not (tmp_path / "data" / datasets._STAMP).exists()  # never stamped as verified
+    assert not (tmp_path / "data" / folder.STAMP).exists()  # never stamped as verified
 
 
 def test_missing_mirror_file_is_named(facet_data: Path, tmp_path: Path) -> None:
@@ -144,7 +149,7 @@ def test_altered_cached_file_is_replaced(facet_data: Path, tmp_path: Path) -> No
     cached.write_text("{}")
     report = datasets.fetch(mirror=facet_data)
     assert (report.copied, report.present) == (1, N_FILES - 1)
-    assert datasets.verify() == []
+    assert datasets.verify().ok
 
 
 def test_data_dir_uses_stamp_across_processes(
@@ -152,74 +157,73 @@ def test_data_dir_uses_stamp_across_processes(
 ) -> None:
     monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
     root = datasets.data_dir()  # first use: fetches from the mirror
-    assert (root / "results").is_dir() and (root / datasets._STAMP).is_file()
+    assert (root / "results").is_dir() and (root / folder.STAMP).is_file()
 
     calls: list[object] = []
-    real_fetch = datasets.fetch
+    real_fetch = obtain.fetch
 
     def counting_fetch(**kwargs: object) -> datasets.FetchReport:
         calls.append(kwargs)
         return real_fetch(**kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(datasets, "fetch", counting_fetch)
-    monkeypatch.setattr(datasets, "_VERIFIED", set())  # as in a new process
+    monkeypatch.setattr(obtain, "fetch", counting_fetch)
+    monkeypatch.setattr(obtain, "_VERIFIED", set())  # as in a new process
     assert datasets.data_dir() == root and calls == []  # the stamp is trusted
     assert datasets.data_dir() == root and calls == []  # memoised in-process
 
     # A changed file voids the stamp: the next "process" re-verifies and repairs it.
     victim = root / "instances" / "facet-neg-0005.json"
     victim.write_bytes(victim.read_bytes() + b"\n")
-    monkeypatch.setattr(datasets, "_VERIFIED", set())
+    monkeypatch.setattr(obtain, "_VERIFIED", set())
     assert datasets.data_dir() == root and len(calls) == 1
-    assert datasets.verify() == []
+    assert datasets.verify().ok
 
 
 def test_stamp_is_keyed_on_registry(facet_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     datasets.fetch(mirror=facet_data)
-    assert datasets._stamp_is_valid(datasets.cache_dir())
-    monkeypatch.setattr(datasets, "_registry_digest", lambda: "0" * 64)
-    assert not datasets._stamp_is_valid(datasets.cache_dir())
+    assert folder.stamp_is_valid(datasets.cache_dir())
+    monkeypatch.setattr(folder, "registry_digest", lambda: "0" * 64)
+    assert not folder.stamp_is_valid(datasets.cache_dir())
 
 
 def test_no_network_error_explains_the_mirror(monkeypatch: pytest.MonkeyPatch) -> None:
-    def offline(url: str, dest: Path, client: object, timeout: float | None = None) -> None:
-        raise datasets._NetworkError(
-            f"could not download {url}: offline. {datasets._no_network_hint()}"
+    def offline(self: object, url: str, output_file: str, pooch: object) -> None:
+        raise sources.NetworkError(
+            f"could not download {url}: offline. {sources.no_network_hint()}"
         )
 
-    monkeypatch.setattr(datasets, "_download", offline)
-    monkeypatch.setattr(datasets, "_check_resolvable", lambda url, timeout: None)
+    monkeypatch.setattr(sources.HttpSource, "__call__", offline)
+    monkeypatch.setattr(sources, "check_resolvable", lambda url, timeout: None)
     with pytest.raises(DataError, match="FACETLAB_DATA_MIRROR") as info:
         datasets.data_dir()
     assert "facetlab data fetch" in str(info.value)
 
 
 def test_unreachable_server_gives_mirror_hint(monkeypatch: pytest.MonkeyPatch) -> None:
-    import socket
 
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    monkeypatch.setattr(datasets, "BASE_URL", f"http://127.0.0.1:{port}/")
+    monkeypatch.setattr(obtain, "BASE_URL", f"http://127.0.0.1:{port}/")
+    started = time.perf_counter()
     result = CliRunner().invoke(app, ["data", "fetch", "--quiet"])
+    assert time.perf_counter() - started < 5
     assert result.exit_code == 1
-    assert "ConnectError" in result.output and "FACETLAB_DATA_MIRROR" in result.output
+    assert "ConnectionError" in result.output and "FACETLAB_DATA_MIRROR" in result.output
 
 
 def test_dns_that_never_answers_fails_within_the_probe_timeout(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import time
-
     stalled = threading.Event()
 
     def hanging_getaddrinfo(*args: object, **kwargs: object) -> object:
         stalled.wait(5)  # a dead resolver; released at the end of the test
         raise OSError("resolver gave up")
 
-    monkeypatch.setattr(datasets.socket, "getaddrinfo", hanging_getaddrinfo)
-    monkeypatch.setattr(datasets, "_PROBE_TIMEOUT_S", 0.2)
-    monkeypatch.setattr(datasets.urllib.request, "getproxies", dict)
+    monkeypatch.setattr(sources.socket, "getaddrinfo", hanging_getaddrinfo)
+    monkeypatch.setattr(obtain, "_PROBE_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(sources.urllib.request, "getproxies", dict)
     started = time.perf_counter()
     with pytest.raises(DataError, match="DNS not answering") as info:
         datasets.fetch()
@@ -231,13 +235,10 @@ def test_dns_that_never_answers_fails_within_the_probe_timeout(
 def test_server_that_never_answers_fails_within_the_probe_timeout(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import socket
-    import time
-
     with socket.socket() as listener:  # accepts connections, never replies
         listener.bind(("127.0.0.1", 0))
         listener.listen()
-        monkeypatch.setattr(datasets, "_PROBE_TIMEOUT_S", 0.3)
+        monkeypatch.setattr(obtain, "_PROBE_TIMEOUT_S", 0.3)
         url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
         started = time.perf_counter()
         with pytest.raises(DataError, match="ReadTimeout") as info:
@@ -286,17 +287,23 @@ def _subset(facet_data: Path, served_root: Path) -> dict[str, str]:
     return {n: reg[n] for n in names}
 
 
+def _use_registry(monkeypatch: pytest.MonkeyPatch, subset: dict[str, str]) -> None:
+    """A smaller registry, everywhere it is read."""
+    for module in (obtain, folder, sources):
+        monkeypatch.setattr(module, "registry", lambda: subset)
+
+
 def test_download_from_local_server(
     facet_data: Path, served: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     served_root, url = served
     subset = _subset(facet_data, served_root)
-    monkeypatch.setattr(datasets, "registry", lambda: subset)
-    monkeypatch.setattr(datasets, "BASE_URL", url)
+    _use_registry(monkeypatch, subset)
+    monkeypatch.setattr(obtain, "BASE_URL", url)
     report = datasets.fetch()
     assert (report.verified, report.downloaded, report.copied) == (3, 3, 0)
     assert report.source == f"network {url}"
-    assert datasets.verify() == []
+    assert datasets.verify().ok
     assert datasets.data_dir() == report.root  # stamped: no second download needed
 
 
@@ -307,7 +314,7 @@ def test_download_with_altered_content_is_rejected(
     subset = _subset(facet_data, served_root)
     name = "instances/facet-neg-cf-002.json"
     (served_root / name).write_bytes((served_root / name).read_bytes().replace(b"F", b"G", 1))
-    monkeypatch.setattr(datasets, "registry", lambda: subset)
+    _use_registry(monkeypatch, subset)
     with pytest.raises(HashMismatchError) as info:
         datasets.fetch(base_url=url)
     assert info.value.name == name and info.value.path == url + name
@@ -320,7 +327,7 @@ def test_download_http_error_names_url(
     served_root, url = served
     subset = _subset(facet_data, served_root)
     (served_root / "instances/facet-neg-cf-002.json").unlink()
-    monkeypatch.setattr(datasets, "registry", lambda: subset)
+    _use_registry(monkeypatch, subset)
     with pytest.raises(DataError, match=r"facet-neg-cf-002.json failed: HTTP 404"):
         datasets.fetch(base_url=url)
 
@@ -350,3 +357,234 @@ def test_path_without_fetch_does_not_download(tmp_path: Path) -> None:
 def test_mirror_that_is_not_a_folder(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="not a folder"):
         datasets.fetch(mirror=tmp_path / "nope")
+
+
+# --------------------------------------------------------------------------- pooch
+
+
+def test_pooch_does_the_fetching(facet_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pooch
+
+    fetched: list[str] = []
+    real = pooch.Pooch.fetch
+
+    def counting(self: pooch.Pooch, fname: str, *args: object, **kwargs: object) -> str:
+        fetched.append(fname)
+        return real(self, fname, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pooch.Pooch, "fetch", counting)
+    report = datasets.fetch(mirror=facet_data)
+    assert sorted(fetched) == sorted(datasets.registry()) and report.copied == N_FILES
+    fetched.clear()
+    datasets.fetch(mirror=facet_data)
+    assert fetched == []  # verified files are kept without asking pooch
+
+
+# --------------------------------------------------------------------------- a wrong mirror
+
+
+def test_mirror_pointing_at_the_wrong_folder_is_one_line(facet_data: Path) -> None:
+    started = time.perf_counter()
+    result = CliRunner().invoke(
+        app, ["data", "fetch", "--quiet", "--mirror", str(facet_data / "instances")]
+    )
+    assert time.perf_counter() - started < 2
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1  # not one line per file
+    assert "no instances/ here (expected the FACET v3 data root" in result.output
+    assert f"did you mean {facet_data}?" in result.output
+
+
+def test_mirror_one_level_too_high_suggests_the_data_root(tmp_path: Path) -> None:
+    (tmp_path / "above" / "facet-data" / "instances").mkdir(parents=True)
+    with pytest.raises(DataError, match="no instances/ here") as info:
+        datasets.fetch(mirror=tmp_path / "above")
+    assert str(info.value).endswith(f"did you mean {tmp_path / 'above' / 'facet-data'}?")
+
+
+# --------------------------------------------------------------------------- integrity
+
+
+def test_unregistered_file_is_reported_and_never_used(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from facetlab.instances import load_instances
+    from facetlab.records import load_trials
+
+    datasets.fetch(mirror=facet_data)
+    root = tmp_path / "data"
+    extra = root / "instances" / "facet-neg-9999.json"
+    extra.write_bytes((root / "instances" / "facet-neg-0002.json").read_bytes())
+
+    info = CliRunner().invoke(app, ["data", "info"])
+    assert info.exit_code == 0
+    assert "not in the registry: instances/facet-neg-9999.json" in info.output
+    assert "1 file(s) not in the registry, never used" in info.output
+    assert datasets.info().unregistered == ("instances/facet-neg-9999.json",)
+
+    message = re.escape("1 file(s) not in the FACET v3 registry: instances/facet-neg-9999.json")
+    monkeypatch.setattr(obtain, "_VERIFIED", set())  # as in a new process
+    with pytest.raises(DataError, match=message):
+        datasets.data_dir()
+    with pytest.raises(DataError, match=message):
+        load_instances()
+    with pytest.raises(DataError, match=message):
+        load_trials(sources=["c2"])
+    run = CliRunner().invoke(
+        app, ["run", "--dry-run", "--model", "simulated/wadd", "--probes", "p1"]
+    )
+    assert run.exit_code == 2 and "instances/facet-neg-9999.json" in run.output
+
+    extra.unlink()  # moved out: the folder is usable again
+    assert "facet-neg-0002" in load_instances()
+
+
+def test_fetch_reports_unregistered_files(facet_data: Path, tmp_path: Path) -> None:
+    datasets.fetch(mirror=facet_data)
+    (tmp_path / "data" / "results" / "notes.txt").write_text("mine")
+    result = CliRunner().invoke(app, ["data", "fetch", "--quiet", "--mirror", str(facet_data)])
+    assert result.exit_code == 1
+    assert "448 files verified" in result.output and "results/notes.txt" in result.output
+
+
+def test_verify_catches_an_edit_that_keeps_size_and_mtime(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    datasets.fetch(mirror=facet_data)
+    name = "instances/facet-neg-0003.json"
+    path = tmp_path / "data" / name
+    before = path.stat()
+    content = bytearray(path.read_bytes())
+    content[50] = ord("X") if content[50] != ord("X") else ord("Y")
+    path.write_bytes(bytes(content))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert folder.stamp_is_valid(tmp_path / "data")  # the cheap check cannot see it
+
+    result = CliRunner().invoke(app, ["data", "verify"])
+    assert result.exit_code == 1
+    assert f"altered: {name}" in result.output
+    assert "447 of 448 files match the registry" in result.output
+    assert "facetlab data fetch" in result.output
+    # The stamp is void now: the next process repairs the file before using it.
+    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
+    monkeypatch.setattr(obtain, "_VERIFIED", set())
+    datasets.data_dir()
+    assert folder.sha256(path) == datasets.registry()[name]
+    ok = CliRunner().invoke(app, ["data", "verify"])
+    assert ok.exit_code == 0 and "448 of 448 files match the registry" in ok.output
+
+
+def test_verify_on_an_empty_folder_lists_missing_files() -> None:
+    report = datasets.verify()
+    assert not report.ok and len(report.missing) == N_FILES and report.altered == ()
+
+
+def test_partial_files_of_an_interrupted_fetch_are_cleaned(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    datasets.fetch(mirror=facet_data)
+    root = tmp_path / "data"
+    old = [root / "results" / "tmpk2_x9zq1", root / "instances" / ".facet-neg-0001.json.ab12.part"]
+    young = root / "instances" / "tmpyoung123"
+    for path in [*old, young]:
+        path.write_bytes(b"half a fil")
+    for path in old:
+        os.utime(path, (time.time() - 3600, time.time() - 3600))
+    # Partial files are never mistaken for unregistered data.
+    assert datasets.unregistered(root) == ()
+    monkeypatch.setattr(obtain, "_VERIFIED", set())
+    assert datasets.data_dir() == root
+
+    report = datasets.fetch(mirror=facet_data)
+    assert sorted(report.cleaned) == sorted(p.relative_to(root).as_posix() for p in old)
+    assert not any(p.exists() for p in old)
+    assert young.exists()  # may belong to a fetch still running in another process
+
+
+def test_interrupted_download_leaves_nothing_behind(
+    facet_data: Path, served: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    served_root, url = served
+    subset = _subset(facet_data, served_root)
+    _use_registry(monkeypatch, subset)
+
+    def interrupted(self: object, url: str, output_file: str, pooch: object) -> None:
+        Path(output_file).write_bytes(b"half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sources.HttpSource, "__call__", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        datasets.fetch(base_url=url)
+    left = [p for p in (tmp_path / "data").rglob("*") if p.is_file()]
+    assert left == []
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def test_version_and_help_read_well() -> None:
+    from importlib.metadata import version
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output == f"facetlab {version('facetlab')}\n"
+    run_help = CliRunner().invoke(app, ["run", "--help"], terminal_width=200)
+    assert run_help.exit_code == 0
+    assert "<bool>" not in run_help.output
+    assert (
+        "--dry-run " in run_help.output and "--template <facet-v3|facetlab-v1>" in run_help.output
+    )
+    data_help = CliRunner().invoke(app, ["data", "--help"])
+    assert "verify" in data_help.output
+
+
+# --------------------------------------------------------------------------- setup.sh
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _setup_copy(tmp_path: Path) -> Path:
+    """setup.sh and the registry in a clone of their own (no ../shared/facet-data beside it)."""
+    repo = tmp_path / "clone" / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    (repo / "facetlab" / "data").mkdir(parents=True)
+    (repo / "scripts" / "setup.sh").write_text((ROOT / "scripts" / "setup.sh").read_text())
+    registry_file = ROOT / "facetlab" / "data" / "registry.txt"
+    (repo / "facetlab" / "data" / "registry.txt").write_text(registry_file.read_text())
+    return repo
+
+
+def _run_setup(repo: Path, tmp_path: Path, **env: str) -> tuple[int, str, float]:
+    import subprocess
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith("FACETLAB_")}
+    base.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "home" / ".cache"))
+    started = time.perf_counter()
+    done = subprocess.run(
+        ["bash", str(repo / "scripts" / "setup.sh")],
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr, time.perf_counter() - started
+
+
+def test_setup_without_data_or_network_fails_fast_before_installing(tmp_path: Path) -> None:
+    repo = _setup_copy(tmp_path)
+    with socket.socket() as sock:  # a proxy that refuses: no network, deterministically
+        sock.bind(("127.0.0.1", 0))
+        proxy = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    code, output, seconds = _run_setup(repo, tmp_path, https_proxy=proxy, HTTPS_PROXY=proxy)
+    assert code == 1 and seconds < 30
+    assert "the pinned download is not reachable" in output
+    assert "FACETLAB_DATA_MIRROR=/path/to/facet-data bash scripts/setup.sh" in output
+    assert not (repo / ".venv").exists()  # checked before the pip install
+
+
+def test_setup_with_a_wrong_mirror_names_it(tmp_path: Path, facet_data: Path) -> None:
+    repo = _setup_copy(tmp_path)
+    code, output, seconds = _run_setup(repo, tmp_path, FACETLAB_DATA_MIRROR=str(facet_data.parent))
+    assert code == 1 and seconds < 30
+    assert f"FACETLAB_DATA_MIRROR={facet_data.parent}: no instances/ here" in output
+    assert not (repo / ".venv").exists()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from facetlab import datasets
+from facetlab.datasets import obtain
 from facetlab.errors import InstanceError
 from facetlab.instances import (
     ComplianceSet,
@@ -227,7 +227,7 @@ def test_load_instances_sources(
 ) -> None:
     # Ids are resolved in the FACET data dir; the read-only mirror can serve as one in place.
     monkeypatch.setenv("FACETLAB_DATA_DIR", str(facet_data))
-    monkeypatch.setattr(datasets, "_VERIFIED", set())
+    monkeypatch.setattr(obtain, "_VERIFIED", set())
     by_id = load_instances(["facet-neg-cf-001", "facet-neg-0002"])
     assert list(by_id) == ["facet-neg-cf-001", "facet-neg-0002"]
     assert set(load_instances()) == set(load_instances(facet_data / "instances"))

@@ -172,6 +172,10 @@ def test_provider_prefix_is_ignored(raw: str) -> None:
     [
         "facetlab.models",
         "facetlab.datasets",
+        "facetlab.datasets.pinned",
+        "facetlab.datasets.folder",
+        "facetlab.datasets.attribution",
+        "facetlab.jsonio",
         "facetlab.instances",
         "facetlab.validate",
         "facetlab.records.facet_v3",

@@ -1,4 +1,4 @@
-"""CLI commands: ``facetlab data fetch|info|path`` (the FACET v3 data)."""
+"""CLI commands: ``facetlab data fetch|info|path|verify`` (the FACET v3 data)."""
 
 from __future__ import annotations
 
@@ -55,6 +55,20 @@ def fetch_command(
         raise _fail(exc) from exc
     typer.echo(str(report))
     typer.echo(f"source: {report.source} ({report.seconds:.2f} s)")
+    if report.cleaned:
+        typer.echo(f"removed {len(report.cleaned)} partial file(s) of an interrupted fetch")
+    if report.unregistered:
+        typer.echo(_unregistered_lines(report.unregistered), err=True)
+        raise typer.Exit(code=1)
+
+
+def _unregistered_lines(names: tuple[str, ...]) -> str:
+    listed = "".join(f"\n  {name}" for name in names[:20])
+    more = f"\n  ... and {len(names) - 20} more" if len(names) > 20 else ""
+    return (
+        f"error: {len(names)} file(s) in the data folder are not in the registry; facetlab "
+        f"never reads them and refuses the folder until they are moved out:{listed}{more}"
+    )
 
 
 @data_app.command("info")
@@ -80,6 +94,7 @@ def info_command(
         f"location:  {info.location}",
         f"mirror:    {info.mirror if info.mirror else '(none; files are downloaded)'}",
         f"state:     {info.state} [{info.files_present}/{info.files_expected} files]",
+        *(f"  not in the registry: {name}" for name in info.unregistered[:20]),
         "",
         "Cite as:",
         f"  {info.citation}",
@@ -109,6 +124,26 @@ def path_command(
     except DataError as exc:
         raise _fail(exc) from exc
     typer.echo(str(root))
+
+
+@data_app.command("verify")
+def verify_command() -> None:
+    """Re-hash every file now (ignoring the stamp); list missing, altered and unregistered files."""
+    from facetlab import datasets
+
+    report = datasets.verify()
+    typer.echo(f"{report} ({report.seconds:.2f} s)")
+    if report.cleaned:
+        typer.echo(f"removed {len(report.cleaned)} partial file(s) of an interrupted fetch")
+    for label, names in (("missing", report.missing), ("altered", report.altered)):
+        for name in names[:20]:
+            typer.echo(f"  {label}: {name}", err=True)
+    if report.unregistered:
+        typer.echo(_unregistered_lines(report.unregistered), err=True)
+    if report.missing or report.altered:
+        typer.echo("fix: `facetlab data fetch` restores every missing or altered file", err=True)
+    if not report.ok:
+        raise typer.Exit(code=1)
 
 
 def register(app: typer.Typer) -> None:

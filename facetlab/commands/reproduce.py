@@ -31,6 +31,7 @@ def reproduce_command(
         typer.Option(
             "-p",
             "--parameter",
+            metavar="<name=value>",
             help="Notebook parameter name=value (repeatable), e.g. -p threshold=15 -p dpi=100.",
         ),
     ] = None,

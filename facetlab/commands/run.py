@@ -38,6 +38,7 @@ def run_command(
         typer.Option(
             "--model",
             "-m",
+            metavar="<provider/model>",
             help="provider/model, repeatable (default without keys: simulated/wadd).",
         ),
     ] = None,
@@ -54,7 +55,14 @@ def run_command(
     tpm: Annotated[
         float | None, typer.Option("--tpm", help="Tokens per minute per provider (estimated).")
     ] = None,
-    template: Annotated[str, typer.Option("--template", help="Prompt template.")] = "facet-v3",
+    template: Annotated[
+        str,
+        typer.Option(
+            "--template",
+            metavar="<facet-v3|facetlab-v1>",
+            help="Prompt template: facet-v3 (the paper's, byte-exact) or facetlab-v1 (improved).",
+        ),
+    ] = "facet-v3",
     temperature: Annotated[
         float | None,
         typer.Option("--temperature", help="Sampling temperature (default: provider's)."),

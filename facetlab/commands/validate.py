@@ -15,7 +15,8 @@ def validate_command(
     paths: Annotated[
         list[Path],
         typer.Argument(
-            help="Instance, perturbation or compliance files, or folders (searched recursively)."
+            metavar="PATH",
+            help="Instance, perturbation or compliance files, or folders (searched recursively).",
         ),
     ],
     strict: Annotated[

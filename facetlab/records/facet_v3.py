@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from facetlab.errors import RecordError
-from facetlab.instances import json_type, read_json_file
+from facetlab.instances import json_type
+from facetlab.jsonio import read_json_file
 from facetlab.models import canonical_model as _canonical
 from facetlab.models import case_of, exclusion_reason
 from facetlab.probes.parsing import (

@@ -28,7 +28,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from facetlab.errors import RecordError
-from facetlab.instances import json_type, read_json_file
+from facetlab.instances import json_type
+from facetlab.jsonio import read_json_file
 from facetlab.records.schema import RECORD_FORMAT, TrialRecord
 
 __all__ = ["is_record_object", "iter_record_files", "read_record", "read_records", "write_record"]

@@ -1,0 +1,56 @@
+"""CLI command: ``facetlab import-inspect LOG... --out DIR``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from facetlab.errors import ConfigError, FacetlabError
+
+
+def import_inspect_command(
+    logs: Annotated[
+        list[Path],
+        typer.Argument(help="Inspect logs (.eval or .json) of facetlab/facet_* tasks, or folders."),
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder to write <out>/records/<trial_id>.json to.")
+    ],
+    parser: Annotated[
+        str, typer.Option("--parser", help="Reply parser: strict (default) or facet-v3.")
+    ] = "strict",
+    partial: Annotated[
+        bool,
+        typer.Option(
+            "--partial", help="Import what an unfinished log (status error/cancelled) holds."
+        ),
+    ] = False,
+) -> None:
+    """Turn Inspect logs of the FACET tasks into facetlab records (one per sample and epoch).
+
+    Every log is checked before anything is written. Exits 2 on a bad log.
+    """
+    try:
+        try:
+            from facetlab.interop.logs import import_logs
+        except ImportError as exc:
+            from facetlab.interop import INSTALL_HINT
+
+            raise ConfigError(f"import-inspect needs inspect_ai ({INSTALL_HINT}): {exc}") from exc
+        result = import_logs(logs, out, parser=parser, partial=partial)
+    except FacetlabError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    for log in result.logs:
+        typer.echo(f"{log.path}: {log.task} ({log.status}), {log.model}: {len(log.records)} trials")
+    typer.echo(
+        f"wrote {result.records} record(s) to {out / 'records'} "
+        f"({result.failed} failed, {result.unparsed} unparsed replies)"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's command to the ``facetlab`` app."""
+    app.command("import-inspect")(import_inspect_command)

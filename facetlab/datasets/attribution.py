@@ -1,0 +1,92 @@
+"""Where the FACET v3 data comes from, how to cite it, and its local state (``facetlab data info``).
+
+Example:
+    >>> info().license, info().doi
+    ('CC BY 4.0', '10.5281/zenodo.19557436')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from facetlab.datasets import folder, sources
+from facetlab.datasets.pinned import (
+    BIBTEX,
+    CITATION,
+    COMMIT,
+    DOI,
+    LICENSE,
+    LICENSE_URL,
+    REPOSITORY,
+    VERSION,
+    registry,
+)
+
+__all__ = ["DataInfo", "info"]
+
+
+@dataclass(frozen=True)
+class DataInfo:
+    """Where the FACET v3 data comes from, how to cite it, and where it is now."""
+
+    name: str
+    repository: str
+    commit: str
+    doi: str
+    license: str
+    license_url: str
+    citation: str
+    bibtex: str
+    location: Path
+    mirror: Path | None
+    state: str
+    files_expected: int
+    files_present: int
+    unregistered: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _state(root: Path, present: int, expected: int, extra: tuple[str, ...]) -> str:
+    if present == expected and folder.stamp_is_valid(root):
+        state = "verified"
+    elif present == expected:
+        state = "present, not verified since last change (run `facetlab data verify`)"
+    elif present == 0:
+        state = "not fetched (run `facetlab data fetch`)"
+    else:
+        state = f"incomplete: {present} of {expected} files (run `facetlab data fetch`)"
+    if extra:
+        state += (
+            f"; {len(extra)} file(s) not in the registry, never used: facetlab refuses "
+            "this folder until they are moved out"
+        )
+    return state
+
+
+def info() -> DataInfo:
+    """Source, attribution and local state of the FACET v3 data (never downloads, never hashes)."""
+    root = folder.cache_dir()
+    expected = len(registry())
+    present = sum(1 for name in registry() if (root / name).is_file())
+    extra = folder.unregistered(root)
+    return DataInfo(
+        name=f"FACET {VERSION}",
+        repository=f"https://github.com/{REPOSITORY}",
+        commit=COMMIT,
+        doi=DOI,
+        license=LICENSE,
+        license_url=LICENSE_URL,
+        citation=CITATION,
+        bibtex=BIBTEX,
+        location=root,
+        mirror=sources.mirror_from_env(),
+        state=_state(root, present, expected, extra),
+        files_expected=expected,
+        files_present=present,
+        unregistered=extra,
+        notes=(
+            "The data (instances/, results/) is by Venkateshwar Reddy Jambula, Pranaalpha Labs, "
+            f"licensed {LICENSE}; facetlab downloads it unchanged and does not redistribute it.",
+        ),
+    )

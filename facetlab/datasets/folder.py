@@ -1,0 +1,242 @@
+"""The local data folder: where it is, what is in it, and whether it still matches the registry.
+
+A data folder holds the 448 registered files under ``instances/`` and
+``results/``, plus ``.facetlab-verified.json``: the registry's hash and the size
+and mtime of every file at the last full check, so that a new process need not
+re-hash unchanged files. Anything else under ``instances/`` or ``results/`` is
+*unregistered*: reported, never read by facetlab's loaders. Left-overs of
+interrupted fetches (*partial* files) are removed.
+
+Example:
+    >>> from pathlib import Path
+    >>> unregistered(Path("/nonexistent"))
+    ()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+from facetlab.datasets.pinned import COMMIT, registry, registry_digest
+
+__all__ = [
+    "ENV_DATA_DIR",
+    "STAMP",
+    "VerifyReport",
+    "cache_dir",
+    "clean_partial",
+    "file_states",
+    "partial_files",
+    "sha256",
+    "stamp_is_valid",
+    "unregistered",
+    "verify",
+    "write_stamp",
+]
+
+ENV_DATA_DIR = "FACETLAB_DATA_DIR"
+STAMP = ".facetlab-verified.json"
+_TREES = ("instances", "results")
+# pooch downloads into tempfile's "tmpXXXXXXXX"; older facetlab used ".<name>.<rand>.part".
+_PARTIAL = re.compile(r"^(tmp[a-z0-9_]{8}|\..+\.part|\.facetlab-verified\.json\..+\.tmp)$")
+# A younger partial file may belong to a fetch still running in another process.
+PARTIAL_AGE_S = 60.0
+
+
+def cache_dir() -> Path:
+    """Where the data is (or will be) stored; does not fetch anything.
+
+    Example:
+        >>> import os
+        >>> os.environ["FACETLAB_DATA_DIR"] = "/tmp/facet"
+        >>> cache_dir()
+        PosixPath('/tmp/facet')
+        >>> del os.environ["FACETLAB_DATA_DIR"]
+    """
+    configured = os.environ.get(ENV_DATA_DIR)
+    if configured:
+        return Path(configured).expanduser()
+    return Path(platformdirs.user_cache_dir("facetlab")) / f"facet-v3-{COMMIT[:7]}"
+
+
+def sha256(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _tree_files(root: Path) -> list[str]:
+    """Every file under ``instances/`` and ``results/``, relative and in POSIX form."""
+    found: list[str] = []
+    for tree in _TREES:
+        for dirpath, _, names in os.walk(root / tree):
+            base = Path(dirpath).relative_to(root).as_posix()
+            found.extend(f"{base}/{name}" for name in names)
+    return sorted(found)
+
+
+def partial_files(root: Path) -> tuple[str, ...]:
+    """Left-overs of interrupted fetches (temporary download files), relative to ``root``."""
+    names = [*_tree_files(root), *(p.name for p in _root_files(root))]
+    known = registry()
+    return tuple(n for n in names if n not in known and _PARTIAL.match(n.rsplit("/", 1)[-1]))
+
+
+def _root_files(root: Path) -> list[Path]:
+    try:
+        return [p for p in root.iterdir() if p.is_file()]
+    except OSError:
+        return []
+
+
+def unregistered(root: Path) -> tuple[str, ...]:
+    """Files under ``instances/`` and ``results/`` that are not in the registry (partials excluded).
+
+    facetlab never reads them: :func:`facetlab.datasets.data_dir` refuses a
+    folder that has any, and ``facetlab data info`` / ``data verify`` list them.
+    """
+    known = registry()
+    partial = set(partial_files(root))
+    return tuple(n for n in _tree_files(root) if n not in known and n not in partial)
+
+
+def clean_partial(root: Path, *, min_age_s: float = PARTIAL_AGE_S) -> tuple[str, ...]:
+    """Delete partial files older than ``min_age_s`` seconds; return the ones deleted.
+
+    A folder that cannot be written (a mirror used in place) is left as it is.
+    """
+    removed = []
+    now = time.time()
+    for name in partial_files(root):
+        path = root / name
+        with contextlib.suppress(OSError):
+            if now - path.stat().st_mtime >= min_age_s:
+                path.unlink()
+                removed.append(name)
+    return tuple(removed)
+
+
+def file_states(root: Path) -> dict[str, list[int]] | None:
+    """Size and mtime (ns) of every registered file; None if one is missing."""
+    states: dict[str, list[int]] = {}
+    for name in registry():
+        try:
+            st = (root / name).stat()
+        except OSError:
+            return None
+        states[name] = [st.st_size, st.st_mtime_ns]
+    return states
+
+
+def stamp_is_valid(root: Path) -> bool:
+    """Whether the stamp matches this registry and every file's size and mtime."""
+    try:
+        stamp = json.loads((root / STAMP).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(stamp, dict) or stamp.get("registry") != registry_digest():
+        return False
+    # A stamp is only as good as the files it describes: any size or mtime change voids it.
+    return stamp.get("files") == file_states(root)
+
+
+def write_stamp(root: Path) -> None:
+    """Record that every registered file under ``root`` was just hashed and matched."""
+    states = file_states(root)
+    if states is None:
+        return
+    payload = json.dumps({"registry": registry_digest(), "commit": COMMIT, "files": states})
+    # A read-only data dir (e.g. a mirror used in place) just re-verifies next time.
+    with contextlib.suppress(OSError):
+        fd, tmp = tempfile.mkstemp(prefix=f"{STAMP}.", suffix=".tmp", dir=root)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(payload)
+            os.replace(tmp, root / STAMP)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def remove_stamp(root: Path) -> None:
+    """Void the stamp: the next :func:`facetlab.datasets.data_dir` re-checks everything."""
+    with contextlib.suppress(OSError):
+        (root / STAMP).unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """What :func:`verify` found: every registered file re-hashed, whatever the stamp says."""
+
+    root: Path
+    checked: int
+    missing: tuple[str, ...]
+    altered: tuple[str, ...]
+    unregistered: tuple[str, ...]
+    cleaned: tuple[str, ...]
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        """True when every registered file matches and nothing else is in the trees."""
+        return not (self.missing or self.altered or self.unregistered)
+
+    def __str__(self) -> str:
+        matched = self.checked - len(self.missing) - len(self.altered)
+        text = f"{matched} of {self.checked} files match the registry in {self.root}"
+        parts = [
+            f"{len(self.missing)} missing" if self.missing else "",
+            f"{len(self.altered)} altered" if self.altered else "",
+            f"{len(self.unregistered)} not in the registry" if self.unregistered else "",
+        ]
+        found = ", ".join(p for p in parts if p)
+        return f"{text} ({found})" if found else text
+
+
+def verify(root: Path | None = None) -> VerifyReport:
+    """Re-hash every registered file (about 7 MB), list what is missing, altered or extra.
+
+    Ignores the stamp: a file edited with its size and mtime kept is caught.
+    Rewrites the stamp when all is well, voids it otherwise (so the next
+    ``data_dir()`` fetches again), and removes partial files.
+
+    Example:
+        >>> verify(Path("/tmp/empty")).missing[:1]  # doctest: +SKIP
+        ('instances/compliance/facet-neg-0002-c3.json',)
+    """
+    started = time.perf_counter()
+    root = root if root is not None else cache_dir()
+    cleaned = clean_partial(root)
+    missing, altered = [], []
+    for name, expected in sorted(registry().items()):
+        path = root / name
+        if not path.is_file():
+            missing.append(name)
+        elif sha256(path) != expected:
+            altered.append(name)
+    report = VerifyReport(
+        root=root,
+        checked=len(registry()),
+        missing=tuple(missing),
+        altered=tuple(altered),
+        unregistered=unregistered(root),
+        cleaned=cleaned,
+        seconds=time.perf_counter() - started,
+    )
+    if report.missing or report.altered:
+        remove_stamp(root)
+    else:
+        write_stamp(root)
+    return report

@@ -1,0 +1,324 @@
+"""Inspect logs of the ``facetlab/facet_*`` tasks as facetlab trial records.
+
+Every sample and epoch of a log becomes one :class:`~facetlab.records.schema.TrialRecord`
+(``repeat`` = epoch - 1), its reply parsed again by facetlab's parser, written with
+the project's record writer to ``<out>/records/<trial_id>.json``, so
+``load_trials(records=out)``, ``facetlab report`` and the notebooks read it as any sweep.
+
+Every log is read and checked before anything is written: a log of another task, a
+log whose status is not ``success`` (``error``, ``cancelled``, ``started``), a log
+without samples or with fewer than its dataset and epochs promise, or a sample whose
+prompt is not facetlab's, is a :class:`~facetlab.errors.RecordError` naming the file.
+``partial=True`` imports what an unfinished log holds (errored samples become
+``failed`` records).
+
+>>> result = import_logs(["logs/facet-p3.eval"], "results/inspect-p3")   # doctest: +SKIP
+>>> result.records                                                        # doctest: +SKIP
+8
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.log import EvalLog, EvalSample, read_eval_log
+from inspect_ai.model import ChatMessageUser
+
+import facetlab
+from facetlab.errors import ConfigError, RecordError
+from facetlab.interop.variants import TASK_PROBES, SampleMeta, parse_stand_in
+from facetlab.models import canonical_model
+from facetlab.probes import PARSERS, WEIGHTED_PROBES, parse_reply
+from facetlab.probes.base import ParseResult
+from facetlab.records.own import atomic_write_text, write_record
+from facetlab.records.schema import TrialRecord, Usage, prompt_sha256
+from facetlab.runner.pricing import cost_usd, split_model
+
+IMPORT_FORMAT = "facetlab.inspect-import/1"
+TASK_PREFIX = "facetlab/"
+BACKEND = "inspect"
+
+
+@dataclass(frozen=True)
+class LogImport:
+    """The records one log gives."""
+
+    path: Path
+    task: str
+    status: str
+    eval_id: str
+    model: str
+    records: tuple[TrialRecord, ...]
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What :func:`import_logs` wrote."""
+
+    out: Path
+    logs: tuple[LogImport, ...]
+    written: tuple[Path, ...] = field(default_factory=tuple)
+
+    @property
+    def records(self) -> int:
+        return len(self.written)
+
+    @property
+    def failed(self) -> int:
+        return sum(r.status == "failed" for log in self.logs for r in log.records)
+
+    @property
+    def unparsed(self) -> int:
+        return sum(
+            r.status == "ok" and r.parse_status in ("malformed", "empty")
+            for log in self.logs
+            for r in log.records
+        )
+
+
+def probe_of_task(task: str, shown: str) -> str:
+    """``"facetlab/facet_p3"`` (or ``"facet_p3"``) -> ``"p3"``; other tasks are refused.
+
+    >>> probe_of_task("facetlab/facet_c2", "log.eval")
+    'c2'
+    """
+    name = task.removeprefix(TASK_PREFIX)
+    probe = name.removeprefix("facet_")
+    if name.startswith("facet_") and probe in TASK_PROBES:
+        return probe
+    known = ", ".join(f"{TASK_PREFIX}facet_{p}" for p in TASK_PROBES)
+    raise RecordError(f"{shown}: a log of task {task!r}, not of a facetlab task ({known})")
+
+
+def read_facet_log(path: Path | str, *, partial: bool = False) -> EvalLog:
+    """Read an ``.eval`` or ``.json`` log and check it is a complete log of a facetlab task."""
+    file = Path(path)
+    if not file.is_file():
+        raise RecordError(f"{file}: no such Inspect log file")
+    try:
+        log = read_eval_log(str(file))
+    except Exception as exc:  # any reader failure means "not a readable log"
+        raise RecordError(
+            f"{file}: not a readable Inspect log ({type(exc).__name__}: {exc})"
+        ) from exc
+    probe_of_task(log.eval.task, str(file))
+    if log.status != "success" and not partial:
+        first = (log.error.message or "").strip().splitlines() if log.error is not None else []
+        why = f": {first[0]}" if first else ""
+        raise RecordError(
+            f"{file}: log status is {log.status!r}, expected 'success'{why}; the eval did not "
+            "finish (retry it with `inspect eval-retry`, or import what it holds with --partial)"
+        )
+    if not log.samples:
+        raise RecordError(
+            f"{file}: the log holds no samples (was it written with --no-log-samples?); "
+            "facetlab needs each sample's reply"
+        )
+    expected = (log.eval.dataset.samples or 0) * (log.eval.config.epochs or 1)
+    if len(log.samples) < expected and not partial:
+        raise RecordError(
+            f"{file}: {len(log.samples)} sample(s) in the log, expected {expected} "
+            f"({log.eval.dataset.samples} samples x {log.eval.config.epochs or 1} epochs); "
+            "pass --partial to import the ones present"
+        )
+    return log
+
+
+def log_records(
+    log: EvalLog, *, source: str, parser: str = "strict", sweep: str | None = None
+) -> list[TrialRecord]:
+    """One record per sample and epoch of a checked facetlab log (``source`` names it)."""
+    if parser not in PARSERS:
+        raise ConfigError(f"unknown parser {parser!r}; expected one of {', '.join(PARSERS)}")
+    probe = probe_of_task(log.eval.task, source)
+    params = log.eval.model_generate_config.model_dump(exclude_none=True)
+    out: list[TrialRecord] = []
+    for sample in log.samples or []:
+        shown = f"{source}: sample {sample.id!r} epoch {sample.epoch}"
+        meta = SampleMeta.from_metadata(sample.metadata, shown)
+        if meta.probe != probe:
+            raise RecordError(f"{shown}: a {meta.probe} sample in a {probe} task")
+        out.append(sample_record(sample, meta, log, params=params, parser=parser, sweep=sweep))
+    return out
+
+
+def sample_record(
+    sample: EvalSample,
+    meta: SampleMeta,
+    log: EvalLog,
+    *,
+    params: dict[str, Any],
+    parser: str,
+    sweep: str | None,
+) -> TrialRecord:
+    """The record of one sample-epoch."""
+    shown = f"sample {sample.id!r} epoch {sample.epoch}"
+    prompt = _prompt_sent(sample)
+    if prompt is None or prompt_sha256(prompt) != meta.prompt_sha256:
+        raise RecordError(
+            f"{shown}: the prompt sent is not the facetlab prompt of {meta.instance_id} "
+            "(a solver changed it); such a sample is not a facetlab trial"
+        )
+    model = log.eval.model
+    provider, model_id = split_model(model)
+    repeat = sample.epoch - 1
+    failed = sample.error is not None
+    text = sample.output.completion if not failed else ""
+    parsed: ParseResult | None = None
+    if not failed:
+        parsed = parse_reply(meta.probe, text, parse_stand_in(meta), parser=parser)
+    usage = sample.output.usage
+    input_tokens = usage.input_tokens if usage is not None else None
+    output_tokens = usage.output_tokens if usage is not None else None
+    info = canonical_model(model)
+    started = sample.started_at or log.eval.created
+    return TrialRecord(
+        trial_id=_trial_id(meta, repeat, log.eval.eval_id, model),
+        sweep=sweep,
+        probe=meta.probe,
+        instance_id=meta.instance_id,
+        base_instance_id=meta.base_instance_id,
+        variant=meta.variant,
+        factor_of_interest=meta.factor_of_interest,
+        n_factors=meta.n_factors,
+        repeat=repeat,
+        model=model,
+        provider=provider,
+        model_id=model_id,
+        model_id_reported=sample.output.model or None,
+        canonical_model=info.display_name if info else None,
+        backend=BACKEND,
+        params=params,
+        template=meta.template,
+        prompt=prompt,
+        prompt_sha256=meta.prompt_sha256,
+        status="failed" if failed else "ok",
+        error=sample.error.message if sample.error is not None else None,
+        raw_response=None if failed else text,
+        parsed=(parsed or ParseResult("not_parsed")).to_parsed(),
+        parse_status=parsed.status if parsed is not None else "not_parsed",
+        ground_truth=meta.ground_truth,
+        weight_estimates=meta.weight_estimates,
+        residual=_residual(meta, parsed),
+        started_at=started,
+        finished_at=sample.completed_at or started,
+        latency_s=sample.total_time,
+        usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
+        cost_usd=None if failed else cost_usd(model, input_tokens, output_tokens),
+        facetlab_version=facetlab.__version__,
+        inspect_task=log.eval.task,
+        inspect_eval_id=log.eval.eval_id,
+        inspect_sample_id=sample.id,
+        inspect_epoch=sample.epoch,
+    )
+
+
+def _prompt_sent(sample: EvalSample) -> str | None:
+    """The text of the first user message the model received (the sample input if none)."""
+    for message in sample.messages:
+        if isinstance(message, ChatMessageUser):
+            return message.text
+    return sample.input if isinstance(sample.input, str) else None
+
+
+def _trial_id(meta: SampleMeta, repeat: int, eval_id: str, model: str) -> str:
+    """``p3.<cell>.r<repeat>.<12 hex>``: the runner's shape, keyed by the eval run.
+
+    Two runs of one eval are different trials (different answers), so the eval id is in
+    the key; importing the same log twice rewrites the same files.
+    """
+    key = f"{eval_id}\n{model}\n{meta.prompt_sha256}\n{repeat}"
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+    return f"{meta.probe}.{meta.instance_id}.r{repeat}.{digest}"
+
+
+def _residual(meta: SampleMeta, parsed: ParseResult | None) -> dict[str, float] | None:
+    """Parsed weight minus the instance's estimate per factor (a missing weight counts as 0)."""
+    if meta.probe not in WEIGHTED_PROBES or not meta.weight_estimates:
+        return None
+    if parsed is None or parsed.weights is None:
+        return None
+    return {
+        label: round(float(parsed.weights.get(label, 0.0)) - est, 9)
+        for label, est in meta.weight_estimates.items()
+    }
+
+
+def import_logs(
+    paths: Iterable[Path | str],
+    out: Path | str,
+    *,
+    parser: str = "strict",
+    partial: bool = False,
+) -> ImportResult:
+    """Read and check every log, then write their records under ``<out>/records/``."""
+    files = [Path(p) for p in paths]
+    if not files:
+        raise ConfigError("no Inspect log given")
+    out_dir = Path(out)
+    imports: list[LogImport] = []
+    for file in _expand(files):
+        log = read_facet_log(file, partial=partial)
+        records = log_records(log, source=str(file), parser=parser, sweep=out_dir.name)
+        imports.append(
+            LogImport(
+                file, log.eval.task, log.status, log.eval.eval_id, log.eval.model, tuple(records)
+            )
+        )
+    # Everything parsed: only now is anything written (a bad log leaves the folder as it was).
+    written = [write_record(r, out_dir / "records") for log in imports for r in log.records]
+    _write_manifest(out_dir, imports, parser)
+    return ImportResult(out_dir, tuple(imports), tuple(written))
+
+
+def _expand(files: Sequence[Path]) -> list[Path]:
+    """Files as given; a folder stands for the ``*.eval`` and ``*.json`` logs directly in it."""
+    out: list[Path] = []
+    for f in files:
+        if f.is_dir():
+            found = sorted(p for p in f.iterdir() if p.suffix in (".eval", ".json"))
+            if not found:
+                raise RecordError(f"{f}: no .eval or .json Inspect log in this folder")
+            out.extend(found)
+        else:
+            out.append(f)
+    return out
+
+
+def _write_manifest(out: Path, imports: Sequence[LogImport], parser: str) -> None:
+    """``<out>/inspect-import.json``: which logs the records came from (no secrets).
+
+    Entries of earlier imports into the same folder are kept (one per eval id).
+    """
+    path = out / "inspect-import.json"
+    current = {i.eval_id for i in imports}
+    earlier: list[Any] = []
+    if path.is_file():
+        try:
+            earlier = list(json.loads(path.read_text(encoding="utf-8")).get("logs", []))
+        except (OSError, ValueError, AttributeError):
+            earlier = []  # an unreadable manifest is only provenance: rebuild it
+    kept = [e for e in earlier if isinstance(e, dict) and e.get("eval_id") not in current]
+    doc = {
+        "format": IMPORT_FORMAT,
+        "parser": parser,
+        "facetlab_version": facetlab.__version__,
+        "logs": kept
+        + [
+            {
+                "path": str(i.path),
+                "task": i.task,
+                "status": i.status,
+                "eval_id": i.eval_id,
+                "model": i.model,
+                "records": len(i.records),
+            }
+            for i in imports
+        ],
+    }
+    atomic_write_text(path, json.dumps(doc, indent=1) + "\n")

@@ -1,0 +1,159 @@
+"""The trial variants of one probe as Inspect samples would carry them (no inspect_ai here).
+
+A FACET probe run by ``inspect eval`` asks exactly what ``facetlab run`` asks: the
+variants come from the runner's own planner (:func:`facetlab.runner.plan.plan_sweep`
+with :class:`facetlab.runner.suite.FacetSuite`), so P3 covers the adversarial
+instances, P2 the other counterfactuals, C2 one variant per perturbed factor and P1
+every instance, and each prompt is the planner's prompt, byte for byte.
+
+What an imported log needs to become facetlab records travels with each sample as
+:class:`SampleMeta` (``Sample.metadata["facetlab"]``): the importer never needs the
+instance files again.
+
+>>> meta = SampleMeta(probe="p3", instance_id="x-adv", base_instance_id="x", variant="adversarial",
+...     factor_of_interest="F2", perturbed_factor=None, n_factors=5, template="facet-v3",
+...     prompt_sha256="0" * 64)
+>>> SampleMeta.from_metadata({"facetlab": meta.to_metadata()}, "x-adv") == meta
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from facetlab.errors import ConfigError, RecordError
+from facetlab.probes.templates import DEFAULT_TEMPLATE, get_template
+from facetlab.records.schema import prompt_sha256
+
+SAMPLE_FORMAT = "facetlab.inspect-sample/1"
+"""Marks the ``metadata["facetlab"]`` of a sample built by :func:`probe_variants`."""
+
+METADATA_KEY = "facetlab"
+
+TASK_PROBES: tuple[str, ...] = ("p1", "p2", "p3", "c2")
+"""Probes offered as Inspect tasks (``facetlab/facet_<probe>``)."""
+
+_PLANNER_MODEL = "inspect/any"
+"""The planner keys trials by model; a variant's prompt and fields do not depend on it."""
+
+
+@dataclass(frozen=True)
+class SampleMeta:
+    """What one Inspect sample says about the facetlab trial it stands for."""
+
+    probe: Literal["p1", "p2", "p3", "c2"]
+    instance_id: str
+    """The cell id: the instance id, or ``<anchor>-c2-f<k>`` for a C2 variant."""
+    base_instance_id: str | None
+    variant: str
+    factor_of_interest: str | None
+    perturbed_factor: str | None
+    n_factors: int
+    template: str
+    prompt_sha256: str
+    ground_truth: Literal["yes", "no"] | None = None
+    weight_estimates: dict[str, float] | None = None
+    format: str = SAMPLE_FORMAT
+
+    def to_metadata(self) -> dict[str, Any]:
+        """The JSON-safe dict stored as ``Sample.metadata["facetlab"]``."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_metadata(cls, metadata: Mapping[str, Any] | None, shown: str) -> SampleMeta:
+        """Read it back from a sample's metadata; ``shown`` names the sample in errors."""
+        data = (metadata or {}).get(METADATA_KEY)
+        if not isinstance(data, Mapping) or data.get("format") != SAMPLE_FORMAT:
+            raise RecordError(
+                f"{shown}: metadata has no {METADATA_KEY!r} entry of format {SAMPLE_FORMAT!r} "
+                "(was this sample made by a facetlab/facet_* task?)"
+            )
+        names = {f.name for f in dataclasses.fields(cls)}
+        missing = sorted(n for n in names if n not in data and n not in _OPTIONAL)
+        if missing:
+            raise RecordError(f"{shown}: metadata.{METADATA_KEY} lacks {', '.join(missing)}")
+        if data["probe"] not in TASK_PROBES:
+            raise RecordError(
+                f"{shown}: metadata.{METADATA_KEY}.probe is {data['probe']!r}; "
+                f"expected one of {', '.join(TASK_PROBES)}"
+            )
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+_OPTIONAL = frozenset({"ground_truth", "weight_estimates", "format"})
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One trial variant: the prompt to send, its sample id and its metadata."""
+
+    sample_id: str
+    prompt: str
+    meta: SampleMeta
+
+
+def probe_variants(
+    probe: str, instances: str | Path, template: str = DEFAULT_TEMPLATE
+) -> list[Variant]:
+    """Every variant ``facetlab run`` would ask for ``probe`` on ``instances``, in plan order.
+
+    ``instances`` is a folder (C2 reads its ``perturbations/``), a file, or
+    comma-separated instance ids. A probe that fits none of them is a ConfigError
+    that says why (e.g. no adversarial instance for P3).
+    """
+    from facetlab.runner.api import resolve_instances
+    from facetlab.runner.plan import plan_sweep, weight_estimates
+    from facetlab.runner.suite import FacetSuite
+
+    name = probe.strip().lower()
+    if name not in TASK_PROBES:
+        raise ConfigError(f"no Inspect task for probe {probe!r}; expected one of {TASK_PROBES}")
+    get_template(template)
+    loaded, folder = resolve_instances(instances)
+    plan = plan_sweep(
+        loaded, [name], [_PLANNER_MODEL], suite=FacetSuite(folder), repeats=1, template=template
+    )
+    if not plan.trials:
+        why = plan.skipped[0].reason if plan.skipped else "no instance given"
+        raise ConfigError(f"{name.upper()} has no variant in {instances}: {why}")
+    out: list[Variant] = []
+    for t in plan.trials:
+        estimates = weight_estimates(t.instance) if name != "p1" else None
+        meta = SampleMeta(
+            probe=t.probe,  # type: ignore[arg-type]  # one of TASK_PROBES, checked above
+            instance_id=t.instance_id,
+            base_instance_id=t.base_instance_id,
+            variant=t.variant,
+            factor_of_interest=t.factor_of_interest,
+            perturbed_factor=t.perturbed_factor,
+            n_factors=t.n_factors,
+            template=t.template,
+            prompt_sha256=prompt_sha256(t.prompt),
+            ground_truth=_yes_no(t.instance),
+            weight_estimates=estimates,
+        )
+        out.append(Variant(t.instance_id, t.prompt, meta))
+    return out
+
+
+def _yes_no(instance: Any) -> Literal["yes", "no"] | None:
+    """The instance's yes/no ground truth (as the runner's records store it), else None."""
+    truth = getattr(getattr(instance, "ground_truth", None), "answer", None)
+    answer = str(truth).strip().lower() if truth is not None else ""
+    if answer == "yes":
+        return "yes"
+    if answer == "no":
+        return "no"
+    return None
+
+
+def parse_stand_in(meta: SampleMeta) -> dict[str, Any]:
+    """What the probes' parsers read of an instance (its id and number of factors).
+
+    The parsers only count the factors, so a log can be parsed without the instance files.
+    """
+    return {"instance_id": meta.instance_id, "factors": [{}] * meta.n_factors}

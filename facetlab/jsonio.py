@@ -1,0 +1,148 @@
+"""The one JSON-file reader of facetlab: instances, perturbations, records, FACET results.
+
+Files are input from anywhere (a downloaded benchmark, a colleague's sweep, a
+hand-edited instance), so the reader is strict and bounded:
+
+- at most :data:`MAX_BYTES` bytes and :data:`MAX_DEPTH` levels of nesting
+  (a 200,000-deep file is a clear problem, not a ``RecursionError``);
+- a key twice in one object is a problem (``json`` would silently keep the last);
+- ``NaN``, ``Infinity`` and ``-Infinity`` are not JSON and would poison every
+  number computed from them, so they are refused;
+- only regular files are read (a FIFO would block, a symlink loop is named).
+
+It never raises: it returns ``(data, None)`` or ``(None, what is wrong)`` and
+leaves the file name to the caller, who knows how to show it.
+
+Example:
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    ...     _ = f.write('{"a": 1, "a": 2}')
+    >>> read_json_file(Path(f.name))
+    (None, "duplicate key 'a' in one object; expected each key once")
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import stat
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "container_depth", "nesting_depth", "read_json_file"]
+
+MAX_BYTES = 64 * 1024 * 1024
+"""Largest JSON file read (64 MiB; the largest FACET v3 file is 84 KB)."""
+
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects accepted (FACET v3 files nest 3 deep)."""
+
+# Strings may hold brackets; they are cut out before the brackets are counted.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # unrolled: 7x faster
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+class _Refused(ValueError):
+    """A well-formed but refused construct (duplicate key, NaN)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):  # rare: only then look for the first repeated key
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Refused(f"duplicate key {key!r} in one object; expected each key once")
+            seen.add(key)
+    return result
+
+
+def _no_constant(name: str) -> Any:
+    raise _Refused(f"{name} is not a JSON number; expected a finite number or null")
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of ``[`` / ``{`` in JSON text, without recursion.
+
+    >>> nesting_depth('{"a": [1, {"b": "]]]"}]}')
+    3
+    """
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(accumulate(_STEP[c] for c in brackets), default=0)
+
+
+def container_depth(data: Any) -> int:
+    """The deepest nesting of lists and dicts in parsed JSON, without recursion.
+
+    >>> container_depth({"a": [1, {"b": "]]]"}]})
+    3
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, level = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        deepest = max(deepest, level)
+        stack.extend((c, level + 1) for c in children if isinstance(c, (dict, list)))
+    return deepest if isinstance(data, (dict, list)) else 0
+
+
+def _read_bytes(path: Path, max_bytes: int) -> tuple[bytes | None, str | None]:
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            return None, "not a regular file; expected a JSON file"
+        if info.st_size > max_bytes:
+            return None, f"file is {info.st_size:,} bytes; expected at most {max_bytes:,}"
+        with open(path, "rb") as handle:
+            raw = handle.read(max_bytes + 1)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, "symbolic link loop; expected a link that ends at a file"
+        return None, f"cannot read file ({exc.strerror or exc})"
+    if len(raw) > max_bytes:  # grew while being read
+        return None, f"file is over {max_bytes:,} bytes; expected at most {max_bytes:,}"
+    return raw, None
+
+
+def read_json_file(
+    path: Path, *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH
+) -> tuple[Any, str | None]:
+    """``(data, None)`` for a readable JSON file, else ``(None, what is wrong)``; never raises.
+
+    The message says what was expected, with line and column for a syntax error.
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        ...     _ = f.write('{"a": 1,}')
+        >>> read_json_file(Path(f.name))
+        (None, 'invalid JSON at line 1 column 9: Expecting property name enclosed in double quotes')
+    """
+    raw, problem = _read_bytes(Path(path), max_bytes)
+    if raw is None:
+        return None, problem
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"expected UTF-8 text ({exc.reason})"
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except RecursionError:  # deeper than the interpreter's limit: count without recursing
+        depth = nesting_depth(text)
+        return None, f"nested {depth:,} levels deep; expected at most {max_depth}"
+    except json.JSONDecodeError as exc:
+        return None, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    except _Refused as exc:
+        return None, str(exc)
+    except ValueError as exc:  # e.g. an integer of 5,000 digits
+        return None, f"invalid JSON: {exc}"
+    # Parsed, so at most ~1000 deep; walking the containers is cheaper than scanning the text.
+    depth = container_depth(data)
+    if depth > max_depth:
+        return None, f"nested {depth:,} levels deep; expected at most {max_depth}"
+    return data, None
