@@ -30,7 +30,7 @@ from facetlab.craft.errors import (
     PathError,
 )
 from facetlab.craft.evidence.resolver import derive_placebo, resolve_explicit, resolve_inferred
-from facetlab.craft.inspect import InspectOptions, ainspect, inspect
+from facetlab.craft.engine import InspectOptions, ainspect, inspect
 from facetlab.craft.path import delete_path, get_path, has_path, set_path
 from facetlab.craft.perturb.manifold import (
     ConstantScorer,

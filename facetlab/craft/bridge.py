@@ -47,7 +47,7 @@ from typing import Any, Literal
 
 from facetlab.craft._aio import aon_backend_loop, on_backend_loop
 from facetlab.craft.errors import AgentError, AgentOutputError, CraftConfigError
-from facetlab.craft.inspect import InspectOptions, inspect
+from facetlab.craft.engine import InspectOptions, inspect
 from facetlab.craft.perturb.strategies import NULL_TEXT, REDACTED, apply_strategy
 from facetlab.craft.report import Report
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span

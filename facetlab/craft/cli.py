@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 
 from facetlab.craft.errors import CraftConfigError, CraftError
-from facetlab.craft.inspect import InspectOptions, inspect
+from facetlab.craft.engine import InspectOptions, inspect
 from facetlab.craft.report import Report, to_console, to_json
 
 
