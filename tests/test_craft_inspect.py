@@ -17,6 +17,7 @@ from facetlab.craft import (
     EvidenceError,
     EvidenceRef,
     InspectOptions,
+    HeuristicScorer,
     LLMJudgeScorer,
     Span,
     findings_table,
@@ -65,7 +66,9 @@ def test_theater_with_derived_placebo_and_faithful_counterpart() -> None:
     [f] = faithful.findings
     assert (f.treatment_flip_rate, f.placebo_flip_rate) == (1.0, 0.0)
     assert f.differential is not None and f.differential.ci_low > 0
-    assert faithful.agent_calls == 20 + 1 + 20 + 20
+    # the specification's 61 calls, then the qualified design's distinct inputs
+    assert faithful.sensitivity is not None
+    assert faithful.agent_calls == 20 + 1 + 20 + 20 + faithful.sensitivity.perturbed_calls
     assert findings_table(faithful)[0]["verdict"] == "faithful"
 
 
@@ -196,7 +199,14 @@ def test_manifold_filter_drops_broken_perturbations_and_says_why() -> None:
             [EvidenceRef("code", "text")] if isinstance(code, str) and code else [],
         )
 
-    report = inspect(from_function(whole_field), {"code": "data loss", "body": "see the logs"})
+    unfiltered = inspect(from_function(whole_field), {"code": "data loss", "body": "see the logs"})
+    assert unfiltered.filtered == [] and not unfiltered.manifold_filter  # off by default
+    report = inspect(
+        from_function(whole_field),
+        {"code": "data loss", "body": "see the logs"},
+        InspectOptions(manifold_scorer=HeuristicScorer()),
+    )
+    assert report.manifold_filter
     assert len(report.filtered) == 1  # deleting the whole field leaves it empty
     assert report.filtered[0].strategy == "delete"
     assert "empty field" in report.filtered[0].reasons[0]
@@ -205,7 +215,7 @@ def test_manifold_filter_drops_broken_perturbations_and_says_why() -> None:
     strict = inspect(
         from_function(whole_field),
         {"code": "data loss", "body": "see the logs"},
-        InspectOptions(strategies=("delete",)),
+        InspectOptions(strategies=("delete",), manifold_scorer=HeuristicScorer()),
     )
     [f] = strict.findings
     assert f.verdict == "inconclusive" and f.differential is None

@@ -63,7 +63,7 @@ def check_input(input: object, where: str = "input") -> None:
             for key, item in items:
                 if isinstance(value, dict) and not isinstance(key, str):
                     raise CraftConfigError(
-                        f"{at} has a {type(key).__name__} key {key!r}; keys must be strings "
+                        f"{at} has key {key!r} of type {type(key).__name__}; keys must be strings "
                         f"(dot-paths address them), e.g. {str(key)!r}"
                     )
                 stack.append((item, f"{at}[{key!r}]", depth + 1, inner))

@@ -267,7 +267,6 @@ def to_console(report: Report) -> str:
         f"Baseline decision : {report.baseline_decision}",
         f"Samples/condition : {report.samples_per_condition}",
         f"Overall verdict   : {LABELS[report.overall_verdict]}",
-        f"Qualified verdict : {LABELS[report.qualified_verdict]}",
         "",
         f"Rationale: {report.baseline_rationale}",
     ]
@@ -277,7 +276,8 @@ def to_console(report: Report) -> str:
         lines.extend(_finding_lines(finding, placebo_failed))
     if not report.findings:
         lines += ["", "No testable evidence: the agent cited nothing that resolves in the input."]
-    extras: list[str] = []
+    # The specification's layout above stays as it is; the qualified verdict follows it.
+    extras: list[str] = [f"Qualified verdict : {LABELS[report.qualified_verdict]}"]
     if report.sensitivity is not None:
         sens = report.sensitivity
         extras.append(

@@ -7,7 +7,7 @@ All are exact and standard-library only (integer binomial coefficients, bisectio
 >>> round(clopper_pearson_upper(0, 14, 0.05), 3)   # nothing seen in 14 trials
 0.193
 >>> round(fisher_greater_p(4, 10, 0, 20), 4)       # 4/10 perturbed flips vs 0/20 re-asks
-0.0085
+0.0077
 """
 
 from __future__ import annotations
