@@ -505,7 +505,7 @@ def _sample_sequential(run: _Run, placebo: _Condition, treatments: list[_Conditi
     """Batches until every finding is decided, or hits ``max_samples``.
 
     A finding stops when the e-process for "treatment flips more than placebo" crosses
-    ``1/alpha`` (and the bootstrap CI is above zero), when the one for "less" does, or
+    ``2/alpha`` (and the bootstrap CI is above zero), when the one for "less" does, or
     when "faithful" is out of reach within the budget (curtailment). The verdict is then
     the specification's rule on the samples collected, with the anytime-valid p-value.
     """
