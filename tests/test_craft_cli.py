@@ -225,8 +225,7 @@ def test_all_failed_condition_is_shown_as_such(
 ) -> None:
     config = tmp_path / "cfg.py"
     config.write_text(
-        AGENT
-        + "def fragile(inp):\n"
+        AGENT + "def fragile(inp):\n"
         "    if inp['body'] != BODY:\n        raise ValueError('only the original')\n"
         "    return ok(inp)\n"
         "adapter = from_function(fragile)\ninput = {'body': BODY}\n"

@@ -19,6 +19,7 @@ judges) import what they need when used.
 
 from facetlab.craft.adapter import FunctionAdapter, from_function
 from facetlab.craft.adapters import anthropic_adapter, bedrock_adapter, openai_adapter
+from facetlab.craft.engine import InspectOptions, ainspect, inspect
 from facetlab.craft.errors import (
     AgentError,
     AgentOutputError,
@@ -30,7 +31,6 @@ from facetlab.craft.errors import (
     PathError,
 )
 from facetlab.craft.evidence.resolver import derive_placebo, resolve_explicit, resolve_inferred
-from facetlab.craft.engine import InspectOptions, ainspect, inspect
 from facetlab.craft.path import delete_path, get_path, has_path, set_path
 from facetlab.craft.perturb.manifold import (
     ConstantScorer,

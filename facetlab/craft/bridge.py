@@ -49,8 +49,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from facetlab.craft._aio import aon_backend_loop, on_backend_loop
-from facetlab.craft.errors import AgentError, AgentOutputError, CraftConfigError
 from facetlab.craft.engine import InspectOptions, inspect
+from facetlab.craft.errors import AgentError, AgentOutputError, CraftConfigError
 from facetlab.craft.perturb.strategies import NULL_TEXT, REDACTED, apply_strategy
 from facetlab.craft.report import Report
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
@@ -122,7 +122,9 @@ def null_units(input: AgentInput) -> list[EvidenceRef]:
             text = match.group().strip()
             if len(refs) < MAX_BACKGROUND_SENTENCES and text:
                 start = match.start() + match.group().index(text)
-                refs.append(EvidenceRef(BACKGROUND, "text", span=Span(start, start + len(text), text)))
+                refs.append(
+                    EvidenceRef(BACKGROUND, "text", span=Span(start, start + len(text), text))
+                )
     question = input.get(QUESTION)
     if isinstance(question, str) and question.strip():
         refs.append(factor_ref(input, QUESTION))

@@ -85,10 +85,14 @@ def _check_text(value: object, field: str, agent: str) -> str:
 def _check_ref(ref: object, index: int, agent: str) -> None:
     where = f"cited_evidence[{index}]"
     if not isinstance(ref, EvidenceRef):
-        raise AgentError(f"{agent} returned {where} of type {type(ref).__name__}; expected EvidenceRef")
+        raise AgentError(
+            f"{agent} returned {where} of type {type(ref).__name__}; expected EvidenceRef"
+        )
     _check_text(ref.path, f"{where}.path", agent)
     if ref.kind not in EVIDENCE_KINDS:
-        raise AgentError(f"{agent} returned {where}.kind {ref.kind!r}; expected one of {EVIDENCE_KINDS}")
+        raise AgentError(
+            f"{agent} returned {where}.kind {ref.kind!r}; expected one of {EVIDENCE_KINDS}"
+        )
     span = ref.span
     if span is not None:
         if not isinstance(span, Span) or not all(

@@ -165,7 +165,11 @@ def _options(config: ModuleType, args: argparse.Namespace) -> InspectOptions:
     options: InspectOptions = getattr(config, "options", None) or InspectOptions()
     changes = {
         name: value
-        for name, value in (("samples", args.samples), ("seed", args.seed), ("timeout", args.timeout))
+        for name, value in (
+            ("samples", args.samples),
+            ("seed", args.seed),
+            ("timeout", args.timeout),
+        )
         if value is not None
     }
     return dataclasses.replace(options, **changes) if changes else options

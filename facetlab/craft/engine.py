@@ -462,9 +462,10 @@ def _qualified(
             if fa is None or fb is None:
                 continue  # a failed side is recorded in report.failures
             flips_.append((fa, fb))
-            if a.trace is not None and b.trace is not None:
-                if a.trace.score is not None and b.trace.score is not None:
-                    scores.append((float(a.trace.score), float(b.trace.score)))
+            sa = None if a.trace is None else a.trace.score
+            sb = None if b.trace is None else b.trace.score
+            if sa is not None and sb is not None:
+                scores.append((float(sa), float(sb)))
         out.append(
             qualify(
                 flips_,

@@ -96,7 +96,11 @@ def draw_pairs(
             break
         perturber = perturbers[attempt % len(perturbers)]
         null = nulls[(attempt // len(perturbers)) % len(nulls)]
-        pool = [u for u in others if u != null and not units_clash(u, cited) and not units_clash(u, null)]
+        pool = [
+            u
+            for u in others
+            if u != null and not units_clash(u, cited) and not units_clash(u, null)
+        ]
         background = [] if attempt < first_round else [u for u in pool if rng.random() < 0.5]
         try:
             a = perturb_all(input, [*background, cited], perturber, categories=categories)

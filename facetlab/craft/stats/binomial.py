@@ -21,7 +21,10 @@ def binom_sf(k: int, n: int, p: float) -> float:
         return 1.0
     if k > n:
         return 0.0
-    return min(1.0, sum(math.comb(n, j) * p**j * (1.0 - p) ** (n - j) for j in range(k, n + 1)))
+    total = math.fsum(
+        math.comb(n, j) * math.pow(p, j) * math.pow(1.0 - p, n - j) for j in range(k, n + 1)
+    )
+    return min(1.0, total)
 
 
 def sign_test_p(greater: int, less: int) -> float:
@@ -33,7 +36,7 @@ def sign_test_p(greater: int, less: int) -> float:
     n = greater + less
     if n == 0:
         return 1.0
-    return sum(math.comb(n, j) for j in range(greater, n + 1)) / 2**n
+    return sum(math.comb(n, j) for j in range(greater, n + 1)) / float(1 << n)
 
 
 def clopper_pearson_upper(successes: int, n: int, alpha: float) -> float:
@@ -66,7 +69,9 @@ def fisher_greater_p(k1: int, n1: int, k2: int, n2: int) -> float:
         return 1.0
     denom = math.comb(total, column)
     hi = min(n1, column)
-    return min(1.0, sum(math.comb(n1, x) * math.comb(n2, column - x) for x in range(k1, hi + 1)) / denom)
+    return min(
+        1.0, sum(math.comb(n1, x) * math.comb(n2, column - x) for x in range(k1, hi + 1)) / denom
+    )
 
 
 def discordant_needed(alpha: float) -> int:

@@ -132,9 +132,7 @@ def sample_inputs(
     if not inputs:
         return []
     if is_async_adapter(adapter):
-        return run_sync(
-            asample_inputs(adapter, inputs, concurrency=concurrency, timeout=timeout)
-        )
+        return run_sync(asample_inputs(adapter, inputs, concurrency=concurrency, timeout=timeout))
     if concurrency == 1 or len(inputs) == 1:
         return [_call_sync(adapter, i, timeout) for i in inputs]
     with ThreadPoolExecutor(max_workers=min(concurrency, len(inputs))) as pool:
