@@ -305,3 +305,44 @@ def test_llm_judge_filters_perturbations_in_a_run() -> None:
     assert {f.strategy for f in report.filtered} == {"redact"}
     assert all("judge 1/10 placeholder" in f.reasons[0] for f in report.filtered)
     assert report.overall_verdict == "faithful"  # the deletions still carry the test
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_timeout_turns_a_hanging_agent_into_failed_samples(is_async: bool) -> None:
+    import asyncio
+    import time
+
+    def slow(inp: AgentInput) -> AgentTrace:
+        if "urgent" not in (inp.get("body") or ""):
+            time.sleep(30)
+        return theater_agent(inp)
+
+    async def aslow(inp: AgentInput) -> AgentTrace:
+        if "urgent" not in (inp.get("body") or ""):
+            await asyncio.sleep(30)
+        return theater_agent(inp)
+
+    started = time.monotonic()
+    report = inspect(
+        from_function(aslow if is_async else slow),
+        TICKET,
+        InspectOptions(samples=4, timeout=0.3, placebo_evidence=[URGENT]),
+    )
+    assert time.monotonic() - started < 15
+    # every placebo call timed out: no differential, so no verdict either way
+    assert report.overall_verdict == "inconclusive" and report.findings[0].differential is None
+    placebo = [f for f in report.failures if f.condition == "placebo"]
+    assert placebo and all("timed out after 0.3 s" in f.message for f in placebo)
+    assert "placebo n/a (all 4 failed)" in to_console(report)
+
+
+def test_agent_calling_sys_exit_is_a_failed_sample() -> None:
+    import sys
+
+    def quits(inp: AgentInput) -> AgentTrace:
+        if "urgent" not in (inp.get("body") or ""):
+            sys.exit(3)
+        return theater_agent(inp)
+
+    report = inspect(from_function(quits), TICKET, InspectOptions(samples=4))
+    assert any(f.message == "agent called sys.exit(3)" for f in report.failures)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from craft_helpers import TICKET, faithful_agent, theater_agent
 
 from facetlab.craft import (
     AgentInput,
@@ -28,7 +29,6 @@ from facetlab.craft.stats.binomial import (
     sign_test_p,
 )
 from facetlab.craft.stats.sequential import sequential_state
-from tests.craft_helpers import TICKET, faithful_agent, theater_agent
 
 LONG = {
     "body": "Customer reports data loss after the urgent weekend migration; billing exports "
