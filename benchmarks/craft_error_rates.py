@@ -85,7 +85,12 @@ def main() -> int:
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--salts", type=int, default=400, help="coin-flip agents per row")
     parser.add_argument("--quick", action="store_true", help="tiny run for smoke tests")
-    parser.add_argument("--skip-tables", action="store_true", help="only the null-agent study")
+    parser.add_argument(
+        "--part",
+        choices=("all", "tables", "agents"),
+        default="all",
+        help="only the error-rate tables, or only the null-agent study",
+    )
     args = parser.parse_args()
     ns = (10, 20, 50)
     null_rates = (0.1, 0.3, 0.5, 0.8)
@@ -95,7 +100,7 @@ def main() -> int:
         ns, null_rates, effects = (10,), (0.3,), (0.3, 0.6)
 
     started = time.perf_counter()
-    if not args.skip_tables:
+    if args.part in ("all", "tables"):
         null = false_faithful_table(
             ns, null_rates, reps=args.reps, alpha=args.alpha, iterations=args.iterations
         )
@@ -120,7 +125,7 @@ def main() -> int:
             f"\nPower: P(faithful) with placebo flip rate 0.10 (sequential: {args.power_reps} runs/cell):"
         )
         print(format_rates(power, "faithful"))
-    ok = _null_agents(args.salts, 20)
+    ok = _null_agents(args.salts, 20) if args.part in ("all", "agents") else True
     print(f"\n[{time.perf_counter() - started:.0f} s]")
     return 0 if ok else 1
 
