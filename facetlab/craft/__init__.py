@@ -42,6 +42,7 @@ from facetlab.craft.perturb.manifold import (
 )
 from facetlab.craft.perturb.onmanifold import negation, paraphrase
 from facetlab.craft.perturb.strategies import STRATEGIES, Perturbation, Perturber, apply_strategy
+from facetlab.craft.qualified import QualifiedFinding, Sensitivity
 from facetlab.craft.report import (
     EvidenceFinding,
     Report,
@@ -69,6 +70,7 @@ from facetlab.craft.types import (
     EvidenceKind,
     EvidenceRef,
     EvidenceSource,
+    QualifiedVerdict,
     Span,
     Verdict,
 )
@@ -103,7 +105,10 @@ __all__ = [
     "PathError",
     "Perturbation",
     "Perturber",
+    "QualifiedFinding",
+    "QualifiedVerdict",
     "Report",
+    "Sensitivity",
     "Span",
     "Verdict",
     "ainspect",
