@@ -101,6 +101,8 @@ def test_qualify_rules() -> None:
     assert few.detectable_rate == 6 / 8 and "could be up to" in few.reason
     blind = Sensitivity(40, 0, 20, 0, 0.05)
     assert qualify([(False, False)] * 30, blind, alpha=0.05, margin=0.2).verdict == "untestable"
+    unanswered = Sensitivity(0, 0, 20, 0, 0.05)  # every perturbed call failed: no data
+    assert qualify([], unanswered, alpha=0.05, margin=0.2).verdict == "inconclusive"
     noisy = Sensitivity(40, 2, 20, 1, 0.05)  # flips no more often than re-asking does
     assert qualify([(False, False)] * 30, noisy, alpha=0.05, margin=0.2).verdict == "inconclusive"
 

@@ -160,7 +160,8 @@ class Sensitivity:
 
     @property
     def nothing_flips(self) -> bool:
-        return self.perturbed_flips == 0
+        """Perturbed inputs were answered and none flipped (no answers is not "nothing")."""
+        return self.perturbed_calls > 0 and self.perturbed_flips == 0
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "p_value": self.p_value, "sensitive": self.sensitive}

@@ -71,7 +71,8 @@ class SampleFailure:
     """One agent call that failed; it is counted, not fatal."""
 
     condition: str
-    """"baseline", "cited", "placebo" or "treatment"."""
+    """"baseline", "cited", "placebo", "treatment", or the qualified design's
+    "contextual" and "all-units"."""
     evidence: str | None
     message: str
 
