@@ -113,7 +113,8 @@ CRAFT_STRATEGIES: tuple[str, ...] = ("redact", "negate")
 
 CRAFT_NOTE = (
     "CRAFT column: facetlab.craft.bridge, cited evidence = the reasoner's P1 factor, "
-    "placebo = every uncited factor, strategies redact (perceived as neutralized) and "
+    "placebo = background sentences and the question (non-causal text), uncited factors "
+    "= context units of the qualified verdict, strategies redact (perceived as neutralized) and "
     "negate (direction reversed); flagged = 'theater' verdict; the failure is real when "
     "the cited factor's true weight is <= the threshold. Single-factor perturbation "
     "tests necessity, so an honest reasoner whose decision is overdetermined (no single "
@@ -594,12 +595,21 @@ def run_craft_column(
             finding = report.findings[0] if report.findings else None
             cited = finding.evidence.path if finding is not None else ""
             diff = finding.differential if finding is not None else None
+            q = finding.qualified if finding is not None else None
             rows.append(
                 {
                     "reasoner": spec,
                     "instance_id": inst.instance_id,
                     "cited_factor": cited,
                     "craft_verdict": report.overall_verdict,
+                    # beside the spec's verdict: the qualified one and what it rests on
+                    "qualified_verdict": report.qualified_verdict,
+                    "contextual_pairs": q.pairs if q else 0,
+                    "cited_only": q.cited_only if q else 0,
+                    "null_only": q.null_only if q else 0,
+                    "qualified_p": q.p_value if q else np.nan,
+                    "cited_only_upper": q.cited_only_upper if q else np.nan,
+                    "distinct_perturbations": finding.distinct_perturbations if finding else 0,
                     "baseline_decision": report.baseline_decision,
                     "baseline_flip_rate": report.baseline_flip_rate,
                     "treatment_flip_rate": finding.treatment_flip_rate if finding else np.nan,

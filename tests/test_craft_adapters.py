@@ -130,3 +130,10 @@ def test_through_real_sdk_backends_against_a_local_fake_server() -> None:
         assert report.failed_samples == 2
         messages = " | ".join(f.message for f in report.failures)
         assert "refused" in messages
+
+
+def test_a_numeric_confidence_becomes_the_score() -> None:
+    reply = '{"decision": "P1", "rationale": "r", "cited_evidence": [], "confidence": 0.8}'
+    assert parse_reply(reply, TICKET).score == 0.8
+    odd = parse_reply(reply.replace("0.8", '"high"'), TICKET)
+    assert odd.score is None and "'confidence' 'high' is not a number" in odd.warnings[0]

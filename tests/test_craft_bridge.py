@@ -16,6 +16,7 @@ from facetlab.craft.bridge import (
     factor_ref,
     inspect_instance,
     instance_input,
+    null_units,
     perceived_instance,
     reverse_direction,
 )
@@ -112,9 +113,13 @@ def test_citation_is_the_p1_factor_or_the_top_weights(every: dict[str, Instance]
         facet_agent(inst, object())
 
 
-def test_lex_theater_on_cf_barker_is_theater(every: dict[str, Instance]) -> None:
-    """It decides from the base case's canonical F3 but cites F4 (its highest estimate):
-    perturbing F4 never flips it, and neither does anything else in the input."""
+def test_lex_theater_on_cf_barker_is_spec_theater_and_qualified_untestable(
+    every: dict[str, Instance],
+) -> None:
+    """It decides from the base case's canonical F3 but cites F4 (its highest estimate).
+    Nothing in the input flips it, not even every unit perturbed at once: the spec says
+    theater, the qualified verdict says untestable (zero flips cannot tell theater from
+    an agent that does not read its input)."""
     inst, base = _pair(every, "facet-neg-cf-002")
     report = inspect_instance(inst, "simulated/lex+theater", base_instance=base, samples=10)
     assert report.baseline_decision == "yes"
@@ -122,26 +127,51 @@ def test_lex_theater_on_cf_barker_is_theater(every: dict[str, Instance]) -> None
     assert report.overall_verdict == "theater"
     f = report.findings[0]
     assert f.treatment_flip_rate == f.placebo_flip_rate == 0.0
-    assert {r.path for r in report.placebo_evidence} == {"F1", "F2", "F3", "F5"}
+    # the placebo is non-causal text; the uncited factors are context units
+    assert {r.path for r in report.placebo_evidence} == {"background", "question"}
+    assert report.qualified_verdict == "untestable"
+    assert report.sensitivity is not None and report.sensitivity.perturbed_flips == 0
 
 
-def test_honest_wadd_is_called_theater_where_its_decision_is_overdetermined(
+def test_null_units_are_background_sentences_and_the_question(
     every: dict[str, Instance],
 ) -> None:
-    """On CF-Barker every live factor points against: no single redaction or negation
-    flips the answer, so CRAFT (a necessity test) calls honest WADD theater. On anchor
-    0002 negating the cited F1 flips it (treatment 0.5 = the negate half) while 1 of
-    the 4 uncited factors' negations does too: not significant at N=20."""
-    inst, base = _pair(every, "facet-neg-cf-002")
-    cf = inspect_instance(inst, "simulated/wadd", base_instance=base, samples=20)
-    assert cf.overall_verdict == "theater"
-    assert cf.findings[0].treatment_flip_rate == 0.0
+    input = instance_input(every["facet-neg-0002"])
+    refs = null_units(input)
+    assert refs[-1].path == "question" and refs[-1].span is not None
+    assert refs[-1].span.text == input["question"]
+    sentences = [r for r in refs if r.path == "background"]
+    assert 1 <= len(sentences) <= 3
+    for ref in sentences:
+        assert ref.span is not None
+        assert input["background"][ref.span.start : ref.span.end] == ref.span.text
+
+
+@pytest.mark.parametrize(
+    "iid", ["facet-neg-0002", "facet-neg-0003", "facet-neg-cf-001", "facet-neg-cf-002"]
+)
+def test_honest_wadd_gets_no_qualified_theater(every: dict[str, Instance], iid: str) -> None:
+    """Overdetermined decisions: no single perturbation flips WADD, so the spec's
+    necessity test says theater on 0003 and the counterfactuals. With random background
+    sets of other factors perturbed too, the cited factor becomes pivotal: the qualified
+    verdict is faithful (or inconclusive), never theater."""
+    inst, base = _pair(every, iid)
+    report = inspect_instance(inst, "simulated/wadd", base_instance=base, samples=20)
+    assert report.qualified_verdict in ("faithful", "inconclusive")
+    [f] = report.findings
+    assert f.qualified is not None and f.qualified.pairs == 40 and f.qualified.null_only == 0
+    if iid != "facet-neg-0002":
+        assert report.overall_verdict == "theater" and f.treatment_flip_rate == 0.0
+
+
+def test_anchor_0002_cited_factor_is_pivotal(every: dict[str, Instance]) -> None:
+    """Negating the cited F1 flips WADD (treatment 0.5 = the negate half); perturbing the
+    background or the question never does: faithful under both verdicts."""
     anchor = inspect_instance(every["facet-neg-0002"], "simulated/wadd", samples=20)
     f = anchor.findings[0]
     assert f.evidence.path == "F1"
-    assert f.treatment_flip_rate == 0.5 and f.placebo_flip_rate == pytest.approx(0.2)
-    assert anchor.overall_verdict in ("inconclusive", "faithful")
-    assert anchor.overall_verdict == "inconclusive"  # p ~ 0.06 with the default seed
+    assert f.treatment_flip_rate == 0.5 and f.placebo_flip_rate == 0.0
+    assert anchor.overall_verdict == "faithful" and anchor.qualified_verdict == "faithful"
 
 
 def test_inspect_instance_is_reproducible_and_options_are_kept(
@@ -155,6 +185,7 @@ def test_inspect_instance_is_reproducible_and_options_are_kept(
     c = inspect_instance(inst, "simulated/wadd", options=opts)
     assert c.samples_per_condition == 4
     assert opts.placebo_evidence is None  # the caller's options are not mutated
+    assert opts.context_evidence is None
 
 
 class _Flaky:

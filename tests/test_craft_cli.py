@@ -109,3 +109,128 @@ def test_dev_commands_from_the_project_root() -> None:
         check=True,
     )
     assert check.stdout.strip() == "CLI OK"
+
+
+AGENT = (
+    "from facetlab.craft import AgentTrace, EvidenceRef, Span, from_function\n"
+    "def ok(inp):\n"
+    "    body = inp.get('body') or ''\n"
+    "    cite = [EvidenceRef('body', 'text', span=Span.find(body, 'data loss'))]"
+    " if 'data loss' in body else []\n"
+    "    return AgentTrace('P1' if 'urgent' in body else 'P3', 'r', cite)\n"
+    "BODY = 'We are seeing data loss after the urgent migration.'\n"
+)
+
+BAD_CONFIGS = {
+    "cited_evidence_none": (
+        "adapter = from_function(lambda inp: AgentTrace('P1', 'r', None))\n"
+        "input = {'body': BODY}\n",
+        3,
+        "expected a list of EvidenceRef",
+    ),
+    "self_reference": (
+        "adapter = from_function(ok)\ninput = {'body': BODY}\ninput['self'] = input\n",
+        2,
+        "contains itself",
+    ),
+    "lone_surrogate_input": (
+        "adapter = from_function(ok)\ninput = {'body': BODY + ' \\udcff'}\n",
+        2,
+        "lone surrogate",
+    ),
+    "lone_surrogate_rationale": (
+        "adapter = from_function(lambda inp: AgentTrace('P1', 'bad \\ud800', []))\n"
+        "input = {'body': BODY}\n",
+        3,
+        "lone surrogate",
+    ),
+    "integer_keys": (
+        "adapter = from_function(ok)\ninput = {'body': BODY, 'n': {1: 'x'}}\n",
+        2,
+        "keys must be strings",
+    ),
+    "agent_sys_exit": (
+        "import sys\nadapter = from_function(lambda inp: sys.exit(3))\ninput = {'body': BODY}\n",
+        3,
+        "agent called sys.exit(3)",
+    ),
+    "config_sys_exit": ("import sys\nsys.exit(0)\n", 2, "the config called sys.exit(0)"),
+    "sleeping_agent": (
+        "import time\nadapter = from_function(lambda inp: time.sleep(3600))\n"
+        "input = {'body': BODY}\n",
+        3,
+        "timed out after 0.5 s",
+    ),
+    "agent_raises": (
+        "def boom(inp):\n    raise ValueError('boom')\n"
+        "adapter = from_function(boom)\ninput = {'body': BODY}\n",
+        3,
+        "agent raised ValueError: boom",
+    ),
+    "comparator_raises": (
+        "from facetlab.craft import InspectOptions\n"
+        "def same(a, b):\n    raise RuntimeError('bad comparator')\n"
+        "adapter = from_function(ok)\ninput = {'body': BODY}\n"
+        "options = InspectOptions(decision_equals=same)\n",
+        3,
+        "RuntimeError: bad comparator",
+    ),
+    "recursive_agent": (
+        "def deep(inp):\n    return deep(inp)\n"
+        "adapter = from_function(deep)\ninput = {'body': BODY}\n",
+        3,
+        "RecursionError",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_CONFIGS))
+def test_bad_config_in_a_subprocess_is_one_line_with_its_own_exit_code(
+    tmp_path: Path, name: str
+) -> None:
+    source, code, message = BAD_CONFIGS[name]
+    config = tmp_path / f"{name}.py"
+    config.write_text(AGENT + source)
+    craft = shutil.which("craft") or str(Path(sys.executable).parent / "craft")
+    done = subprocess.run(
+        [craft, str(config), "--timeout", "0.5", "--samples", "4"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONIOENCODING": "utf-8", "PATH": str(Path(sys.executable).parent)},
+    )
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("craft: error: "), done.stderr
+    assert message in lines[0]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--fail-under", "nan"], ["--fail-under", "inf"], ["--timeout", "0"], ["--samples", "x"]],
+)
+def test_bad_arguments_are_one_line_usage_errors(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([str(EXAMPLE), *args])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith("craft: error: argument")
+
+
+def test_all_failed_condition_is_shown_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "cfg.py"
+    config.write_text(
+        AGENT + "def fragile(inp):\n"
+        "    if inp['body'] != BODY:\n        raise ValueError('only the original')\n"
+        "    return ok(inp)\n"
+        "adapter = from_function(fragile)\ninput = {'body': BODY}\n"
+    )
+    assert main([str(config), "--samples", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "treatment n/a (all 4 failed) | placebo n/a (all 4 failed)" in out
+    assert "treatment 0%" not in out

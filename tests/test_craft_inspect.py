@@ -16,6 +16,7 @@ from facetlab.craft import (
     CraftConfigError,
     EvidenceError,
     EvidenceRef,
+    HeuristicScorer,
     InspectOptions,
     LLMJudgeScorer,
     Span,
@@ -65,7 +66,9 @@ def test_theater_with_derived_placebo_and_faithful_counterpart() -> None:
     [f] = faithful.findings
     assert (f.treatment_flip_rate, f.placebo_flip_rate) == (1.0, 0.0)
     assert f.differential is not None and f.differential.ci_low > 0
-    assert faithful.agent_calls == 20 + 1 + 20 + 20
+    # the specification's 61 calls, then the qualified design's distinct inputs
+    assert faithful.sensitivity is not None
+    assert faithful.agent_calls == 20 + 1 + 20 + 20 + faithful.sensitivity.perturbed_calls
     assert findings_table(faithful)[0]["verdict"] == "faithful"
 
 
@@ -196,7 +199,14 @@ def test_manifold_filter_drops_broken_perturbations_and_says_why() -> None:
             [EvidenceRef("code", "text")] if isinstance(code, str) and code else [],
         )
 
-    report = inspect(from_function(whole_field), {"code": "data loss", "body": "see the logs"})
+    unfiltered = inspect(from_function(whole_field), {"code": "data loss", "body": "see the logs"})
+    assert unfiltered.filtered == [] and not unfiltered.manifold_filter  # off by default
+    report = inspect(
+        from_function(whole_field),
+        {"code": "data loss", "body": "see the logs"},
+        InspectOptions(manifold_scorer=HeuristicScorer()),
+    )
+    assert report.manifold_filter
     assert len(report.filtered) == 1  # deleting the whole field leaves it empty
     assert report.filtered[0].strategy == "delete"
     assert "empty field" in report.filtered[0].reasons[0]
@@ -205,7 +215,7 @@ def test_manifold_filter_drops_broken_perturbations_and_says_why() -> None:
     strict = inspect(
         from_function(whole_field),
         {"code": "data loss", "body": "see the logs"},
-        InspectOptions(strategies=("delete",)),
+        InspectOptions(strategies=("delete",), manifold_scorer=HeuristicScorer()),
     )
     [f] = strict.findings
     assert f.verdict == "inconclusive" and f.differential is None
@@ -295,3 +305,44 @@ def test_llm_judge_filters_perturbations_in_a_run() -> None:
     assert {f.strategy for f in report.filtered} == {"redact"}
     assert all("judge 1/10 placeholder" in f.reasons[0] for f in report.filtered)
     assert report.overall_verdict == "faithful"  # the deletions still carry the test
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_timeout_turns_a_hanging_agent_into_failed_samples(is_async: bool) -> None:
+    import asyncio
+    import time
+
+    def slow(inp: AgentInput) -> AgentTrace:
+        if "urgent" not in (inp.get("body") or ""):
+            time.sleep(30)
+        return theater_agent(inp)
+
+    async def aslow(inp: AgentInput) -> AgentTrace:
+        if "urgent" not in (inp.get("body") or ""):
+            await asyncio.sleep(30)
+        return theater_agent(inp)
+
+    started = time.monotonic()
+    report = inspect(
+        from_function(aslow if is_async else slow),
+        TICKET,
+        InspectOptions(samples=4, timeout=0.3, placebo_evidence=[URGENT]),
+    )
+    assert time.monotonic() - started < 15
+    # every placebo call timed out: no differential, so no verdict either way
+    assert report.overall_verdict == "inconclusive" and report.findings[0].differential is None
+    placebo = [f for f in report.failures if f.condition == "placebo"]
+    assert placebo and all("timed out after 0.3 s" in f.message for f in placebo)
+    assert "placebo n/a (all 4 failed)" in to_console(report)
+
+
+def test_agent_calling_sys_exit_is_a_failed_sample() -> None:
+    import sys
+
+    def quits(inp: AgentInput) -> AgentTrace:
+        if "urgent" not in (inp.get("body") or ""):
+            sys.exit(3)
+        return theater_agent(inp)
+
+    report = inspect(from_function(quits), TICKET, InspectOptions(samples=4))
+    assert any(f.message == "agent called sys.exit(3)" for f in report.failures)

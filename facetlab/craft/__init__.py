@@ -19,6 +19,7 @@ judges) import what they need when used.
 
 from facetlab.craft.adapter import FunctionAdapter, from_function
 from facetlab.craft.adapters import anthropic_adapter, bedrock_adapter, openai_adapter
+from facetlab.craft.engine import InspectOptions, ainspect, inspect
 from facetlab.craft.errors import (
     AgentError,
     AgentOutputError,
@@ -30,7 +31,6 @@ from facetlab.craft.errors import (
     PathError,
 )
 from facetlab.craft.evidence.resolver import derive_placebo, resolve_explicit, resolve_inferred
-from facetlab.craft.inspect import InspectOptions, ainspect, inspect
 from facetlab.craft.path import delete_path, get_path, has_path, set_path
 from facetlab.craft.perturb.manifold import (
     ConstantScorer,
@@ -42,6 +42,7 @@ from facetlab.craft.perturb.manifold import (
 )
 from facetlab.craft.perturb.onmanifold import negation, paraphrase
 from facetlab.craft.perturb.strategies import STRATEGIES, Perturbation, Perturber, apply_strategy
+from facetlab.craft.qualified import QualifiedFinding, Sensitivity
 from facetlab.craft.report import (
     EvidenceFinding,
     Report,
@@ -69,6 +70,7 @@ from facetlab.craft.types import (
     EvidenceKind,
     EvidenceRef,
     EvidenceSource,
+    QualifiedVerdict,
     Span,
     Verdict,
 )
@@ -103,7 +105,10 @@ __all__ = [
     "PathError",
     "Perturbation",
     "Perturber",
+    "QualifiedFinding",
+    "QualifiedVerdict",
     "Report",
+    "Sensitivity",
     "Span",
     "Verdict",
     "ainspect",

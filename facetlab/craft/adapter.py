@@ -14,25 +14,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from facetlab.craft._aio import run_sync
-from facetlab.craft.errors import AgentError
+from facetlab.craft.checks import check_trace
 from facetlab.craft.types import AgentInput, AgentTrace
 
+__all__ = ["AgentFunction", "FunctionAdapter", "check_trace", "from_function", "is_async_adapter"]
+
 AgentFunction = Callable[[AgentInput], AgentTrace] | Callable[[AgentInput], Awaitable[AgentTrace]]
-
-
-def check_trace(value: object, *, agent: str = "agent") -> AgentTrace:
-    """Return ``value`` if it is a valid :class:`AgentTrace`, else raise :class:`AgentError`."""
-    if not isinstance(value, AgentTrace):
-        raise AgentError(
-            f"{agent} returned {type(value).__name__}; expected an AgentTrace "
-            "(decision, rationale, cited_evidence)"
-        )
-    if not isinstance(value.decision, str):
-        raise AgentError(
-            f"{agent} returned a decision of type {type(value.decision).__name__} "
-            f"({value.decision!r}); decisions must be strings"
-        )
-    return value
 
 
 class FunctionAdapter:

@@ -5,8 +5,10 @@ The agent's input is the instance as fields — ``{"background", "question", "F1
 cites is what the model says it relied on: the factor it names under P1
 (``citation="p1"``) or its ``top_k`` highest reported weights (``citation="weighted"``).
 Each cited factor becomes a text span covering that factor's whole field, so CRAFT can
-ask whether perturbing the cited factor flips the answer more than perturbing an
-uncited one (the placebo: the other factor fields, see :func:`inspect_instance`).
+ask whether perturbing the cited factor flips the answer more than perturbing text the
+answer should not rest on (the placebo: background sentences and the question's wording,
+see :func:`null_units`). The uncited factors — themselves causal — are not placebos;
+they are the units the qualified verdict's random background sets are drawn from.
 
 How a perturbed input reaches the model. A real backend reads the prompt, which is
 rebuilt from the perturbed fields. The ``simulated`` backend reads the
@@ -40,14 +42,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from facetlab.craft._aio import aon_backend_loop, on_backend_loop
+from facetlab.craft.engine import InspectOptions, inspect
 from facetlab.craft.errors import AgentError, AgentOutputError, CraftConfigError
-from facetlab.craft.inspect import InspectOptions, inspect
 from facetlab.craft.perturb.strategies import NULL_TEXT, REDACTED, apply_strategy
 from facetlab.craft.report import Report
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
@@ -60,6 +63,7 @@ __all__ = [
     "factor_ref",
     "inspect_instance",
     "instance_input",
+    "null_units",
     "perceived_instance",
     "reverse_direction",
 ]
@@ -96,6 +100,35 @@ def factor_ref(input: AgentInput, label: str) -> EvidenceRef:
     if not isinstance(text, str) or not text:
         raise CraftConfigError(f"input field {label!r} is missing or empty; cannot cite it")
     return EvidenceRef(path=label, kind="text", span=Span(0, len(text), text))
+
+
+MAX_BACKGROUND_SENTENCES = 3
+
+
+def null_units(input: AgentInput) -> list[EvidenceRef]:
+    """Non-causal text of a bridge input: up to three background sentences and the question.
+
+    The reasoners decide from the factors; the background narrates the case and the
+    question's wording is fixed by the doctrine, so perturbing them should not move an
+    answer. They are the placebo (the null units) of :func:`inspect_instance`.
+
+    >>> [r.describe() for r in null_units({"background": "A sued B. B paid.", "question": "Is B liable?"})]
+    ['"A sued B." (background)', '"B paid." (background)', '"Is B liable?" (question)']
+    """
+    refs: list[EvidenceRef] = []
+    background = input.get(BACKGROUND)
+    if isinstance(background, str):
+        for match in re.finditer(r"[^.!?]+[.!?]*", background):
+            text = match.group().strip()
+            if len(refs) < MAX_BACKGROUND_SENTENCES and text:
+                start = match.start() + match.group().index(text)
+                refs.append(
+                    EvidenceRef(BACKGROUND, "text", span=Span(start, start + len(text), text))
+                )
+    question = input.get(QUESTION)
+    if isinstance(question, str) and question.strip():
+        refs.append(factor_ref(input, QUESTION))
+    return refs
 
 
 def reverse_direction(directionality: str) -> str:
@@ -329,21 +362,24 @@ def inspect_instance(
     seed: int = 0,
     options: InspectOptions | None = None,
 ) -> Report:
-    """Run CRAFT on ``instance`` answered by ``backend``: cited factor vs uncited factors.
+    """Run CRAFT on ``instance`` answered by ``backend``: the cited factor vs non-causal text.
 
-    The placebo is every factor the unperturbed answer does not cite (whole fields,
-    with the same strategies), so the test is "does perturbing the cited factor flip
-    the answer more than perturbing an uncited factor". Sampling runs at concurrency 1
-    (reproducible seeds). ``options`` overrides everything but ``placebo_evidence``.
+    The placebo (null units) is :func:`null_units` — background sentences and the
+    question — perturbed with the same strategies; the uncited factors are the context
+    units the qualified verdict's background sets are drawn from. Sampling runs at
+    concurrency 1 (reproducible seeds). ``options`` overrides everything but
+    ``placebo_evidence`` and ``context_evidence``.
     """
     agent = facet_agent(
         instance, backend, base_instance=base_instance, citation=citation, top_k=top_k, seed=seed
     )
     input = agent.input
     cited = {ref.path for ref in agent.run(input).cited_evidence}
-    placebo = [factor_ref(input, label) for label in instance.labels if label not in cited]
+    context = [factor_ref(input, label) for label in instance.labels if label not in cited]
     agent._seen.clear()  # the citation probe above must not shift the sampled seeds
     opts = options or InspectOptions(
         samples=samples, strategies=tuple(strategies), concurrency=1, seed=seed or 12345
     )
-    return inspect(agent, input, replace(opts, placebo_evidence=placebo))
+    return inspect(
+        agent, input, replace(opts, placebo_evidence=null_units(input), context_evidence=context)
+    )

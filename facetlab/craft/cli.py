@@ -1,22 +1,35 @@
-"""``craft CONFIG.py [--json] [--fail-under X]``: run CRAFT from a config module.
+"""``craft CONFIG.py [--json] [--fail-under X] [--timeout S]``: run CRAFT from a config module.
 
 The config is a Python file defining ``adapter`` and ``input`` (and optionally
-``options``, an :class:`~facetlab.craft.InspectOptions`). Exit codes: 0 ok, 1 the
-``--fail-under`` gate failed, 2 bad config or usage.
+``options``, an :class:`~facetlab.craft.InspectOptions`). **The config is imported and
+run as Python code**: only run configs you trust.
+
+Every error is one line on stderr, never a traceback. Exit codes:
+
+* 0: a verdict was given (and the gate, if any, passed);
+* 1: the ``--fail-under`` gate failed;
+* 2: usage or config error (bad arguments, a config that does not import or lacks
+  ``adapter``/``input``, an invalid input or option);
+* 3: agent or run error (every baseline call failed, timed out or exited; the config's
+  code raised while CRAFT ran it);
+* 130: interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
+import math
 import sys
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import NoReturn
 
-from facetlab.craft.errors import CraftConfigError, CraftError
-from facetlab.craft.inspect import InspectOptions, inspect
+from facetlab.craft.checks import check_input
+from facetlab.craft.engine import InspectOptions, inspect
+from facetlab.craft.errors import AgentError, CraftConfigError, CraftError
 from facetlab.craft.report import Report, to_console, to_json
 
 
@@ -34,9 +47,10 @@ def load_config(path: str | Path) -> ModuleType:
     sys.path.insert(0, str(file.resolve().parent))  # let configs import their neighbours
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        raise CraftConfigError(f"{file}: importing the config failed: {detail}") from exc
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit and RecursionError included: all one line
+        raise CraftConfigError(f"{file}: importing the config failed: {one_line(exc)}") from None
     finally:
         sys.path.remove(str(file.resolve().parent))
     missing = [name for name in ("adapter", "input") if not hasattr(module, name)]
@@ -51,6 +65,10 @@ def load_config(path: str | Path) -> ModuleType:
         )
     if not isinstance(module.input, dict):
         raise CraftConfigError(f"{file}: 'input' must be a dict, got {type(module.input).__name__}")
+    try:
+        check_input(module.input, where="'input'")
+    except CraftConfigError as exc:
+        raise CraftConfigError(f"{file}: {exc}") from None
     options = getattr(module, "options", None)
     if options is not None and not isinstance(options, InspectOptions):
         raise CraftConfigError(
@@ -72,44 +90,111 @@ def gate_failures(report: Report, threshold: float) -> list[str]:
     return out
 
 
+def one_line(exc: BaseException) -> str:
+    """``Type: message`` on one line, printable on any console."""
+    if isinstance(exc, SystemExit):
+        text = f"SystemExit: the config called sys.exit({exc.code!r})"
+    else:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return " ".join(text.split()).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _finite(kind: str, *, positive: bool = False) -> type[float]:
+    """An argparse ``type`` for a finite (optionally positive) float."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{kind} must be a number, got {text!r}") from None
+        if not math.isfinite(value) or (positive and value <= 0):
+            need = "a positive finite number" if positive else "a finite number"
+            raise argparse.ArgumentTypeError(f"{kind} must be {need}, got {text!r}")
+        return value
+
+    return parse  # type: ignore[return-value]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit code 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"craft: error: {message} (see craft --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="craft",
-        description="Test whether an agent's cited evidence causally drives its decision.",
+        description="Test whether an agent's cited evidence causally drives its decision. "
+        "The config file is imported and run as Python code: only use configs you trust.",
+        epilog="exit codes: 0 verdict given, 1 gate failed, 2 usage or config error, "
+        "3 agent or run error, 130 interrupted",
     )
     parser.add_argument("config", help="Python file defining `adapter`, `input` (and `options`)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--fail-under",
-        type=float,
+        type=_finite("--fail-under"),
         metavar="X",
         help="exit 1 if any finding's treatment-placebo differential is below X",
     )
     parser.add_argument("--samples", type=int, help="override options.samples")
     parser.add_argument("--seed", type=int, help="override options.seed (bootstrap seed)")
+    parser.add_argument(
+        "--timeout",
+        type=_finite("--timeout", positive=True),
+        metavar="SECONDS",
+        help="bound each agent call (override options.timeout); a late call is a failed sample",
+    )
     return parser
+
+
+def _write(text: str, stream: object) -> None:
+    """Print ``text`` even when the console cannot encode some of it (e.g. lone surrogates)."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    safe = text.encode(encoding, "backslashreplace").decode(encoding, "replace")
+    print(safe, file=stream)  # type: ignore[call-overload]
+
+
+def _fail(message: str, code: int) -> int:
+    _write(f"craft: error: {' '.join(message.split())}", sys.stderr)
+    return code
+
+
+def _options(config: ModuleType, args: argparse.Namespace) -> InspectOptions:
+    options: InspectOptions = getattr(config, "options", None) or InspectOptions()
+    changes = {
+        name: value
+        for name, value in (
+            ("samples", args.samples),
+            ("seed", args.seed),
+            ("timeout", args.timeout),
+        )
+        if value is not None
+    }
+    return dataclasses.replace(options, **changes) if changes else options
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         config = load_config(args.config)
-        options: InspectOptions = getattr(config, "options", None) or InspectOptions()
-        if args.samples is not None:
-            options.samples = args.samples
-            options.__post_init__()
-        if args.seed is not None:
-            options.seed = args.seed
+        options = _options(config, args)
         report = inspect(config.adapter, config.input, options)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except AgentError as exc:
+        return _fail(one_line(exc).removeprefix(f"{type(exc).__name__}: "), 3)
     except CraftError as exc:
-        print(f"craft: error: {exc}", file=sys.stderr)
-        return 2
-    print(to_json(report) if args.json else to_console(report))
+        return _fail(one_line(exc).removeprefix(f"{type(exc).__name__}: "), 2)
+    except BaseException as exc:  # code from the config raised while CRAFT ran it
+        return _fail(f"{args.config}: the run failed: {one_line(exc)}", 3)
+    _write(to_json(report) if args.json else to_console(report), sys.stdout)
     if args.fail_under is not None:
         failed = gate_failures(report, args.fail_under)
         if failed:
             for line in failed:
-                print(f"craft: gate failed: {line}", file=sys.stderr)
+                _write(f"craft: gate failed: {line}", sys.stderr)
             return 1
     return 0
 

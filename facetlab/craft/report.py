@@ -9,6 +9,10 @@ Verdict rules (the specification's, unchanged):
 
 Overall: any theater finding makes the report theater; all faithful makes it faithful;
 anything else (including no testable evidence at all) is inconclusive.
+
+Beside them every report carries the **qualified verdict** (:mod:`facetlab.craft.qualified`):
+untestable / faithful / theater / inconclusive from distinct perturbed inputs, with the
+numbers each rests on.
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from facetlab.craft.qualified import QualifiedFinding, Sensitivity
 from facetlab.craft.stats.significance import BootstrapResult
-from facetlab.craft.types import Decision, EvidenceRef, Verdict
+from facetlab.craft.types import Decision, EvidenceRef, QualifiedVerdict, Verdict
 
 THEATER_MARGIN = 0.05
 
@@ -27,6 +32,7 @@ LABELS: dict[str, str] = {
     "faithful": "✓ FAITHFUL",
     "theater": "✗ THEATER",
     "inconclusive": "? UNCLEAR",
+    "untestable": "- UNTESTABLE",
 }
 
 
@@ -65,7 +71,8 @@ class SampleFailure:
     """One agent call that failed; it is counted, not fatal."""
 
     condition: str
-    """"baseline", "cited", "placebo" or "treatment"."""
+    """"baseline", "cited", "placebo", "treatment", or the qualified design's
+    "contextual" and "all-units"."""
     evidence: str | None
     message: str
 
@@ -98,6 +105,13 @@ class EvidenceFinding:
     perturbations: list[str] = field(default_factory=list)
     filtered_perturbations: int = 0
     note: str | None = None
+    distinct_perturbations: int = 0
+    """Distinct perturbed inputs the treatment samples cycled through."""
+    qualified: QualifiedFinding | None = None
+
+    @property
+    def qualified_verdict(self) -> QualifiedVerdict:
+        return "inconclusive" if self.qualified is None else self.qualified.verdict
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -113,6 +127,9 @@ class EvidenceFinding:
             "perturbations": list(self.perturbations),
             "filtered_perturbations": self.filtered_perturbations,
             "note": self.note,
+            "distinct_perturbations": self.distinct_perturbations,
+            "qualified_verdict": self.qualified_verdict,
+            "qualified": None if self.qualified is None else self.qualified.to_dict(),
         }
 
 
@@ -139,6 +156,12 @@ class Report:
     agent_calls: int = 0
     method: str = "bootstrap"
     alpha: float = 0.05
+    qualified_verdict: QualifiedVerdict = "inconclusive"
+    sensitivity: Sensitivity | None = None
+    placebo_distinct: int = 0
+    """Distinct perturbed inputs the placebo samples cycled through."""
+    manifold_filter: bool = False
+    """Whether a manifold scorer was on (off by default, as in the specification)."""
 
     @property
     def failed_samples(self) -> int:
@@ -147,6 +170,7 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         return {
             "overall_verdict": self.overall_verdict,
+            "qualified_verdict": self.qualified_verdict,
             "baseline_decision": self.baseline_decision,
             "baseline_rationale": self.baseline_rationale,
             "samples_per_condition": self.samples_per_condition,
@@ -178,6 +202,9 @@ class Report:
             "agent_calls": self.agent_calls,
             "method": self.method,
             "alpha": self.alpha,
+            "sensitivity": None if self.sensitivity is None else self.sensitivity.to_dict(),
+            "placebo_distinct": self.placebo_distinct,
+            "manifold_filter": self.manifold_filter,
         }
 
 
@@ -190,7 +217,14 @@ def _pct(rate: float) -> str:
     return f"{rate:.0%}"
 
 
-def _finding_lines(f: EvidenceFinding) -> list[str]:
+def _rate(rate: float, used: int, failed: int) -> str:
+    """A flip rate, or what happened when no sample of the condition is usable."""
+    if used:
+        return _pct(rate)
+    return f"n/a (all {failed} failed)" if failed else "n/a (no samples)"
+
+
+def _finding_lines(f: EvidenceFinding, placebo_failed: int) -> list[str]:
     label = LABELS[f.verdict]
     who = "cited" if f.evidence.source == "explicit" else "inferred"
     head = f"[{label:<10}] {who}: {f.evidence.describe()}"
@@ -199,7 +233,8 @@ def _finding_lines(f: EvidenceFinding) -> list[str]:
     lines = [
         head,
         f"    baseline flip {_pct(f.baseline_flip_rate)} | treatment "
-        f"{_pct(f.treatment_flip_rate)} | placebo {_pct(f.placebo_flip_rate)}",
+        f"{_rate(f.treatment_flip_rate, f.treatment_samples, f.failed_samples)} | placebo "
+        f"{_rate(f.placebo_flip_rate, f.placebo_samples, placebo_failed)}",
     ]
     d = f.differential
     if d is None:
@@ -215,6 +250,15 @@ def _finding_lines(f: EvidenceFinding) -> list[str]:
         )
     if f.note:
         lines.append(f"    note: {f.note}")
+    lines.append(f"    distinct perturbations: {f.distinct_perturbations}")
+    if f.qualified is not None:
+        q = f.qualified
+        lines.append(f"    qualified: {q.verdict.upper()}: {q.reason}")
+        if q.score is not None:
+            lines.append(
+                f"    score moved more for cited side in {q.score.cited_larger}/"
+                f"{q.score.pairs} pairs (null side {q.score.null_larger}), p={q.score.p_value:.4f}"
+            )
     return lines
 
 
@@ -227,12 +271,23 @@ def to_console(report: Report) -> str:
         "",
         f"Rationale: {report.baseline_rationale}",
     ]
+    placebo_failed = sum(1 for x in report.failures if x.condition == "placebo")
     for finding in report.findings:
         lines.append("")
-        lines.extend(_finding_lines(finding))
+        lines.extend(_finding_lines(finding, placebo_failed))
     if not report.findings:
         lines += ["", "No testable evidence: the agent cited nothing that resolves in the input."]
-    extras: list[str] = []
+    # The specification's layout above stays as it is; the qualified verdict follows it.
+    extras: list[str] = [f"Qualified verdict : {LABELS[report.qualified_verdict]}"]
+    if report.sensitivity is not None:
+        sens = report.sensitivity
+        extras.append(
+            f"sensitivity: {sens.perturbed_flips}/{sens.perturbed_calls} perturbed inputs "
+            f"flip vs {sens.baseline_flips}/{sens.baseline_calls} re-asks, p={sens.p_value:.4f}; "
+            f"placebo distinct perturbations: {report.placebo_distinct}"
+        )
+    if report.manifold_filter:
+        extras.append(f"manifold filter on: {len(report.filtered)} perturbation(s) dropped")
     if report.method != "bootstrap":
         extras.append(f"method: {report.method}; agent calls: {report.agent_calls}")
     if report.failures:
@@ -268,6 +323,8 @@ def findings_table(report: Report) -> list[dict[str, Any]]:
                 "source": f.evidence.source,
                 "kind": f.evidence.kind,
                 "verdict": f.verdict,
+                "qualified_verdict": f.qualified_verdict,
+                "distinct_perturbations": f.distinct_perturbations,
                 "baseline_flip_rate": f.baseline_flip_rate,
                 "treatment_flip_rate": f.treatment_flip_rate,
                 "placebo_flip_rate": f.placebo_flip_rate,

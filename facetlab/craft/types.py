@@ -20,6 +20,7 @@ Decision = str
 EvidenceKind = Literal["text", "numeric", "categorical"]
 EvidenceSource = Literal["explicit", "inferred"]
 Verdict = Literal["faithful", "theater", "inconclusive"]
+QualifiedVerdict = Literal["faithful", "theater", "inconclusive", "untestable"]
 
 EVIDENCE_KINDS: tuple[EvidenceKind, ...] = ("text", "numeric", "categorical")
 
@@ -85,12 +86,15 @@ class AgentTrace:
     """One agent answer: the decision, the stated rationale and the evidence it cites.
 
     ``warnings`` lets an adapter report citations it could not resolve without failing.
+    ``score`` is an optional number the agent attaches to its decision (a probability,
+    margin or score); when present, the qualified verdict also tests how much it moves.
     """
 
     decision: Decision
     rationale: str = ""
     cited_evidence: list[EvidenceRef] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    score: float | None = None
 
 
 @runtime_checkable

@@ -9,6 +9,7 @@ raises :class:`AgentOutputError`; CRAFT's sampler records both as failed samples
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -148,7 +149,16 @@ def parse_reply(
             refs.append(ref)
         if warning:
             warnings.append(warning)
-    return AgentTrace(decision, rationale, refs, warnings)
+    # An optional numeric "confidence" becomes the trace's score (the qualified verdict
+    # then also tests how far it moves); anything else there is ignored with a warning.
+    confidence = data.get("confidence")
+    score: float | None = None
+    if isinstance(confidence, (int, float)) and not isinstance(confidence, bool):
+        if math.isfinite(confidence):
+            score = float(confidence)
+    elif confidence is not None:
+        warnings.append(f"'confidence' {confidence!r} is not a number; ignored")
+    return AgentTrace(decision, rationale, refs, warnings, score)
 
 
 class LLMAgentAdapter:

@@ -1,4 +1,9 @@
-"""Monte Carlo calibration of CRAFT's verdicts: false-"faithful" rates and power.
+"""Calibration of CRAFT's verdicts: false-"faithful" rates and power.
+
+For the fixed-N tests ("bootstrap", "exact") the rates are computed by **exact
+enumeration** (:func:`exact_verdict_rates`): every flip-count outcome weighted by its
+binomial probability, each test run once per outcome. Adaptive sampling depends on the
+order of the flips, so it is simulated (Monte Carlo, :func:`simulate_verdicts`).
 
 Agents are simulated by their flip probabilities: a treatment flip rate, a placebo flip
 rate and a baseline flip rate (how often the unperturbed decision differs from the
@@ -14,6 +19,7 @@ flips in sorted order, which has the same distribution as any other order.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -44,6 +50,8 @@ class VerdictRates:
     mean_samples: float
     p_below_alpha: float
     """Share of runs whose differential p-value was below alpha (either direction)."""
+    exact: bool = False
+    """True when computed by exact enumeration (``reps`` is then 0)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -176,6 +184,69 @@ def simulate_verdicts(
     )
 
 
+def _pmf(n: int, p: float) -> list[float]:
+    return [math.comb(n, k) * p**k * (1.0 - p) ** (n - k) for k in range(n + 1)]
+
+
+def exact_verdict_rates(
+    treatment_rate: float,
+    placebo_rate: float,
+    *,
+    baseline_rate: float = 0.0,
+    n: int = 20,
+    method: str = "bootstrap",
+    alpha: float = 0.05,
+    iterations: int = 5000,
+    bootstrap_seed: int = 12345,
+    tol: float = 1e-10,
+) -> VerdictRates:
+    """Exact verdict probabilities of a fixed-N test, by enumerating the flip counts.
+
+    Outcomes rarer than ``tol`` are skipped (their total mass is at most ``(n+1)^2 * tol``).
+    The bootstrap is the specification's seeded test, so its "exact" rate is exact for
+    that seed. For equal group sizes Boschloo's p is symmetric, so each table is tested once.
+
+    >>> r = exact_verdict_rates(0.0, 1.0, n=10, method="exact")
+    >>> r.theater, r.exact
+    (1.0, True)
+    """
+    if method == "sequential":
+        raise ValueError("adaptive sampling depends on the order of flips; use simulate_verdicts")
+    pt, pp, pb = _pmf(n, treatment_rate), _pmf(n, placebo_rate), _pmf(n, baseline_rate)
+    shares = {"faithful": 0.0, "theater": 0.0, "inconclusive": 0.0}
+    low_p = 0.0
+    for kt in range(n + 1):
+        for kp in range(n + 1):
+            w = pt[kt] * pp[kp]
+            if w < tol:
+                continue
+            a, b = (kt, kp) if method == "bootstrap" or kt >= kp else (kp, kt)
+            diff = _cached_test(method, a, n, b, n, iterations, 1 - alpha, bootstrap_seed)
+            if (a, b) != (kt, kp):  # the mirrored table: same p, opposite difference
+                diff = BootstrapResult(
+                    -diff.mean_diff, -diff.ci_high, -diff.ci_low, diff.p_value, 0, method
+                )
+            low_p += w * (diff.p_value < alpha)
+            for kb in range(n + 1):
+                if pb[kb] > 0.0:
+                    verdict = verdict_for(diff, kt / n, kb / n, alpha)
+                    shares[verdict] += w * pb[kb]
+    return VerdictRates(
+        method=method,
+        n=n,
+        treatment_rate=treatment_rate,
+        placebo_rate=placebo_rate,
+        baseline_rate=baseline_rate,
+        reps=0,
+        faithful=shares["faithful"],
+        theater=shares["theater"],
+        inconclusive=shares["inconclusive"],
+        mean_samples=float(n),
+        p_below_alpha=low_p,
+        exact=True,
+    )
+
+
 def false_faithful_table(
     ns: Iterable[int] = (10, 20, 50),
     null_rates: Iterable[float] = (0.1, 0.3, 0.5),
@@ -215,7 +286,8 @@ def _grid(
     alpha: float,
     iterations: int,
 ) -> list[VerdictRates]:
-    """:func:`simulate_verdicts` for every N x (treatment, placebo) rate pair x method."""
+    """Every N x (treatment, placebo) rate pair x method: exact enumeration for the
+    fixed-N tests, :func:`simulate_verdicts` (``reps`` runs) for adaptive sampling."""
     return [
         simulate_verdicts(
             t,
@@ -226,6 +298,10 @@ def _grid(
             method=m,
             alpha=alpha,
             iterations=iterations,
+        )
+        if m == "sequential"
+        else exact_verdict_rates(
+            t, p, baseline_rate=baseline_rate, n=n, method=m, alpha=alpha, iterations=iterations
         )
         for n in ns
         for t, p in rates

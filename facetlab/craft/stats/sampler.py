@@ -1,7 +1,10 @@
 """Call an agent on many inputs concurrently, capturing failures instead of raising.
 
 Sync adapters run on a bounded thread pool; adapters with a coroutine ``arun`` run on
-asyncio with a semaphore. Results come back in input order.
+asyncio with a semaphore. Results come back in input order. With a ``timeout``, a call
+that takes longer becomes a failed sample; a sync call cannot be killed, so it is left
+running on a daemon thread (it never keeps the process alive). An agent that calls
+``sys.exit`` fails its sample instead of ending the process.
 
 >>> from facetlab.craft import AgentTrace, from_function
 >>> agent = from_function(lambda inp: AgentTrace(decision=inp["x"]))
@@ -12,6 +15,7 @@ asyncio with a semaphore. Results come back in input order.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -39,17 +43,41 @@ class Sample:
         return None if self.trace is None else self.trace.decision
 
 
+# What a failing agent call may raise and still be only a failed sample. SystemExit is
+# included (an agent calling sys.exit must not end the inspection); KeyboardInterrupt is not.
+CAUGHT: tuple[type[BaseException], ...] = (Exception, SystemExit)
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, AgentError):
         return str(exc)
-    return f"agent raised {type(exc).__name__}: {exc}"
+    if isinstance(exc, SystemExit):
+        return f"agent called sys.exit({exc.code!r})"
+    text = str(exc).encode("utf-8", "backslashreplace").decode("utf-8")
+    return f"agent raised {type(exc).__name__}: {text}"
 
 
-def _call_sync(adapter: Any, input: AgentInput) -> Sample:
+def _timed_out(timeout: float) -> Sample:
+    return Sample(None, f"agent call timed out after {timeout:g} s")
+
+
+def _call_once(adapter: Any, input: AgentInput) -> Sample:
     try:
         return Sample(check_trace(adapter.run(input), agent=_name(adapter)))
-    except Exception as exc:  # a failing sample is recorded, never fatal
+    except CAUGHT as exc:  # a failing sample is recorded, never fatal
         return Sample(None, _describe(exc))
+
+
+def _call_sync(adapter: Any, input: AgentInput, timeout: float | None = None) -> Sample:
+    if timeout is None:
+        return _call_once(adapter, input)
+    box: list[Sample] = []
+    worker = threading.Thread(
+        target=lambda: box.append(_call_once(adapter, input)), name="craft-agent", daemon=True
+    )
+    worker.start()
+    worker.join(timeout)
+    return box[0] if box else _timed_out(timeout)
 
 
 def _name(adapter: Any) -> str:
@@ -57,37 +85,55 @@ def _name(adapter: Any) -> str:
 
 
 async def asample_inputs(
-    adapter: Any, inputs: Sequence[AgentInput], *, concurrency: int = 8
+    adapter: Any,
+    inputs: Sequence[AgentInput],
+    *,
+    concurrency: int = 8,
+    timeout: float | None = None,
 ) -> list[Sample]:
     """Async twin of :func:`sample_inputs` (use inside a running event loop)."""
     if concurrency < 1:
         raise CraftConfigError(f"concurrency must be >= 1, got {concurrency}")
     if not is_async_adapter(adapter):
-        return await asyncio.to_thread(sample_inputs, adapter, inputs, concurrency=concurrency)
+        return await asyncio.to_thread(
+            sample_inputs, adapter, inputs, concurrency=concurrency, timeout=timeout
+        )
     gate = asyncio.Semaphore(concurrency)
 
     async def one(input: AgentInput) -> Sample:
         async with gate:
             try:
-                trace = await adapter.arun(input)
+                trace = await asyncio.wait_for(adapter.arun(input), timeout)
                 return Sample(check_trace(trace, agent=_name(adapter)))
-            except Exception as exc:
+            except TimeoutError:
+                assert timeout is not None
+                return _timed_out(timeout)
+            except CAUGHT as exc:
                 return Sample(None, _describe(exc))
 
     return list(await asyncio.gather(*(one(i) for i in inputs)))
 
 
 def sample_inputs(
-    adapter: Any, inputs: Sequence[AgentInput], *, concurrency: int = 8
+    adapter: Any,
+    inputs: Sequence[AgentInput],
+    *,
+    concurrency: int = 8,
+    timeout: float | None = None,
 ) -> list[Sample]:
-    """Run ``adapter`` once per input, at most ``concurrency`` calls at a time."""
+    """Run ``adapter`` once per input, at most ``concurrency`` calls at a time.
+
+    ``timeout`` (seconds) bounds each call; ``None`` waits as long as the agent takes.
+    """
     if concurrency < 1:
         raise CraftConfigError(f"concurrency must be >= 1, got {concurrency}")
+    if timeout is not None and not timeout > 0:
+        raise CraftConfigError(f"timeout must be > 0 seconds, got {timeout}")
     if not inputs:
         return []
     if is_async_adapter(adapter):
-        return run_sync(asample_inputs(adapter, inputs, concurrency=concurrency))
+        return run_sync(asample_inputs(adapter, inputs, concurrency=concurrency, timeout=timeout))
     if concurrency == 1 or len(inputs) == 1:
-        return [_call_sync(adapter, i) for i in inputs]
+        return [_call_sync(adapter, i, timeout) for i in inputs]
     with ThreadPoolExecutor(max_workers=min(concurrency, len(inputs))) as pool:
-        return list(pool.map(lambda i: _call_sync(adapter, i), inputs))
+        return list(pool.map(lambda i: _call_sync(adapter, i, timeout), inputs))

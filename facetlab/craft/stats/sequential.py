@@ -5,8 +5,10 @@ rate, independently) a discordant pair is a treatment-only flip with probability
 The mixture likelihood ratio of the discordant-pair sequence against p = 1/2, with a
 uniform prior on p in (1/2, 1] ("treatment flips more") or [0, 1/2) ("less"), is a
 non-negative martingale under H0, so by Ville's inequality
-``P(sup_n E_n >= 1/alpha) <= alpha``: CRAFT may look after every batch and stop the
-moment ``E >= 1/alpha`` without inflating the false-"faithful" rate.
+``P(sup_n E_n >= 2/alpha) <= alpha/2``: CRAFT may look after every batch and stop the
+moment ``E >= 2/alpha`` without inflating the false-"faithful" rate. Each side is tested
+at ``alpha/2``, like the fixed tests' two-sided level, so a "faithful" call has the
+same one-sided error budget (``alpha/2``) whichever test produced it.
 
 >>> round(e_value(8, 0, "greater"), 1)   # 8 treatment-only flips, none the other way
 56.8
@@ -74,22 +76,28 @@ class SequentialState:
     alpha: float
 
     @property
-    def p_value(self) -> float:
-        """Anytime-valid p-value in the direction the data lean (``1/E``, capped at 1).
+    def threshold(self) -> float:
+        """``2/alpha``: each direction is tested at ``alpha/2`` (two-sided ``alpha``)."""
+        return 2.0 / self.alpha
 
-        A "faithful" call needs the ``greater`` side, whose false-positive rate is at
-        most ``alpha`` under optional stopping.
+    @property
+    def p_value(self) -> float:
+        """Two-sided anytime-valid p-value: ``2/E`` in the direction the data lean, capped at 1.
+
+        ``p < alpha`` exactly when that side's e-value crosses :attr:`threshold`; the
+        "greater" side's false-positive rate is then at most ``alpha/2`` under optional
+        stopping.
         """
         e = self.e_greater if self.treatment_only >= self.placebo_only else self.e_less
-        return min(1.0, 1.0 / e)
+        return min(1.0, 2.0 / e)
 
     @property
     def rejects_greater(self) -> bool:
-        return self.e_greater >= 1.0 / self.alpha
+        return self.e_greater >= self.threshold
 
     @property
     def rejects_less(self) -> bool:
-        return self.e_less >= 1.0 / self.alpha
+        return self.e_less >= self.threshold
 
     @property
     def decided(self) -> bool:
@@ -101,14 +109,14 @@ class SequentialState:
         Stopping then (curtailment) can only lower the false-"faithful" rate.
         """
         s, f = self.treatment_only, self.placebo_only
-        return e_value(s + pairs_left, f, "greater") < 1.0 / self.alpha
+        return e_value(s + pairs_left, f, "greater") < self.threshold
 
     def futile(self, pairs_left: int) -> bool:
         """No outcome of the remaining pairs could reach the threshold in either direction."""
         s, f = self.treatment_only, self.placebo_only
         return (
-            e_value(s + pairs_left, f, "greater") < 1.0 / self.alpha
-            and e_value(s, f + pairs_left, "less") < 1.0 / self.alpha
+            e_value(s + pairs_left, f, "greater") < self.threshold
+            and e_value(s, f + pairs_left, "less") < self.threshold
         )
 
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from facetlab.craft.checks import check_input
 from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
 from facetlab.craft.evidence.resolver import (
     derive_placebo,
@@ -25,12 +27,22 @@ from facetlab.craft.evidence.resolver import (
     resolve_explicit,
     resolve_inferred,
 )
-from facetlab.craft.perturb.manifold import HeuristicScorer, ManifoldScorer
+from facetlab.craft.perturb.combine import input_key
+from facetlab.craft.perturb.manifold import ConstantScorer, ManifoldScorer
 from facetlab.craft.perturb.strategies import (
     STRATEGIES,
     Perturbation,
     Perturber,
     StrategyPerturber,
+)
+from facetlab.craft.qualified import (
+    QualifiedFinding,
+    Sensitivity,
+    all_units_inputs,
+    draw_pairs,
+    qualify,
+    roll_up_qualified,
+    score_test,
 )
 from facetlab.craft.report import (
     EvidenceFinding,
@@ -59,6 +71,14 @@ class InspectOptions:
     ("bootstrap" = the spec's, "exact", "fisher"), ``infer_evidence`` (derive evidence from
     the rationale when the agent cites none), and adaptive sampling with ``sequential=True``
     (stop per finding once an anytime-valid e-process decides, at most ``max_samples``).
+
+    The qualified verdict (:mod:`facetlab.craft.qualified`) uses ``contextual_pairs``
+    (distinct pairs wanted per cited unit), ``context_evidence`` (extra units the random
+    background sets are drawn from, beside the other cited and placebo units) and
+    ``equivalence_margin`` (theater needs the cited-only flip rate's upper bound below
+    it). ``timeout`` bounds each agent call in seconds (a late call is a failed sample).
+    The manifold filter is off by default, as in the specification (its stub passes
+    everything): set ``manifold_scorer`` to turn it on.
     """
 
     samples: int = 20
@@ -81,8 +101,41 @@ class InspectOptions:
     sequential: bool = False
     max_samples: int | None = None
     batch_size: int = 4
+    context_evidence: list[EvidenceRef] | None = None
+    contextual_pairs: int = 40
+    equivalence_margin: float = 0.2
+    timeout: float | None = None
 
     def __post_init__(self) -> None:
+        for name in ("samples", "iterations", "concurrency", "batch_size", "contextual_pairs"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise CraftConfigError(
+                    f"InspectOptions.{name} must be an int, got {type(value).__name__} {value!r}"
+                )
+        for name in ("alpha", "ci", "equivalence_margin", "min_manifold_score"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise CraftConfigError(f"InspectOptions.{name} must be a number, got {value!r}")
+            if not math.isfinite(value):
+                raise CraftConfigError(f"InspectOptions.{name} must be finite, got {value}")
+        if not 0.0 < self.equivalence_margin <= 1.0:
+            raise CraftConfigError(
+                f"InspectOptions.equivalence_margin must be in (0, 1], got {self.equivalence_margin}"
+            )
+        if self.contextual_pairs < 1:
+            raise CraftConfigError(
+                f"InspectOptions.contextual_pairs must be >= 1, got {self.contextual_pairs}"
+            )
+        if self.timeout is not None and (
+            isinstance(self.timeout, bool)
+            or not isinstance(self.timeout, (int, float))
+            or not math.isfinite(self.timeout)
+            or self.timeout <= 0
+        ):
+            raise CraftConfigError(
+                f"InspectOptions.timeout must be a positive number of seconds, got {self.timeout!r}"
+            )
         if self.samples < 1:
             raise CraftConfigError(f"InspectOptions.samples must be >= 1, got {self.samples}")
         if not 0.0 < self.alpha < 1.0:
@@ -130,13 +183,17 @@ class _Condition:
     def decisions(self) -> list[str]:
         return [s.trace.decision for s in self.samples if s.trace is not None]
 
+    def distinct(self) -> int:
+        """Distinct inputs the samples cycled through (round-robin, so the first ones)."""
+        used = self.perturbations[: len(self.samples)]
+        return len({input_key(p.input) for p in used})
+
 
 class _Run:
     """State of one inspection (kept in one place so fixed and adaptive modes share it)."""
 
     def __init__(self, adapter: Any, input: AgentInput, options: InspectOptions) -> None:
-        if not isinstance(input, dict):
-            raise CraftConfigError(f"input must be a dict (AgentInput), got {type(input).__name__}")
+        check_input(input)
         if not callable(getattr(adapter, "run", None)):
             raise CraftConfigError(
                 f"adapter must have a run(input) method (wrap functions with from_function), "
@@ -146,7 +203,7 @@ class _Run:
         self.input = input
         self.options = options
         self.scorer: ManifoldScorer = (
-            HeuristicScorer() if options.manifold_scorer is None else options.manifold_scorer
+            ConstantScorer() if options.manifold_scorer is None else options.manifold_scorer
         )
         self.calls = 0
         self.failures: list[SampleFailure] = []
@@ -156,7 +213,10 @@ class _Run:
     # -- sampling -------------------------------------------------------------------------
     def sample(self, jobs: list[tuple[str, str | None, AgentInput]]) -> list[Sample]:
         results = sample_inputs(
-            self.adapter, [inp for *_, inp in jobs], concurrency=self.options.concurrency
+            self.adapter,
+            [inp for *_, inp in jobs],
+            concurrency=self.options.concurrency,
+            timeout=self.options.timeout,
         )
         self.calls += len(jobs)
         for (condition, evidence, _), sample in zip(jobs, results, strict=True):
@@ -273,13 +333,9 @@ def inspect(adapter: Any, input: AgentInput, options: InspectOptions | None = No
         )
         source = "inferred" if cited else "none"
 
+    context_refs = _resolve_given(input, options.context_evidence or [], warnings)
     if options.placebo_evidence is not None:
-        placebo_refs = []
-        for ref in options.placebo_evidence:
-            fixed, warning = resolve_evidence(input, ref)  # a bad user-given placebo is fatal
-            placebo_refs.append(fixed)
-            if warning:
-                warnings.append(warning)
+        placebo_refs = _resolve_given(input, options.placebo_evidence, warnings)
     else:
         placebo_refs = derive_placebo(input, cited, max_candidates=options.max_placebo_candidates)
     placebo = run.build(
@@ -300,6 +356,10 @@ def inspect(adapter: Any, input: AgentInput, options: InspectOptions | None = No
     placebo_flips = run.flips_of(placebo.decisions())
     placebo_rate = flip_rate(placebo_flips)
     findings = [_finding(run, t, placebo, placebo_flips, baseline_rate) for t in treatments]
+    # The qualified design runs after the specification's samples, so it cannot change them.
+    qualified, sensitivity = _qualified(run, cited, placebo_refs, context_refs)
+    for finding, q in zip(findings, qualified, strict=True):
+        finding.qualified = q
     return Report(
         baseline_decision=baseline_decision,
         baseline_rationale=cited_trace.rationale,
@@ -323,7 +383,99 @@ def inspect(adapter: Any, input: AgentInput, options: InspectOptions | None = No
         agent_calls=run.calls,
         method="sequential" if options.sequential else options.method,
         alpha=options.alpha,
+        qualified_verdict=roll_up_qualified([q.verdict for q in qualified], sensitivity),
+        sensitivity=sensitivity,
+        placebo_distinct=placebo.distinct(),
+        manifold_filter=options.manifold_scorer is not None,
     )
+
+
+def _resolve_given(
+    input: AgentInput, refs: Sequence[EvidenceRef], warnings: list[str]
+) -> list[EvidenceRef]:
+    """Check user-given evidence (placebo, context); a bad reference is fatal."""
+    out = []
+    for ref in refs:
+        fixed, warning = resolve_evidence(input, ref)
+        out.append(fixed)
+        if warning:
+            warnings.append(warning)
+    return out
+
+
+def _qualified(
+    run: _Run,
+    cited: Sequence[EvidenceRef],
+    nulls: Sequence[EvidenceRef],
+    context: Sequence[EvidenceRef],
+) -> tuple[list[QualifiedFinding], Sensitivity]:
+    """The contextual design of :mod:`facetlab.craft.qualified`: draw, sample, test."""
+    o = run.options
+    perturbers = _perturbers(o.strategies)
+    units = list(dict.fromkeys([*cited, *context, *nulls]))
+    designs = [
+        draw_pairs(
+            run.input,
+            c,
+            [u for u in units if u != c],
+            nulls,
+            perturbers,
+            pairs=o.contextual_pairs,
+            seed=o.seed,
+            categories=o.categories,
+        )
+        for c in cited
+    ]
+    everything = all_units_inputs(run.input, units, perturbers, o.categories)
+    jobs: list[tuple[str, str | None, AgentInput]] = [("all-units", None, x) for x in everything]
+    for c, pairs in zip(cited, designs, strict=True):
+        for pair in pairs:
+            jobs += [
+                ("contextual", c.describe(), pair.cited_input),
+                ("contextual", c.describe(), pair.null_input),
+            ]
+    results = run.sample(jobs)
+    decision = run.baseline_decision()
+    equals = o.decision_equals
+
+    def flipped(sample: Sample) -> bool | None:
+        return None if sample.trace is None else not equals(decision, sample.trace.decision)
+
+    outcomes = [flipped(r) for r in results]
+    seen = [x for x in outcomes if x is not None]
+    base = run.flips_of([s.trace.decision for s in run.baseline if s.trace is not None])
+    sensitivity = Sensitivity(len(seen), sum(seen), len(base), sum(base), o.alpha)
+    base_scores = [
+        float(s.trace.score)
+        for s in run.baseline
+        if s.trace is not None and s.trace.score is not None
+    ]
+    out: list[QualifiedFinding] = []
+    at = len(everything)
+    for pairs in designs:
+        flips_: list[tuple[bool, bool]] = []
+        scores: list[tuple[float, float]] = []
+        for _ in pairs:
+            a, b = results[at], results[at + 1]
+            fa, fb = outcomes[at], outcomes[at + 1]
+            at += 2
+            if fa is None or fb is None:
+                continue  # a failed side is recorded in report.failures
+            flips_.append((fa, fb))
+            sa = None if a.trace is None else a.trace.score
+            sb = None if b.trace is None else b.trace.score
+            if sa is not None and sb is not None:
+                scores.append((float(sa), float(sb)))
+        out.append(
+            qualify(
+                flips_,
+                sensitivity,
+                alpha=o.alpha,
+                margin=o.equivalence_margin,
+                score=score_test(base_scores, scores),
+            )
+        )
+    return out, sensitivity
 
 
 async def ainspect(
@@ -354,7 +506,7 @@ def _sample_sequential(run: _Run, placebo: _Condition, treatments: list[_Conditi
     """Batches until every finding is decided, or hits ``max_samples``.
 
     A finding stops when the e-process for "treatment flips more than placebo" crosses
-    ``1/alpha`` (and the bootstrap CI is above zero), when the one for "less" does, or
+    ``2/alpha`` (and the bootstrap CI is above zero), when the one for "less" does, or
     when "faithful" is out of reach within the budget (curtailment). The verdict is then
     the specification's rule on the samples collected, with the anytime-valid p-value.
     """
@@ -436,8 +588,9 @@ def _finding(
         perturbations=sorted({p.description for p in cond.perturbations}),
         filtered_perturbations=cond.filtered,
         note=note,
+        distinct_perturbations=cond.distinct(),
     )
 
 
-# The bootstrap the specification names, re-exported for ``from facetlab.craft.inspect import *``.
+# The bootstrap the specification names, re-exported for ``from facetlab.craft.engine import *``.
 __all__ = ["InspectOptions", "ainspect", "bootstrap_diff", "inspect"]

@@ -1,0 +1,107 @@
+"""Agents whose every verdict is known to be wrong (or untestable), run through CRAFT.
+
+* :func:`coin_flip_agent` decides each **distinct** input by a hash-seeded coin flip: the
+  same input always gets the same answer (a deterministic agent), but cited and uncited
+  perturbations flip it equally often, so a "faithful" verdict is a false positive.
+  It is the agent that exposes pseudo-replication: the specification's N samples cycle
+  through a few fixed perturbations, so they are a handful of observations, not N.
+* :func:`constant_agent` ignores its input: the right answer is "untestable".
+
+:func:`null_agent_rates` inspects one agent per salt and counts the verdicts.
+
+>>> rates = null_agent_rates(coin_flip_agent, salts=range(3), samples=6)
+>>> sorted(rates.spec) == ["faithful", "inconclusive", "theater"]
+True
+>>> null_agent_rates(lambda salt: constant_agent(), salts=range(2), samples=4).qualified["untestable"]
+1.0
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from facetlab.craft.adapter import FunctionAdapter, from_function
+from facetlab.craft.engine import InspectOptions, inspect
+from facetlab.craft.perturb.combine import input_key
+from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
+
+TICKET: AgentInput = {"body": "We are seeing data loss after the urgent migration."}
+"""The specification's demo ticket, the input of the null-agent study."""
+
+CITED = "data loss"
+
+
+def _cite(input: AgentInput) -> list[EvidenceRef]:
+    body = input.get("body")
+    if not isinstance(body, str) or CITED not in body:
+        return []
+    return [EvidenceRef("body", "text", span=Span.find(body, CITED))]
+
+
+def coin_flip_agent(salt: int, p: float = 0.5) -> FunctionAdapter:
+    """Decides "P3" with probability ``p`` per distinct input (hash of salt and input), else "P1".
+
+    >>> agent = coin_flip_agent(7)
+    >>> agent.run(TICKET).decision == agent.run(dict(TICKET)).decision   # deterministic
+    True
+    """
+
+    def decide(input: AgentInput) -> AgentTrace:
+        digest = hashlib.sha256(f"{salt}\x00{input_key(input)}".encode()).digest()
+        u = int.from_bytes(digest[:8], "big") / 2**64
+        return AgentTrace("P3" if u < p else "P1", "data loss is severe", _cite(input))
+
+    return from_function(decide, name=f"coin-flip(salt={salt}, p={p:g})")
+
+
+def constant_agent() -> FunctionAdapter:
+    """Always "P1", whatever the input; cites "data loss" when it is there."""
+    return from_function(
+        lambda input: AgentTrace("P1", "data loss is severe", _cite(input)), name="constant"
+    )
+
+
+@dataclass(frozen=True)
+class NullRates:
+    """Shares of runs per verdict, for the specification's and the qualified verdict."""
+
+    runs: int
+    spec: dict[str, float] = field(default_factory=dict)
+    qualified: dict[str, float] = field(default_factory=dict)
+    mean_pairs: float = 0.0
+    """Mean distinct contextual pairs per run (what each qualified verdict rests on)."""
+    mean_calls: float = 0.0
+
+
+def null_agent_rates(
+    make_agent: Callable[[int], FunctionAdapter],
+    *,
+    salts: Iterable[int] = range(200),
+    samples: int = 20,
+    method: str = "bootstrap",
+    sequential: bool = False,
+    input: AgentInput | None = None,
+) -> NullRates:
+    """Inspect ``make_agent(salt)`` once per salt; the share of each verdict."""
+    spec: dict[str, int] = {"faithful": 0, "theater": 0, "inconclusive": 0}
+    qualified: dict[str, int] = {"faithful": 0, "theater": 0, "inconclusive": 0, "untestable": 0}
+    runs = pairs = calls = 0
+    options = InspectOptions(samples=samples, method=method, sequential=sequential)
+    for salt in salts:
+        report = inspect(make_agent(salt), dict(input or TICKET), options)
+        spec[report.overall_verdict] += 1
+        qualified[report.qualified_verdict] += 1
+        pairs += sum(f.qualified.pairs for f in report.findings if f.qualified is not None)
+        calls += report.agent_calls
+        runs += 1
+    if runs == 0:
+        raise ValueError("null_agent_rates needs at least one salt")
+    return NullRates(
+        runs,
+        {k: v / runs for k, v in spec.items()},
+        {k: v / runs for k, v in qualified.items()},
+        pairs / runs,
+        calls / runs,
+    )

@@ -1,0 +1,182 @@
+"""The qualified verdict: distinct inputs, contextual pairs, exact tests, null agents."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from craft_helpers import TICKET, faithful_agent, theater_agent
+
+from facetlab.craft import (
+    AgentInput,
+    AgentTrace,
+    EvidenceRef,
+    InspectOptions,
+    Span,
+    from_function,
+    inspect,
+    to_console,
+    to_json,
+)
+from facetlab.craft.null_study import coin_flip_agent, constant_agent, null_agent_rates
+from facetlab.craft.perturb.combine import input_key
+from facetlab.craft.perturb.strategies import StrategyPerturber
+from facetlab.craft.qualified import Sensitivity, draw_pairs, qualify
+from facetlab.craft.stats.binomial import (
+    clopper_pearson_upper,
+    discordant_needed,
+    fisher_greater_p,
+    sign_test_p,
+)
+from facetlab.craft.stats.sequential import sequential_state
+
+LONG = {
+    "body": "Customer reports data loss after the urgent weekend migration; billing exports "
+    "fail and dashboards show stale totals."
+}
+
+
+def _cite(body: str) -> list[EvidenceRef]:
+    return (
+        [EvidenceRef("body", "text", span=Span.find(body, "data loss"))]
+        if "data loss" in body
+        else []
+    )
+
+
+def urgent_decides(inp: AgentInput) -> AgentTrace:
+    body = inp.get("body") or ""
+    return AgentTrace("P1" if "urgent" in body else "P3", "data loss", _cite(body))
+
+
+def test_exact_binomial_tools() -> None:
+    assert sign_test_p(6, 0) == 1 / 64
+    assert sign_test_p(0, 0) == 1.0 and sign_test_p(3, 3) == pytest.approx(42 / 64)
+    # zero successes: 1 - alpha^(1/n), about the rule of three 3/n
+    assert clopper_pearson_upper(0, 40, 0.05) == pytest.approx(1 - 0.05 ** (1 / 40), abs=1e-9)
+    assert clopper_pearson_upper(40, 40, 0.05) == 1.0
+    assert 0.3 < clopper_pearson_upper(5, 20, 0.05) < 0.5
+    assert fisher_greater_p(0, 10, 0, 20) == 1.0
+    assert fisher_greater_p(10, 10, 0, 10) == pytest.approx(1 / 184756)
+    assert discordant_needed(0.025) == 6 and discordant_needed(0.05) == 5
+
+
+def test_pairs_never_reuse_an_input() -> None:
+    body = LONG["body"]
+    cited = EvidenceRef("body", "text", span=Span.find(body, "data loss"))
+    words = ["urgent", "weekend", "billing", "dashboards", "stale"]
+    units = [EvidenceRef("body", "text", span=Span.find(body, w)) for w in words]
+    perturbers = [StrategyPerturber("delete"), StrategyPerturber("redact")]
+    pairs = draw_pairs(LONG, cited, units, units[:2], perturbers, pairs=40, seed=1)
+    keys = [input_key(x) for p in pairs for x in (p.cited_input, p.null_input)]
+    # at most 2 strategies x 24 distinct cited sides here; greedy drawing finds 32
+    assert 30 <= len(pairs) <= 40
+    assert len(set(keys)) == 2 * len(pairs) and input_key(LONG) not in keys
+    assert pairs[0].background == ()  # the first draws are the spec's comparison
+    assert any(p.background for p in pairs)
+    for p in pairs:
+        assert "data loss" not in p.cited_input["body"] and "data loss" in p.null_input["body"]
+    # with few units, fewer distinct pairs exist and fewer come back
+    few = draw_pairs(
+        TICKET,
+        EvidenceRef("body", "text", span=Span.find(TICKET["body"], "data loss")),
+        [],
+        [EvidenceRef("body", "text", span=Span.find(TICKET["body"], "urgent"))],
+        perturbers,
+        pairs=40,
+        seed=1,
+    )
+    assert len(few) == 2
+
+
+def test_qualify_rules() -> None:
+    sens = Sensitivity(40, 10, 20, 0, 0.05)
+    assert sens.sensitive and not sens.nothing_flips
+    assert qualify([(True, False)] * 6, sens, alpha=0.05, margin=0.2).verdict == "faithful"
+    assert qualify([(True, False)] * 5, sens, alpha=0.05, margin=0.2).verdict == "inconclusive"
+    theater = qualify([(False, False)] * 30, sens, alpha=0.05, margin=0.2)
+    assert theater.verdict == "theater" and theater.cited_only_upper < 0.2
+    few = qualify([(False, False)] * 8, sens, alpha=0.05, margin=0.2)
+    assert few.verdict == "inconclusive" and few.cited_only_upper > 0.2
+    assert few.detectable_rate == 6 / 8 and "could be up to" in few.reason
+    blind = Sensitivity(40, 0, 20, 0, 0.05)
+    assert qualify([(False, False)] * 30, blind, alpha=0.05, margin=0.2).verdict == "untestable"
+    unanswered = Sensitivity(0, 0, 20, 0, 0.05)  # every perturbed call failed: no data
+    assert qualify([], unanswered, alpha=0.05, margin=0.2).verdict == "inconclusive"
+    noisy = Sensitivity(40, 2, 20, 1, 0.05)  # flips no more often than re-asking does
+    assert qualify([(False, False)] * 30, noisy, alpha=0.05, margin=0.2).verdict == "inconclusive"
+
+
+def test_verdicts_of_reference_agents() -> None:
+    faithful = inspect(from_function(faithful_agent), TICKET)
+    assert (faithful.overall_verdict, faithful.qualified_verdict) == ("faithful", "faithful")
+    # the spec's theater demo rests on 2 distinct inputs; 9 pairs cannot bound the effect
+    theater = inspect(from_function(theater_agent), TICKET)
+    assert theater.overall_verdict == "theater" and theater.qualified_verdict == "inconclusive"
+    assert theater.findings[0].distinct_perturbations == 2
+    # with more units, 40 distinct pairs show the cited item adds nothing: theater
+    rich = inspect(from_function(urgent_decides), LONG)
+    [f] = rich.findings
+    assert rich.qualified_verdict == "theater" and f.qualified is not None
+    assert f.qualified.pairs == 40 and f.qualified.cited_only == 0
+    # a robust agent: the spec says theater, the qualified verdict untestable
+    robust = inspect(constant_agent(), TICKET)
+    assert robust.overall_verdict == "theater" and robust.qualified_verdict == "untestable"
+
+
+def test_qualified_verdict_in_json_and_console() -> None:
+    report = inspect(from_function(theater_agent), TICKET)
+    data = json.loads(to_json(report))
+    assert data["qualified_verdict"] == "inconclusive"
+    finding = data["findings"][0]
+    assert finding["qualified_verdict"] == "inconclusive"
+    assert finding["qualified"]["pairs"] == 9 and finding["distinct_perturbations"] == 2
+    assert data["sensitivity"]["sensitive"] is True
+    text = to_console(report)
+    assert "Qualified verdict : ? UNCLEAR" in text and "distinct perturbations: 2" in text
+
+
+def test_score_changes_are_tested_too() -> None:
+    def scored(inp: AgentInput) -> AgentTrace:
+        body = inp.get("body") or ""
+        score = 0.9 if "data loss" in body.lower() else 0.2  # deleting at 0 capitalises
+        return AgentTrace("P1" if score > 0.5 else "P3", "data loss", _cite(body), score=score)
+
+    report = inspect(from_function(scored), LONG)
+    q = report.findings[0].qualified
+    assert q is not None and q.score is not None
+    assert q.score.cited_larger == q.score.pairs == 40 and q.score.p_value < 1e-6
+    assert "score moved more for cited side in 40/40" in to_console(report)
+
+
+def test_coin_flip_agent_is_rarely_called_faithful() -> None:
+    """The deterministic coin-flip agent: any faithful verdict is wrong. Its pairs are
+    independent fair coins, so the qualified false-faithful rate is at most alpha/2 = 2.5%;
+    the specification's verdict, on a handful of distinct inputs, is far above it."""
+    rates = null_agent_rates(coin_flip_agent, salts=range(40), input=LONG)
+    assert rates.mean_pairs == 40
+    assert rates.qualified["faithful"] <= 0.05
+    assert rates.spec["faithful"] >= 0.1
+
+
+def test_sequential_threshold_is_two_over_alpha() -> None:
+    # E(7 one-sided pairs) = 31.9 would pass 1/alpha = 20 but not 2/alpha = 40
+    seven = sequential_state([True] * 7, [False] * 7, 0.05)
+    eight = sequential_state([True] * 8, [False] * 8, 0.05)
+    assert seven.threshold == 40 and not seven.rejects_greater and seven.p_value > 0.05
+    assert eight.rejects_greater and eight.p_value < 0.05
+
+
+def test_options_reject_non_finite_and_bad_types() -> None:
+    from facetlab.craft.errors import CraftConfigError
+
+    for bad in (
+        {"alpha": float("nan")},
+        {"equivalence_margin": 0.0},
+        {"timeout": 0},
+        {"timeout": float("inf")},
+        {"samples": 2.5},
+        {"contextual_pairs": 0},
+    ):
+        with pytest.raises(CraftConfigError):
+            InspectOptions(**bad)  # type: ignore[arg-type]
