@@ -43,6 +43,7 @@ from facetlab.instances import (
     perturbation_issues,
     read_json_file,
 )
+from facetlab.names import check_safe_id
 
 __all__ = [
     "Problem",
@@ -241,6 +242,11 @@ def validate(
         model = item.model
         if isinstance(model, Instance):
             problems.extend(_with_file(item.file, instance_issues(model)))
+            unsafe = check_safe_id(model.instance_id)
+            if unsafe is not None:
+                problems.append(
+                    Problem(item.file, "/instance_id", "error", f"instance_id {unsafe}")
+                )
         elif isinstance(model, (PerturbationSet, ComplianceSet)):
             base_id = model.base_instance_id
             if base_id not in known:

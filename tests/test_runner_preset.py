@@ -105,14 +105,14 @@ def test_budget_with_unpriced_model_refuses(tmp_path: Path) -> None:
 
 def test_second_runner_on_the_same_sweep_dir_is_refused(tmp_path: Path) -> None:
     with sweep_lock(tmp_path), pytest.raises(ConfigError, match="another facetlab run"):
-        (tmp_path / ".lock").write_text("1")  # pid 1 is alive
         with sweep_lock(tmp_path):
             pass
-    # a lock left by a dead process is taken over
-    (tmp_path / ".lock").write_text("999999999")
+    # a lock file left by a killed run (any content) does not block: the OS lock is gone
+    (tmp_path / ".lock").write_text("1")
+    (tmp_path / ".lock.owner").write_text("1")
     with sweep_lock(tmp_path):
-        assert (tmp_path / ".lock").read_text() == str(os.getpid())
-    assert not (tmp_path / ".lock").exists()
+        assert (tmp_path / ".lock.owner").read_text() == str(os.getpid())
+    assert not (tmp_path / ".lock.owner").exists()
 
 
 def test_cli_run_defaults_to_the_simulated_reasoner(

@@ -10,6 +10,7 @@ either into facetlab's :class:`~facetlab.errors.TransientBackendError` /
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import email.utils
 import json
@@ -93,7 +94,7 @@ def parse_retry_after(
     if millis is not None:
         try:
             value = float(millis) / 1000.0
-            if value >= 0:
+            if value >= 0:  # NaN compares false: ignored
                 return value
         except ValueError:
             pass
@@ -172,7 +173,9 @@ def map_sdk_error(
                 text, provider=provider, status=status, retry_after=parse_retry_after(headers)
             )
         return PermanentBackendError(text, provider=provider, status=status)
-    if "APIResponseValidationError" in kinds or isinstance(exc, json.JSONDecodeError):
+    if "APIResponseValidationError" in kinds or isinstance(
+        exc, (json.JSONDecodeError, UnicodeDecodeError)
+    ):
         return TransientBackendError(
             redact(f"{provider}: unparseable response body ({name}: {exc})", secrets),
             provider=provider,
@@ -258,6 +261,23 @@ class LoopBoundClient(Generic[T]):
         return self._client
 
 
+class MalformedReplyError(ValueError):
+    """A 200 reply that is not a valid provider response (an HTML page, ``{}``, bytes)."""
+
+
+def require_fields(obj: Any, names: Iterable[str], *, kind: str) -> None:
+    """A :class:`MalformedReplyError` unless ``obj`` has every field in ``names`` (not None).
+
+    A proxy's HTML error page arrives as a string; ``{}`` parses but says nothing.
+    """
+    if isinstance(obj, (str, bytes)):
+        shown = obj[:60] if isinstance(obj, str) else repr(obj[:30])
+        raise MalformedReplyError(f"not a {kind} (a text body: {shown!r})")
+    missing = [name for name in names if get_field(obj, name, None) is None]
+    if missing:
+        raise MalformedReplyError(f"not a {kind} (missing {', '.join(missing)})")
+
+
 def get_field(obj: Any, name: str, default: Any = None) -> Any:
     """Attribute or key access, so SDK objects and their JSON dicts (batch results) both work."""
     if isinstance(obj, Mapping):
@@ -340,13 +360,27 @@ class SDKBackend(Generic[ClientT]):
     async def agenerate(self, request: ModelRequest) -> ModelResponse:
         body = self.request_body(request)
         started = time.perf_counter()
-        # JSONDecodeError: a 200 whose body is not JSON (a broken proxy)
-        mapped: tuple[type[BaseException], ...] = (*self.sdk_errors, json.JSONDecodeError)
+        # JSONDecodeError / UnicodeDecodeError: a 200 whose body is not JSON (a broken proxy)
+        mapped: tuple[type[BaseException], ...] = (
+            *self.sdk_errors,
+            json.JSONDecodeError,
+            UnicodeDecodeError,
+        )
         try:
             message = await self._send(body)
         except mapped as exc:
             raise self.map_error(exc) from None
-        return self.response_from_message(message, latency_s=time.perf_counter() - started)
+        try:
+            response = self.response_from_message(message, latency_s=time.perf_counter() - started)
+        except MalformedReplyError as exc:
+            # transient: retried, then recorded as failed; never ok, never cached
+            raise TransientBackendError(
+                f"{self.provider}: unparseable response body ({exc})", provider=self.provider
+            ) from None
+        if self._secret and self._secret in response.text:
+            # a reply echoing the request's key must not carry it into records
+            response = dataclasses.replace(response, text=redact(response.text, (self._secret,)))
+        return response
 
     async def aclose(self) -> None:
         await self._clients.current().close()

@@ -29,7 +29,8 @@ import facetlab
 from facetlab.backends._common import redact_url
 from facetlab.backends.base import Backend, SamplingParams
 from facetlab.errors import BudgetExceededError, ConfigError
-from facetlab.records.own import atomic_write_text, read_records
+from facetlab.files import atomic_write_text
+from facetlab.records.own import read_records
 from facetlab.records.schema import TrialRecord
 from facetlab.runner.cache import ResponseCache
 from facetlab.runner.execute import (
@@ -37,7 +38,6 @@ from facetlab.runner.execute import (
     Executor,
     existing_status,
     keeps_record,
-    now_iso,
     records_dir,
 )
 from facetlab.runner.limits import Limits
@@ -46,6 +46,7 @@ from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, Trial, plan_sweep
 from facetlab.runner.pricing import cost_usd, estimate_tokens
 from facetlab.runner.progress import Mode, Progress, ProgressDisplay, RunStats
 from facetlab.runner.retry import RetryPolicy
+from facetlab.timestamps import now_iso
 
 P = ParamSpec("P")
 T = TypeVar("T")

@@ -14,11 +14,12 @@ once with the provider's message.
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 from dataclasses import dataclass
 
 from facetlab.backends._common import is_transient_status, redact
-from facetlab.errors import BackendError
+from facetlab.errors import BackendError, ConfigError
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,16 @@ class RetryPolicy:
     base_delay_s: float = 0.5
     max_delay_s: float = 60.0
     jitter: bool = True
+    max_retry_after_s: float = 120.0
+    """The longest ``retry-after`` honoured; a provider asking for more fails the trial at once."""
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ConfigError(f"max_attempts must be >= 1, got {self.max_attempts}")
+        for name in ("base_delay_s", "max_delay_s", "max_retry_after_s"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise ConfigError(f"{name} must be a finite number >= 0, got {value}")
 
     def delay(
         self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None
@@ -69,7 +80,9 @@ def is_transient(exc: BaseException) -> bool:
 def retry_after_of(exc: BaseException) -> float | None:
     """The provider's ``retry-after`` in seconds, when it sent one."""
     value = getattr(exc, "retry_after", None)
-    return float(value) if isinstance(value, (int, float)) and value >= 0 else None
+    if not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+        return None
+    return float(value)  # may be inf: the caller compares it with its cap
 
 
 def is_rate_limit(exc: BaseException) -> bool:
