@@ -13,7 +13,6 @@ records.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -107,6 +106,9 @@ class Backend(Protocol):
 def generate(backend: Backend, request: ModelRequest) -> ModelResponse:
     """Sync twin of :meth:`Backend.agenerate`, usable where no event loop runs.
 
-    Inside a running loop (a Jupyter cell) use ``await backend.agenerate(...)``.
+    Inside a running loop (a Jupyter cell) it runs on a helper thread
+    (:func:`facetlab.syncbridge.run_sync`); ``await backend.agenerate(...)`` avoids that.
     """
-    return asyncio.run(backend.agenerate(request))
+    from facetlab.syncbridge import run_sync
+
+    return run_sync(lambda: backend.agenerate(request))

@@ -11,8 +11,6 @@ also works there (it runs the sweep on a worker thread with its own loop).
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import dataclasses
 import functools
@@ -28,10 +26,12 @@ from typing import Any, ParamSpec, TextIO, TypeVar
 import facetlab
 from facetlab.backends._common import redact_url
 from facetlab.backends.base import Backend, SamplingParams
-from facetlab.errors import BudgetExceededError, ConfigError
+from facetlab.backends.modelstring import redact_userinfo
+from facetlab.errors import BudgetExceededError, ConfigError, StorageError, SweepInterrupted
 from facetlab.files import atomic_write_text
 from facetlab.records.own import read_records
 from facetlab.records.schema import TrialRecord
+from facetlab.runner import preflight
 from facetlab.runner.cache import ResponseCache
 from facetlab.runner.execute import (
     ExecOptions,
@@ -40,12 +40,14 @@ from facetlab.runner.execute import (
     keeps_record,
     records_dir,
 )
+from facetlab.runner.interrupt import Interrupter
 from facetlab.runner.limits import Limits
 from facetlab.runner.lock import sweep_lock
 from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, Trial, plan_sweep
 from facetlab.runner.pricing import cost_usd, estimate_tokens
 from facetlab.runner.progress import Mode, Progress, ProgressDisplay, RunStats
 from facetlab.runner.retry import RetryPolicy
+from facetlab.syncbridge import run_sync
 from facetlab.timestamps import now_iso
 
 P = ParamSpec("P")
@@ -136,7 +138,8 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
     """The command line with URLs' credentials and key-like tokens removed."""
     out: list[str] = []
     for arg in argv:
-        if "://" in arg:
+        arg = redact_userinfo(arg)
+        if "://" in arg.split("?", 1)[0]:  # the whole argument is a URL: drop its query too
             arg = redact_url(arg) or arg
         out.append(_SECRETISH.sub("<redacted>", arg))
     return out
@@ -299,6 +302,7 @@ def write_sweep_json(
     command: Sequence[str] | None,
     extra: Mapping[str, Any],
     stats: RunStats | None = None,
+    design: Mapping[str, Any] | None = None,
 ) -> None:
     """``<out>/sweep.json``: what the sweep is (no secrets), updated after each run."""
     path = out / "sweep.json"
@@ -332,6 +336,10 @@ def write_sweep_json(
         "updated_at": now_iso(),
         **extra,
     }
+    designs = list(previous.get("designs") or [])
+    if design is not None and dict(design) not in designs:
+        designs.append(dict(design))  # more than one only with --new-design
+    doc["designs"] = designs
     runs = list(previous.get("runs", []))
     if stats is not None:
         runs.append(
@@ -350,6 +358,9 @@ def write_sweep_json(
                 "input_tokens": stats.input_tokens,
                 "output_tokens": stats.output_tokens,
                 "stopped_by_budget": stats.stopped_by_budget,
+                "interrupted": stats.interrupted,
+                "cancelled_in_flight": stats.cancelled_in_flight,
+                "storage_error": stats.storage_error,
                 "elapsed_s": round(stats.elapsed_s, 3),
             }
         )
@@ -390,6 +401,10 @@ async def arun(
     parser: str = "strict",
     retry: RetryPolicy | None = None,
     timeout_s: float | None = 600.0,
+    max_retry_after_s: float | None = None,
+    new_design: bool = False,
+    interrupt_grace_s: float = 5.0,
+    interrupter: Interrupter | None = None,
     progress: Mode = "auto",
     console: TextIO | None = None,
     command: Sequence[str] | None = None,
@@ -403,14 +418,34 @@ async def arun(
     provider backends and probes (tests, custom providers). ``preset="facet-v3"``
     fills instances, probes, models and per-cell repeats from the paper's design.
     ``out`` may be omitted only for a dry run (nothing is then counted as done).
+
+    Every setting, path and instance is checked before the first call. An
+    interrupt (Ctrl-C, SIGTERM, a Jupyter interrupt, or ``interrupter.request()``
+    from another thread) stops new calls, lets calls in flight finish for up to
+    ``interrupt_grace_s`` seconds, records them, prints the summary and raises
+    :class:`~facetlab.errors.SweepInterrupted`; a failed write (full disk) does the
+    same and raises :class:`~facetlab.errors.StorageError`. Re-running resumes.
     """
     from facetlab.probes import PARSERS
 
-    if out is None and not dry_run:
+    out_dir = preflight.check_out(out)
+    if out_dir is None and not dry_run:
         raise ConfigError("no sweep folder: give out= (--out DIR); only a dry run can do without")
     if parser not in PARSERS:
         raise ConfigError(f"unknown parser {parser!r}; expected one of {', '.join(PARSERS)}")
-    out_dir = Path(out) if out is not None else None
+    _check_settings(
+        budget_usd=budget_usd,
+        requests_per_minute=requests_per_minute,
+        tokens_per_minute=tokens_per_minute,
+        timeout_s=timeout_s,
+        max_retry_after_s=max_retry_after_s,
+        batch_poll_s=batch_poll_s,
+        interrupt_grace_s=interrupt_grace_s,
+        concurrency=concurrency,
+        max_tokens=max_tokens,
+        repeats=repeats,
+    )
+    preflight.check_prices()
     preset_extra: dict[str, Any] = {}
     params_by_model: dict[str, SamplingParams] | None = None
     if preset is not None:
@@ -432,12 +467,11 @@ async def arun(
             console,
             f"no model given and no provider key configured: using the simulated reasoner {model}",
         )
-    models = [model] if isinstance(model, str) else list(model)
-    if not models:
+    given = [model] if isinstance(model, str) else list(model)
+    if not given:
         raise ConfigError("no model given")
-    _check_model_strings(models, backends)
-    if budget_usd is not None and budget_usd < 0:
-        raise ConfigError(f"--budget-usd must be >= 0, got {budget_usd}")
+    identities = _model_identities(given, backends)  # model string -> its identity
+    models = list(dict.fromkeys(identities.values()))
     params = SamplingParams(
         temperature=temperature, max_tokens=max_tokens, system=system, seed=seed if seed else None
     )
@@ -451,6 +485,7 @@ async def arun(
             for m, own in params_by_model.items()
         }
     insts, instances_dir = resolve_instances(instances)
+    preflight.check_instances(insts)
     if suite is None:
         from facetlab.runner.suite import FacetSuite
 
@@ -464,10 +499,16 @@ async def arun(
         template=template,
         params=sweep_params,
         seed=seed,
+        endpoints={m: _endpoint(m, base_url, backends) for m in models},
     )
     if cache_dir is None and os.environ.get("FACETLAB_CACHE_DIR"):
         cache_dir = os.environ["FACETLAB_CACHE_DIR"]  # one cache shared by every sweep
     cache_path = Path(cache_dir).expanduser() if cache_dir else None
+    if cache_path is not None and cache_path.exists() and not cache_path.is_dir():
+        raise ConfigError(f"--cache-dir {cache_path} is a file; expected a folder")
+    design = preflight.design_of(models, _params_json(sweep_params), template)
+    if out_dir is not None and not new_design:
+        preflight.check_design(_read_sweep_json(out_dir), design, out_dir)
     est = estimate(
         plan.trials, out=out_dir, cache_dir=cache_path, retry_errors=retry_errors, batch=batch
     )
@@ -484,27 +525,32 @@ async def arun(
     assert out_dir is not None  # checked above: only dry runs go without a folder
     if budget_usd is not None:
         _refuse_over_budget(est, budget_usd)
+    preflight.check_folders(out_dir, cache_path or out_dir / "cache")
     owned: list[Backend] = []  # backends built here are closed here
     if backends is None:
         from facetlab.backends import get_backend
 
+        options = dict(backend_options or {})
         backends = {
-            m: get_backend(m, base_url=base_url, **dict(backend_options or {})) for m in models
+            identity: get_backend(original, base_url=base_url, **options)
+            for original, identity in identities.items()
         }
         owned = list(backends.values())
     missing = [m for m in models if m not in backends]
     if missing:
         raise ConfigError(f"no backend for model(s) {', '.join(missing)}")
-    default_limits = Limits(
-        concurrency=concurrency,
-        requests_per_minute=requests_per_minute,
-        tokens_per_minute=tokens_per_minute,
-    )
-    options = ExecOptions(
+    policy = retry or RetryPolicy()
+    if max_retry_after_s is not None:
+        policy = dataclasses.replace(policy, max_retry_after_s=max_retry_after_s)
+    options_ = ExecOptions(
         out=out_dir,
         limits=dict(limits or {}),
-        default_limits=default_limits,
-        retry=retry or RetryPolicy(),
+        default_limits=Limits(
+            concurrency=concurrency,
+            requests_per_minute=requests_per_minute,
+            tokens_per_minute=tokens_per_minute,
+        ),
+        retry=policy,
         cache_dir=cache_path,
         budget_usd=budget_usd,
         retry_errors=retry_errors,
@@ -513,6 +559,8 @@ async def arun(
         sweep=out_dir.name,
         batch=batch,
         batch_poll_s=batch_poll_s,
+        interrupt_grace_s=interrupt_grace_s,
+        secrets=known_secrets(),
     )
     sweep_extra = {
         **preset_extra,
@@ -534,28 +582,145 @@ async def arun(
         base_url=base_url,
         command=command,
         extra=sweep_extra,
+        design=design,
     )
-    record_sweep()
     prog = Progress()
     display = ProgressDisplay(prog, progress) if progress != "none" else None
     executor = Executor(
         backends,
         suite,
-        options,
+        options_,
         progress=prog,
         display=display,
         estimate_tokens=lambda t: expected_input_tokens(t) + expected_output_tokens(t),
     )
+    stop = interrupter or Interrupter()
     try:
         with sweep_lock(out_dir):
-            stats = await executor.run(plan.trials)
+            if not new_design:  # again under the lock: another run may have started meanwhile
+                preflight.check_design(_read_sweep_json(out_dir), design, out_dir)
+            _storing(record_sweep)
+            stop.attach(executor.interrupt)
+            try:
+                with stop.signals():
+                    stats = await executor.run(plan.trials)
+            finally:
+                stop.detach()
+            with contextlib.suppress(OSError):  # a full disk is reported below, once
+                record_sweep(stats=stats)
     finally:
         for b in owned:
             with contextlib.suppress(Exception):  # closing must not hide the run's outcome
                 await b.aclose()
-    record_sweep(stats=stats)
     _print(console, summary_line(stats))
+    if stats.storage_error is not None:
+        raise StorageError(
+            f"{stats.storage_error}; the run stopped there. Every answer paid for is kept "
+            "(in the cache): free some space and re-run the same command to resume"
+        )
+    if stats.interrupted:
+        raise SweepInterrupted(
+            f"interrupted: {stats.ok + stats.failed} trial(s) recorded this run; "
+            "re-run the same command to resume"
+        )
     return SweepResult(out_dir, plan, est, stats)
+
+
+def known_secrets() -> tuple[str, ...]:
+    """The provider key values set in the environment (redacted from every stored reply)."""
+    names = (*PROVIDER_KEY_ENV, "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+    values = (os.environ.get(n, "").strip() for n in names if n != "AWS_PROFILE")
+    return tuple(v for v in values if len(v) >= 8)
+
+
+def _storing(write: Callable[[], None]) -> None:
+    """Run a write of the sweep's own files; a failure is a StorageError line, not a traceback."""
+    try:
+        write()
+    except OSError as exc:
+        raise StorageError(f"cannot write the sweep folder: {exc.strerror or exc}") from None
+
+
+def _check_settings(
+    *,
+    budget_usd: float | None,
+    requests_per_minute: float | None,
+    tokens_per_minute: float | None,
+    timeout_s: float | None,
+    max_retry_after_s: float | None,
+    batch_poll_s: float,
+    interrupt_grace_s: float,
+    concurrency: int,
+    max_tokens: int,
+    repeats: int | RepeatsFor,
+) -> None:
+    """Finite, positive numbers for every limit, before anything is planned or paid."""
+    preflight.check_number("--budget-usd", budget_usd, minimum=0.0)
+    preflight.check_number("--rpm", requests_per_minute, minimum=0.0, inclusive=False)
+    preflight.check_number("--tpm", tokens_per_minute, minimum=0.0, inclusive=False)
+    preflight.check_number("--timeout", timeout_s, minimum=0.0, inclusive=False)
+    preflight.check_number("--max-retry-after", max_retry_after_s, minimum=0.0)
+    preflight.check_number("batch_poll_s", batch_poll_s, minimum=0.0, inclusive=False)
+    preflight.check_number("interrupt_grace_s", interrupt_grace_s, minimum=0.0)
+    if concurrency < 1:
+        raise ConfigError(f"--concurrency is {concurrency}; expected at least 1")
+    if max_tokens < 1:
+        raise ConfigError(f"--max-tokens is {max_tokens}; expected at least 1")
+    if isinstance(repeats, int) and repeats < 1:
+        raise ConfigError(f"--repeats is {repeats}; expected at least 1 (trials per cell)")
+
+
+def _model_identities(
+    models: Sequence[str], backends: Mapping[str, Backend] | None
+) -> dict[str, str]:
+    """Each model string -> its identity: parsed (a did-you-mean error if malformed) and
+    without transport options such as ``?timeout=``, which must not change a trial's key.
+
+    Strings the caller supplied a backend for are taken as they are.
+    """
+    from facetlab.backends import available_providers, parse_model_string
+
+    out: dict[str, str] = {}
+    for m in models:
+        if backends is not None and m in backends:
+            out[m] = m
+            continue
+        spec = parse_model_string(m, available_providers())
+        bare = spec.without_transport()
+        out[m] = m if bare == spec else str(bare)
+    return out
+
+
+def _endpoint(
+    model: str, base_url: str | None, backends: Mapping[str, Backend] | None
+) -> str | None:
+    """The server a model is asked on, without credentials (part of the trial key when set)."""
+    url: str | None
+    if backends is not None and model in backends:
+        url = getattr(backends[model], "base_url", None)
+    else:
+        from facetlab.backends import available_providers, parse_model_string
+
+        url = base_url or parse_model_string(model, available_providers()).options.get("base_url")
+    cleaned = redact_url(url) if isinstance(url, str) and url else None
+    return cleaned.rstrip("/") if cleaned else None
+
+
+def _params_json(params: SamplingParams | Mapping[str, SamplingParams]) -> dict[str, Any]:
+    if isinstance(params, SamplingParams):
+        return params.to_dict()
+    return {m: p.to_dict() for m, p in params.items()}
+
+
+def _read_sweep_json(out: Path) -> dict[str, Any] | None:
+    path = out / "sweep.json"
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def _refuse_over_budget(est: Estimate, budget_usd: float) -> None:
@@ -570,15 +735,6 @@ def _refuse_over_budget(est: Estimate, budget_usd: float) -> None:
             f"estimated cost {_fmt_usd(est.cost_usd)} exceeds --budget-usd ${budget_usd:,.4f}; "
             "not starting (raise the budget or run fewer trials)"
         )
-
-
-def _check_model_strings(models: Sequence[str], backends: Mapping[str, Backend] | None) -> None:
-    """Fail on a malformed model string before planning (backends given by the caller are trusted)."""
-    from facetlab.backends import available_providers, parse_model_string
-
-    for m in models:
-        if backends is None or m not in backends:
-            parse_model_string(m, available_providers())
 
 
 def summary_line(stats: RunStats) -> str:
@@ -598,6 +754,15 @@ def summary_line(stats: RunStats) -> str:
     )
     if stats.unpriced:
         text += f" (+ {stats.unpriced} call(s) of unknown cost: no price or no usage)"
+    if stats.interrupted:
+        text += " — interrupted"
+        if stats.cancelled_in_flight:
+            text += (
+                f" ({stats.cancelled_in_flight} call(s) cancelled in flight: possibly billed, "
+                "not recorded)"
+            )
+    if stats.storage_error:
+        text += f" — stopped: {stats.storage_error}"
     if stats.stopped_by_budget:
         text += " — stopped: budget reached (re-run with a higher --budget-usd to continue)"
     bad = {k: v for k, v in stats.parse_status.items() if k != "ok"}
@@ -607,21 +772,19 @@ def summary_line(stats: RunStats) -> str:
 
 
 def _blocking(coro_fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
-    """A sync twin of ``coro_fn`` with the same signature.
+    """A sync twin of ``coro_fn`` with the same signature (see :mod:`facetlab.syncbridge`).
 
-    Without a running loop it uses ``asyncio.run``; inside one (Jupyter) it runs
-    the coroutine on a worker thread with its own loop, so there is no
-    "event loop is already running" error.
+    An interrupt while waiting (Jupyter's interrupt button) is passed to the sweep's
+    ``interrupter``, so the sweep stops cleanly within seconds instead of running on.
     """
 
     @functools.wraps(coro_fn)
     def call(*args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(coro_fn(*args, **kwargs))
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(lambda: asyncio.run(coro_fn(*args, **kwargs))).result()
+        stop = kwargs.get("interrupter")
+        if not isinstance(stop, Interrupter):
+            stop = Interrupter()
+            kwargs["interrupter"] = stop
+        return run_sync(lambda: coro_fn(*args, **kwargs), on_interrupt=stop.request)
 
     return call
 

@@ -222,12 +222,15 @@ def plan_sweep(
     template: str = "facet-v3",
     params: SamplingParams | Mapping[str, SamplingParams] | None = None,
     seed: int = 0,
+    endpoints: Mapping[str, str | None] | None = None,
 ) -> Plan:
     """All trials of a sweep, in a stable order, without duplicates.
 
     ``repeats`` is the number of repeats per (model, probe, instance[, factor]) cell,
     or a function giving it per cell. ``params`` is one :class:`SamplingParams` for
     every model or a mapping model -> params (a preset's per-model temperature).
+    ``endpoints`` (model -> base URL without credentials) puts the server into each
+    trial's key, so one model id on two servers never shares answers.
     """
     probe_names = normalize_probes(probes)
     if not models:
@@ -281,7 +284,14 @@ def plan_sweep(
                     cell_base = base_instance
                 for model in models:
                     for repeat in range(reps(model, probe, iid, cell.factor)):
-                        key = cache_key(model, params_dicts[model], template, cell.prompt, repeat)
+                        key = cache_key(
+                            model,
+                            params_dicts[model],
+                            template,
+                            cell.prompt,
+                            repeat,
+                            endpoint=(endpoints or {}).get(model),
+                        )
                         tid = _trial_id(probe, cell_id, repeat, key)
                         if tid in seen:
                             continue
