@@ -289,7 +289,8 @@ def test_concurrency_limit_is_respected_and_records_identical(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize(
-    ("extra", "message"), [({}, "no backend"), ({"budget_usd": -1}, "budget-usd is -1; expected a finite number >= 0")]
+    ("extra", "message"),
+    [({}, "no backend"), ({"budget_usd": -1}, "budget-usd is -1; expected a finite number >= 0")],
 )
 def test_unknown_backend_and_bad_budget_are_config_errors(
     tmp_path: Path, extra: dict[str, float], message: str

@@ -51,8 +51,8 @@ def resolve_api_key(
         return value
     if required:
         raise ConfigError(
-            f"{provider}: no API key: set the {env_var} environment variable "
-            f"or pass api_key=... to get_backend()"
+            f"{provider}: no API key: run `export {env_var}=<your key>` in the shell "
+            f"that runs facetlab (or give api_key=... to get_backend() in Python)"
         )
     return None
 

@@ -8,13 +8,14 @@ from typing import Annotated
 
 import typer
 
-from facetlab.errors import FacetlabError
+from facetlab.errors import FacetlabError, SweepInterrupted
+from facetlab.probes.templates import TEMPLATES
 
 
 def run_command(
     ctx: typer.Context,
     out: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--out", "-o", help="Sweep directory, e.g. results/<sweep>/ (optional with --dry-run)."
         ),
@@ -44,7 +45,7 @@ def run_command(
     base_url: Annotated[
         str | None, typer.Option("--base-url", help="OpenAI-compatible server (vLLM, Ollama, ...).")
     ] = None,
-    repeats: Annotated[int, typer.Option("--repeats", "-k", min=0, help="Trials per cell.")] = 1,
+    repeats: Annotated[int, typer.Option("--repeats", "-k", help="Trials per cell (>= 1).")] = 1,
     concurrency: Annotated[
         int, typer.Option("--concurrency", "-c", min=1, help="Concurrent requests per provider.")
     ] = 8,
@@ -54,7 +55,13 @@ def run_command(
     tpm: Annotated[
         float | None, typer.Option("--tpm", help="Tokens per minute per provider (estimated).")
     ] = None,
-    template: Annotated[str, typer.Option("--template", help="Prompt template.")] = "facet-v3",
+    template: Annotated[
+        str,
+        typer.Option(
+            "--template",
+            help=f"Prompt template: {' or '.join(TEMPLATES)}.",
+        ),
+    ] = "facet-v3",
     temperature: Annotated[
         float | None,
         typer.Option("--temperature", help="Sampling temperature (default: provider's)."),
@@ -90,6 +97,24 @@ def run_command(
     parser: Annotated[
         str, typer.Option("--parser", help="Reply parser: strict or facet-v3.")
     ] = "strict",
+    timeout: Annotated[
+        float,
+        typer.Option("--timeout", help="Seconds one call may take before it is retried."),
+    ] = 600.0,
+    max_retry_after: Annotated[
+        float,
+        typer.Option(
+            "--max-retry-after",
+            help="Longest retry-after (s) to honour; a provider asking more fails the trial.",
+        ),
+    ] = 120.0,
+    new_design: Annotated[
+        bool,
+        typer.Option(
+            "--new-design",
+            help="Allow another model/params/template in an --out that holds a sweep.",
+        ),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")] = False,
 ) -> None:
     """Run probes on instances against a model; every trial is recorded in <out>/records/.
@@ -122,13 +147,19 @@ def run_command(
             preset=preset,
             cache_dir=cache_dir,
             parser=parser,
+            timeout_s=timeout,
+            max_retry_after_s=max_retry_after,
+            new_design=new_design,
             progress="none" if quiet else "auto",
             console=sys.stdout,
             command=_command_line(ctx),
         )
+    except SweepInterrupted as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(code=130) from None
     except FacetlabError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
+        raise typer.Exit(code=2) from None
     if result.stats.failed:
         typer.echo(
             f"{result.stats.failed} trial(s) failed; see their records, re-run with --retry-errors",

@@ -487,7 +487,10 @@ async def arun(
     insts, instances_dir = resolve_instances(instances)
     preflight.check_instances(insts)
     if suite is None:
+        from facetlab.probes.templates import get_template
         from facetlab.runner.suite import FacetSuite
+
+        get_template(template)  # an unknown name lists the known ones
 
         suite = FacetSuite(instances_dir)
     plan = plan_sweep(
