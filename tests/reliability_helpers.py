@@ -33,9 +33,10 @@ def write_instance(folder: Path, instance_id: str, **changes: Any) -> Path:
 
 
 def instances_folder(folder: Path, n: int = 3) -> Path:
-    """``n`` valid instances (P1 runs on each)."""
+    """``n`` valid instances with distinct prompts (P1 runs on each)."""
+    background = json.loads(FIXTURE.read_text(encoding="utf-8"))["case_background"]
     for i in range(n):
-        write_instance(folder, f"case-{i:04d}")
+        write_instance(folder, f"case-{i:04d}", case_background=f"Branch {i}. {background}")
     return folder
 
 

@@ -104,9 +104,12 @@ def test_budget_with_unpriced_model_refuses(tmp_path: Path) -> None:
 
 
 def test_second_runner_on_the_same_sweep_dir_is_refused(tmp_path: Path) -> None:
-    with sweep_lock(tmp_path), pytest.raises(ConfigError, match="another facetlab run"):
-        with sweep_lock(tmp_path):
-            pass
+    with (
+        sweep_lock(tmp_path),
+        pytest.raises(ConfigError, match="another facetlab run"),
+        sweep_lock(tmp_path),
+    ):
+        pass
     # a lock file left by a killed run (any content) does not block: the OS lock is gone
     (tmp_path / ".lock").write_text("1")
     (tmp_path / ".lock.owner").write_text("1")
