@@ -37,18 +37,22 @@ def run_sync(
     except RuntimeError:
         return asyncio.run(make())
     outcome: dict[str, Any] = {}
+    done = threading.Event()
 
     def work() -> None:
         try:
             outcome["value"] = asyncio.run(make())
         except BaseException as exc:  # handed to the caller's thread below
             outcome["error"] = exc
+        finally:
+            done.set()
 
-    thread = threading.Thread(target=work, name="facetlab-sync", daemon=True)
-    thread.start()
-    while thread.is_alive():
+    # An Event, not Thread.join: a KeyboardInterrupt inside join() can leave the thread
+    # looking finished while it still runs.
+    threading.Thread(target=work, name="facetlab-sync", daemon=True).start()
+    while not done.is_set():
         try:
-            thread.join(0.1)
+            done.wait(0.1)
         except KeyboardInterrupt:
             if on_interrupt is None:
                 raise

@@ -73,7 +73,9 @@ class PaidReport:
     duplicates: int
     """Billed answers beyond the first per prompt."""
     lost: int
-    """Prompts billed at least once with no ok record in any of the sweep folders."""
+    """Prompts billed at least once with no ok record in any of the sweep folders.
+
+    (Per prompt: sweeps in these tests give each trial its own prompt, repeats 1.)"""
 
 
 def ok_prompts(*outs: Path) -> Counter[str]:
