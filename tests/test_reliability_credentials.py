@@ -18,11 +18,7 @@ KEY = "sk-test-0123456789abcdefSECRET"
 
 
 def _files_containing(root: Path, secret: str) -> list[Path]:
-    return [
-        p
-        for p in root.rglob("*")
-        if p.is_file() and secret.encode() in p.read_bytes()
-    ]
+    return [p for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
 
 
 @pytest.mark.parametrize("dry_run", [False, True])
@@ -33,7 +29,9 @@ def test_password_in_a_model_string_url_is_refused_and_never_echoed(
     with FakeLLMServer() as server:
         host = server.openai_base_url.split("://", 1)[1]
         args = run_args(server, folder, tmp_path / "o")
-        args[args.index("--model") + 1] = f"openai/fake-model?base_url=http://admin:{PASSWORD}@{host}"
+        args[args.index("--model") + 1] = (
+            f"openai/fake-model?base_url=http://admin:{PASSWORD}@{host}"
+        )
         del args[args.index("--base-url") : args.index("--base-url") + 2]
         result = cli(*args, *(["--dry-run"] if dry_run else []))
         assert server.requests == []

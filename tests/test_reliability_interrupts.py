@@ -72,7 +72,10 @@ def test_signal_stops_records_in_flight_answers_and_resume_pays_nothing_twice(
     with FakeLLMServer(latency_s=0.4) as server:
         args = run_args(server, folder, out, "--concurrency", "4")
         proc = subprocess.Popen(
-            [sys.executable, "-c", CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [sys.executable, "-c", CLI, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         sent = _interrupt_when(proc, out, sig, at=6)
         stdout, stderr = proc.communicate(timeout=30)
