@@ -44,7 +44,7 @@ def test_two_sweeps_sharing_a_cache_pay_nothing_twice(tmp_path: Path) -> None:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
-            )  # fmt: skip
+            )
             for out in outs
         ]
         for proc in procs:
@@ -83,7 +83,7 @@ def test_two_runs_racing_for_one_out_one_refused_with_a_slow_lock_writer(
                         suite=StubSuite(),
                         progress="none",
                         console=io.StringIO(),
-                    )  # fmt: skip
+                    )
                 )
             except ConfigError as exc:
                 outcomes.append(exc)
