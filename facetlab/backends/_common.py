@@ -18,6 +18,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -137,14 +138,47 @@ def provider_message(body: object, fallback: str) -> str:
     return fallback
 
 
+@dataclass(frozen=True)
+class SDKErrors:
+    """The exception classes of one official SDK (``anthropic`` or ``openai``), by role.
+
+    Both SDKs define the same classes; mapping by ``isinstance`` on the SDK's own
+    classes covers their subclasses (e.g. anthropic's ``DeadlineExceededError``).
+    """
+
+    status: type[BaseException]
+    timeout: type[BaseException]
+    connection: type[BaseException]
+    validation: type[BaseException]
+    base: type[BaseException]
+
+    @property
+    def all(self) -> tuple[type[BaseException], ...]:
+        return (self.base, self.status, self.timeout, self.connection, self.validation)
+
+
+def sdk_error_types(module: Any) -> SDKErrors:
+    """The exception classes of an SDK module that :func:`map_sdk_error` understands."""
+    return SDKErrors(
+        status=module.APIStatusError,
+        timeout=module.APITimeoutError,
+        connection=module.APIConnectionError,
+        validation=module.APIResponseValidationError,
+        base=module.APIError,
+    )
+
+
 def map_sdk_error(
     exc: BaseException,
     *,
+    errors: SDKErrors,
     provider: str,
     secrets: Iterable[str | None] = (),
     request_id_header: str = "x-request-id",
 ) -> BackendError:
     """Map an ``anthropic``/``openai`` SDK exception to a facetlab backend error.
+
+    The provider decides here what is worth retrying:
 
     - ``APIStatusError``: 408/409/425/429/5xx → transient with ``retry_after`` from
       the headers; other 4xx → permanent with the provider's message.
@@ -156,13 +190,10 @@ def map_sdk_error(
     """
     secrets = tuple(secrets)
     status = getattr(exc, "status_code", None)
-    response = getattr(exc, "response", None)
     name = type(exc).__name__
-    # match by class name along the MRO: both SDKs use the same names, and subclasses
-    # (e.g. anthropic's DeadlineExceededError) are covered
-    kinds = {cls.__name__ for cls in type(exc).__mro__}
-    if "APIStatusError" in kinds and isinstance(status, int) and response is not None:
-        headers = dict(response.headers.items()) if hasattr(response, "headers") else {}
+    if isinstance(exc, errors.status) and isinstance(status, int):
+        response = getattr(exc, "response", None)
+        headers = dict(response.headers.items()) if response is not None else {}
         body = getattr(exc, "body", None)
         message = provider_message(body, str(getattr(exc, "message", "") or exc))
         request_id = headers.get(request_id_header) or headers.get("request-id")
@@ -173,17 +204,15 @@ def map_sdk_error(
                 text, provider=provider, status=status, retry_after=parse_retry_after(headers)
             )
         return PermanentBackendError(text, provider=provider, status=status)
-    if "APIResponseValidationError" in kinds or isinstance(
-        exc, (json.JSONDecodeError, UnicodeDecodeError)
-    ):
+    if isinstance(exc, (errors.validation, json.JSONDecodeError, UnicodeDecodeError)):
         return TransientBackendError(
             redact(f"{provider}: unparseable response body ({name}: {exc})", secrets),
             provider=provider,
             status=status if isinstance(status, int) else None,
         )
-    if "APITimeoutError" in kinds:
+    if isinstance(exc, errors.timeout):  # a subclass of the connection error: first
         return TransientBackendError(f"{provider}: request timed out", provider=provider)
-    if "APIConnectionError" in kinds:
+    if isinstance(exc, errors.connection):
         cause = exc.__cause__ or exc.__context__
         detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
         return TransientBackendError(
@@ -194,12 +223,6 @@ def map_sdk_error(
         redact(f"{provider}: unexpected client error ({name}: {exc})", secrets),
         provider=provider,
     )
-
-
-def sdk_error_types(module: Any) -> tuple[type[BaseException], ...]:
-    """The exception classes of an SDK module that :func:`map_sdk_error` understands."""
-    names = ("APIError", "APIConnectionError", "APIResponseValidationError", "APIStatusError")
-    return tuple(getattr(module, n) for n in names if hasattr(module, n))
 
 
 def option_float(options: Mapping[str, Any], key: str, default: float | None) -> float | None:
@@ -304,7 +327,7 @@ class SDKBackend(Generic[ClientT]):
     provider: str
     model: str
     base_url: str | None
-    sdk_errors: tuple[type[BaseException], ...] = ()
+    sdk_errors: SDKErrors
     """The SDK's exception classes (see :func:`sdk_error_types`)."""
     request_id_header: str = "x-request-id"
 
@@ -352,6 +375,7 @@ class SDKBackend(Generic[ClientT]):
         """The facetlab error for an SDK exception (also used by batch collection)."""
         return map_sdk_error(
             exc,
+            errors=self.sdk_errors,
             provider=self.provider,
             secrets=(self._secret,),
             request_id_header=self.request_id_header,
@@ -362,7 +386,7 @@ class SDKBackend(Generic[ClientT]):
         started = time.perf_counter()
         # JSONDecodeError / UnicodeDecodeError: a 200 whose body is not JSON (a broken proxy)
         mapped: tuple[type[BaseException], ...] = (
-            *self.sdk_errors,
+            *self.sdk_errors.all,
             json.JSONDecodeError,
             UnicodeDecodeError,
         )

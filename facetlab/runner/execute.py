@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
 import facetlab
 from facetlab.backends._common import redact
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
@@ -47,6 +49,10 @@ from facetlab.runner.retry import RetryPolicy, describe, is_rate_limit, is_trans
 from facetlab.timestamps import now_iso
 
 UNCACHED_PROVIDERS = frozenset({"replay", "simulated"})
+
+
+class _Stopped(Exception):
+    """Raised instead of a call once the run is stopping (never retried, never recorded)."""
 
 
 @dataclass(frozen=True)
@@ -400,74 +406,103 @@ class Executor:
                 await self._call(trial)
 
     async def _call(self, trial: Trial) -> None:
+        """Call the trial's backend with retries (``tenacity``); record the outcome."""
         backend = self.backends.get(trial.model)
         if backend is None:
             raise ConfigError(f"no backend for model {trial.model!r}")
         limiter = self.limiter(backend.provider)
         policy = self.options.retry
-        timeout = self.options.timeout_s
         request = ModelRequest(trial.prompt, trial.request_params(), trial.context())
         tokens = self._estimate(trial)
         started_at = now_iso()
-        attempt = 0
-        while True:
-            attempt += 1
-            async with limiter.slot(tokens) as started:
-                if self.stop:  # no new call once stopped (budget, interrupt, full disk)
-                    self.stats.not_started += 1
-                    return
-                self.progress.in_flight += 1
-                self.stats.calls += 1
-                try:
-                    call = backend.agenerate(request)
-                    response = await (asyncio.wait_for(call, timeout) if timeout else call)
-                    error: BaseException | None = None
-                except asyncio.CancelledError:
-                    self.stats.cancelled_in_flight += 1
-                    raise
-                except Exception as exc:  # not CancelledError (a BaseException): that propagates
-                    error = exc
-                finally:
-                    self.progress.in_flight -= 1
-            if error is None:
-                limiter.accepted(started)
-                self.finish_response(trial, response, attempts=attempt, started_at=started_at)
-                return
-            transient = is_transient(error)
-            retry_after = retry_after_of(error)
-            message = describe(error)
-            if transient and retry_after is not None and retry_after > policy.max_retry_after_s:
-                # a provider asking for an hour must not hold the sweep for an hour
-                self.finish_failure(
-                    trial,
-                    f"{message} (the provider asked to wait {retry_after:g}s (retry-after), "
-                    f"more than the cap of {policy.max_retry_after_s:g}s: not retried; "
-                    "raise the cap with --max-retry-after or re-run later with --retry-errors)",
-                    attempts=attempt,
-                    started_at=started_at,
-                )
-                return
-            if not transient or attempt >= policy.max_attempts:
-                suffix = f" (gave up after {attempt} attempts)" if transient else ""
-                self.finish_failure(
-                    trial, message + suffix, attempts=attempt, started_at=started_at
-                )
-                return
+        waiting = [False]  # between a failed attempt and the next: shown as "retrying"
+
+        def retryable(error: BaseException) -> bool:
+            return is_transient(error, backend) and not self._too_long(error)
+
+        def before_sleep(state: RetryCallState) -> None:
+            error = state.outcome.exception() if state.outcome is not None else None
             self.stats.retries += 1
-            if is_rate_limit(error):
+            if error is not None and is_rate_limit(error):
                 limiter.rate_limited()
                 self.stats.rate_limited += 1
+                retry_after = retry_after_of(error)
                 if retry_after is not None:
                     limiter.pause(retry_after)
+            waiting[0] = True
             self.progress.retrying += 1
             self.refresh_display()
-            try:
-                await asyncio.sleep(policy.delay(attempt, retry_after, self._rng))
-            finally:
+
+        async def attempt_once() -> tuple[ModelResponse, float]:
+            if waiting[0]:
+                waiting[0] = False
                 self.progress.retrying -= 1
-            if self.stop:  # stopped while waiting to retry: no record, the next run asks again
-                self.stats.not_started += 1
-                return
+            return await self._attempt(backend, limiter, request, tokens)
+
+        attempts = 0
+        try:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_attempt(policy.max_attempts),
+                wait=policy.tenacity_wait(self._rng),
+                retry=retry_if_exception(retryable),
+                before_sleep=before_sleep,
+                reraise=True,
+            ):
+                with attempt:
+                    attempts = attempt.retry_state.attempt_number
+                    response, started = await attempt_once()
+        except _Stopped:  # no new call once stopped: no record, the next run asks again
+            self.stats.not_started += 1
+            return
+        except Exception as error:  # not CancelledError (a BaseException): that propagates
+            self.finish_failure(
+                trial, self._failure_message(error, backend, attempts),
+                attempts=attempts, started_at=started_at,
+            )  # fmt: skip
+            return
+        finally:
+            if waiting[0]:
+                self.progress.retrying -= 1
+        limiter.accepted(started)
+        self.finish_response(trial, response, attempts=attempts, started_at=started_at)
+
+    async def _attempt(
+        self, backend: Backend, limiter: ProviderLimiter, request: ModelRequest, tokens: int
+    ) -> tuple[ModelResponse, float]:
+        """One call within the provider's limits: the response and its start time."""
+        timeout = self.options.timeout_s
+        async with limiter.slot(tokens) as started:
+            if self.stop:  # budget reached, interrupted or disk full
+                raise _Stopped
+            self.progress.in_flight += 1
+            self.stats.calls += 1
+            try:
+                call = backend.agenerate(request)
+                response = await (asyncio.wait_for(call, timeout) if timeout else call)
+            except asyncio.CancelledError:
+                self.stats.cancelled_in_flight += 1
+                raise
+            finally:
+                self.progress.in_flight -= 1
+        return response, started
+
+    def _too_long(self, error: BaseException) -> bool:
+        retry_after = retry_after_of(error)
+        return retry_after is not None and retry_after > self.options.retry.max_retry_after_s
+
+    def _failure_message(self, error: BaseException, backend: Backend, attempts: int) -> str:
+        message = describe(error)
+        if not is_transient(error, backend):
+            return message
+        if self._too_long(error):
+            cap = self.options.retry.max_retry_after_s
+            # a provider asking for an hour must not hold the sweep for an hour
+            return (
+                f"{message} (the provider asked to wait {retry_after_of(error):g}s "
+                f"(retry-after), more than the cap of {cap:g}s: not retried; raise the cap "
+                "with --max-retry-after or re-run later with --retry-errors)"
+            )
+        return f"{message} (gave up after {attempts} attempts)"
 
     def interrupt(self) -> None:
         """Stop starting calls; cancel those still in flight after the grace period.
