@@ -47,8 +47,14 @@ def run_command(
     ] = None,
     repeats: Annotated[int, typer.Option("--repeats", "-k", help="Trials per cell (>= 1).")] = 1,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-c", min=1, help="Concurrent requests per provider.")
-    ] = 8,
+        int | None,
+        typer.Option(
+            "--concurrency",
+            "-c",
+            min=1,
+            help="Concurrent requests per provider (default: sized from the rate and latency).",
+        ),
+    ] = None,
     rpm: Annotated[
         float | None, typer.Option("--rpm", help="Requests per minute per provider.")
     ] = None,

@@ -382,7 +382,7 @@ async def arun(
     out: Path | str | None = None,
     base_url: str | None = None,
     repeats: int | RepeatsFor = 1,
-    concurrency: int = 8,
+    concurrency: int | None = None,
     requests_per_minute: float | None = None,
     tokens_per_minute: float | None = None,
     limits: Mapping[str, Limits] | None = None,
@@ -653,7 +653,7 @@ def _check_settings(
     max_retry_after_s: float | None,
     batch_poll_s: float,
     interrupt_grace_s: float,
-    concurrency: int,
+    concurrency: int | None,
     max_tokens: int,
     repeats: int | RepeatsFor,
 ) -> None:
@@ -665,7 +665,7 @@ def _check_settings(
     preflight.check_number("--max-retry-after", max_retry_after_s, minimum=0.0)
     preflight.check_number("batch_poll_s", batch_poll_s, minimum=0.0, inclusive=False)
     preflight.check_number("interrupt_grace_s", interrupt_grace_s, minimum=0.0)
-    if concurrency < 1:
+    if concurrency is not None and concurrency < 1:
         raise ConfigError(f"--concurrency is {concurrency}; expected at least 1")
     if max_tokens < 1:
         raise ConfigError(f"--max-tokens is {max_tokens}; expected at least 1")
