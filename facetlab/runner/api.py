@@ -31,7 +31,7 @@ from facetlab.errors import BudgetExceededError, ConfigError, StorageError, Swee
 from facetlab.files import atomic_write_text
 from facetlab.records.own import read_records
 from facetlab.records.schema import TrialRecord
-from facetlab.runner import preflight
+from facetlab.runner import modelcheck, preflight
 from facetlab.runner.cache import ResponseCache
 from facetlab.runner.execute import (
     ExecOptions,
@@ -472,6 +472,9 @@ async def arun(
         raise ConfigError("no model given")
     identities = _model_identities(given, backends)  # model string -> its identity
     models = list(dict.fromkeys(identities.values()))
+    # free to build: a misspelt reasoner or recorded model fails now, dry run included
+    ours = {i: o for o, i in identities.items() if backends is None or o not in backends}
+    offline = modelcheck.build_offline(ours)
     params = SamplingParams(
         temperature=temperature, max_tokens=max_tokens, system=system, seed=seed if seed else None
     )
@@ -512,10 +515,13 @@ async def arun(
     design = preflight.design_of(models, _params_json(sweep_params), template)
     if out_dir is not None and not new_design:
         preflight.check_design(_read_sweep_json(out_dir), design, out_dir)
+    modelcheck.check_replay_coverage(plan.trials, offline)
     est = estimate(
         plan.trials, out=out_dir, cache_dir=cache_path, retry_errors=retry_errors, batch=batch
     )
     _print(console, describe_plan(plan, est))
+    for note in modelcheck.unknown_model_notes(list(ours), local=base_url is not None):
+        _print(console, note)
     if dry_run and budget_usd is not None:
         verdict = (
             "cannot be checked (no price)"
@@ -535,7 +541,7 @@ async def arun(
 
         options = dict(backend_options or {})
         backends = {
-            identity: get_backend(original, base_url=base_url, **options)
+            identity: offline.get(identity) or get_backend(original, base_url=base_url, **options)
             for original, identity in identities.items()
         }
         owned = list(backends.values())
