@@ -32,6 +32,7 @@ from facetlab.files import atomic_write_text
 from facetlab.records.own import read_records
 from facetlab.records.schema import TrialRecord
 from facetlab.runner import modelcheck, preflight
+from facetlab.runner.batch import run_batches
 from facetlab.runner.cache import ResponseCache
 from facetlab.runner.execute import (
     ExecOptions,
@@ -566,8 +567,6 @@ async def arun(
         parser=parser,
         timeout_s=timeout_s,
         sweep=out_dir.name,
-        batch=batch,
-        batch_poll_s=batch_poll_s,
         interrupt_grace_s=interrupt_grace_s,
         secrets=known_secrets(),
     )
@@ -603,6 +602,7 @@ async def arun(
         display=display,
         estimate_tokens=lambda t: expected_input_tokens(t) + expected_output_tokens(t),
     )
+    collector = functools.partial(run_batches, poll_s=batch_poll_s) if batch else None
     stop = interrupter or Interrupter()
     try:
         with sweep_lock(out_dir):
@@ -612,7 +612,7 @@ async def arun(
             stop.attach(executor.interrupt)
             try:
                 with stop.signals():
-                    stats = await executor.run(plan.trials)
+                    stats = await executor.run(plan.trials, via=collector)
             finally:
                 stop.detach()
             with contextlib.suppress(OSError):  # a full disk is reported below, once

@@ -19,17 +19,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from facetlab.backends._common import MalformedReplyError, get_field
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.errors import BackendError, ConfigError
 from facetlab.files import atomic_write_text
+from facetlab.runner.execute import Executor
 from facetlab.runner.plan import Trial
 from facetlab.timestamps import now_iso
-
-if TYPE_CHECKING:
-    from facetlab.runner.execute import Executor
 
 BATCHES_FILE = "batches.json"
 BATCHES_FORMAT = "facetlab.batches/1"

@@ -24,7 +24,7 @@ import errno
 import json
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,10 @@ from facetlab.timestamps import now_iso
 UNCACHED_PROVIDERS = frozenset({"replay", "simulated"})
 
 
+Collector = Callable[["Executor", Sequence[Trial]], Awaitable[None]]
+"""Answers pending trials through an executor (the batch path)."""
+
+
 class _Stopped(Exception):
     """Raised instead of a call once the run is stopping (never retried, never recorded)."""
 
@@ -72,9 +76,6 @@ class ExecOptions:
     timeout_s: float | None = 600.0
     sweep: str | None = None
     """The sweep's name, stored in every record."""
-    batch: bool = False
-    batch_poll_s: float = 30.0
-    """Seconds between polls of an open provider batch."""
     rng_seed: int | None = None
     """Seed of the backoff jitter (tests); None draws from the OS."""
     interrupt_grace_s: float = 5.0
@@ -523,18 +524,20 @@ class Executor:
         for task in self._tasks:
             task.cancel()
 
-    async def run(self, trials: Sequence[Trial]) -> RunStats:
-        """Run every trial that has no record to keep; returns the stats of this run."""
+    async def run(self, trials: Sequence[Trial], *, via: Collector | None = None) -> RunStats:
+        """Run every trial that has no record to keep; returns the stats of this run.
+
+        ``via`` answers the pending trials another way (``--batch``:
+        :func:`facetlab.runner.batch.run_batches`) through this executor's finish methods.
+        """
         started = time.monotonic()
         self.stats.total = len(trials)
         todo = self.pending(trials)
         if self.display is not None:
             self.display.start()
         try:
-            if self.options.batch:
-                from facetlab.runner.batch import run_batches
-
-                await run_batches(self, todo, poll_s=self.options.batch_poll_s)
+            if via is not None:
+                await via(self, todo)
             else:
                 self._tasks = [asyncio.ensure_future(self.run_trial(t)) for t in todo]
                 results = await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from facetlab.backends.base import SamplingParams
+from facetlab.backends.base import SamplingParams, TrialContext
 from facetlab.errors import ConfigError
 from facetlab.probes import PROBES
 from facetlab.probes.base import ParseResult
@@ -90,20 +90,20 @@ class Trial:
     """The instance the prompt was built from (for C2: the anchor with factor K rewritten)."""
     base_instance: Any = field(compare=False, repr=False, default=None)
 
-    def context(self) -> dict[str, Any]:
+    def context(self) -> TrialContext:
         """The :attr:`ModelRequest.context` of this trial."""
-        return {
-            "probe": self.probe,
-            "instance_id": self.instance_id,
-            "base_instance_id": self.base_instance_id,
-            "variant": self.variant,
-            "perturbed_factor": self.perturbed_factor,
-            "repeat": self.repeat,
-            "seed": self.seed,
-            "instance": self.instance,
-            "base_instance": self.base_instance,
-            "template": self.template,
-        }
+        return TrialContext(
+            probe=self.probe,
+            instance_id=self.instance_id,
+            base_instance_id=self.base_instance_id,
+            variant=self.variant,
+            perturbed_factor=self.perturbed_factor,
+            repeat=self.repeat,
+            seed=self.seed,
+            instance=self.instance,
+            base_instance=self.base_instance,
+            template=self.template,
+        )
 
     def request_params(self) -> SamplingParams:
         """The sampling params sent: the sweep's, with its seed replaced by the trial's."""
