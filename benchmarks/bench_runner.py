@@ -38,7 +38,7 @@ from fakes import FakeLLMServer  # noqa: E402
 from facetlab.backends import get_backend  # noqa: E402
 from facetlab.probes.base import ParseResult  # noqa: E402
 from facetlab.probes.parsing import parse_weights_strict  # noqa: E402
-from facetlab.runner import Cell, run  # noqa: E402
+from facetlab.runner import Cell, Limits, run  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def _sweep(
     start = time.perf_counter()
     result = run(
         instances, "p2", model, out=out, backends={model: backend}, suite=BenchSuite(),
-        concurrency=concurrency, requests_per_minute=rpm, progress="none", console=io.StringIO(),
+        limits=Limits(concurrency=concurrency, requests_per_minute=rpm), progress="none", console=io.StringIO(),
     )  # fmt: skip
     elapsed = time.perf_counter() - start
     assert result.stats is not None and result.stats.ok == n, result.stats

@@ -22,7 +22,7 @@ from reliability_helpers import cli, instances_folder, paid_report, run_args
 from test_runner_helpers import StubSuite, make_instances
 
 from facetlab.backends import get_backend
-from facetlab.runner import RetryPolicy, run
+from facetlab.runner import RetryPolicy, RunOptions, run
 
 MODEL = "openai/fake-model"
 RETRY = RetryPolicy(max_attempts=2, base_delay_s=0.01, max_delay_s=0.02)
@@ -64,7 +64,7 @@ def test_bad_200_body_is_retried_then_failed_never_ok_never_cached(
         assert "unparseable response body" in record["error"]
         assert result.stats.retries == 1 and not _cache_entries(tmp_path)
         # resuming with --retry-errors asks again (nothing bad was cached) and gets the answer
-        again = _sweep(server, tmp_path, retry_errors=True)
+        again = _sweep(server, tmp_path, options=RunOptions(retry_errors=True))
         assert again.stats.ok == 1 and _only_record(tmp_path)["status"] == "ok"
         assert paid_report(server, tmp_path).duplicates == 0
 
@@ -93,7 +93,7 @@ def test_retry_after_an_hour_ends_within_the_cap_naming_retry_after(tmp_path: Pa
 def test_stalled_body_ends_at_the_timeout_and_is_retried(tmp_path: Path) -> None:
     with FakeLLMServer(script=[Fault.STALL], hang_s=5) as server:
         started = time.monotonic()
-        result = _sweep(server, tmp_path, timeout_s=0.5)
+        result = _sweep(server, tmp_path, options=RunOptions(timeout_s=0.5))
         assert time.monotonic() - started < 4
     assert result.stats.ok == 1 and result.stats.retries == 1
 

@@ -29,12 +29,12 @@ def _refused(server: FakeLLMServer, args: list[str], expected: str) -> str:
     [
         (["--budget-usd", "nan"], "--budget-usd is nan; expected a finite number >= 0"),
         (["--budget-usd", "-1"], "--budget-usd is -1.0; expected a finite number >= 0"),
-        (["--rpm", "nan"], "--rpm is nan; expected a finite number > 0"),
-        (["--rpm", "0"], "--rpm is 0.0; expected a finite number > 0"),
-        (["--tpm", "inf"], "--tpm is inf"),
+        (["--rpm", "nan"], "requests_per_minute (--rpm) is nan; expected a finite number > 0"),
+        (["--rpm", "0"], "requests_per_minute (--rpm) is 0.0; expected a finite number > 0"),
+        (["--tpm", "inf"], "tokens_per_minute (--tpm) is inf"),
         (["--repeats", "0"], "--repeats is 0; expected at least 1"),
         (["--timeout", "nan"], "--timeout is nan"),
-        (["--max-retry-after", "-5"], "--max-retry-after is -5.0"),
+        (["--max-retry-after", "-5"], "max_retry_after_s (--max-retry-after) is -5.0"),
         (["--template", "facet-v9"], "unknown prompt template 'facet-v9'; known templates:"),
     ],
 )

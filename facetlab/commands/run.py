@@ -128,7 +128,8 @@ def run_command(
     Re-running the same command resumes (finished trials are skipped); answers are
     cached so no request is paid for twice.
     """
-    from facetlab.runner import run
+    from facetlab.backends.base import SamplingParams
+    from facetlab.runner import Limits, RetryPolicy, RunOptions, run
 
     try:
         result = run(
@@ -138,24 +139,22 @@ def run_command(
             out=out,
             base_url=base_url,
             repeats=repeats,
-            concurrency=concurrency,
-            requests_per_minute=rpm,
-            tokens_per_minute=tpm,
             template=template,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            system=system,
             seed=seed,
-            dry_run=dry_run,
-            budget_usd=budget_usd,
-            retry_errors=retry_errors,
-            batch=batch,
             preset=preset,
-            cache_dir=cache_dir,
-            parser=parser,
-            timeout_s=timeout,
-            max_retry_after_s=max_retry_after,
-            new_design=new_design,
+            dry_run=dry_run,
+            sampling=SamplingParams(temperature=temperature, max_tokens=max_tokens, system=system),
+            limits=Limits(concurrency=concurrency, requests_per_minute=rpm, tokens_per_minute=tpm),
+            retry=RetryPolicy(max_retry_after_s=max_retry_after),
+            options=RunOptions(
+                budget_usd=budget_usd,
+                retry_errors=retry_errors,
+                cache_dir=cache_dir,
+                parser=parser,
+                timeout_s=timeout,
+                batch=batch,
+                new_design=new_design,
+            ),
             progress="none" if quiet else "auto",
             console=sys.stdout,
             command=_command_line(ctx),

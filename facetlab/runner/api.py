@@ -44,6 +44,7 @@ from facetlab.runner.execute import (
 from facetlab.runner.interrupt import Interrupter
 from facetlab.runner.limits import Limits
 from facetlab.runner.lock import sweep_lock
+from facetlab.runner.options import RunOptions
 from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, Trial, plan_sweep
 from facetlab.runner.pricing import cost_usd, estimate_tokens
 from facetlab.runner.progress import Mode, Progress, ProgressDisplay, RunStats
@@ -383,37 +384,30 @@ async def arun(
     out: Path | str | None = None,
     base_url: str | None = None,
     repeats: int | RepeatsFor = 1,
-    concurrency: int | None = None,
-    requests_per_minute: float | None = None,
-    tokens_per_minute: float | None = None,
-    limits: Mapping[str, Limits] | None = None,
     template: str = "facet-v3",
-    temperature: float | None = None,
-    max_tokens: int = 1024,
-    system: str | None = None,
     seed: int = 0,
-    dry_run: bool = False,
-    budget_usd: float | None = None,
-    retry_errors: bool = False,
-    batch: bool = False,
-    batch_poll_s: float = 30.0,
     preset: str | None = None,
-    cache_dir: Path | str | None = None,
-    parser: str = "strict",
+    dry_run: bool = False,
+    sampling: SamplingParams | None = None,
+    limits: Limits | Mapping[str, Limits] | None = None,
+    concurrency: int | None = None,
     retry: RetryPolicy | None = None,
-    timeout_s: float | None = 600.0,
-    max_retry_after_s: float | None = None,
-    new_design: bool = False,
-    interrupt_grace_s: float = 5.0,
-    interrupter: Interrupter | None = None,
+    options: RunOptions | None = None,
     progress: Mode = "auto",
     console: TextIO | None = None,
     command: Sequence[str] | None = None,
     backends: Mapping[str, Backend] | None = None,
     suite: ProbeSuite | None = None,
     backend_options: Mapping[str, Any] | None = None,
+    interrupter: Interrupter | None = None,
 ) -> SweepResult:
     """Plan, estimate and run a sweep; see :mod:`facetlab.runner`.
+
+    What to ask is given as arguments; how to ask it as objects: ``sampling``
+    (temperature, max tokens, system prompt; its seed is the sweep's, from ``seed``),
+    ``limits`` (one :class:`Limits` for every provider, or provider -> Limits;
+    ``concurrency`` is a shorthand for its concurrency), ``retry`` and ``options``
+    (:class:`~facetlab.runner.options.RunOptions`: budget, cache, timeouts, batch).
 
     ``backends`` (model string -> Backend) and ``suite`` replace the real
     provider backends and probes (tests, custom providers). ``preset="facet-v3"``
@@ -423,29 +417,27 @@ async def arun(
     Every setting, path and instance is checked before the first call. An
     interrupt (Ctrl-C, SIGTERM, a Jupyter interrupt, or ``interrupter.request()``
     from another thread) stops new calls, lets calls in flight finish for up to
-    ``interrupt_grace_s`` seconds, records them, prints the summary and raises
+    ``options.interrupt_grace_s`` seconds, records them, prints the summary and raises
     :class:`~facetlab.errors.SweepInterrupted`; a failed write (full disk) does the
     same and raises :class:`~facetlab.errors.StorageError`. Re-running resumes.
     """
     from facetlab.probes import PARSERS
 
+    opts = options or RunOptions()
+    sampling = sampling or SamplingParams()
+    temperature, max_tokens = sampling.temperature, sampling.max_tokens
+    budget_usd, retry_errors, batch = opts.budget_usd, opts.retry_errors, opts.batch
+    parser = opts.parser
     out_dir = preflight.check_out(out)
     if out_dir is None and not dry_run:
         raise ConfigError("no sweep folder: give out= (--out DIR); only a dry run can do without")
     if parser not in PARSERS:
         raise ConfigError(f"unknown parser {parser!r}; expected one of {', '.join(PARSERS)}")
-    _check_settings(
-        budget_usd=budget_usd,
-        requests_per_minute=requests_per_minute,
-        tokens_per_minute=tokens_per_minute,
-        timeout_s=timeout_s,
-        max_retry_after_s=max_retry_after_s,
-        batch_poll_s=batch_poll_s,
-        interrupt_grace_s=interrupt_grace_s,
-        concurrency=concurrency,
-        max_tokens=max_tokens,
-        repeats=repeats,
-    )
+    default_limits, provider_limits = _limits_of(limits, concurrency)
+    if max_tokens < 1:
+        raise ConfigError(f"--max-tokens is {max_tokens}; expected at least 1")
+    if isinstance(repeats, int) and repeats < 1:
+        raise ConfigError(f"--repeats is {repeats}; expected at least 1 (trials per cell)")
     preflight.check_prices()
     preset_extra: dict[str, Any] = {}
     params_by_model: dict[str, SamplingParams] | None = None
@@ -476,9 +468,7 @@ async def arun(
     # free to build: a misspelt reasoner or recorded model fails now, dry run included
     ours = {i: o for o, i in identities.items() if backends is None or o not in backends}
     offline = modelcheck.build_offline(ours)
-    params = SamplingParams(
-        temperature=temperature, max_tokens=max_tokens, system=system, seed=seed if seed else None
-    )
+    params = dataclasses.replace(sampling, seed=seed if seed else None)
     sweep_params: SamplingParams | dict[str, SamplingParams] = params
     if params_by_model is not None:
         # the preset's per-model temperature unless one was given for the whole sweep
@@ -508,13 +498,14 @@ async def arun(
         seed=seed,
         endpoints={m: _endpoint(m, base_url, backends) for m in models},
     )
+    cache_dir = opts.cache_dir
     if cache_dir is None and os.environ.get("FACETLAB_CACHE_DIR"):
         cache_dir = os.environ["FACETLAB_CACHE_DIR"]  # one cache shared by every sweep
     cache_path = Path(cache_dir).expanduser() if cache_dir else None
     if cache_path is not None and cache_path.exists() and not cache_path.is_dir():
         raise ConfigError(f"--cache-dir {cache_path} is a file; expected a folder")
     design = preflight.design_of(models, _params_json(sweep_params), template)
-    if out_dir is not None and not new_design:
+    if out_dir is not None and not opts.new_design:
         preflight.check_design(_read_sweep_json(out_dir), design, out_dir)
     modelcheck.check_replay_coverage(plan.trials, offline)
     est = estimate(
@@ -540,34 +531,27 @@ async def arun(
     if backends is None:
         from facetlab.backends import get_backend
 
-        options = dict(backend_options or {})
+        extra = dict(backend_options or {})
         backends = {
-            identity: offline.get(identity) or get_backend(original, base_url=base_url, **options)
+            identity: offline.get(identity) or get_backend(original, base_url=base_url, **extra)
             for original, identity in identities.items()
         }
         owned = list(backends.values())
     missing = [m for m in models if m not in backends]
     if missing:
         raise ConfigError(f"no backend for model(s) {', '.join(missing)}")
-    policy = retry or RetryPolicy()
-    if max_retry_after_s is not None:
-        policy = dataclasses.replace(policy, max_retry_after_s=max_retry_after_s)
-    options_ = ExecOptions(
+    exec_options = ExecOptions(
         out=out_dir,
-        limits=dict(limits or {}),
-        default_limits=Limits(
-            concurrency=concurrency,
-            requests_per_minute=requests_per_minute,
-            tokens_per_minute=tokens_per_minute,
-        ),
-        retry=policy,
+        limits=provider_limits,
+        default_limits=default_limits,
+        retry=retry or RetryPolicy(),
         cache_dir=cache_path,
         budget_usd=budget_usd,
         retry_errors=retry_errors,
         parser=parser,
-        timeout_s=timeout_s,
+        timeout_s=opts.timeout_s,
         sweep=out_dir.name,
-        interrupt_grace_s=interrupt_grace_s,
+        interrupt_grace_s=opts.interrupt_grace_s,
         secrets=known_secrets(),
     )
     sweep_extra = {
@@ -597,16 +581,16 @@ async def arun(
     executor = Executor(
         backends,
         suite,
-        options_,
+        exec_options,
         progress=prog,
         display=display,
         estimate_tokens=lambda t: expected_input_tokens(t) + expected_output_tokens(t),
     )
-    collector = functools.partial(run_batches, poll_s=batch_poll_s) if batch else None
+    collector = functools.partial(run_batches, poll_s=opts.batch_poll_s) if batch else None
     stop = interrupter or Interrupter()
     try:
         with sweep_lock(out_dir):
-            if not new_design:  # again under the lock: another run may have started meanwhile
+            if not opts.new_design:  # again under the lock: another run may have started meanwhile
                 preflight.check_design(_read_sweep_json(out_dir), design, out_dir)
             _storing(record_sweep)
             stop.attach(executor.interrupt)
@@ -650,33 +634,17 @@ def _storing(write: Callable[[], None]) -> None:
         raise StorageError(f"cannot write the sweep folder: {exc.strerror or exc}") from None
 
 
-def _check_settings(
-    *,
-    budget_usd: float | None,
-    requests_per_minute: float | None,
-    tokens_per_minute: float | None,
-    timeout_s: float | None,
-    max_retry_after_s: float | None,
-    batch_poll_s: float,
-    interrupt_grace_s: float,
-    concurrency: int | None,
-    max_tokens: int,
-    repeats: int | RepeatsFor,
-) -> None:
-    """Finite, positive numbers for every limit, before anything is planned or paid."""
-    preflight.check_number("--budget-usd", budget_usd, minimum=0.0)
-    preflight.check_number("--rpm", requests_per_minute, minimum=0.0, inclusive=False)
-    preflight.check_number("--tpm", tokens_per_minute, minimum=0.0, inclusive=False)
-    preflight.check_number("--timeout", timeout_s, minimum=0.0, inclusive=False)
-    preflight.check_number("--max-retry-after", max_retry_after_s, minimum=0.0)
-    preflight.check_number("batch_poll_s", batch_poll_s, minimum=0.0, inclusive=False)
-    preflight.check_number("interrupt_grace_s", interrupt_grace_s, minimum=0.0)
+def _limits_of(
+    limits: Limits | Mapping[str, Limits] | None, concurrency: int | None
+) -> tuple[Limits, dict[str, Limits]]:
+    """(the default limits, per-provider limits); ``concurrency`` overrides the default's."""
     if concurrency is not None and concurrency < 1:
         raise ConfigError(f"--concurrency is {concurrency}; expected at least 1")
-    if max_tokens < 1:
-        raise ConfigError(f"--max-tokens is {max_tokens}; expected at least 1")
-    if isinstance(repeats, int) and repeats < 1:
-        raise ConfigError(f"--repeats is {repeats}; expected at least 1 (trials per cell)")
+    default = limits if isinstance(limits, Limits) else Limits()
+    per_provider = {} if limits is None or isinstance(limits, Limits) else dict(limits)
+    if concurrency is not None:
+        default = dataclasses.replace(default, concurrency=concurrency)
+    return default, per_provider
 
 
 def _model_identities(

@@ -32,6 +32,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from facetlab.errors import ConfigError
+from facetlab.numbers import check_number
 
 START_CONCURRENCY = 8
 """Calls in flight before any latency is observed (auto concurrency)."""
@@ -55,10 +56,8 @@ class Limits:
             raise ConfigError(f"concurrency must be >= 1, got {self.concurrency}")
         if self.max_concurrency < 1:
             raise ConfigError(f"max_concurrency must be >= 1, got {self.max_concurrency}")
-        for name in ("requests_per_minute", "tokens_per_minute"):
-            value = getattr(self, name)
-            if value is not None and not (math.isfinite(value) and value > 0):
-                raise ConfigError(f"{name} must be a finite number > 0, got {value}")
+        for name, flag in (("requests_per_minute", "--rpm"), ("tokens_per_minute", "--tpm")):
+            check_number(f"{name} ({flag})", getattr(self, name), minimum=0.0, inclusive=False)
 
 
 class _Pacer:

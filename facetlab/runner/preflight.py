@@ -4,10 +4,10 @@ A sweep that fails after paying for 93 calls wastes money and leaves a folder
 that cannot be finished; each check here fails at once instead, with one line
 naming the setting, the file or the instance and what was expected.
 
->>> check_number("--budget-usd", float("nan"), minimum=0.0)
+>>> check_out("")
 Traceback (most recent call last):
 ...
-facetlab.errors.ConfigError: --budget-usd is nan; expected a finite number >= 0
+facetlab.errors.ConfigError: --out is empty; expected a sweep folder such as results/my-sweep
 """
 
 from __future__ import annotations
@@ -22,27 +22,6 @@ from facetlab.files import check_writable_dir
 from facetlab.names import check_safe_id
 from facetlab.runner.plan import weight_estimates
 from facetlab.runner.pricing import price_table
-
-
-def check_number(
-    name: str,
-    value: float | None,
-    *,
-    minimum: float,
-    inclusive: bool = True,
-) -> None:
-    """A ConfigError unless ``value`` is ``None`` or a finite number >= (or >) ``minimum``."""
-    if value is None:
-        return
-    ok = (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and (value >= minimum if inclusive else value > minimum)
-    )
-    if not ok:
-        bound = f">= {minimum:g}" if inclusive else f"> {minimum:g}"
-        raise ConfigError(f"{name} is {value}; expected a finite number {bound}")
 
 
 def check_out(out: Path | str | None) -> Path | None:

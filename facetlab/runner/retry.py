@@ -25,6 +25,7 @@ from tenacity import RetryCallState
 
 from facetlab.backends._common import is_transient_status, redact
 from facetlab.errors import BackendError, ConfigError
+from facetlab.numbers import check_number
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,9 @@ class RetryPolicy:
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ConfigError(f"max_attempts must be >= 1, got {self.max_attempts}")
-        for name in ("base_delay_s", "max_delay_s", "max_retry_after_s"):
-            value = getattr(self, name)
-            if not math.isfinite(value) or value < 0:
-                raise ConfigError(f"{name} must be a finite number >= 0, got {value}")
+        check_number("base_delay_s", self.base_delay_s, minimum=0.0)
+        check_number("max_delay_s", self.max_delay_s, minimum=0.0)
+        check_number("max_retry_after_s (--max-retry-after)", self.max_retry_after_s, minimum=0.0)
 
     def delay(
         self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None
