@@ -12,19 +12,13 @@ Modules: :mod:`~facetlab.runner.plan` (sweep -> trials), :mod:`~facetlab.runner.
 :mod:`~facetlab.runner.presets`, :mod:`~facetlab.runner.progress`,
 :mod:`~facetlab.runner.options` (how a run runs), :mod:`~facetlab.runner.preflight`
 (checks before paying), :mod:`~facetlab.runner.modelcheck` (model strings),
-:mod:`~facetlab.runner.interrupt`, :mod:`~facetlab.runner.lock`.
+:mod:`~facetlab.runner.interrupt`, :mod:`~facetlab.runner.lock`,
+:mod:`~facetlab.runner.estimate` (cost before running), :mod:`~facetlab.runner.sweepfile`
+(``sweep.json``).
 """
 
-from facetlab.runner.api import (
-    DEFAULT_MODEL,
-    Estimate,
-    SweepResult,
-    arun,
-    default_model,
-    describe_plan,
-    estimate,
-    run,
-)
+from facetlab.runner.api import DEFAULT_MODEL, SweepResult, arun, default_model, run
+from facetlab.runner.estimate import Estimate, describe_plan, estimate
 from facetlab.runner.execute import ExecOptions, Executor
 from facetlab.runner.limits import Limits, ProviderLimiter
 from facetlab.runner.options import RunOptions

@@ -14,61 +14,47 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import json
 import os
-import re
 import sys
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TextIO, TypeVar
 
-import facetlab
 from facetlab.backends._common import redact_url
 from facetlab.backends.base import Backend, SamplingParams
-from facetlab.backends.modelstring import redact_userinfo
-from facetlab.errors import BudgetExceededError, ConfigError, StorageError, SweepInterrupted
-from facetlab.files import atomic_write_text
+from facetlab.errors import ConfigError, StorageError, SweepInterrupted
 from facetlab.records.own import read_records
 from facetlab.records.schema import TrialRecord
 from facetlab.runner import modelcheck, preflight
 from facetlab.runner.batch import run_batches
-from facetlab.runner.cache import ResponseCache
+from facetlab.runner.estimate import (
+    Estimate,
+    describe_plan,
+    estimate,
+    expected_input_tokens,
+    expected_output_tokens,
+    refuse_over_budget,
+)
 from facetlab.runner.execute import (
     ExecOptions,
     Executor,
-    existing_status,
-    keeps_record,
     records_dir,
 )
 from facetlab.runner.interrupt import Interrupter
 from facetlab.runner.limits import Limits
 from facetlab.runner.lock import sweep_lock
 from facetlab.runner.options import RunOptions
-from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, Trial, plan_sweep
-from facetlab.runner.pricing import cost_usd, estimate_tokens
+from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, plan_sweep
 from facetlab.runner.progress import Mode, Progress, ProgressDisplay, RunStats
 from facetlab.runner.retry import RetryPolicy
+from facetlab.runner.sweepfile import read_sweep_json, write_sweep_json
 from facetlab.syncbridge import run_sync
-from facetlab.timestamps import now_iso
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
 DEFAULT_MODEL = "simulated/wadd"
-SWEEP_FORMAT = "facetlab.sweep/1"
-
-# Rough reply lengths per probe, for estimates only (a weight line plus yes/no is ~30
-# tokens; models that reason first write several hundred). Capped at max_tokens.
-EXPECTED_OUTPUT_TOKENS: dict[str, int] = {
-    "p1": 150,
-    "p2": 150,
-    "p3": 150,
-    "c2": 150,
-    "anchor": 150,
-    "c0": 400,
-    "c3": 300,
-}
 
 PROVIDER_KEY_ENV: tuple[str, ...] = (
     "ANTHROPIC_API_KEY",
@@ -79,28 +65,6 @@ PROVIDER_KEY_ENV: tuple[str, ...] = (
     "AWS_ACCESS_KEY_ID",
 )
 """Variables that mean "a provider is configured": then ``run`` needs an explicit model."""
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """What a sweep would cost before it runs."""
-
-    trials: int
-    pending: int
-    """Trials without a record to keep."""
-    cached: int
-    """Pending trials whose answer is already in the cache (free)."""
-    to_call: int
-    input_tokens: int
-    output_tokens: int
-    """Expected output tokens (rough per-probe reply lengths)."""
-    max_output_tokens: int
-    """Worst case: every reply runs to max_tokens."""
-    cost_usd: float | None
-    """Expected USD of the calls still to make; None when a model has no price."""
-    max_cost_usd: float | None
-    unpriced_models: tuple[str, ...]
-    per_model: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -133,20 +97,6 @@ def default_model() -> str:
     return DEFAULT_MODEL
 
 
-_SECRETISH = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|AKIA[0-9A-Z]{12,}|[A-Za-z0-9_\-]{40,})")
-
-
-def redact_argv(argv: Sequence[str]) -> list[str]:
-    """The command line with URLs' credentials and key-like tokens removed."""
-    out: list[str] = []
-    for arg in argv:
-        arg = redact_userinfo(arg)
-        if "://" in arg.split("?", 1)[0]:  # the whole argument is a URL: drop its query too
-            arg = redact_url(arg) or arg
-        out.append(_SECRETISH.sub("<redacted>", arg))
-    return out
-
-
 def resolve_instances(instances: Any) -> tuple[list[Any], Path | None]:
     """Instances and the folder their perturbation files live in.
 
@@ -172,203 +122,6 @@ def resolve_instances(instances: Any) -> tuple[list[Any], Path | None]:
     first = next((Path(str(i)) for i in items if Path(str(i)).exists()), None)
     folder = None if first is None else (first if first.is_dir() else first.parent)
     return list(loaded.values()), folder
-
-
-@dataclass
-class _ModelTokens:
-    """Running token totals of one model's calls (for :func:`estimate`)."""
-
-    calls: int = 0
-    input: int = 0
-    output: int = 0
-    """Expected output tokens."""
-    max_output: int = 0
-
-
-def expected_input_tokens(trial: Trial) -> int:
-    """The input an estimate assumes: the prompt plus the system prompt (chars/4)."""
-    system = trial.params.system
-    return estimate_tokens(trial.prompt) + (estimate_tokens(system) if system else 0)
-
-
-def expected_output_tokens(trial: Trial) -> int:
-    """The reply length an estimate assumes: the probe's typical length, capped at max_tokens."""
-    return min(trial.params.max_tokens, EXPECTED_OUTPUT_TOKENS.get(trial.probe, 300))
-
-
-def estimate(
-    trials: Sequence[Trial],
-    *,
-    out: Path | None,
-    cache_dir: Path | None = None,
-    retry_errors: bool = False,
-    batch: bool = False,
-) -> Estimate:
-    """Tokens and USD of the trials still to run (chars/4 tokens; price table).
-
-    ``out=None`` (a dry run without a sweep folder) counts every trial as pending.
-    """
-    have = existing_status(out) if out is not None else {}
-    cache_path = cache_dir or (out / "cache" if out is not None else None)
-    cache = ResponseCache(cache_path) if cache_path is not None else None
-    pending = [
-        t for t in trials if not keeps_record(have.get(t.trial_id), retry_errors=retry_errors)
-    ]
-    to_call = [t for t in pending if cache is None or t.key not in cache]
-    # Tokens per model; each model is priced once, on its totals.
-    tokens: dict[str, _ModelTokens] = {}
-    for t in to_call:
-        entry = tokens.setdefault(t.model, _ModelTokens())
-        entry.calls += 1
-        entry.input += expected_input_tokens(t)
-        entry.output += expected_output_tokens(t)
-        entry.max_output += t.params.max_tokens
-    per_model: dict[str, dict[str, float]] = {}
-    unpriced: list[str] = []
-    cost = max_cost = 0.0
-    for model, entry in tokens.items():
-        expected = cost_usd(model, entry.input, entry.output, batch=batch)
-        worst = cost_usd(model, entry.input, entry.max_output, batch=batch)
-        per_model[model] = {
-            "trials": entry.calls,
-            "input_tokens": entry.input,
-            "cost_usd": expected or 0.0,
-        }
-        if expected is None or worst is None:
-            unpriced.append(model)
-            continue
-        cost += expected
-        max_cost += worst
-    return Estimate(
-        trials=len(trials),
-        pending=len(pending),
-        cached=len(pending) - len(to_call),
-        to_call=len(to_call),
-        input_tokens=sum(e.input for e in tokens.values()),
-        output_tokens=sum(e.output for e in tokens.values()),
-        max_output_tokens=sum(e.max_output for e in tokens.values()),
-        cost_usd=None if unpriced else cost,
-        max_cost_usd=None if unpriced else max_cost,
-        unpriced_models=tuple(sorted(unpriced)),
-        per_model=per_model,
-    )
-
-
-def _fmt_usd(value: float | None) -> str:
-    return "unknown (no price)" if value is None else f"${value:,.4f}"
-
-
-def describe_plan(plan: Plan, est: Estimate, *, verbose_skips: bool = True) -> str:
-    """The text ``--dry-run`` prints (and a normal run prints before starting)."""
-    lines = [
-        f"trials: {est.trials} ({', '.join(f'{k.upper()} {v}' for k, v in plan.by_probe().items())})",
-        f"to run: {est.pending} (already recorded: {est.trials - est.pending}; "
-        f"answered from cache: {est.cached}; calls to make: {est.to_call})",
-        f"estimated tokens: {est.input_tokens:,} in + {est.output_tokens:,} out "
-        f"(worst case {est.max_output_tokens:,} out; chars/4 heuristic)",
-        f"estimated cost: {_fmt_usd(est.cost_usd)} (worst case {_fmt_usd(est.max_cost_usd)})",
-    ]
-    for model, entry in sorted(est.per_model.items()):
-        lines.append(
-            f"  {model}: {int(entry['trials'])} calls, ~{int(entry['input_tokens']):,} input tokens, "
-            f"{_fmt_usd(entry['cost_usd']) if model not in est.unpriced_models else 'no price'}"
-        )
-    if est.unpriced_models:
-        lines.append(
-            "no price for: " + ", ".join(est.unpriced_models) + " (set FACETLAB_PRICES to add one)"
-        )
-    if plan.skipped and verbose_skips:
-        by_probe: dict[str, list[str]] = {}
-        why: dict[str, str] = {}
-        for s in plan.skipped:
-            by_probe.setdefault(s.probe, []).append(s.instance_id)
-            # the reason's rule (before "; this one is ...") is the same for every instance
-            why.setdefault(s.probe, s.reason.split(";", 1)[0])
-        for probe, ids in by_probe.items():
-            lines.append(
-                f"skipped {probe.upper()} on {len(ids)} instance(s) ({why[probe]}): {', '.join(ids)}"
-            )
-    return "\n".join(lines)
-
-
-def write_sweep_json(
-    out: Path,
-    *,
-    plan: Plan,
-    models: Sequence[str],
-    probes: Sequence[str],
-    params: SamplingParams | Mapping[str, SamplingParams],
-    template: str,
-    seed: int,
-    base_url: str | None,
-    command: Sequence[str] | None,
-    extra: Mapping[str, Any],
-    stats: RunStats | None = None,
-    design: Mapping[str, Any] | None = None,
-) -> None:
-    """``<out>/sweep.json``: what the sweep is (no secrets), updated after each run."""
-    path = out / "sweep.json"
-    previous: dict[str, Any] = {}
-    if path.is_file():
-        try:
-            previous = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            previous = {}
-    doc: dict[str, Any] = {
-        "format": SWEEP_FORMAT,
-        "name": out.name,
-        "command": redact_argv(command) if command else previous.get("command"),
-        "models": list(models),
-        "probes": list(probes),
-        "instances": sorted(
-            {t.base_instance_id or t.instance_id for t in plan.trials if t.probe == "c2"}
-            | {t.instance_id for t in plan.trials if t.probe != "c2"}
-        ),
-        "params": params.to_dict()
-        if isinstance(params, SamplingParams)
-        else {m: p.to_dict() for m, p in params.items()},
-        "template": template,
-        "seed": seed,
-        "base_url": redact_url(base_url),
-        "n_trials": len(plan.trials),
-        "trials_per_probe": plan.by_probe(),
-        "facetlab_version": facetlab.__version__,
-        "python": sys.version.split()[0],
-        "created_at": previous.get("created_at", now_iso()),
-        "updated_at": now_iso(),
-        **extra,
-    }
-    designs = list(previous.get("designs") or [])
-    if design is not None and dict(design) not in designs:
-        designs.append(dict(design))  # more than one only with --new-design
-    doc["designs"] = designs
-    runs = list(previous.get("runs", []))
-    if stats is not None:
-        runs.append(
-            {
-                "finished_at": now_iso(),
-                "ok": stats.ok,
-                "failed": stats.failed,
-                "cached": stats.cached,
-                "already_done": stats.already_done,
-                "not_started": stats.not_started,
-                "calls": stats.calls,
-                "retries": stats.retries,
-                "rate_limited": stats.rate_limited,
-                "spend_usd": round(stats.spend_usd, 6),
-                "calls_of_unknown_cost": stats.unpriced,
-                "input_tokens": stats.input_tokens,
-                "output_tokens": stats.output_tokens,
-                "stopped_by_budget": stats.stopped_by_budget,
-                "interrupted": stats.interrupted,
-                "cancelled_in_flight": stats.cancelled_in_flight,
-                "storage_error": stats.storage_error,
-                "elapsed_s": round(stats.elapsed_s, 3),
-            }
-        )
-    doc["runs"] = runs
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
 
 
 def _print(console: TextIO | None, text: str) -> None:
@@ -506,7 +259,7 @@ async def arun(
         raise ConfigError(f"--cache-dir {cache_path} is a file; expected a folder")
     design = preflight.design_of(models, _params_json(sweep_params), template)
     if out_dir is not None and not opts.new_design:
-        preflight.check_design(_read_sweep_json(out_dir), design, out_dir)
+        preflight.check_design(read_sweep_json(out_dir), design, out_dir)
     modelcheck.check_replay_coverage(plan.trials, offline)
     est = estimate(
         plan.trials, out=out_dir, cache_dir=cache_path, retry_errors=retry_errors, batch=batch
@@ -525,7 +278,7 @@ async def arun(
         return SweepResult(out_dir, plan, est, RunStats(total=len(plan.trials)), dry_run=True)
     assert out_dir is not None  # checked above: only dry runs go without a folder
     if budget_usd is not None:
-        _refuse_over_budget(est, budget_usd)
+        refuse_over_budget(est, budget_usd)
     preflight.check_folders(out_dir, cache_path or out_dir / "cache")
     owned: list[Backend] = []  # backends built here are closed here
     if backends is None:
@@ -591,7 +344,7 @@ async def arun(
     try:
         with sweep_lock(out_dir):
             if not opts.new_design:  # again under the lock: another run may have started meanwhile
-                preflight.check_design(_read_sweep_json(out_dir), design, out_dir)
+                preflight.check_design(read_sweep_json(out_dir), design, out_dir)
             _storing(record_sweep)
             stop.attach(executor.interrupt)
             try:
@@ -687,31 +440,6 @@ def _params_json(params: SamplingParams | Mapping[str, SamplingParams]) -> dict[
     if isinstance(params, SamplingParams):
         return params.to_dict()
     return {m: p.to_dict() for m, p in params.items()}
-
-
-def _read_sweep_json(out: Path) -> dict[str, Any] | None:
-    path = out / "sweep.json"
-    if not path.is_file():
-        return None
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
-def _refuse_over_budget(est: Estimate, budget_usd: float) -> None:
-    """A BudgetExceededError when the estimate is over the budget or cannot be priced."""
-    if est.cost_usd is None:
-        raise BudgetExceededError(
-            f"--budget-usd {budget_usd}: no price for {', '.join(est.unpriced_models)}; "
-            "cannot check the budget (add a price with FACETLAB_PRICES)"
-        )
-    if est.cost_usd > budget_usd:
-        raise BudgetExceededError(
-            f"estimated cost {_fmt_usd(est.cost_usd)} exceeds --budget-usd ${budget_usd:,.4f}; "
-            "not starting (raise the budget or run fewer trials)"
-        )
 
 
 def summary_line(stats: RunStats) -> str:
