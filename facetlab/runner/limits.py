@@ -69,12 +69,16 @@ class _Pacer:
         self.lock = asyncio.Lock()
 
     async def take(self, units: float = 1.0) -> None:
+        # Serial, and spaced by the time each unit actually goes out: a loop that was
+        # busy (a slow disk write) may catch up by at most half an interval, so a late
+        # request is not followed by a burst that trips the provider's window.
         async with self.lock:
+            wait = self.next_free - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
             now = time.monotonic()
-            start = max(now, self.next_free)
-            self.next_free = start + units * self.interval
-        if start > now:
-            await asyncio.sleep(start - now)
+            sent = max(now - self.interval / 2, self.next_free) if self.next_free else now
+            self.next_free = sent + units * self.interval
 
 
 class _Slots:
