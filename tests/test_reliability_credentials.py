@@ -13,6 +13,8 @@ import pytest
 from fakes import FakeLLMServer, Fault
 from reliability_helpers import cli, instances_folder, run_args
 
+pytestmark = pytest.mark.timeout(60)
+
 PASSWORD = "PASSWORD-8c1f2e"
 KEY = "sk-test-0123456789abcdefSECRET"
 

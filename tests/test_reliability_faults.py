@@ -24,6 +24,8 @@ from test_runner_helpers import StubSuite, make_instances
 from facetlab.backends import get_backend
 from facetlab.runner import RetryPolicy, RunOptions, run
 
+pytestmark = pytest.mark.timeout(60)
+
 MODEL = "openai/fake-model"
 RETRY = RetryPolicy(max_attempts=2, base_delay_s=0.01, max_delay_s=0.02)
 

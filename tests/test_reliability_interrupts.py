@@ -24,6 +24,8 @@ from reliability_helpers import cli, instances_folder, paid_report, run_args
 
 import facetlab.runner.execute as execute
 
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]  # subprocesses: minutes at worst
+
 TESTS = Path(__file__).resolve().parent
 CLI = "import sys; from facetlab.cli import main; sys.argv[0] = 'facetlab'; main()"
 

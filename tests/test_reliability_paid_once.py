@@ -25,6 +25,8 @@ from facetlab.backends import get_backend
 from facetlab.errors import ConfigError
 from facetlab.runner import run
 
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]  # subprocesses: minutes at worst
+
 CLI = "import sys; from facetlab.cli import main; sys.argv[0] = 'facetlab'; main()"
 
 

@@ -13,6 +13,8 @@ import pytest
 from fakes import FakeLLMServer
 from reliability_helpers import cli, instances_folder, run_args, write_instance
 
+pytestmark = pytest.mark.timeout(60)
+
 
 def _refused(server: FakeLLMServer, args: list[str], expected: str) -> str:
     result = cli(*args)
