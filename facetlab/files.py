@@ -20,24 +20,30 @@ MIN_FREE_BYTES = 5 * 1024 * 1024
 """Free space a sweep folder needs before the first paid call (records are ~4 KB)."""
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see either the old file or the whole new one.
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so readers see either the old file or the whole new one.
 
     A temp file in the same folder, fsync, then ``os.replace``: a process killed
-    mid-write leaves no half-written file. Records, cache entries, ``sweep.json``
-    and batch state are all written this way.
+    mid-write leaves no half-written file (only a ``.<name>.*.tmp`` that the next
+    sweep run removes). Records, cache entries, ``sweep.json`` and batch state are
+    all written this way.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """:func:`atomic_write_bytes` of ``text`` as UTF-8."""
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def check_writable_dir(path: Path, *, what: str, min_free: int = MIN_FREE_BYTES) -> str | None:
