@@ -1,14 +1,20 @@
 """Runner throughput against a rate-limited local OpenAI-compatible fake.
 
 400 trials, 300 ms latency per call, the fake accepts 20 requests/s (429 +
-retry-after past that). facetlab's runner should keep the provider at >= 90% of
-its limit with zero duplicate paid calls. The baseline is the original harness's
-design: one call at a time (by default on the first 40 trials; its rate does not
-depend on how many it runs, ``--baseline-trials 400`` runs them all).
+retry-after past that). Three measurements:
+
+- in-process: ``facetlab.run`` on stub prompts (the runner alone);
+- whole process: ``facetlab run`` in a child process, from spawn to exit (imports,
+  planning 400 instance files, calls, records), and its CPU time per trial;
+- baseline: the original harness's design, one call at a time (by default on the
+  first 40 trials; ``--baseline-trials 400`` runs them all).
+
+Targets: the whole process at >= 95% of the provider's limit, zero duplicate paid
+calls. Concurrency is automatic (sized from the rate and the observed latency).
 
 With the ``inspect`` extra installed, the same prompts also go through ``inspect eval``
-(its OpenAI provider, ``max_connections`` = the runner's concurrency) against the same
-fake, and both are printed side by side (``--no-inspect`` skips it).
+(its OpenAI provider, ``max_connections`` = the runner's automatic concurrency, 16 when
+unset) against the same fake, and both are printed side by side (``--no-inspect`` skips it).
 
     python benchmarks/bench_runner.py [--trials 400] [--latency 0.3] [--rps 20] [--no-inspect]
 """
@@ -17,7 +23,10 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
+import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +43,7 @@ from fakes import FakeLLMServer  # noqa: E402
 from facetlab.backends import get_backend  # noqa: E402
 from facetlab.probes.base import ParseResult  # noqa: E402
 from facetlab.probes.parsing import parse_weights_strict  # noqa: E402
-from facetlab.runner import Cell, run  # noqa: E402
+from facetlab.runner import Cell, Limits, run  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -69,7 +78,7 @@ def _instances(n: int) -> list[BenchInstance]:
 
 
 def _sweep(
-    server: FakeLLMServer, n: int, out: Path, *, concurrency: int, rpm: float | None
+    server: FakeLLMServer, n: int, out: Path, *, concurrency: int | None, rpm: float | None
 ) -> float:
     model = MODEL
     backend = get_backend(model, base_url=server.openai_base_url, api_key="bench", timeout=30)
@@ -77,11 +86,61 @@ def _sweep(
     start = time.perf_counter()
     result = run(
         instances, "p2", model, out=out, backends={model: backend}, suite=BenchSuite(),
-        concurrency=concurrency, requests_per_minute=rpm, progress="none", console=io.StringIO(),
+        limits=Limits(concurrency=concurrency, requests_per_minute=rpm), progress="none", console=io.StringIO(),
     )  # fmt: skip
     elapsed = time.perf_counter() - start
     assert result.stats is not None and result.stats.ok == n, result.stats
     return elapsed
+
+
+def _child_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _whole_process(
+    server: FakeLLMServer, n: int, folder: Path, *, rpm: float | None
+) -> tuple[float, float, float]:
+    """``facetlab run`` in a child process: (wall s, CPU s of the run, CPU s of a bare start)."""
+    instances = folder / "instances"
+    instances.mkdir(parents=True)
+    for i in range(n):
+        (instances / f"bench-{i:04d}.json").write_text(
+            json.dumps(
+                {
+                    "instance_id": f"bench-{i:04d}",
+                    "doctrine": "bench",
+                    "case_background": f"Case {i}: a request to decide.",
+                    "factors": [
+                        {
+                            "factor_id": f"f{k}",
+                            "text": f"Factor {k} of case {i}.",
+                            "directionality": "toward_yes" if k % 2 else "toward_no",
+                        }
+                        for k in range(1, 6)
+                    ],
+                    "question": "Should the request be granted?",
+                    "ground_truth": {"answer": "yes", "rationale": "bench"},
+                }
+            )
+        )
+    cli = [sys.executable, "-c", "from facetlab.cli import main; main()"]
+    before = _child_cpu_s()
+    subprocess.run([*cli, "--help"], check=True, capture_output=True)
+    startup_cpu = _child_cpu_s() - before
+    args = [
+        *cli, "run", "-i", str(instances), "--probes", "p1", "--model", "openai/bench-model",
+        "--base-url", server.openai_base_url, "--out", str(folder / "out"), "--quiet",
+    ]  # fmt: skip
+    if rpm is not None:
+        args += ["--rpm", str(rpm)]
+    before = _child_cpu_s()
+    start = time.perf_counter()
+    done = subprocess.run(args, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"facetlab run failed:\n{done.stdout}\n{done.stderr}")
+    return wall, _child_cpu_s() - before, startup_cpu
 
 
 def _inspect_sweep(server: FakeLLMServer, n: int, log_dir: Path, *, concurrency: int) -> float:
@@ -126,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--baseline-trials", type=int, default=40)
     ap.add_argument("--latency", type=float, default=0.3)
     ap.add_argument("--rps", type=float, default=20.0)
-    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--concurrency", type=int, default=None, help="Default: automatic.")
     ap.add_argument(
         "--no-pacing", action="store_true", help="Do not tell the runner the limit (429s only)."
     )
@@ -145,6 +204,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         paid = server.paid_calls()
         outcomes = server.outcomes()
         server.reset_log()
+        t_proc, cpu_proc, cpu_start = _whole_process(
+            server, args.trials, Path(tmp) / "process", rpm=rpm
+        )
+        proc_paid = server.paid_calls()
+        server.reset_log()
         t_base = _sweep(
             server, args.baseline_trials, Path(tmp) / "baseline", concurrency=1, rpm=None
         )
@@ -153,23 +217,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         if with_inspect:
             server.reset_log()
             t_inspect = _inspect_sweep(
-                server, args.trials, Path(tmp) / "inspect", concurrency=args.concurrency
+                server, args.trials, Path(tmp) / "inspect", concurrency=args.concurrency or 16
             )
             inspect_paid, inspect_outcomes = server.paid_calls(), server.outcomes()
     throughput = args.trials / t_run
     base_throughput = args.baseline_trials / t_base
     utilisation = throughput / args.rps
-    duplicates = sum(c - 1 for c in paid.values() if c > 1) + sum(
-        c - 1 for c in base_paid.values() if c > 1
+    duplicates = sum(
+        c - 1 for counts in (paid, proc_paid, base_paid) for c in counts.values() if c > 1
     )
+    whole = args.trials / t_proc / args.rps
     print(f"fake provider: {args.latency * 1000:.0f} ms latency, {args.rps:g} requests/s limit")
     print(f"runner   : {args.trials} trials in {t_run:.2f} s = {throughput:.2f} trials/s "
-          f"(concurrency {args.concurrency}, "
+          f"(concurrency {args.concurrency or 'auto'}, "
           f"{'unpaced' if rpm is None else f'paced at {rpm / 60:.2f}/s'}; "
           f"429s seen {outcomes.get('rate_limited', 0)})")  # fmt: skip
     print(f"baseline : {args.baseline_trials} trials one at a time in {t_base:.2f} s = "
           f"{base_throughput:.2f} trials/s")  # fmt: skip
-    print(f"utilisation of the provider limit: {utilisation:.1%} (target >= 90%)")
+    print(f"utilisation of the provider limit, in-process: {utilisation:.1%}")
+    print(f"whole process: {args.trials} trials in {t_proc:.2f} s from spawn to exit = "
+          f"{whole:.1%} of the limit (target >= 95%)")  # fmt: skip
+    print(f"CPU: {cpu_proc:.2f} s for the whole run, {cpu_start:.2f} s of it a bare start; "
+          f"{(cpu_proc - cpu_start) / args.trials * 1000:.2f} ms per trial")  # fmt: skip
     print(f"speed-up over one-at-a-time: {throughput / base_throughput:.1f}x")
     print(
         f"paid calls: {paid.total()} for {args.trials} trials; duplicate paid calls: {duplicates}"
@@ -177,14 +246,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if t_inspect is not None and inspect_paid is not None and inspect_outcomes is not None:
         dup = sum(c - 1 for c in inspect_paid.values() if c > 1)
         print(f"inspect  : {args.trials} trials in {t_inspect:.2f} s = "
-              f"{args.trials / t_inspect:.2f} trials/s (max_connections {args.concurrency}, "
+              f"{args.trials / t_inspect:.2f} trials/s (max_connections {args.concurrency or 16}, "
               f"unpaced; 429s seen {inspect_outcomes.get('rate_limited', 0)}; "
               f"utilisation {args.trials / t_inspect / args.rps:.1%}; "
               f"duplicate paid calls {dup})")  # fmt: skip
         print(f"runner vs inspect: {t_inspect / t_run:.2f}x the throughput on this workload")
     elif not args.no_inspect:
         print("inspect  : skipped (inspect_ai not installed: pip install 'facetlab[inspect]')")
-    ok = utilisation >= 0.9 and duplicates == 0 and paid.total() == args.trials
+    ok = whole >= 0.95 and duplicates == 0 and proc_paid.total() == args.trials
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

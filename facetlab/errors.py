@@ -91,3 +91,19 @@ class ConfigError(FacetlabError):
 
 class BudgetExceededError(FacetlabError):
     """A sweep would exceed, or has reached, its ``--budget-usd``."""
+
+
+class StorageError(FacetlabError):
+    """A sweep could not write to disk (full disk, read-only folder, quota).
+
+    Raised after the run stopped cleanly: every answer already paid for is in the
+    cache, so re-running the command once the disk has room pays nothing twice.
+    """
+
+
+class SweepInterrupted(FacetlabError):
+    """A sweep was stopped by Ctrl-C, SIGTERM or a Jupyter interrupt.
+
+    Raised after the answers already paid for were recorded and the lock released;
+    re-running the command resumes.
+    """

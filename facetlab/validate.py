@@ -45,6 +45,7 @@ from facetlab.instances import (
     perturbation_issues,
     read_json_file,
 )
+from facetlab.names import check_safe_id
 from facetlab.probes.templates import DEFAULT_TEMPLATE, TEMPLATES
 
 __all__ = [
@@ -250,6 +251,11 @@ def validate(
         if isinstance(model, Instance):
             problems.extend(_with_file(item.file, instance_issues(model)))
             problems.extend(_with_file(item.file, text_warnings(model)))
+            unsafe = check_safe_id(model.instance_id)
+            if unsafe is not None:
+                problems.append(
+                    Problem(item.file, "/instance_id", "error", f"instance_id {unsafe}")
+                )
         elif isinstance(model, (PerturbationSet, ComplianceSet)):
             base_id = model.base_instance_id
             if base_id not in known:

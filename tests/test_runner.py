@@ -26,7 +26,7 @@ from facetlab.errors import (
     TransientBackendError,
 )
 from facetlab.records.schema import TrialRecord
-from facetlab.runner import RetryPolicy, arun, plan_sweep, run
+from facetlab.runner import RetryPolicy, RunOptions, arun, plan_sweep, run
 from facetlab.runner.plan import derive_seed, normalize_probes
 
 MODEL = "openai/gpt-5.4"
@@ -103,7 +103,7 @@ def test_unknown_probe_is_a_config_error() -> None:
 
 def test_sweep_records_every_trial_with_context_cost_and_residual(tmp_path: Path) -> None:
     backend = ScriptedBackend()
-    result = _run(tmp_path, backend, seed=11, temperature=0.0)
+    result = _run(tmp_path, backend, seed=11, sampling=SamplingParams(temperature=0.0))
     recs = _records(tmp_path)
     assert result.stats.ok == len(result.plan.trials) == len(recs) == 12
     assert len(backend.calls) == 12
@@ -157,7 +157,7 @@ def test_resume_skips_done_and_retry_errors_retries_failed(tmp_path: Path) -> No
     second = _run(tmp_path, backend)
     assert len(backend.calls) == 12 and second.stats.already_done == 12 and second.stats.calls == 0
     # --retry-errors: only the failed trial is called again
-    third = _run(tmp_path, backend, retry_errors=True)
+    third = _run(tmp_path, backend, options=RunOptions(retry_errors=True))
     assert len(backend.calls) == 13 and third.stats.ok == 1
     assert all(r["status"] == "ok" for r in _records(tmp_path).values())
 
@@ -165,8 +165,8 @@ def test_resume_skips_done_and_retry_errors_retries_failed(tmp_path: Path) -> No
 def test_cache_answers_a_new_sweep_without_paying(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     backend = ScriptedBackend()
-    _run(tmp_path / "a", backend, cache_dir=cache)
-    second = _run(tmp_path / "b", backend, cache_dir=cache)
+    _run(tmp_path / "a", backend, options=RunOptions(cache_dir=cache))
+    second = _run(tmp_path / "b", backend, options=RunOptions(cache_dir=cache))
     assert len(backend.calls) == 12
     assert second.stats.cached == 12 and second.stats.spend_usd == 0.0
     recs_a, recs_b = _records(tmp_path / "a"), _records(tmp_path / "b")
@@ -246,21 +246,21 @@ def test_dry_run_prints_counts_tokens_cost_and_calls_nothing(tmp_path: Path) -> 
     assert est.cost_usd == pytest.approx(est.input_tokens * 2.5e-6 + 36 * 150 * 15e-6)
     assert not (tmp_path / "records").exists()
     console = io.StringIO()
-    _run(tmp_path, backend, dry_run=True, console=console, budget_usd=0.0001)
+    _run(tmp_path, backend, dry_run=True, console=console, options=RunOptions(budget_usd=0.0001))
     assert "budget $0.0001: estimate EXCEEDS" in console.getvalue()
 
 
 def test_budget_refuses_to_start_past_the_estimate(tmp_path: Path) -> None:
     backend = ScriptedBackend()
     with pytest.raises(BudgetExceededError, match="exceeds --budget-usd"):
-        _run(tmp_path, backend, budget_usd=0.001)
+        _run(tmp_path, backend, options=RunOptions(budget_usd=0.001))
     assert not backend.calls
 
 
 def test_budget_stops_cleanly_when_spend_reaches_it(tmp_path: Path) -> None:
     # Estimates are low (short prompts), actual usage is large: 0.4 USD per call.
     backend = ScriptedBackend(usage=(100_000, 10_000), latency_s=0.02)
-    result = _run(tmp_path, backend, budget_usd=1.0, concurrency=2)
+    result = _run(tmp_path, backend, options=RunOptions(budget_usd=1.0), concurrency=2)
     st = result.stats
     assert st.stopped_by_budget
     # after the 3rd response spend >= 1.0; the one in flight then finishes too
@@ -269,7 +269,7 @@ def test_budget_stops_cleanly_when_spend_reaches_it(tmp_path: Path) -> None:
     assert len(_records(tmp_path)) == st.ok  # every started trial recorded
     assert st.spend_usd == pytest.approx(0.4 * st.ok)
     # re-running with a larger budget finishes the rest, paying nothing twice
-    rest = _run(tmp_path, backend, budget_usd=100.0)
+    rest = _run(tmp_path, backend, options=RunOptions(budget_usd=100.0))
     assert rest.stats.ok == 12 - st.ok and max(backend.paid.values()) == 1
 
 
@@ -289,12 +289,14 @@ def test_concurrency_limit_is_respected_and_records_identical(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize(
-    ("extra", "message"), [({}, "no backend"), ({"budget_usd": -1}, "budget-usd must be >= 0")]
+    ("extra", "message"),
+    [({}, "no backend"), ({"budget_usd": -1}, "budget-usd is -1; expected a finite number >= 0")],
 )
 def test_unknown_backend_and_bad_budget_are_config_errors(
     tmp_path: Path, extra: dict[str, float], message: str
 ) -> None:
     with pytest.raises(ConfigError, match=message):
+        options = RunOptions(**extra)  # type: ignore[arg-type]
         run(
             make_instances(),
             "p1",
@@ -304,7 +306,7 @@ def test_unknown_backend_and_bad_budget_are_config_errors(
             suite=StubSuite(),
             progress="none",
             console=io.StringIO(),
-            **extra,
+            options=options,
         )
 
 

@@ -21,8 +21,11 @@ import pytest
 from test_runner_helpers import StubSuite, make_instances
 
 from facetlab.backends.anthropic import AnthropicBackend
+from facetlab.backends.base import SamplingParams
 from facetlab.backends.openai import OpenAIBackend
-from facetlab.runner import arun, run
+from facetlab.runner import RunOptions, arun, run
+
+BATCH = RunOptions(batch=True, batch_poll_s=0.01)
 
 REPLY = "F1: 5, F2: 60, F3: 35\nno"
 
@@ -150,7 +153,7 @@ def test_anthropic_batch_records_results_at_half_price(tmp_path: Path) -> None:
     fake = FakeAnthropicBatches(polls=2, fail_ids=1)
     model = "anthropic/claude-sonnet-4-6"
     result = run(make_instances(), "p1,p2,p3,c2", model, out=tmp_path, backends={model: _anthropic(fake)},
-                 suite=StubSuite(), batch=True, batch_poll_s=0.01, progress="none", console=io.StringIO())  # fmt: skip
+                 suite=StubSuite(), options=BATCH, progress="none", console=io.StringIO())  # fmt: skip
     assert fake.creates == 1 and fake.retrieves >= 2
     recs = _records(tmp_path)
     assert len(recs) == 12 and result.stats.ok == 11 and result.stats.failed == 1
@@ -171,7 +174,7 @@ def test_anthropic_batch_records_results_at_half_price(tmp_path: Path) -> None:
 def test_interrupted_batch_is_collected_not_resubmitted(tmp_path: Path) -> None:
     fake = FakeAnthropicBatches(polls=10**9, fail_ids=0)  # never ends during the first run
     model = "anthropic/claude-sonnet-4-6"
-    kwargs: dict[str, Any] = dict(suite=StubSuite(), batch=True, batch_poll_s=0.01,
+    kwargs: dict[str, Any] = dict(suite=StubSuite(), options=BATCH,
                                   progress="none", console=io.StringIO())  # fmt: skip
 
     async def first() -> None:
@@ -200,7 +203,7 @@ def test_openai_batch(tmp_path: Path) -> None:
     model = "openai/gpt-5.4"
     backend = OpenAIBackend("gpt-5.4", client=client)
     result = run(make_instances(), "p2,p3,c2", model, out=tmp_path, backends={model: backend},
-                 suite=StubSuite(), batch=True, batch_poll_s=0.01, temperature=0.0,
+                 suite=StubSuite(), options=BATCH, sampling=SamplingParams(temperature=0.0),
                  progress="none", console=io.StringIO())  # fmt: skip
     assert fake.creates == 1 and result.stats.ok == 8
     sent = next(iter(fake.files.values()))
@@ -209,7 +212,7 @@ def test_openai_batch(tmp_path: Path) -> None:
     assert all(r["cost_usd"] == pytest.approx((1000 * 2.5 + 100 * 15) / 1e6 * 0.5) for r in recs)
     # a second run pays nothing and submits nothing
     again = run(make_instances(), "p2,p3,c2", model, out=tmp_path, backends={model: backend},
-                suite=StubSuite(), batch=True, batch_poll_s=0.01, temperature=0.0,
+                suite=StubSuite(), options=BATCH, sampling=SamplingParams(temperature=0.0),
                 progress="none", console=io.StringIO())  # fmt: skip
     assert fake.creates == 1 and again.stats.already_done == 8
 
@@ -222,5 +225,5 @@ def test_batch_on_unsupported_provider_is_a_config_error(tmp_path: Path) -> None
     backend = ScriptedBackend(provider="bedrock", model="deepseek.v3.2")
     with pytest.raises(ConfigError, match="no batch API"):
         run(make_instances(), "p2", "bedrock/deepseek.v3.2", out=tmp_path,
-            backends={"bedrock/deepseek.v3.2": backend}, suite=StubSuite(), batch=True,
+            backends={"bedrock/deepseek.v3.2": backend}, suite=StubSuite(), options=RunOptions(batch=True),
             progress="none", console=io.StringIO())  # fmt: skip

@@ -18,7 +18,7 @@ from fakes import FakeLLMServer, Fault
 from test_runner_helpers import StubSuite, make_instances
 
 from facetlab.backends import get_backend
-from facetlab.runner import RetryPolicy, run
+from facetlab.runner import RetryPolicy, RunOptions, run
 
 MODEL = "openai/fake-model"
 RETRY = RetryPolicy(max_attempts=5, base_delay_s=0.01, max_delay_s=0.05)
@@ -119,6 +119,8 @@ def test_rate_limit_window_honours_retry_after(tmp_path: Path) -> None:
 
 def test_hung_call_times_out_and_is_retried(tmp_path: Path) -> None:
     with FakeLLMServer(script=[Fault.HANG], hang_s=3) as server:
-        result = _sweep(server, tmp_path, concurrency=2, repeats=1, timeout_s=0.3)
+        result = _sweep(
+            server, tmp_path, concurrency=2, repeats=1, options=RunOptions(timeout_s=0.3)
+        )
         recs = _check_invariants(server, result, tmp_path)
     assert all(r["status"] == "ok" for r in recs) and result.stats.retries == 1

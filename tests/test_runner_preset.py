@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from facetlab.cli import app
 from facetlab.errors import ConfigError
 from facetlab.models import canonical_model
-from facetlab.runner import run
+from facetlab.runner import RunOptions, run
 from facetlab.runner.api import PROVIDER_KEY_ENV
 from facetlab.runner.lock import sweep_lock
 from facetlab.runner.presets import C2_ANCHORS, FACET_V3, P3_REPEATS, get_preset, model_string
@@ -100,19 +100,22 @@ def test_budget_with_unpriced_model_refuses(tmp_path: Path) -> None:
     model = "openai/local-llm"
     with pytest.raises(BudgetExceededError, match="no price for openai/local-llm"):
         run(make_instances(), "p2", model, out=tmp_path, backends={model: ScriptedBackend()},
-            suite=StubSuite(), budget_usd=1.0, progress="none", console=io.StringIO())  # fmt: skip
+            suite=StubSuite(), options=RunOptions(budget_usd=1.0), progress="none", console=io.StringIO())  # fmt: skip
 
 
 def test_second_runner_on_the_same_sweep_dir_is_refused(tmp_path: Path) -> None:
-    with sweep_lock(tmp_path), pytest.raises(ConfigError, match="another facetlab run"):
-        (tmp_path / ".lock").write_text("1")  # pid 1 is alive
-        with sweep_lock(tmp_path):
-            pass
-    # a lock left by a dead process is taken over
-    (tmp_path / ".lock").write_text("999999999")
+    with (
+        sweep_lock(tmp_path),
+        pytest.raises(ConfigError, match="another facetlab run"),
+        sweep_lock(tmp_path),
+    ):
+        pass
+    # a lock file left by a killed run (any content) does not block: the OS lock is gone
+    (tmp_path / ".lock").write_text("1")
+    (tmp_path / ".lock.owner").write_text("1")
     with sweep_lock(tmp_path):
-        assert (tmp_path / ".lock").read_text() == str(os.getpid())
-    assert not (tmp_path / ".lock").exists()
+        assert (tmp_path / ".lock.owner").read_text() == str(os.getpid())
+    assert not (tmp_path / ".lock.owner").exists()
 
 
 def test_cli_run_defaults_to_the_simulated_reasoner(
@@ -160,7 +163,14 @@ def test_bad_input_fails_before_anything_is_written(tmp_path: Path) -> None:
     run(make_instances(), "p2", model, out=tmp_path, console=io.StringIO(), **common)
     before = sorted(p.name for p in (tmp_path / "records").iterdir())
     with pytest.raises(ConfigError, match="unknown parser 'loose'"):
-        run(make_instances(), "p2", model, out=tmp_path, parser="loose", **common)
+        run(
+            make_instances(),
+            "p2",
+            model,
+            out=tmp_path,
+            options=RunOptions(parser="loose"),
+            **common,
+        )
     with pytest.raises(ConfigError, match="unknown provider 'nosuch'"):
         run(make_instances(), "p2", "nosuch/m", out=tmp_path, suite=StubSuite(), progress="none")
     assert sorted(p.name for p in (tmp_path / "records").iterdir()) == before

@@ -18,7 +18,7 @@ import pytest
 
 from facetlab.models import canonical_model
 from facetlab.probes.parsing import find_yes_no
-from facetlab.runner import run
+from facetlab.runner import RunOptions, run
 
 pytestmark = [pytest.mark.data, pytest.mark.slow]
 
@@ -72,7 +72,7 @@ def test_replayed_paper_sweep_reproduces_every_raw_file(
         models,
         out=tmp_path / "replay",
         repeats=repeats,
-        parser="facet-v3",
+        options=RunOptions(parser="facet-v3"),
         concurrency=32,
         progress="none",
         console=io.StringIO(),

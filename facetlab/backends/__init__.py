@@ -25,6 +25,7 @@ from facetlab.backends.base import (
     ModelRequest,
     ModelResponse,
     SamplingParams,
+    TrialContext,
     Usage,
     generate,
 )
@@ -155,6 +156,7 @@ __all__ = [
     "ModelResponse",
     "ModelSpec",
     "SamplingParams",
+    "TrialContext",
     "Usage",
     "available_providers",
     "generate",

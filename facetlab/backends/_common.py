@@ -10,6 +10,7 @@ either into facetlab's :class:`~facetlab.errors.TransientBackendError` /
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import email.utils
 import json
@@ -17,6 +18,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -50,8 +52,8 @@ def resolve_api_key(
         return value
     if required:
         raise ConfigError(
-            f"{provider}: no API key: set the {env_var} environment variable "
-            f"or pass api_key=... to get_backend()"
+            f"{provider}: no API key: run `export {env_var}=<your key>` in the shell "
+            f"that runs facetlab (or give api_key=... to get_backend() in Python)"
         )
     return None
 
@@ -93,7 +95,7 @@ def parse_retry_after(
     if millis is not None:
         try:
             value = float(millis) / 1000.0
-            if value >= 0:
+            if value >= 0:  # NaN compares false: ignored
                 return value
         except ValueError:
             pass
@@ -136,14 +138,47 @@ def provider_message(body: object, fallback: str) -> str:
     return fallback
 
 
+@dataclass(frozen=True)
+class SDKErrors:
+    """The exception classes of one official SDK (``anthropic`` or ``openai``), by role.
+
+    Both SDKs define the same classes; mapping by ``isinstance`` on the SDK's own
+    classes covers their subclasses (e.g. anthropic's ``DeadlineExceededError``).
+    """
+
+    status: type[BaseException]
+    timeout: type[BaseException]
+    connection: type[BaseException]
+    validation: type[BaseException]
+    base: type[BaseException]
+
+    @property
+    def all(self) -> tuple[type[BaseException], ...]:
+        return (self.base, self.status, self.timeout, self.connection, self.validation)
+
+
+def sdk_error_types(module: Any) -> SDKErrors:
+    """The exception classes of an SDK module that :func:`map_sdk_error` understands."""
+    return SDKErrors(
+        status=module.APIStatusError,
+        timeout=module.APITimeoutError,
+        connection=module.APIConnectionError,
+        validation=module.APIResponseValidationError,
+        base=module.APIError,
+    )
+
+
 def map_sdk_error(
     exc: BaseException,
     *,
+    errors: SDKErrors,
     provider: str,
     secrets: Iterable[str | None] = (),
     request_id_header: str = "x-request-id",
 ) -> BackendError:
     """Map an ``anthropic``/``openai`` SDK exception to a facetlab backend error.
+
+    The provider decides here what is worth retrying:
 
     - ``APIStatusError``: 408/409/425/429/5xx → transient with ``retry_after`` from
       the headers; other 4xx → permanent with the provider's message.
@@ -155,13 +190,10 @@ def map_sdk_error(
     """
     secrets = tuple(secrets)
     status = getattr(exc, "status_code", None)
-    response = getattr(exc, "response", None)
     name = type(exc).__name__
-    # match by class name along the MRO: both SDKs use the same names, and subclasses
-    # (e.g. anthropic's DeadlineExceededError) are covered
-    kinds = {cls.__name__ for cls in type(exc).__mro__}
-    if "APIStatusError" in kinds and isinstance(status, int) and response is not None:
-        headers = dict(response.headers.items()) if hasattr(response, "headers") else {}
+    if isinstance(exc, errors.status) and isinstance(status, int):
+        response = getattr(exc, "response", None)
+        headers = dict(response.headers.items()) if response is not None else {}
         body = getattr(exc, "body", None)
         message = provider_message(body, str(getattr(exc, "message", "") or exc))
         request_id = headers.get(request_id_header) or headers.get("request-id")
@@ -172,15 +204,15 @@ def map_sdk_error(
                 text, provider=provider, status=status, retry_after=parse_retry_after(headers)
             )
         return PermanentBackendError(text, provider=provider, status=status)
-    if "APIResponseValidationError" in kinds or isinstance(exc, json.JSONDecodeError):
+    if isinstance(exc, (errors.validation, json.JSONDecodeError, UnicodeDecodeError)):
         return TransientBackendError(
             redact(f"{provider}: unparseable response body ({name}: {exc})", secrets),
             provider=provider,
             status=status if isinstance(status, int) else None,
         )
-    if "APITimeoutError" in kinds:
+    if isinstance(exc, errors.timeout):  # a subclass of the connection error: first
         return TransientBackendError(f"{provider}: request timed out", provider=provider)
-    if "APIConnectionError" in kinds:
+    if isinstance(exc, errors.connection):
         cause = exc.__cause__ or exc.__context__
         detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
         return TransientBackendError(
@@ -191,12 +223,6 @@ def map_sdk_error(
         redact(f"{provider}: unexpected client error ({name}: {exc})", secrets),
         provider=provider,
     )
-
-
-def sdk_error_types(module: Any) -> tuple[type[BaseException], ...]:
-    """The exception classes of an SDK module that :func:`map_sdk_error` understands."""
-    names = ("APIError", "APIConnectionError", "APIResponseValidationError", "APIStatusError")
-    return tuple(getattr(module, n) for n in names if hasattr(module, n))
 
 
 def option_float(options: Mapping[str, Any], key: str, default: float | None) -> float | None:
@@ -258,6 +284,23 @@ class LoopBoundClient(Generic[T]):
         return self._client
 
 
+class MalformedReplyError(ValueError):
+    """A 200 reply that is not a valid provider response (an HTML page, ``{}``, bytes)."""
+
+
+def require_fields(obj: Any, names: Iterable[str], *, kind: str) -> None:
+    """A :class:`MalformedReplyError` unless ``obj`` has every field in ``names`` (not None).
+
+    A proxy's HTML error page arrives as a string; ``{}`` parses but says nothing.
+    """
+    if isinstance(obj, (str, bytes)):
+        shown = obj[:60] if isinstance(obj, str) else repr(obj[:30])
+        raise MalformedReplyError(f"not a {kind} (a text body: {shown!r})")
+    missing = [name for name in names if get_field(obj, name, None) is None]
+    if missing:
+        raise MalformedReplyError(f"not a {kind} (missing {', '.join(missing)})")
+
+
 def get_field(obj: Any, name: str, default: Any = None) -> Any:
     """Attribute or key access, so SDK objects and their JSON dicts (batch results) both work."""
     if isinstance(obj, Mapping):
@@ -284,7 +327,7 @@ class SDKBackend(Generic[ClientT]):
     provider: str
     model: str
     base_url: str | None
-    sdk_errors: tuple[type[BaseException], ...] = ()
+    sdk_errors: SDKErrors
     """The SDK's exception classes (see :func:`sdk_error_types`)."""
     request_id_header: str = "x-request-id"
 
@@ -332,6 +375,7 @@ class SDKBackend(Generic[ClientT]):
         """The facetlab error for an SDK exception (also used by batch collection)."""
         return map_sdk_error(
             exc,
+            errors=self.sdk_errors,
             provider=self.provider,
             secrets=(self._secret,),
             request_id_header=self.request_id_header,
@@ -340,13 +384,27 @@ class SDKBackend(Generic[ClientT]):
     async def agenerate(self, request: ModelRequest) -> ModelResponse:
         body = self.request_body(request)
         started = time.perf_counter()
-        # JSONDecodeError: a 200 whose body is not JSON (a broken proxy)
-        mapped: tuple[type[BaseException], ...] = (*self.sdk_errors, json.JSONDecodeError)
+        # JSONDecodeError / UnicodeDecodeError: a 200 whose body is not JSON (a broken proxy)
+        mapped: tuple[type[BaseException], ...] = (
+            *self.sdk_errors.all,
+            json.JSONDecodeError,
+            UnicodeDecodeError,
+        )
         try:
             message = await self._send(body)
         except mapped as exc:
             raise self.map_error(exc) from None
-        return self.response_from_message(message, latency_s=time.perf_counter() - started)
+        try:
+            response = self.response_from_message(message, latency_s=time.perf_counter() - started)
+        except MalformedReplyError as exc:
+            # transient: retried, then recorded as failed; never ok, never cached
+            raise TransientBackendError(
+                f"{self.provider}: unparseable response body ({exc})", provider=self.provider
+            ) from None
+        if self._secret and self._secret in response.text:
+            # a reply echoing the request's key must not carry it into records
+            response = dataclasses.replace(response, text=redact(response.text, (self._secret,)))
+        return response
 
     async def aclose(self) -> None:
         await self._clients.current().close()

@@ -26,6 +26,7 @@ import anthropic
 from facetlab.backends._common import (
     SDKBackend,
     get_field,
+    require_fields,
     resolve_api_key,
     sdk_client_options,
     sdk_error_types,
@@ -42,8 +43,10 @@ def response_from_message(
     """Convert an Anthropic ``Message`` (SDK object or its JSON dict) to a :class:`ModelResponse`.
 
     Text is the concatenation of the ``text`` blocks (thinking and tool blocks are
-    skipped); ``refusal`` is true when ``stop_reason == "refusal"``.
+    skipped); ``refusal`` is true when ``stop_reason == "refusal"``. A reply without
+    ``content`` is a :class:`~facetlab.backends._common.MalformedReplyError`.
     """
+    require_fields(message, ("content",), kind="Messages API reply")
     blocks = get_field(message, "content", None) or []
     text = "".join(
         str(get_field(block, "text", "")) for block in blocks if get_field(block, "type") == "text"

@@ -14,6 +14,7 @@ model id with a slash) keeps its slash.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode
@@ -56,6 +57,21 @@ _SECRET_OPTIONS = frozenset(
 )
 
 
+TRANSPORT_OPTIONS = frozenset({"timeout"})
+"""Options that change how a call travels, not what is asked: not part of a trial's identity."""
+
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/?#@\s]*@")
+
+
+def redact_userinfo(text: str) -> str:
+    """``text`` with the ``user:password@`` part of every URL in it replaced by ``***@``.
+
+    >>> redact_userinfo("openai/m?base_url=http://admin:pw@host/v1")
+    'openai/m?base_url=http://***@host/v1'
+    """
+    return _USERINFO.sub(r"\1***@", text)
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """A parsed model string."""
@@ -67,6 +83,11 @@ class ModelSpec:
     def __str__(self) -> str:
         query = f"?{urlencode(dict(self.options))}" if self.options else ""
         return f"{self.provider}/{self.model}{query}"
+
+    def without_transport(self) -> ModelSpec:
+        """The same model without transport options (``timeout``): a trial's identity."""
+        kept = {k: v for k, v in self.options.items() if k not in TRANSPORT_OPTIONS}
+        return ModelSpec(self.provider, self.model, kept)
 
 
 def _hint(text: str) -> str:
@@ -92,6 +113,13 @@ def parse_model_string(model: str, providers: Iterable[str] | None = None) -> Mo
             f"empty model string; expected 'provider/model' with provider one of: {listing}"
         )
     text = model.strip()
+    if _USERINFO.search(text):
+        # a model string is written into every record: a password in it would be too
+        raise ConfigError(
+            f"model string {redact_userinfo(text)!r}: a URL with a user name or password; "
+            "credentials may not go into a model string (it is recorded in every trial "
+            "record): set the provider's key variable (e.g. OPENAI_API_KEY) instead"
+        )
     base, sep, query = text.partition("?")
     provider, slash, model_id = base.partition("/")
     if not slash:

@@ -25,6 +25,7 @@ import openai
 from facetlab.backends._common import (
     SDKBackend,
     get_field,
+    require_fields,
     resolve_api_key,
     sdk_client_options,
     sdk_error_types,
@@ -44,9 +45,11 @@ def response_from_completion(
     """Convert a ``ChatCompletion`` (SDK object or its JSON dict) to a :class:`ModelResponse`.
 
     ``refusal`` is true when the message carries a ``refusal`` or the choice
-    finished with ``content_filter``. A completion without choices gives empty text
-    and ``stop_reason="no_choices"`` (recorded, not dropped).
+    finished with ``content_filter``. A completion with an empty ``choices`` list gives
+    empty text and ``stop_reason="no_choices"`` (recorded, not dropped); one without a
+    ``choices`` field is a :class:`~facetlab.backends._common.MalformedReplyError`.
     """
+    require_fields(completion, ("choices",), kind="chat completion")
     choices = get_field(completion, "choices", None) or []
     usage = get_field(completion, "usage", None)
     rid = (

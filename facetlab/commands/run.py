@@ -8,13 +8,14 @@ from typing import Annotated
 
 import typer
 
-from facetlab.errors import FacetlabError
+from facetlab.errors import FacetlabError, SweepInterrupted
+from facetlab.probes.templates import TEMPLATES
 
 
 def run_command(
     ctx: typer.Context,
     out: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--out", "-o", help="Sweep directory, e.g. results/<sweep>/ (optional with --dry-run)."
         ),
@@ -45,10 +46,16 @@ def run_command(
     base_url: Annotated[
         str | None, typer.Option("--base-url", help="OpenAI-compatible server (vLLM, Ollama, ...).")
     ] = None,
-    repeats: Annotated[int, typer.Option("--repeats", "-k", min=0, help="Trials per cell.")] = 1,
+    repeats: Annotated[int, typer.Option("--repeats", "-k", help="Trials per cell (>= 1).")] = 1,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-c", min=1, help="Concurrent requests per provider.")
-    ] = 8,
+        int | None,
+        typer.Option(
+            "--concurrency",
+            "-c",
+            min=1,
+            help="Concurrent requests per provider (default: sized from the rate and latency).",
+        ),
+    ] = None,
     rpm: Annotated[
         float | None, typer.Option("--rpm", help="Requests per minute per provider.")
     ] = None,
@@ -60,7 +67,7 @@ def run_command(
         typer.Option(
             "--template",
             metavar="<facet-v3|facetlab-v1>",
-            help="Prompt template: facet-v3 (the paper's, byte-exact) or facetlab-v1 (improved).",
+            help=f"Prompt template: {' or '.join(TEMPLATES)}.",
         ),
     ] = "facet-v3",
     temperature: Annotated[
@@ -98,6 +105,24 @@ def run_command(
     parser: Annotated[
         str, typer.Option("--parser", help="Reply parser: strict or facet-v3.")
     ] = "strict",
+    timeout: Annotated[
+        float,
+        typer.Option("--timeout", help="Seconds one call may take before it is retried."),
+    ] = 600.0,
+    max_retry_after: Annotated[
+        float,
+        typer.Option(
+            "--max-retry-after",
+            help="Longest retry-after (s) to honour; a provider asking more fails the trial.",
+        ),
+    ] = 120.0,
+    new_design: Annotated[
+        bool,
+        typer.Option(
+            "--new-design",
+            help="Allow another model/params/template in an --out that holds a sweep.",
+        ),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")] = False,
 ) -> None:
     """Run probes on instances against a model; every trial is recorded in <out>/records/.
@@ -105,7 +130,8 @@ def run_command(
     Re-running the same command resumes (finished trials are skipped); answers are
     cached so no request is paid for twice.
     """
-    from facetlab.runner import run
+    from facetlab.backends.base import SamplingParams
+    from facetlab.runner import Limits, RetryPolicy, RunOptions, run
 
     try:
         result = run(
@@ -115,28 +141,32 @@ def run_command(
             out=out,
             base_url=base_url,
             repeats=repeats,
-            concurrency=concurrency,
-            requests_per_minute=rpm,
-            tokens_per_minute=tpm,
             template=template,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            system=system,
             seed=seed,
-            dry_run=dry_run,
-            budget_usd=budget_usd,
-            retry_errors=retry_errors,
-            batch=batch,
             preset=preset,
-            cache_dir=cache_dir,
-            parser=parser,
+            dry_run=dry_run,
+            sampling=SamplingParams(temperature=temperature, max_tokens=max_tokens, system=system),
+            limits=Limits(concurrency=concurrency, requests_per_minute=rpm, tokens_per_minute=tpm),
+            retry=RetryPolicy(max_retry_after_s=max_retry_after),
+            options=RunOptions(
+                budget_usd=budget_usd,
+                retry_errors=retry_errors,
+                cache_dir=cache_dir,
+                parser=parser,
+                timeout_s=timeout,
+                batch=batch,
+                new_design=new_design,
+            ),
             progress="none" if quiet else "auto",
             console=sys.stdout,
             command=_command_line(ctx),
         )
+    except SweepInterrupted as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(code=130) from None
     except FacetlabError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
+        raise typer.Exit(code=2) from None
     if result.stats.failed:
         typer.echo(
             f"{result.stats.failed} trial(s) failed; see their records, re-run with --retry-errors",

@@ -31,11 +31,12 @@ from inspect_ai.model import ChatMessageUser
 
 import facetlab
 from facetlab.errors import ConfigError, RecordError
+from facetlab.files import atomic_write_text
 from facetlab.interop.variants import TASK_PROBES, SampleMeta, parse_stand_in
 from facetlab.models import canonical_model
 from facetlab.probes import PARSERS, WEIGHTED_PROBES, parse_reply
 from facetlab.probes.base import ParseResult
-from facetlab.records.own import atomic_write_text, write_record
+from facetlab.records.own import write_record
 from facetlab.records.schema import TrialRecord, Usage, prompt_sha256
 from facetlab.runner.pricing import cost_usd, split_model
 

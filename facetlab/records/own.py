@@ -21,13 +21,13 @@ a concurrent reader therefore never sees half a record.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from facetlab.errors import RecordError
+from facetlab.files import atomic_write_text
 from facetlab.instances import json_type
 from facetlab.jsonio import read_json_file
 from facetlab.records.schema import RECORD_FORMAT, TrialRecord
@@ -35,32 +35,6 @@ from facetlab.records.schema import RECORD_FORMAT, TrialRecord
 __all__ = ["is_record_object", "iter_record_files", "read_record", "read_records", "write_record"]
 
 _FORMAT_PREFIX = RECORD_FORMAT.rsplit("/", 1)[0] + "/"
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see either the old file or the whole new one.
-
-    A temp file in the same folder, fsync, then ``os.replace``: a process killed
-    mid-write leaves no half-written file. Records, cache entries, ``sweep.json``
-    and batch state are all written this way.
-
-    >>> import tempfile
-    >>> target = Path(tempfile.mkdtemp()) / "note.txt"
-    >>> atomic_write_text(target, "hello")
-    >>> target.read_text()
-    'hello'
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
 
 
 def write_record(record: TrialRecord, directory: Path | str) -> Path:

@@ -2,27 +2,26 @@
 
 >>> from facetlab.runner import run
 >>> result = run(instances="instances/", probes="p2,p3,c2",          # doctest: +SKIP
-...              model="openai/gpt-5.4", out="results/gpt", repeats=3, budget_usd=5)
+...              model="openai/gpt-5.4", out="results/gpt", repeats=3,
+...              options=RunOptions(budget_usd=5))
 
 Modules: :mod:`~facetlab.runner.plan` (sweep -> trials), :mod:`~facetlab.runner.limits`
 (per-provider limits), :mod:`~facetlab.runner.retry` (backoff), :mod:`~facetlab.runner.cache`
 (content-addressed responses), :mod:`~facetlab.runner.execute` (run + record),
 :mod:`~facetlab.runner.batch` (provider batch APIs), :mod:`~facetlab.runner.pricing`,
-:mod:`~facetlab.runner.presets`, :mod:`~facetlab.runner.progress`.
+:mod:`~facetlab.runner.presets`, :mod:`~facetlab.runner.progress`,
+:mod:`~facetlab.runner.options` (how a run runs), :mod:`~facetlab.runner.preflight`
+(checks before paying), :mod:`~facetlab.runner.modelcheck` (model strings),
+:mod:`~facetlab.runner.interrupt`, :mod:`~facetlab.runner.lock`,
+:mod:`~facetlab.runner.estimate` (cost before running), :mod:`~facetlab.runner.sweepfile`
+(``sweep.json``).
 """
 
-from facetlab.runner.api import (
-    DEFAULT_MODEL,
-    Estimate,
-    SweepResult,
-    arun,
-    default_model,
-    describe_plan,
-    estimate,
-    run,
-)
+from facetlab.runner.api import DEFAULT_MODEL, SweepResult, arun, default_model, run
+from facetlab.runner.estimate import Estimate, describe_plan, estimate
 from facetlab.runner.execute import ExecOptions, Executor
 from facetlab.runner.limits import Limits, ProviderLimiter
+from facetlab.runner.options import RunOptions
 from facetlab.runner.plan import Cell, Plan, ProbeSuite, Trial, plan_sweep
 from facetlab.runner.progress import RunStats
 from facetlab.runner.retry import RetryPolicy
@@ -38,6 +37,7 @@ __all__ = [
     "ProbeSuite",
     "ProviderLimiter",
     "RetryPolicy",
+    "RunOptions",
     "RunStats",
     "SweepResult",
     "Trial",

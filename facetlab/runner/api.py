@@ -11,59 +11,50 @@ also works there (it runs the sweep on a worker thread with its own loop).
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import dataclasses
 import functools
-import json
 import os
-import re
 import sys
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TextIO, TypeVar
 
-import facetlab
 from facetlab.backends._common import redact_url
 from facetlab.backends.base import Backend, SamplingParams
-from facetlab.errors import BudgetExceededError, ConfigError
-from facetlab.records.own import atomic_write_text, read_records
+from facetlab.errors import ConfigError, StorageError, SweepInterrupted
+from facetlab.records.own import read_records
 from facetlab.records.schema import TrialRecord
-from facetlab.runner.cache import ResponseCache
+from facetlab.runner import modelcheck, preflight
+from facetlab.runner.batch import run_batches
+from facetlab.runner.estimate import (
+    Estimate,
+    describe_plan,
+    estimate,
+    expected_input_tokens,
+    expected_output_tokens,
+    refuse_over_budget,
+)
 from facetlab.runner.execute import (
     ExecOptions,
     Executor,
-    existing_status,
-    keeps_record,
-    now_iso,
     records_dir,
 )
+from facetlab.runner.interrupt import Interrupter
 from facetlab.runner.limits import Limits
 from facetlab.runner.lock import sweep_lock
-from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, Trial, plan_sweep
-from facetlab.runner.pricing import cost_usd, estimate_tokens
+from facetlab.runner.options import RunOptions
+from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, plan_sweep
 from facetlab.runner.progress import Mode, Progress, ProgressDisplay, RunStats
 from facetlab.runner.retry import RetryPolicy
+from facetlab.runner.sweepfile import read_sweep_json, write_sweep_json
+from facetlab.syncbridge import run_sync
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
 DEFAULT_MODEL = "simulated/wadd"
-SWEEP_FORMAT = "facetlab.sweep/1"
-
-# Rough reply lengths per probe, for estimates only (a weight line plus yes/no is ~30
-# tokens; models that reason first write several hundred). Capped at max_tokens.
-EXPECTED_OUTPUT_TOKENS: dict[str, int] = {
-    "p1": 150,
-    "p2": 150,
-    "p3": 150,
-    "c2": 150,
-    "anchor": 150,
-    "c0": 400,
-    "c3": 300,
-}
 
 PROVIDER_KEY_ENV: tuple[str, ...] = (
     "ANTHROPIC_API_KEY",
@@ -74,28 +65,6 @@ PROVIDER_KEY_ENV: tuple[str, ...] = (
     "AWS_ACCESS_KEY_ID",
 )
 """Variables that mean "a provider is configured": then ``run`` needs an explicit model."""
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """What a sweep would cost before it runs."""
-
-    trials: int
-    pending: int
-    """Trials without a record to keep."""
-    cached: int
-    """Pending trials whose answer is already in the cache (free)."""
-    to_call: int
-    input_tokens: int
-    output_tokens: int
-    """Expected output tokens (rough per-probe reply lengths)."""
-    max_output_tokens: int
-    """Worst case: every reply runs to max_tokens."""
-    cost_usd: float | None
-    """Expected USD of the calls still to make; None when a model has no price."""
-    max_cost_usd: float | None
-    unpriced_models: tuple[str, ...]
-    per_model: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -128,19 +97,6 @@ def default_model() -> str:
     return DEFAULT_MODEL
 
 
-_SECRETISH = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|AKIA[0-9A-Z]{12,}|[A-Za-z0-9_\-]{40,})")
-
-
-def redact_argv(argv: Sequence[str]) -> list[str]:
-    """The command line with URLs' credentials and key-like tokens removed."""
-    out: list[str] = []
-    for arg in argv:
-        if "://" in arg:
-            arg = redact_url(arg) or arg
-        out.append(_SECRETISH.sub("<redacted>", arg))
-    return out
-
-
 def resolve_instances(instances: Any) -> tuple[list[Any], Path | None]:
     """Instances and the folder their perturbation files live in.
 
@@ -168,195 +124,6 @@ def resolve_instances(instances: Any) -> tuple[list[Any], Path | None]:
     return list(loaded.values()), folder
 
 
-@dataclass
-class _ModelTokens:
-    """Running token totals of one model's calls (for :func:`estimate`)."""
-
-    calls: int = 0
-    input: int = 0
-    output: int = 0
-    """Expected output tokens."""
-    max_output: int = 0
-
-
-def expected_input_tokens(trial: Trial) -> int:
-    """The input an estimate assumes: the prompt plus the system prompt (chars/4)."""
-    system = trial.params.system
-    return estimate_tokens(trial.prompt) + (estimate_tokens(system) if system else 0)
-
-
-def expected_output_tokens(trial: Trial) -> int:
-    """The reply length an estimate assumes: the probe's typical length, capped at max_tokens."""
-    return min(trial.params.max_tokens, EXPECTED_OUTPUT_TOKENS.get(trial.probe, 300))
-
-
-def estimate(
-    trials: Sequence[Trial],
-    *,
-    out: Path | None,
-    cache_dir: Path | None = None,
-    retry_errors: bool = False,
-    batch: bool = False,
-) -> Estimate:
-    """Tokens and USD of the trials still to run (chars/4 tokens; price table).
-
-    ``out=None`` (a dry run without a sweep folder) counts every trial as pending.
-    """
-    have = existing_status(out) if out is not None else {}
-    cache_path = cache_dir or (out / "cache" if out is not None else None)
-    cache = ResponseCache(cache_path) if cache_path is not None else None
-    pending = [
-        t for t in trials if not keeps_record(have.get(t.trial_id), retry_errors=retry_errors)
-    ]
-    to_call = [t for t in pending if cache is None or t.key not in cache]
-    # Tokens per model; each model is priced once, on its totals.
-    tokens: dict[str, _ModelTokens] = {}
-    for t in to_call:
-        entry = tokens.setdefault(t.model, _ModelTokens())
-        entry.calls += 1
-        entry.input += expected_input_tokens(t)
-        entry.output += expected_output_tokens(t)
-        entry.max_output += t.params.max_tokens
-    per_model: dict[str, dict[str, float]] = {}
-    unpriced: list[str] = []
-    cost = max_cost = 0.0
-    for model, entry in tokens.items():
-        expected = cost_usd(model, entry.input, entry.output, batch=batch)
-        worst = cost_usd(model, entry.input, entry.max_output, batch=batch)
-        per_model[model] = {
-            "trials": entry.calls,
-            "input_tokens": entry.input,
-            "cost_usd": expected or 0.0,
-        }
-        if expected is None or worst is None:
-            unpriced.append(model)
-            continue
-        cost += expected
-        max_cost += worst
-    return Estimate(
-        trials=len(trials),
-        pending=len(pending),
-        cached=len(pending) - len(to_call),
-        to_call=len(to_call),
-        input_tokens=sum(e.input for e in tokens.values()),
-        output_tokens=sum(e.output for e in tokens.values()),
-        max_output_tokens=sum(e.max_output for e in tokens.values()),
-        cost_usd=None if unpriced else cost,
-        max_cost_usd=None if unpriced else max_cost,
-        unpriced_models=tuple(sorted(unpriced)),
-        per_model=per_model,
-    )
-
-
-def _fmt_usd(value: float | None) -> str:
-    return "unknown (no price)" if value is None else f"${value:,.4f}"
-
-
-def describe_plan(plan: Plan, est: Estimate, *, verbose_skips: bool = True) -> str:
-    """The text ``--dry-run`` prints (and a normal run prints before starting)."""
-    lines = [
-        f"trials: {est.trials} ({', '.join(f'{k.upper()} {v}' for k, v in plan.by_probe().items())})",
-        f"to run: {est.pending} (already recorded: {est.trials - est.pending}; "
-        f"answered from cache: {est.cached}; calls to make: {est.to_call})",
-        f"estimated tokens: {est.input_tokens:,} in + {est.output_tokens:,} out "
-        f"(worst case {est.max_output_tokens:,} out; chars/4 heuristic)",
-        f"estimated cost: {_fmt_usd(est.cost_usd)} (worst case {_fmt_usd(est.max_cost_usd)})",
-    ]
-    for model, entry in sorted(est.per_model.items()):
-        lines.append(
-            f"  {model}: {int(entry['trials'])} calls, ~{int(entry['input_tokens']):,} input tokens, "
-            f"{_fmt_usd(entry['cost_usd']) if model not in est.unpriced_models else 'no price'}"
-        )
-    if est.unpriced_models:
-        lines.append(
-            "no price for: " + ", ".join(est.unpriced_models) + " (set FACETLAB_PRICES to add one)"
-        )
-    if plan.skipped and verbose_skips:
-        by_probe: dict[str, list[str]] = {}
-        why: dict[str, str] = {}
-        for s in plan.skipped:
-            by_probe.setdefault(s.probe, []).append(s.instance_id)
-            # the reason's rule (before "; this one is ...") is the same for every instance
-            why.setdefault(s.probe, s.reason.split(";", 1)[0])
-        for probe, ids in by_probe.items():
-            lines.append(
-                f"skipped {probe.upper()} on {len(ids)} instance(s) ({why[probe]}): {', '.join(ids)}"
-            )
-    return "\n".join(lines)
-
-
-def write_sweep_json(
-    out: Path,
-    *,
-    plan: Plan,
-    models: Sequence[str],
-    probes: Sequence[str],
-    params: SamplingParams | Mapping[str, SamplingParams],
-    template: str,
-    seed: int,
-    base_url: str | None,
-    command: Sequence[str] | None,
-    extra: Mapping[str, Any],
-    stats: RunStats | None = None,
-) -> None:
-    """``<out>/sweep.json``: what the sweep is (no secrets), updated after each run."""
-    path = out / "sweep.json"
-    previous: dict[str, Any] = {}
-    if path.is_file():
-        try:
-            previous = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            previous = {}
-    doc: dict[str, Any] = {
-        "format": SWEEP_FORMAT,
-        "name": out.name,
-        "command": redact_argv(command) if command else previous.get("command"),
-        "models": list(models),
-        "probes": list(probes),
-        "instances": sorted(
-            {t.base_instance_id or t.instance_id for t in plan.trials if t.probe == "c2"}
-            | {t.instance_id for t in plan.trials if t.probe != "c2"}
-        ),
-        "params": params.to_dict()
-        if isinstance(params, SamplingParams)
-        else {m: p.to_dict() for m, p in params.items()},
-        "template": template,
-        "seed": seed,
-        "base_url": redact_url(base_url),
-        "n_trials": len(plan.trials),
-        "trials_per_probe": plan.by_probe(),
-        "facetlab_version": facetlab.__version__,
-        "python": sys.version.split()[0],
-        "created_at": previous.get("created_at", now_iso()),
-        "updated_at": now_iso(),
-        **extra,
-    }
-    runs = list(previous.get("runs", []))
-    if stats is not None:
-        runs.append(
-            {
-                "finished_at": now_iso(),
-                "ok": stats.ok,
-                "failed": stats.failed,
-                "cached": stats.cached,
-                "already_done": stats.already_done,
-                "not_started": stats.not_started,
-                "calls": stats.calls,
-                "retries": stats.retries,
-                "rate_limited": stats.rate_limited,
-                "spend_usd": round(stats.spend_usd, 6),
-                "calls_of_unknown_cost": stats.unpriced,
-                "input_tokens": stats.input_tokens,
-                "output_tokens": stats.output_tokens,
-                "stopped_by_budget": stats.stopped_by_budget,
-                "elapsed_s": round(stats.elapsed_s, 3),
-            }
-        )
-    doc["runs"] = runs
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
-
-
 def _print(console: TextIO | None, text: str) -> None:
     # None means the current sys.stderr (looked up now: notebooks and CLI runners swap it)
     print(text, file=console if console is not None else sys.stderr, flush=True)
@@ -370,46 +137,61 @@ async def arun(
     out: Path | str | None = None,
     base_url: str | None = None,
     repeats: int | RepeatsFor = 1,
-    concurrency: int = 8,
-    requests_per_minute: float | None = None,
-    tokens_per_minute: float | None = None,
-    limits: Mapping[str, Limits] | None = None,
     template: str = "facet-v3",
-    temperature: float | None = None,
-    max_tokens: int = 1024,
-    system: str | None = None,
     seed: int = 0,
-    dry_run: bool = False,
-    budget_usd: float | None = None,
-    retry_errors: bool = False,
-    batch: bool = False,
-    batch_poll_s: float = 30.0,
     preset: str | None = None,
-    cache_dir: Path | str | None = None,
-    parser: str = "strict",
+    dry_run: bool = False,
+    sampling: SamplingParams | None = None,
+    limits: Limits | Mapping[str, Limits] | None = None,
+    concurrency: int | None = None,
     retry: RetryPolicy | None = None,
-    timeout_s: float | None = 600.0,
+    options: RunOptions | None = None,
     progress: Mode = "auto",
     console: TextIO | None = None,
     command: Sequence[str] | None = None,
     backends: Mapping[str, Backend] | None = None,
     suite: ProbeSuite | None = None,
     backend_options: Mapping[str, Any] | None = None,
+    interrupter: Interrupter | None = None,
 ) -> SweepResult:
     """Plan, estimate and run a sweep; see :mod:`facetlab.runner`.
+
+    What to ask is given as arguments; how to ask it as objects: ``sampling``
+    (temperature, max tokens, system prompt; its seed is the sweep's, from ``seed``),
+    ``limits`` (one :class:`Limits` for every provider, or provider -> Limits;
+    ``concurrency`` is a shorthand for its concurrency), ``retry`` and ``options``
+    (:class:`~facetlab.runner.options.RunOptions`: budget, cache, timeouts, batch).
 
     ``backends`` (model string -> Backend) and ``suite`` replace the real
     provider backends and probes (tests, custom providers). ``preset="facet-v3"``
     fills instances, probes, models and per-cell repeats from the paper's design.
     ``out`` may be omitted only for a dry run (nothing is then counted as done).
+
+    Every setting, path and instance is checked before the first call. An
+    interrupt (Ctrl-C, SIGTERM, a Jupyter interrupt, or ``interrupter.request()``
+    from another thread) stops new calls, lets calls in flight finish for up to
+    ``options.interrupt_grace_s`` seconds, records them, prints the summary and raises
+    :class:`~facetlab.errors.SweepInterrupted`; a failed write (full disk) does the
+    same and raises :class:`~facetlab.errors.StorageError`. Re-running resumes.
     """
     from facetlab.probes import PARSERS
 
-    if out is None and not dry_run:
+    opts = options or RunOptions()
+    sampling = sampling or SamplingParams()
+    temperature, max_tokens = sampling.temperature, sampling.max_tokens
+    budget_usd, retry_errors, batch = opts.budget_usd, opts.retry_errors, opts.batch
+    parser = opts.parser
+    out_dir = preflight.check_out(out)
+    if out_dir is None and not dry_run:
         raise ConfigError("no sweep folder: give out= (--out DIR); only a dry run can do without")
     if parser not in PARSERS:
         raise ConfigError(f"unknown parser {parser!r}; expected one of {', '.join(PARSERS)}")
-    out_dir = Path(out) if out is not None else None
+    default_limits, provider_limits = _limits_of(limits, concurrency)
+    if max_tokens < 1:
+        raise ConfigError(f"--max-tokens is {max_tokens}; expected at least 1")
+    if isinstance(repeats, int) and repeats < 1:
+        raise ConfigError(f"--repeats is {repeats}; expected at least 1 (trials per cell)")
+    preflight.check_prices()
     preset_extra: dict[str, Any] = {}
     params_by_model: dict[str, SamplingParams] | None = None
     if preset is not None:
@@ -431,15 +213,15 @@ async def arun(
             console,
             f"no model given and no provider key configured: using the simulated reasoner {model}",
         )
-    models = [model] if isinstance(model, str) else list(model)
-    if not models:
+    given = [model] if isinstance(model, str) else list(model)
+    if not given:
         raise ConfigError("no model given")
-    _check_model_strings(models, backends)
-    if budget_usd is not None and budget_usd < 0:
-        raise ConfigError(f"--budget-usd must be >= 0, got {budget_usd}")
-    params = SamplingParams(
-        temperature=temperature, max_tokens=max_tokens, system=system, seed=seed if seed else None
-    )
+    identities = _model_identities(given, backends)  # model string -> its identity
+    models = list(dict.fromkeys(identities.values()))
+    # free to build: a misspelt reasoner or recorded model fails now, dry run included
+    ours = {i: o for o, i in identities.items() if backends is None or o not in backends}
+    offline = modelcheck.build_offline(ours)
+    params = dataclasses.replace(sampling, seed=seed if seed else None)
     sweep_params: SamplingParams | dict[str, SamplingParams] = params
     if params_by_model is not None:
         # the preset's per-model temperature unless one was given for the whole sweep
@@ -450,8 +232,12 @@ async def arun(
             for m, own in params_by_model.items()
         }
     insts, instances_dir = resolve_instances(instances)
+    preflight.check_instances(insts)
     if suite is None:
+        from facetlab.probes.templates import get_template
         from facetlab.runner.suite import FacetSuite
+
+        get_template(template)  # an unknown name lists the known ones
 
         suite = FacetSuite(instances_dir)
     plan = plan_sweep(
@@ -463,14 +249,24 @@ async def arun(
         template=template,
         params=sweep_params,
         seed=seed,
+        endpoints={m: _endpoint(m, base_url, backends) for m in models},
     )
+    cache_dir = opts.cache_dir
     if cache_dir is None and os.environ.get("FACETLAB_CACHE_DIR"):
         cache_dir = os.environ["FACETLAB_CACHE_DIR"]  # one cache shared by every sweep
     cache_path = Path(cache_dir).expanduser() if cache_dir else None
+    if cache_path is not None and cache_path.exists() and not cache_path.is_dir():
+        raise ConfigError(f"--cache-dir {cache_path} is a file; expected a folder")
+    design = preflight.design_of(models, _params_json(sweep_params), template)
+    if out_dir is not None and not opts.new_design:
+        preflight.check_design(read_sweep_json(out_dir), design, out_dir)
+    modelcheck.check_replay_coverage(plan.trials, offline)
     est = estimate(
         plan.trials, out=out_dir, cache_dir=cache_path, retry_errors=retry_errors, batch=batch
     )
     _print(console, describe_plan(plan, est))
+    for note in modelcheck.unknown_model_notes(list(ours), local=base_url is not None):
+        _print(console, note)
     if dry_run and budget_usd is not None:
         verdict = (
             "cannot be checked (no price)"
@@ -482,36 +278,34 @@ async def arun(
         return SweepResult(out_dir, plan, est, RunStats(total=len(plan.trials)), dry_run=True)
     assert out_dir is not None  # checked above: only dry runs go without a folder
     if budget_usd is not None:
-        _refuse_over_budget(est, budget_usd)
+        refuse_over_budget(est, budget_usd)
+    preflight.check_folders(out_dir, cache_path or out_dir / "cache")
     owned: list[Backend] = []  # backends built here are closed here
     if backends is None:
         from facetlab.backends import get_backend
 
+        extra = dict(backend_options or {})
         backends = {
-            m: get_backend(m, base_url=base_url, **dict(backend_options or {})) for m in models
+            identity: offline.get(identity) or get_backend(original, base_url=base_url, **extra)
+            for original, identity in identities.items()
         }
         owned = list(backends.values())
     missing = [m for m in models if m not in backends]
     if missing:
         raise ConfigError(f"no backend for model(s) {', '.join(missing)}")
-    default_limits = Limits(
-        concurrency=concurrency,
-        requests_per_minute=requests_per_minute,
-        tokens_per_minute=tokens_per_minute,
-    )
-    options = ExecOptions(
+    exec_options = ExecOptions(
         out=out_dir,
-        limits=dict(limits or {}),
+        limits=provider_limits,
         default_limits=default_limits,
         retry=retry or RetryPolicy(),
         cache_dir=cache_path,
         budget_usd=budget_usd,
         retry_errors=retry_errors,
         parser=parser,
-        timeout_s=timeout_s,
+        timeout_s=opts.timeout_s,
         sweep=out_dir.name,
-        batch=batch,
-        batch_poll_s=batch_poll_s,
+        interrupt_grace_s=opts.interrupt_grace_s,
+        secrets=known_secrets(),
     )
     sweep_extra = {
         **preset_extra,
@@ -533,51 +327,119 @@ async def arun(
         base_url=base_url,
         command=command,
         extra=sweep_extra,
+        design=design,
     )
-    record_sweep()
     prog = Progress()
     display = ProgressDisplay(prog, progress) if progress != "none" else None
     executor = Executor(
         backends,
         suite,
-        options,
+        exec_options,
         progress=prog,
         display=display,
         estimate_tokens=lambda t: expected_input_tokens(t) + expected_output_tokens(t),
     )
+    collector = functools.partial(run_batches, poll_s=opts.batch_poll_s) if batch else None
+    stop = interrupter or Interrupter()
     try:
         with sweep_lock(out_dir):
-            stats = await executor.run(plan.trials)
+            if not opts.new_design:  # again under the lock: another run may have started meanwhile
+                preflight.check_design(read_sweep_json(out_dir), design, out_dir)
+            _storing(record_sweep)
+            stop.attach(executor.interrupt)
+            try:
+                with stop.signals():
+                    stats = await executor.run(plan.trials, via=collector)
+            finally:
+                stop.detach()
+            with contextlib.suppress(OSError):  # a full disk is reported below, once
+                record_sweep(stats=stats)
     finally:
         for b in owned:
             with contextlib.suppress(Exception):  # closing must not hide the run's outcome
                 await b.aclose()
-    record_sweep(stats=stats)
     _print(console, summary_line(stats))
+    if stats.storage_error is not None:
+        raise StorageError(
+            f"{stats.storage_error}; the run stopped there. Every answer paid for is kept "
+            "(in the cache): free some space and re-run the same command to resume"
+        )
+    if stats.interrupted:
+        raise SweepInterrupted(
+            f"interrupted: {stats.ok + stats.failed} trial(s) recorded this run; "
+            "re-run the same command to resume"
+        )
     return SweepResult(out_dir, plan, est, stats)
 
 
-def _refuse_over_budget(est: Estimate, budget_usd: float) -> None:
-    """A BudgetExceededError when the estimate is over the budget or cannot be priced."""
-    if est.cost_usd is None:
-        raise BudgetExceededError(
-            f"--budget-usd {budget_usd}: no price for {', '.join(est.unpriced_models)}; "
-            "cannot check the budget (add a price with FACETLAB_PRICES)"
-        )
-    if est.cost_usd > budget_usd:
-        raise BudgetExceededError(
-            f"estimated cost {_fmt_usd(est.cost_usd)} exceeds --budget-usd ${budget_usd:,.4f}; "
-            "not starting (raise the budget or run fewer trials)"
-        )
+def known_secrets() -> tuple[str, ...]:
+    """The provider key values set in the environment (redacted from every stored reply)."""
+    names = (*PROVIDER_KEY_ENV, "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+    values = (os.environ.get(n, "").strip() for n in names if n != "AWS_PROFILE")
+    return tuple(v for v in values if len(v) >= 8)
 
 
-def _check_model_strings(models: Sequence[str], backends: Mapping[str, Backend] | None) -> None:
-    """Fail on a malformed model string before planning (backends given by the caller are trusted)."""
+def _storing(write: Callable[[], None]) -> None:
+    """Run a write of the sweep's own files; a failure is a StorageError line, not a traceback."""
+    try:
+        write()
+    except OSError as exc:
+        raise StorageError(f"cannot write the sweep folder: {exc.strerror or exc}") from None
+
+
+def _limits_of(
+    limits: Limits | Mapping[str, Limits] | None, concurrency: int | None
+) -> tuple[Limits, dict[str, Limits]]:
+    """(the default limits, per-provider limits); ``concurrency`` overrides the default's."""
+    if concurrency is not None and concurrency < 1:
+        raise ConfigError(f"--concurrency is {concurrency}; expected at least 1")
+    default = limits if isinstance(limits, Limits) else Limits()
+    per_provider = {} if limits is None or isinstance(limits, Limits) else dict(limits)
+    if concurrency is not None:
+        default = dataclasses.replace(default, concurrency=concurrency)
+    return default, per_provider
+
+
+def _model_identities(
+    models: Sequence[str], backends: Mapping[str, Backend] | None
+) -> dict[str, str]:
+    """Each model string -> its identity: parsed (a did-you-mean error if malformed) and
+    without transport options such as ``?timeout=``, which must not change a trial's key.
+
+    Strings the caller supplied a backend for are taken as they are.
+    """
     from facetlab.backends import available_providers, parse_model_string
 
+    out: dict[str, str] = {}
     for m in models:
-        if backends is None or m not in backends:
-            parse_model_string(m, available_providers())
+        if backends is not None and m in backends:
+            out[m] = m
+            continue
+        spec = parse_model_string(m, available_providers())
+        bare = spec.without_transport()
+        out[m] = m if bare == spec else str(bare)
+    return out
+
+
+def _endpoint(
+    model: str, base_url: str | None, backends: Mapping[str, Backend] | None
+) -> str | None:
+    """The server a model is asked on, without credentials (part of the trial key when set)."""
+    url: str | None
+    if backends is not None and model in backends:
+        url = getattr(backends[model], "base_url", None)
+    else:
+        from facetlab.backends import available_providers, parse_model_string
+
+        url = base_url or parse_model_string(model, available_providers()).options.get("base_url")
+    cleaned = redact_url(url) if isinstance(url, str) and url else None
+    return cleaned.rstrip("/") if cleaned else None
+
+
+def _params_json(params: SamplingParams | Mapping[str, SamplingParams]) -> dict[str, Any]:
+    if isinstance(params, SamplingParams):
+        return params.to_dict()
+    return {m: p.to_dict() for m, p in params.items()}
 
 
 def summary_line(stats: RunStats) -> str:
@@ -597,6 +459,15 @@ def summary_line(stats: RunStats) -> str:
     )
     if stats.unpriced:
         text += f" (+ {stats.unpriced} call(s) of unknown cost: no price or no usage)"
+    if stats.interrupted:
+        text += " — interrupted"
+        if stats.cancelled_in_flight:
+            text += (
+                f" ({stats.cancelled_in_flight} call(s) cancelled in flight: possibly billed, "
+                "not recorded)"
+            )
+    if stats.storage_error:
+        text += f" — stopped: {stats.storage_error}"
     if stats.stopped_by_budget:
         text += " — stopped: budget reached (re-run with a higher --budget-usd to continue)"
     bad = {k: v for k, v in stats.parse_status.items() if k != "ok"}
@@ -606,21 +477,19 @@ def summary_line(stats: RunStats) -> str:
 
 
 def _blocking(coro_fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
-    """A sync twin of ``coro_fn`` with the same signature.
+    """A sync twin of ``coro_fn`` with the same signature (see :mod:`facetlab.syncbridge`).
 
-    Without a running loop it uses ``asyncio.run``; inside one (Jupyter) it runs
-    the coroutine on a worker thread with its own loop, so there is no
-    "event loop is already running" error.
+    An interrupt while waiting (Jupyter's interrupt button) is passed to the sweep's
+    ``interrupter``, so the sweep stops cleanly within seconds instead of running on.
     """
 
     @functools.wraps(coro_fn)
     def call(*args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(coro_fn(*args, **kwargs))
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(lambda: asyncio.run(coro_fn(*args, **kwargs))).result()
+        stop = kwargs.get("interrupter")
+        if not isinstance(stop, Interrupter):
+            stop = Interrupter()
+            kwargs["interrupter"] = stop
+        return run_sync(lambda: coro_fn(*args, **kwargs), on_interrupt=stop.request)
 
     return call
 

@@ -19,16 +19,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from facetlab.backends._common import get_field
+from facetlab.backends._common import MalformedReplyError, get_field
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.errors import BackendError, ConfigError
-from facetlab.records.own import atomic_write_text
+from facetlab.files import atomic_write_text
+from facetlab.runner.execute import Executor
 from facetlab.runner.plan import Trial
-
-if TYPE_CHECKING:
-    from facetlab.runner.execute import Executor
+from facetlab.timestamps import now_iso
 
 BATCHES_FILE = "batches.json"
 BATCHES_FORMAT = "facetlab.batches/1"
@@ -43,6 +42,14 @@ class BatchResult:
     custom_id: str
     response: ModelResponse | None
     error: str | None = None
+
+
+def _succeeded(backend: Any, custom_id: str, message: Any) -> BatchResult:
+    """A succeeded request's result; a malformed reply becomes a failed one."""
+    try:
+        return BatchResult(custom_id, backend.response_from_message(message))
+    except MalformedReplyError as exc:
+        return BatchResult(custom_id, None, f"batch request returned a malformed reply: {exc}")
 
 
 class BatchAdapter(Protocol):
@@ -80,8 +87,7 @@ class AnthropicBatch:
             result = entry.result
             kind = str(get_field(result, "type"))
             if kind == "succeeded":
-                response = self.backend.response_from_message(get_field(result, "message"))
-                out.append(BatchResult(entry.custom_id, response))
+                out.append(_succeeded(self.backend, entry.custom_id, get_field(result, "message")))
             else:
                 err = get_field(get_field(result, "error"), "error")
                 message = get_field(err, "message") or kind
@@ -139,9 +145,7 @@ class OpenAIBatch:
                 response = entry.get("response") or {}
                 status = response.get("status_code")
                 if status == 200 and not entry.get("error"):
-                    out.append(
-                        BatchResult(cid, self.backend.response_from_message(response["body"]))
-                    )
+                    out.append(_succeeded(self.backend, cid, response["body"]))
                 else:
                     err = entry.get("error") or (response.get("body") or {}).get("error") or {}
                     message = err.get("message") if isinstance(err, dict) else str(err)
@@ -191,12 +195,28 @@ class BatchState:
         return {tid for b in self.open_batches() for tid in b["trials"].values()}
 
 
+async def _submit(
+    adapter: BatchAdapter, backend: Backend, items: Sequence[tuple[str, ModelRequest]]
+) -> str:
+    """Submit one batch; a failure is one BackendError line with the provider's message."""
+    try:
+        return await adapter.submit(items)
+    except BackendError:
+        raise
+    except Exception as exc:
+        mapper = getattr(backend, "map_error", None)
+        detail = str(mapper(exc)) if callable(mapper) else f"{type(exc).__name__}: {exc}"
+        raise BackendError(
+            f"--batch: submitting {len(items)} request(s) to {backend.provider} failed: "
+            f"{detail.splitlines()[0] if detail else type(exc).__name__}",
+            provider=backend.provider,
+        ) from None
+
+
 async def run_batches(
     executor: Executor, trials: Sequence[Trial], poll_s: float | None = None
 ) -> None:
     """Submit what is not yet submitted, then collect every open batch of this sweep."""
-    from facetlab.runner.execute import now_iso
-
     poll = POLL_SECONDS if poll_s is None else poll_s
     state = BatchState(executor.options.out)
     by_id = {t.trial_id: t for t in trials}
@@ -216,7 +236,7 @@ async def run_batches(
             items = [
                 (t.key, ModelRequest(t.prompt, t.request_params(), t.context())) for t in chunk
             ]
-            batch_id = await adapter.submit(items)
+            batch_id = await _submit(adapter, backend, items)
             state.batches.append(
                 {
                     "id": batch_id,
@@ -234,6 +254,9 @@ async def run_batches(
             continue  # a batch of another model of this sweep dir; left for its own run
         adapter = adapter_for(owner)
         while not await adapter.ended(entry["id"]):
+            if executor.stats.interrupted or executor.stats.storage_error:
+                # the batch stays open in batches.json; the next run collects it
+                return
             executor.progress.in_flight = sum(len(b["trials"]) for b in state.open_batches())
             executor.refresh_display()
             await asyncio.sleep(poll)

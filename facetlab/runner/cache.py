@@ -1,11 +1,17 @@
 """A content-addressed response cache, so no request is paid for twice.
 
-The key is the sha256 of (model, sampling params, template, prompt, repeat): the
-same question asked of the same model in the same repeat slot is answered from
-disk, in this sweep or any later one that shares the cache directory. Entries are
-written atomically (temp file + ``os.replace``) the moment a paid response
-arrives, before its record is written, so a process killed in between still finds
-the answer on restart.
+The key is the sha256 of (model, sampling params, template, prompt, repeat, and
+the endpoint when one is set): the same question asked of the same model on the
+same server in the same repeat slot is answered from disk, in this sweep or any
+later one that shares the cache directory. Transport settings (timeouts) are not
+part of it. Entries are written atomically (temp file + ``os.replace``) the moment
+a paid response arrives, before its record is written, so a process killed in
+between still finds the answer on restart; an entry whose stored key is not the
+one asked for is not served.
+
+Sweeps sharing a cache claim a key before paying for it (:meth:`ResponseCache.claim`,
+a per-key file lock): a second sweep asking the same question waits for the
+first's answer instead of paying again.
 
 >>> key = cache_key("openai/gpt-5.4", {"temperature": 0}, "facet-v3", "Hi", 0)
 >>> len(key)
@@ -14,28 +20,45 @@ the answer on restart.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import filelock
+
 from facetlab.backends.base import ModelResponse, Usage
-from facetlab.records.own import atomic_write_text
+from facetlab.files import atomic_write_text
 
 
 def cache_key(
-    model: str, params: Mapping[str, Any], template: str, prompt: str, repeat: int
+    model: str,
+    params: Mapping[str, Any],
+    template: str,
+    prompt: str,
+    repeat: int,
+    *,
+    endpoint: str | None = None,
 ) -> str:
-    """sha256 hex of the canonical JSON of what determines an answer."""
+    """sha256 hex of the canonical JSON of what determines an answer.
+
+    ``endpoint`` (the server's base URL without credentials) is included only when
+    set, so keys of sweeps against a provider's default server stay what they were.
+    """
+    identity: dict[str, Any] = {
+        "model": model,
+        "params": dict(params),
+        "template": template,
+        "prompt": prompt,
+        "repeat": repeat,
+    }
+    if endpoint:
+        identity["endpoint"] = endpoint
     payload = json.dumps(
-        {
-            "model": model,
-            "params": dict(params),
-            "template": template,
-            "prompt": prompt,
-            "repeat": repeat,
-        },
+        identity,
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),
@@ -57,6 +80,8 @@ class ResponseCache:
         path = self._path(key)
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
+            if raw.get("key") != key:
+                return None  # copied or renamed from another trial: not this answer
             usage = raw.get("usage") or {}
             return ModelResponse(
                 text=str(raw["text"]),
@@ -89,4 +114,25 @@ class ResponseCache:
         atomic_write_text(self._path(key), json.dumps(entry, ensure_ascii=False))
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self._path(key).is_file()
+        return isinstance(key, str) and self.get(key) is not None
+
+    @contextlib.asynccontextmanager
+    async def claim(self, key: str, *, poll_s: float = 0.05) -> AsyncIterator[None]:
+        """Hold ``key``'s lock (``<root>/<key[:2]>/<key>.lock``) across processes.
+
+        Waits (without blocking the event loop) while another sweep holds it: that
+        sweep is paying for this answer, which is then read from the cache.
+        """
+        path = self._path(key).with_suffix(".lock")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = filelock.FileLock(path, thread_local=False)
+        while True:
+            try:
+                lock.acquire(timeout=0)
+                break
+            except filelock.Timeout:
+                await asyncio.sleep(poll_s)
+        try:
+            yield
+        finally:
+            lock.release()

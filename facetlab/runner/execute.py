@@ -9,22 +9,30 @@ fails for good is recorded as ``failed`` with the provider's message. Nothing a
 model answers can crash the run: parse failures end up in ``parse_status``.
 
 A budget stops the run cleanly: when the spend reaches it, calls in flight
-finish and are recorded, trials not yet started are left for the next run.
+finish and are recorded, trials not yet started are left for the next run. An
+interrupt (:meth:`Executor.interrupt`: Ctrl-C, SIGTERM, a Jupyter interrupt) does
+the same, and cancels calls still in flight after a grace period. A write that
+fails (full disk) stops the run the same way: the answer is cached before its
+record is written, so a resume pays nothing twice.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import errno
 import json
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
 import facetlab
+from facetlab.backends._common import redact
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.errors import ConfigError
 from facetlab.models import canonical_model
@@ -38,8 +46,17 @@ from facetlab.runner.plan import ProbeSuite, Trial, weight_estimates
 from facetlab.runner.pricing import cost_usd, split_model
 from facetlab.runner.progress import Progress, ProgressDisplay, RunStats
 from facetlab.runner.retry import RetryPolicy, describe, is_rate_limit, is_transient, retry_after_of
+from facetlab.timestamps import now_iso
 
 UNCACHED_PROVIDERS = frozenset({"replay", "simulated"})
+
+
+Collector = Callable[["Executor", Sequence[Trial]], Awaitable[None]]
+"""Answers pending trials through an executor (the batch path)."""
+
+
+class _Stopped(Exception):
+    """Raised instead of a call once the run is stopping (never retried, never recorded)."""
 
 
 @dataclass(frozen=True)
@@ -59,16 +76,12 @@ class ExecOptions:
     timeout_s: float | None = 600.0
     sweep: str | None = None
     """The sweep's name, stored in every record."""
-    batch: bool = False
-    batch_poll_s: float = 30.0
-    """Seconds between polls of an open provider batch."""
     rng_seed: int | None = None
     """Seed of the backoff jitter (tests); None draws from the OS."""
-
-
-def now_iso() -> str:
-    """The current UTC time, ISO 8601 with milliseconds and a ``Z``."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    interrupt_grace_s: float = 5.0
+    """After an interrupt, how long calls in flight may still finish before they are cancelled."""
+    secrets: tuple[str, ...] = ()
+    """Known key values, removed from every stored reply (a provider may echo a header)."""
 
 
 def records_dir(out: Path) -> Path:
@@ -216,6 +229,7 @@ class Executor:
         self._limiters: dict[str, ProviderLimiter] = {}
         self._estimate = estimate_tokens or (lambda t: 0)
         self._rng = random.Random(options.rng_seed)
+        self._tasks: list[asyncio.Future[None]] = []
 
     def limiter(self, provider: str) -> ProviderLimiter:
         """The one limiter of ``provider`` (its own limits, else the defaults)."""
@@ -229,9 +243,23 @@ class Executor:
         if self.display is not None:
             self.display.update()
 
+    def _storage_failed(self, exc: OSError, what: str) -> None:
+        """Stop the run after a failed write; keep the first message."""
+        if self.stats.storage_error is None:
+            reason = exc.strerror or str(exc)
+            if exc.errno == errno.ENOSPC:
+                reason = "no space left on device"
+            where = f" ({exc.filename})" if exc.filename else ""
+            self.stats.storage_error = f"cannot write {what}{where}: {reason}"
+        self.stop = True
+
     def _finish(self, record: TrialRecord) -> None:
         # the one record writer (atomic and fsynced: a record is the sweep's product)
-        write_record(record, records_dir(self.options.out))
+        try:
+            write_record(record, records_dir(self.options.out))
+        except OSError as exc:
+            self._storage_failed(exc, f"the record of {record.trial_id}")
+            return
         st = self.stats
         if record.status == "ok":
             st.ok += 1
@@ -312,8 +340,15 @@ class Executor:
         batch: bool = False,
     ) -> None:
         """Cache, price, parse and record a fresh (paid) response."""
+        if self.options.secrets:
+            response = dataclasses.replace(
+                response, text=redact(response.text, self.options.secrets)
+            )
         if self._caches(trial):
-            self.cache.put(trial.key, response, batch=batch)
+            try:
+                self.cache.put(trial.key, response, batch=batch)
+            except OSError as exc:
+                self._storage_failed(exc, f"the cache entry of {trial.trial_id}")
         cost = self._account(trial, response, batch=batch)
         parsed = safe_parse(self.suite, trial, response.text, self.options.parser)
         self._finish(
@@ -352,74 +387,166 @@ class Executor:
         )
 
     async def run_trial(self, trial: Trial) -> None:
-        """Answer one trial from the cache or by calling its backend (with retries); record it."""
+        """Answer one trial from the cache or by calling its backend (with retries); record it.
+
+        Sweeps sharing a cache claim the trial's key first: one pays, the other
+        waits and reads the answer from the cache.
+        """
+        if self.stop:
+            self.stats.not_started += 1
+            return
         if self.finish_from_cache(trial):
             return
+        if not self._caches(trial):
+            await self._call(trial)
+            return
+        async with self.cache.claim(trial.key):
+            if self.stop:
+                self.stats.not_started += 1
+            elif not self.finish_from_cache(trial):  # another sweep may have paid meanwhile
+                await self._call(trial)
+
+    async def _call(self, trial: Trial) -> None:
+        """Call the trial's backend with retries (``tenacity``); record the outcome."""
         backend = self.backends.get(trial.model)
         if backend is None:
             raise ConfigError(f"no backend for model {trial.model!r}")
         limiter = self.limiter(backend.provider)
         policy = self.options.retry
-        timeout = self.options.timeout_s
         request = ModelRequest(trial.prompt, trial.request_params(), trial.context())
         tokens = self._estimate(trial)
         started_at = now_iso()
-        attempt = 0
-        while True:
-            attempt += 1
-            async with limiter.slot(tokens) as started:
-                if attempt == 1 and self.stop:
-                    self.stats.not_started += 1
-                    return
-                self.progress.in_flight += 1
-                self.stats.calls += 1
-                try:
-                    call = backend.agenerate(request)
-                    response = await (asyncio.wait_for(call, timeout) if timeout else call)
-                    error: BaseException | None = None
-                except Exception as exc:  # not CancelledError (a BaseException): that propagates
-                    error = exc
-                finally:
-                    self.progress.in_flight -= 1
-            if error is None:
-                limiter.accepted(started)
-                self.finish_response(trial, response, attempts=attempt, started_at=started_at)
-                return
-            transient = is_transient(error)
-            if not transient or attempt >= policy.max_attempts:
-                suffix = f" (gave up after {attempt} attempts)" if transient else ""
-                self.finish_failure(
-                    trial, describe(error) + suffix, attempts=attempt, started_at=started_at
-                )
-                return
-            retry_after = retry_after_of(error)
+        waiting = [False]  # between a failed attempt and the next: shown as "retrying"
+
+        def retryable(error: BaseException) -> bool:
+            return is_transient(error, backend) and not self._too_long(error)
+
+        def before_sleep(state: RetryCallState) -> None:
+            error = state.outcome.exception() if state.outcome is not None else None
             self.stats.retries += 1
-            if is_rate_limit(error):
+            if error is not None and is_rate_limit(error):
                 limiter.rate_limited()
                 self.stats.rate_limited += 1
+                retry_after = retry_after_of(error)
                 if retry_after is not None:
                     limiter.pause(retry_after)
+            waiting[0] = True
             self.progress.retrying += 1
             self.refresh_display()
-            try:
-                await asyncio.sleep(policy.delay(attempt, retry_after, self._rng))
-            finally:
-                self.progress.retrying -= 1
 
-    async def run(self, trials: Sequence[Trial]) -> RunStats:
-        """Run every trial that has no record to keep; returns the stats of this run."""
+        async def attempt_once() -> tuple[ModelResponse, float]:
+            if waiting[0]:
+                waiting[0] = False
+                self.progress.retrying -= 1
+            return await self._attempt(backend, limiter, request, tokens)
+
+        attempts = 0
+        try:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_attempt(policy.max_attempts),
+                wait=policy.tenacity_wait(self._rng),
+                retry=retry_if_exception(retryable),
+                before_sleep=before_sleep,
+                reraise=True,
+            ):
+                with attempt:
+                    attempts = attempt.retry_state.attempt_number
+                    response, started = await attempt_once()
+        except _Stopped:  # no new call once stopped: no record, the next run asks again
+            self.stats.not_started += 1
+            return
+        except Exception as error:  # not CancelledError (a BaseException): that propagates
+            self.finish_failure(
+                trial, self._failure_message(error, backend, attempts),
+                attempts=attempts, started_at=started_at,
+            )  # fmt: skip
+            return
+        finally:
+            if waiting[0]:
+                self.progress.retrying -= 1
+        limiter.accepted(started)
+        self.finish_response(trial, response, attempts=attempts, started_at=started_at)
+
+    async def _attempt(
+        self, backend: Backend, limiter: ProviderLimiter, request: ModelRequest, tokens: int
+    ) -> tuple[ModelResponse, float]:
+        """One call within the provider's limits: the response and its start time."""
+        timeout = self.options.timeout_s
+        async with limiter.slot(tokens) as started:
+            if self.stop:  # budget reached, interrupted or disk full
+                raise _Stopped
+            self.progress.in_flight += 1
+            self.stats.calls += 1
+            try:
+                call = backend.agenerate(request)
+                response = await (asyncio.wait_for(call, timeout) if timeout else call)
+            except asyncio.CancelledError:
+                self.stats.cancelled_in_flight += 1
+                raise
+            finally:
+                self.progress.in_flight -= 1
+        return response, started
+
+    def _too_long(self, error: BaseException) -> bool:
+        retry_after = retry_after_of(error)
+        return retry_after is not None and retry_after > self.options.retry.max_retry_after_s
+
+    def _failure_message(self, error: BaseException, backend: Backend, attempts: int) -> str:
+        message = describe(error)
+        if not is_transient(error, backend):
+            return message
+        if self._too_long(error):
+            cap = self.options.retry.max_retry_after_s
+            # a provider asking for an hour must not hold the sweep for an hour
+            return (
+                f"{message} (the provider asked to wait {retry_after_of(error):g}s "
+                f"(retry-after), more than the cap of {cap:g}s: not retried; raise the cap "
+                "with --max-retry-after or re-run later with --retry-errors)"
+            )
+        return f"{message} (gave up after {attempts} attempts)"
+
+    def interrupt(self) -> None:
+        """Stop starting calls; cancel those still in flight after the grace period.
+
+        Called on the event loop's thread (signal handlers, :func:`call_soon_threadsafe`).
+        A second interrupt cancels at once.
+        """
+        loop = asyncio.get_running_loop()
+        if self.stats.interrupted:
+            self._cancel_in_flight()
+            return
+        self.stats.interrupted = True
+        self.stop = True
+        self.refresh_display()
+        loop.call_later(self.options.interrupt_grace_s, self._cancel_in_flight)
+
+    def _cancel_in_flight(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+
+    async def run(self, trials: Sequence[Trial], *, via: Collector | None = None) -> RunStats:
+        """Run every trial that has no record to keep; returns the stats of this run.
+
+        ``via`` answers the pending trials another way (``--batch``:
+        :func:`facetlab.runner.batch.run_batches`) through this executor's finish methods.
+        """
         started = time.monotonic()
         self.stats.total = len(trials)
         todo = self.pending(trials)
         if self.display is not None:
             self.display.start()
         try:
-            if self.options.batch:
-                from facetlab.runner.batch import run_batches
-
-                await run_batches(self, todo, poll_s=self.options.batch_poll_s)
+            if via is not None:
+                await via(self, todo)
             else:
-                await asyncio.gather(*(self.run_trial(t) for t in todo))
+                self._tasks = [asyncio.ensure_future(self.run_trial(t)) for t in todo]
+                results = await asyncio.gather(*self._tasks, return_exceptions=True)
+                for outcome in results:
+                    # a cancelled call after an interrupt is counted, not an error
+                    if isinstance(outcome, BaseException) and not isinstance(
+                        outcome, asyncio.CancelledError
+                    ):
+                        raise outcome
         finally:
             if self.display is not None:
                 self.display.stop()

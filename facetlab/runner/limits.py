@@ -2,8 +2,16 @@
 
 One :class:`ProviderLimiter` guards all calls to one provider. ``async with
 limiter.slot(tokens)`` waits for a free concurrency slot, then for the request
-and token buckets, then for any pause a ``retry-after`` imposed; requests are
-spaced evenly (no bursts) so a provider's own per-second window is not tripped.
+and token limits, then for any pause a ``retry-after`` imposed.
+
+Requests and tokens are spaced evenly (no bursts), so a provider's own
+per-second window is not tripped.
+
+Concurrency is sized from the provider's rate and the latency observed so far
+(Little's law: in flight = rate x latency, plus headroom), unless a fixed
+``concurrency`` is given: a fast provider is not capped by a fixed 8 calls in
+flight. Without any known rate it grows while every slot is busy, up to
+``max_concurrency``.
 
 >>> import asyncio
 >>> lim = ProviderLimiter(Limits(concurrency=2, requests_per_minute=6000))
@@ -16,6 +24,7 @@ spaced evenly (no bursts) so a provider's own per-second window is not tripped.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections import deque
 from collections.abc import AsyncIterator
@@ -23,29 +32,36 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from facetlab.errors import ConfigError
+from facetlab.numbers import check_number
+
+START_CONCURRENCY = 8
+"""Calls in flight before any latency is observed (auto concurrency)."""
 
 
 @dataclass(frozen=True)
 class Limits:
-    """What one provider allows. ``None`` means unlimited."""
+    """What one provider allows. ``None`` means unlimited (or, for concurrency, automatic)."""
 
-    concurrency: int = 8
+    concurrency: int | None = None
+    """Fixed calls in flight; None sizes it from the rate and the observed latency."""
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None
     adaptive: bool = True
     """Without ``requests_per_minute``, learn a request rate from the provider's 429s."""
+    max_concurrency: int = 256
+    """The ceiling of automatic concurrency."""
 
     def __post_init__(self) -> None:
-        if self.concurrency < 1:
+        if self.concurrency is not None and self.concurrency < 1:
             raise ConfigError(f"concurrency must be >= 1, got {self.concurrency}")
-        for name in ("requests_per_minute", "tokens_per_minute"):
-            value = getattr(self, name)
-            if value is not None and value <= 0:
-                raise ConfigError(f"{name} must be > 0, got {value}")
+        if self.max_concurrency < 1:
+            raise ConfigError(f"max_concurrency must be >= 1, got {self.max_concurrency}")
+        for name, flag in (("requests_per_minute", "--rpm"), ("tokens_per_minute", "--tpm")):
+            check_number(f"{name} ({flag})", getattr(self, name), minimum=0.0, inclusive=False)
 
 
 class _Pacer:
-    """Even spacing at ``rate`` units per second (a token bucket of capacity one unit)."""
+    """Even spacing at ``per_minute`` units per minute (a token bucket of capacity one unit)."""
 
     def __init__(self, per_minute: float) -> None:
         self.interval = 60.0 / per_minute
@@ -53,12 +69,55 @@ class _Pacer:
         self.lock = asyncio.Lock()
 
     async def take(self, units: float = 1.0) -> None:
+        # Serial, and spaced by the time each unit actually goes out: a loop that was
+        # busy (a slow disk write) may catch up by at most half an interval, so a late
+        # request is not followed by a burst that trips the provider's window.
         async with self.lock:
+            wait = self.next_free - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
             now = time.monotonic()
-            start = max(now, self.next_free)
-            self.next_free = start + units * self.interval
-        if start > now:
-            await asyncio.sleep(start - now)
+            sent = max(now - self.interval / 2, self.next_free) if self.next_free else now
+            self.next_free = sent + units * self.interval
+
+
+class _Slots:
+    """A semaphore whose size can change while it is in use (release and resize never wait)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.used = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    async def acquire(self) -> None:
+        while self.used >= self.size:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._wake()  # woken, then cancelled: pass the turn on
+                elif waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                raise
+        self.used += 1
+
+    def release(self) -> None:
+        self.used -= 1
+        self._wake()
+
+    def resize(self, size: int) -> None:
+        self.size = size
+        self._wake()
+
+    def _wake(self) -> None:
+        free = self.size - self.used
+        while free > 0 and self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                free -= 1
 
 
 class ProviderLimiter:
@@ -66,11 +125,14 @@ class ProviderLimiter:
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self._sem = asyncio.Semaphore(limits.concurrency)
+        self._auto = limits.concurrency is None
+        self._slots = _Slots(limits.concurrency or min(START_CONCURRENCY, limits.max_concurrency))
         self._requests = _Pacer(limits.requests_per_minute) if limits.requests_per_minute else None
         self._tokens = _Pacer(limits.tokens_per_minute) if limits.tokens_per_minute else None
         self._paused_until = 0.0
         self.in_flight = 0
+        self.latency_s: float | None = None
+        """Moving average of the answered calls' latency (s)."""
         # Adaptive pacing (no configured request rate), AIMD style: a 429 cuts the rate to
         # 90% of what was sent in the last second (at most one cut per half second: a burst
         # of 429s from one overshoot is one signal); every quiet 2 s the rate grows by 5%.
@@ -80,6 +142,26 @@ class ProviderLimiter:
         self._last_change = 0.0
         self.learned_rpm: float | None = None
 
+    @property
+    def concurrency(self) -> int:
+        """Calls allowed in flight now."""
+        return self._slots.size
+
+    def _rate_per_s(self) -> float | None:
+        rpm = self.limits.requests_per_minute or self.learned_rpm
+        return rpm / 60.0 if rpm else None
+
+    def _target_concurrency(self, saturated: bool) -> int:
+        rate = self._rate_per_s()
+        if rate is not None and self.latency_s is not None:
+            # Little's law, with headroom for latency spikes
+            wanted = math.ceil(rate * self.latency_s * 1.5) + 2
+        elif saturated:
+            wanted = self._slots.size + 1  # nothing known: grow while every slot is busy
+        else:
+            wanted = self._slots.size
+        return max(1, min(self.limits.max_concurrency, max(wanted, START_CONCURRENCY)))
+
     def _sent_per_second(self, now: float) -> float:
         while self._sent and now - self._sent[0] > 1.0:
             self._sent.popleft()
@@ -88,10 +170,10 @@ class ProviderLimiter:
 
     def accepted(self, started: float) -> None:
         """A call that started at ``started`` (monotonic) was answered."""
-        if not self._learn or self.learned_rpm is None:
-            return
         now = time.monotonic()
-        if now - self._last_change > 2.0:
+        latency = now - started
+        self.latency_s = latency if self.latency_s is None else 0.8 * self.latency_s + 0.2 * latency
+        if self._learn and self.learned_rpm is not None and now - self._last_change > 2.0:
             self._set_rate(self.learned_rpm * 1.05, now)
 
     def rate_limited(self) -> None:
@@ -131,7 +213,8 @@ class ProviderLimiter:
 
         Yields the call's start time (``time.monotonic()``), for :meth:`accepted`.
         """
-        async with self._sem:
+        await self._slots.acquire()
+        try:
             await self._wait_pause()
             if self._requests is not None:
                 await self._requests.take()
@@ -139,6 +222,7 @@ class ProviderLimiter:
                 await self._tokens.take(float(tokens))
             await self._wait_pause()
             self.in_flight += 1
+            saturated = self._slots.used >= self._slots.size
             started = time.monotonic()
             if self._learn:
                 self._first = self._first or started
@@ -147,3 +231,9 @@ class ProviderLimiter:
                 yield started
             finally:
                 self.in_flight -= 1
+                if self._auto:
+                    target = self._target_concurrency(saturated)
+                    if target != self._slots.size:
+                        self._slots.resize(target)
+        finally:
+            self._slots.release()

@@ -1,9 +1,11 @@
 """One runner per sweep directory at a time.
 
 Two processes running the same sweep would each pay for the trials the other
-has not recorded yet. ``<out>/.lock`` holds the owner's pid; a lock whose process
-is gone (killed) is taken over, and the dead run's half-written temp files are
-removed.
+has not recorded yet. ``<out>/.lock`` is an operating-system file lock
+(``filelock``): the kernel releases it when its process dies, so there is no
+stale lock to take over and no window in which two runs both believe they hold
+it. ``<out>/.lock.owner`` names the holder's pid for the refusal message only.
+A new holder removes the half-written temp files a killed run left behind.
 """
 
 from __future__ import annotations
@@ -13,50 +15,44 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import filelock
+
 from facetlab.errors import ConfigError
 
 
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
+def _write_owner(path: Path) -> None:
+    path.write_text(str(os.getpid()), encoding="utf-8")
+
+
+def _owner(path: Path) -> str:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        pid = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return "another facetlab run"
+    return f"another facetlab run (pid {pid})" if pid.isdigit() else "another facetlab run"
 
 
 @contextlib.contextmanager
 def sweep_lock(out: Path) -> Iterator[None]:
-    """Hold ``<out>/.lock`` for the duration of a run."""
+    """Hold ``<out>/.lock`` for the duration of a run; a ConfigError if another run holds it."""
     out.mkdir(parents=True, exist_ok=True)
-    path = out / ".lock"
-    while True:
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            try:
-                pid = int(path.read_text().strip() or "0")
-            except (OSError, ValueError):
-                pid = 0
-            if pid != os.getpid() and _alive(pid):
-                raise ConfigError(
-                    f"{out}: another facetlab run (pid {pid}) is using this sweep directory; "
-                    f"wait for it or remove {path} if that process is not a facetlab run"
-                ) from None
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-            continue
-        with os.fdopen(fd, "w") as fh:
-            fh.write(str(os.getpid()))
-        break
-    for stale in (out / "records").glob(".*.tmp") if (out / "records").is_dir() else []:
-        with contextlib.suppress(OSError):
-            stale.unlink()
+    lock = filelock.FileLock(out / ".lock", thread_local=False)
+    owner = out / ".lock.owner"
     try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        raise ConfigError(
+            f"{out}: {_owner(owner)} is using this sweep directory; wait for it to finish "
+            "(or stop it) and run again"
+        ) from None
+    try:
+        _write_owner(owner)
+        records = out / "records"
+        for stale in records.glob(".*.tmp") if records.is_dir() else []:
+            with contextlib.suppress(OSError):
+                stale.unlink()
         yield
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        with contextlib.suppress(OSError):
+            owner.unlink()
+        lock.release()

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from facetlab.backends.base import SamplingParams
+from facetlab.backends.base import SamplingParams, TrialContext
 from facetlab.errors import ConfigError
 from facetlab.probes import PROBES
 from facetlab.probes.base import ParseResult
@@ -90,20 +90,20 @@ class Trial:
     """The instance the prompt was built from (for C2: the anchor with factor K rewritten)."""
     base_instance: Any = field(compare=False, repr=False, default=None)
 
-    def context(self) -> dict[str, Any]:
+    def context(self) -> TrialContext:
         """The :attr:`ModelRequest.context` of this trial."""
-        return {
-            "probe": self.probe,
-            "instance_id": self.instance_id,
-            "base_instance_id": self.base_instance_id,
-            "variant": self.variant,
-            "perturbed_factor": self.perturbed_factor,
-            "repeat": self.repeat,
-            "seed": self.seed,
-            "instance": self.instance,
-            "base_instance": self.base_instance,
-            "template": self.template,
-        }
+        return TrialContext(
+            probe=self.probe,
+            instance_id=self.instance_id,
+            base_instance_id=self.base_instance_id,
+            variant=self.variant,
+            perturbed_factor=self.perturbed_factor,
+            repeat=self.repeat,
+            seed=self.seed,
+            instance=self.instance,
+            base_instance=self.base_instance,
+            template=self.template,
+        )
 
     def request_params(self) -> SamplingParams:
         """The sampling params sent: the sweep's, with its seed replaced by the trial's."""
@@ -222,12 +222,15 @@ def plan_sweep(
     template: str = "facet-v3",
     params: SamplingParams | Mapping[str, SamplingParams] | None = None,
     seed: int = 0,
+    endpoints: Mapping[str, str | None] | None = None,
 ) -> Plan:
     """All trials of a sweep, in a stable order, without duplicates.
 
     ``repeats`` is the number of repeats per (model, probe, instance[, factor]) cell,
     or a function giving it per cell. ``params`` is one :class:`SamplingParams` for
     every model or a mapping model -> params (a preset's per-model temperature).
+    ``endpoints`` (model -> base URL without credentials) puts the server into each
+    trial's key, so one model id on two servers never shares answers.
     """
     probe_names = normalize_probes(probes)
     if not models:
@@ -281,7 +284,14 @@ def plan_sweep(
                     cell_base = base_instance
                 for model in models:
                     for repeat in range(reps(model, probe, iid, cell.factor)):
-                        key = cache_key(model, params_dicts[model], template, cell.prompt, repeat)
+                        key = cache_key(
+                            model,
+                            params_dicts[model],
+                            template,
+                            cell.prompt,
+                            repeat,
+                            endpoint=(endpoints or {}).get(model),
+                        )
                         tid = _trial_id(probe, cell_id, repeat, key)
                         if tid in seen:
                             continue

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,12 +102,20 @@ def _read_overrides(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, Pri
     out: list[tuple[str, Price]] = []
     for model_id, entry in raw.items():
         try:
-            out.append((model_id, Price(float(entry["input"]), float(entry["output"]))))
+            price = Price(float(entry["input"]), float(entry["output"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(
                 f"FACETLAB_PRICES={path}: /{model_id} must be "
                 '{"input": <USD per 1M>, "output": <USD per 1M>}'
             ) from exc
+        for side, value in (("input", price.input_per_mtok), ("output", price.output_per_mtok)):
+            # a NaN or negative price would make every budget check pass
+            if not math.isfinite(value) or value < 0:
+                raise ConfigError(
+                    f"FACETLAB_PRICES={path}: /{model_id}/{side} is {value}; "
+                    "expected a finite number >= 0 (USD per 1M tokens)"
+                )
+        out.append((model_id, price))
     return tuple(out)
 
 

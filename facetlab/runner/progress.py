@@ -37,6 +37,12 @@ class RunStats:
     rate_limited: int = 0
     """Calls answered with HTTP 429."""
     stopped_by_budget: bool = False
+    interrupted: bool = False
+    """Stopped by Ctrl-C, SIGTERM or a Jupyter interrupt."""
+    cancelled_in_flight: int = 0
+    """Calls cancelled after the interrupt's grace period (possibly billed, not recorded)."""
+    storage_error: str | None = None
+    """The first write that failed (full disk, read-only folder); the run stopped there."""
     elapsed_s: float = 0.0
     parse_status: dict[str, int] = field(default_factory=dict)
 

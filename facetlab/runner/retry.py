@@ -1,10 +1,12 @@
 """Which failures to retry and how long to wait.
 
-Transient failures (429, 408, 5xx, timeouts, dropped connections) are retried
-with exponential backoff and jitter (a random wait between half and all of the
-backoff, so concurrent trials spread out), never sooner than the provider's
-``retry-after``; anything else (other 4xx, bad model ids, auth) fails the trial at
-once with the provider's message.
+Transient failures (429, 408, 5xx, timeouts, dropped connections, bodies that are
+not a provider response) are retried by ``tenacity`` with exponential backoff and
+jitter (a random wait between half and all of the backoff, so concurrent trials
+spread out), never sooner than the provider's ``retry-after`` (up to
+``max_retry_after_s``); anything else (other 4xx, bad model ids, auth) fails the
+trial at once with the provider's message. Which failure is transient is the
+provider's decision (:func:`is_transient`).
 
 >>> policy = RetryPolicy(base_delay_s=1.0, max_delay_s=8.0, jitter=False)
 >>> [policy.delay(n) for n in (1, 2, 3, 4, 5)]
@@ -14,11 +16,16 @@ once with the provider's message.
 from __future__ import annotations
 
 import asyncio
+import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from tenacity import RetryCallState
+
 from facetlab.backends._common import is_transient_status, redact
-from facetlab.errors import BackendError
+from facetlab.errors import BackendError, ConfigError
+from facetlab.numbers import check_number
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,15 @@ class RetryPolicy:
     base_delay_s: float = 0.5
     max_delay_s: float = 60.0
     jitter: bool = True
+    max_retry_after_s: float = 120.0
+    """The longest ``retry-after`` honoured; a provider asking for more fails the trial at once."""
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ConfigError(f"max_attempts must be >= 1, got {self.max_attempts}")
+        check_number("base_delay_s", self.base_delay_s, minimum=0.0)
+        check_number("max_delay_s", self.max_delay_s, minimum=0.0)
+        check_number("max_retry_after_s (--max-retry-after)", self.max_retry_after_s, minimum=0.0)
 
     def delay(
         self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None
@@ -41,35 +57,43 @@ class RetryPolicy:
             wait = max(wait, retry_after)
         return wait
 
+    def tenacity_wait(self, rng: random.Random | None = None) -> Callable[[RetryCallState], float]:
+        """This policy as a ``tenacity`` wait: :meth:`delay` after the failed attempt."""
 
-def is_transient(exc: BaseException) -> bool:
-    """Whether a failed call is worth repeating."""
+        def wait(state: RetryCallState) -> float:
+            outcome = state.outcome
+            error = outcome.exception() if outcome is not None else None
+            retry_after = retry_after_of(error) if error is not None else None
+            return self.delay(state.attempt_number, retry_after, rng)
+
+        return wait
+
+
+def is_transient(exc: BaseException, backend: object = None) -> bool:
+    """Whether a failed call is worth repeating: the provider decides.
+
+    A backend may answer with an ``is_retryable(exc) -> bool | None`` method (None:
+    no opinion). Otherwise a :class:`~facetlab.errors.BackendError` says so itself
+    (its provider mapped the failure: ``transient``, or a retryable status); the
+    runner's own timeout and a dropped connection are transient; anything else is
+    not (a bug in a custom backend fails the trial with its message, once).
+    """
+    decide = getattr(backend, "is_retryable", None)
+    if callable(decide):
+        verdict = decide(exc)
+        if isinstance(verdict, bool):
+            return verdict
     if isinstance(exc, BackendError):
-        if exc.transient:
-            return True
-        status = exc.status
-        return status is not None and is_transient_status(status)
-    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
-        return True
-    # httpx / SDK transport errors without a facetlab wrapper (a backend bug, but be lenient).
-    name = type(exc).__name__
-    return name in {
-        "ConnectError",
-        "ReadError",
-        "WriteError",
-        "RemoteProtocolError",
-        "ReadTimeout",
-        "ConnectTimeout",
-        "PoolTimeout",
-        "APIConnectionError",
-        "APITimeoutError",
-    }
+        return exc.transient or (exc.status is not None and is_transient_status(exc.status))
+    return isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError))
 
 
 def retry_after_of(exc: BaseException) -> float | None:
     """The provider's ``retry-after`` in seconds, when it sent one."""
     value = getattr(exc, "retry_after", None)
-    return float(value) if isinstance(value, (int, float)) and value >= 0 else None
+    if not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+        return None
+    return float(value)  # may be inf: the caller compares it with its cap
 
 
 def is_rate_limit(exc: BaseException) -> bool:

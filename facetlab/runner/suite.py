@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from facetlab.errors import FacetlabError
+from facetlab.errors import ConfigError, FacetlabError
 from facetlab.probes.base import ParseResult, Probe
 from facetlab.runner.plan import Cell
 
@@ -39,9 +39,20 @@ class FacetSuite:
         """The C2 file ``<instances_dir>/perturbations/<id>-c2.json``, or None."""
         iid = str(instance.instance_id)
         if iid not in self._psets:
-            from facetlab.instances import find_perturbation_set
+            from facetlab.instances import find_perturbation_set, perturbation_issues
 
-            self._psets[iid] = find_perturbation_set(iid, self.instances_dir)
+            pset = find_perturbation_set(iid, self.instances_dir)
+            if pset is not None:
+                # refused here as `validate` reports it: a rewrite of an unknown factor
+                # would otherwise be dropped without a word
+                errors = [i for i in perturbation_issues(pset, instance) if i.severity == "error"]
+                if errors:
+                    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+                    raise ConfigError(
+                        f"C2 perturbation set of {iid}: {errors[0].pointer}: "
+                        f"{errors[0].message}{more}; run `facetlab validate` on it"
+                    )
+            self._psets[iid] = pset
         return self._psets[iid]
 
     def compliance_set(self, instance: Any) -> Any:

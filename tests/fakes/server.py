@@ -33,7 +33,11 @@ Faults: ``RATE_LIMIT`` (429), ``SERVER_ERROR`` (500), ``OVERLOADED`` (529),
 answer), ``TRUNCATED`` (headers promise more bytes than are sent, then close),
 ``HANG`` (no answer for ``hang_s`` seconds, then close: a client timeout),
 ``REFUSAL`` (a well-formed refusal: Anthropic ``stop_reason="refusal"``, OpenAI
-``message.refusal``), ``MAX_TOKENS`` (a truncated reply: ``max_tokens`` / ``length``).
+``message.refusal``), ``MAX_TOKENS`` (a truncated reply: ``max_tokens`` / ``length``),
+``HTML`` (200 with an HTML error page, ``text/html``), ``BINARY`` (200 with bytes
+that are not UTF-8), ``MISSING_FIELDS`` (200 with ``{}``: valid JSON, no reply),
+``ECHO_KEY`` (a well-formed reply whose text echoes the Authorization header),
+``STALL`` (headers and half a body, then silence for ``hang_s`` seconds).
 Error bodies follow each provider's JSON error shape; the 401 message echoes the
 presented key (as some providers do) so tests can check facetlab redacts it.
 
@@ -83,6 +87,11 @@ class Fault(str, enum.Enum):
     HANG = "hang"
     REFUSAL = "refusal"
     MAX_TOKENS = "max_tokens"
+    HTML = "html"
+    BINARY = "binary"
+    MISSING_FIELDS = "missing_fields"
+    ECHO_KEY = "echo_key"
+    STALL = "stall"
 
 
 _HTTP_FAULTS: dict[Fault, tuple[int, str, str]] = {
@@ -412,6 +421,30 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                     200, b"<html>upstream proxy says hi", {"content-type": "application/json"}
                 )
                 return
+            if fault is Fault.HTML:
+                request.status = 200
+                page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+                self._send(200, page, {"content-type": "text/html"})
+                return
+            if fault is Fault.BINARY:
+                request.status = 200
+                self._send(200, b"\xff\xfe\x00\x81binary", {"content-type": "application/json"})
+                return
+            if fault is Fault.MISSING_FIELDS:
+                request.status = 200
+                self._send_json(200, {})
+                return
+            if fault is Fault.STALL:
+                request.status = 200
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", "4096")
+                self.end_headers()
+                self.wfile.write(b'{"id": "chatcmpl-stall", ')
+                self.wfile.flush()
+                time.sleep(server.hang_s)
+                self._drop()
+                return
             if fault is Fault.TRUNCATED:
                 request.status = 200
                 self.send_response(200)
@@ -423,6 +456,9 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 self._drop()
                 return
             text = server.responder(request)
+            if fault is Fault.ECHO_KEY:
+                key = request.headers.get("x-api-key") or request.headers.get("authorization", "")
+                text = f"{text}\n(you sent: {key})"
             request.status = 200
             if request.api == "anthropic":
                 payload = _anthropic_message(request, text, fault, server.model_id)

@@ -1,0 +1,71 @@
+"""Writing files safely: atomic replacement, and checking a folder before relying on it.
+
+>>> import tempfile
+>>> folder = Path(tempfile.mkdtemp())
+>>> atomic_write_text(folder / "note.txt", "hello")
+>>> (folder / "note.txt").read_text()
+'hello'
+>>> check_writable_dir(folder / "sub", what="--out") is None
+True
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+MIN_FREE_BYTES = 5 * 1024 * 1024
+"""Free space a sweep folder needs before the first paid call (records are ~4 KB)."""
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so readers see either the old file or the whole new one.
+
+    A temp file in the same folder, fsync, then ``os.replace``: a process killed
+    mid-write leaves no half-written file (only a ``.<name>.*.tmp`` that the next
+    sweep run removes). Records, cache entries, ``sweep.json`` and batch state are
+    all written this way.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """:func:`atomic_write_bytes` of ``text`` as UTF-8."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def check_writable_dir(path: Path, *, what: str, min_free: int = MIN_FREE_BYTES) -> str | None:
+    """Create ``path`` if needed; say why it cannot hold new files, or ``None`` when it can.
+
+    Checks that it is a folder (not a file), that a file can be created in it and
+    that at least ``min_free`` bytes are free. ``what`` names the setting in the
+    message (``"--out"``, ``"--cache-dir"``).
+    """
+    if path.exists() and not path.is_dir():
+        return f"{what} {path} is a file; expected a folder"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".facetlab-probe.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return f"{what} {path} is not writable: {exc.strerror or exc}"
+    free = shutil.disk_usage(path).free
+    if free < min_free:
+        return (
+            f"{what} {path} has {free / 1e6:.1f} MB free; expected at least "
+            f"{min_free / 1e6:.0f} MB (free some space or choose another folder)"
+        )
+    return None

@@ -1,0 +1,34 @@
+"""Settings that must be finite numbers in range (a NaN compares false with everything).
+
+>>> check_number("--budget-usd", float("nan"), minimum=0.0)
+Traceback (most recent call last):
+...
+facetlab.errors.ConfigError: --budget-usd is nan; expected a finite number >= 0
+"""
+
+from __future__ import annotations
+
+import math
+
+from facetlab.errors import ConfigError
+
+
+def check_number(
+    name: str,
+    value: float | None,
+    *,
+    minimum: float,
+    inclusive: bool = True,
+) -> None:
+    """A ConfigError unless ``value`` is ``None`` or a finite number >= (or >) ``minimum``."""
+    if value is None:
+        return
+    ok = (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and (value >= minimum if inclusive else value > minimum)
+    )
+    if not ok:
+        bound = f">= {minimum:g}" if inclusive else f"> {minimum:g}"
+        raise ConfigError(f"{name} is {value}; expected a finite number {bound}")

@@ -1,0 +1,55 @@
+"""How a sweep runs (not what it asks): one settings object, as httpx groups ``Limits``.
+
+``facetlab.run`` takes what to ask (instances, probes, models, repeats, template)
+as arguments and how to ask it as objects: :class:`~facetlab.backends.base.SamplingParams`
+(temperature, max tokens, system prompt), :class:`~facetlab.runner.limits.Limits`
+(concurrency, requests and tokens per minute), :class:`~facetlab.runner.retry.RetryPolicy`
+(attempts, backoff, the retry-after cap) and :class:`RunOptions` (everything else).
+
+>>> RunOptions(budget_usd=5.0, timeout_s=60).budget_usd
+5.0
+>>> RunOptions(budget_usd=float("nan"))
+Traceback (most recent call last):
+...
+facetlab.errors.ConfigError: --budget-usd is nan; expected a finite number >= 0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from facetlab.errors import ConfigError
+from facetlab.numbers import check_number
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Budget, cache, resume, timeouts, batch and interrupt settings of a run."""
+
+    budget_usd: float | None = None
+    """Refuse to start past it; stop cleanly when the spend reaches it."""
+    retry_errors: bool = False
+    """Also run again the trials recorded as failed."""
+    cache_dir: Path | str | None = None
+    """Response cache (default: ``<out>/cache``, or ``FACETLAB_CACHE_DIR``)."""
+    parser: str = "strict"
+    """Reply parser: ``strict`` or ``facet-v3``."""
+    timeout_s: float | None = 600.0
+    """Seconds one call may take before it is abandoned and retried."""
+    batch: bool = False
+    """Use the provider's batch API (half price, slower)."""
+    batch_poll_s: float = 30.0
+    """Seconds between polls of an open provider batch."""
+    new_design: bool = False
+    """Allow another model/params/template in an ``out`` that holds a sweep."""
+    interrupt_grace_s: float = 5.0
+    """After an interrupt, how long calls in flight may finish before they are cancelled."""
+
+    def __post_init__(self) -> None:
+        check_number("--budget-usd", self.budget_usd, minimum=0.0)
+        check_number("--timeout", self.timeout_s, minimum=0.0, inclusive=False)
+        check_number("batch_poll_s", self.batch_poll_s, minimum=0.0, inclusive=False)
+        check_number("interrupt_grace_s", self.interrupt_grace_s, minimum=0.0)
+        if self.cache_dir is not None and not str(self.cache_dir).strip():
+            raise ConfigError("--cache-dir is empty; expected a folder")

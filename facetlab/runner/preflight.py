@@ -1,0 +1,109 @@
+"""Check before paying: every setting, path and instance of a sweep, before its first call.
+
+A sweep that fails after paying for 93 calls wastes money and leaves a folder
+that cannot be finished; each check here fails at once instead, with one line
+naming the setting, the file or the instance and what was expected.
+
+>>> check_out("")
+Traceback (most recent call last):
+...
+facetlab.errors.ConfigError: --out is empty; expected a sweep folder such as results/my-sweep
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from facetlab.errors import ConfigError
+from facetlab.files import check_writable_dir
+from facetlab.names import check_safe_id
+from facetlab.runner.plan import weight_estimates
+from facetlab.runner.pricing import price_table
+
+
+def check_out(out: Path | str | None) -> Path | None:
+    """The sweep folder as a Path; an empty string is refused (it would mean the current folder)."""
+    if out is None:
+        return None
+    if not str(out).strip():
+        raise ConfigError("--out is empty; expected a sweep folder such as results/my-sweep")
+    return Path(out).expanduser()
+
+
+def check_folders(out: Path, cache_dir: Path | None) -> None:
+    """``--out`` and the cache folder exist or can be created, take new files, have free space."""
+    problem = check_writable_dir(out, what="--out")
+    if problem is None and cache_dir is not None:
+        problem = check_writable_dir(cache_dir, what="--cache-dir")
+    if problem is not None:
+        raise ConfigError(problem)
+
+
+def check_prices() -> None:
+    """Read ``FACETLAB_PRICES`` now: a bad file (NaN, negative) fails before any call."""
+    price_table()
+
+
+def check_instances(instances: Iterable[Any]) -> None:
+    """Instance ids that are safe file names; finite weight estimates."""
+    for instance in instances:
+        iid = str(getattr(instance, "instance_id", ""))
+        problem = check_safe_id(iid)
+        if problem is not None:
+            raise ConfigError(
+                f"instance_id {iid[:80]!r}{'...' if len(iid) > 80 else ''} {problem} "
+                "(`facetlab validate` reports the file)"
+            )
+        estimates = weight_estimates(instance) or {}
+        bad = [label for label, value in estimates.items() if not math.isfinite(value)]
+        if bad:
+            raise ConfigError(
+                f"instance {iid}: in_case_weight_estimate of {', '.join(bad)} is not a finite "
+                "number; expected a number (or no estimate for any factor)"
+            )
+
+
+def design_of(models: Sequence[str], params: Mapping[str, Any], template: str) -> dict[str, Any]:
+    """What makes two runs into one sweep: the models, their sampling params, the template."""
+    return {"models": sorted(models), "params": dict(params), "template": template}
+
+
+def check_design(previous: Mapping[str, Any] | None, design: Mapping[str, Any], out: Path) -> None:
+    """A ConfigError when ``<out>/sweep.json`` describes another design.
+
+    Probes and instances may be added to a sweep; another model, other sampling
+    params or another template would mix two experiments in one folder.
+    """
+    if not previous:
+        return
+    designs = previous.get("designs")
+    known = list(designs) if isinstance(designs, list) else []
+    if not known and "models" in previous:  # sweep.json written before designs were recorded
+        params = previous.get("params")
+        known = [
+            design_of(
+                list(previous.get("models") or []),
+                params if isinstance(params, dict) else {},
+                str(previous.get("template")),
+            )
+        ]
+    if not known or any(_same(d, design) for d in known):
+        return
+    recorded = known[-1]
+    differs = [k for k in ("models", "params", "template") if recorded.get(k) != design.get(k)]
+    raise ConfigError(
+        f"{out} holds another design (its sweep.json differs in {', '.join(differs)}: "
+        f"{_short(recorded, differs)}); use another --out, or --new-design to add this design "
+        "to the same folder"
+    )
+
+
+def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return all(a.get(k) == b.get(k) for k in ("models", "params", "template"))
+
+
+def _short(design: Mapping[str, Any], keys: Sequence[str]) -> str:
+    return "; ".join(f"{k}={design.get(k)}" for k in keys)[:300]

@@ -1,0 +1,82 @@
+"""Credentials never reach a file or an output; batch-submit errors are one line.
+
+The password of a URL in a model string is refused without being echoed; one in
+``--base-url`` is redacted everywhere; a key a provider echoes back in its reply
+is removed before the reply is cached or recorded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fakes import FakeLLMServer, Fault
+from reliability_helpers import cli, instances_folder, run_args
+
+pytestmark = pytest.mark.timeout(60)
+
+PASSWORD = "PASSWORD-8c1f2e"
+KEY = "sk-test-0123456789abcdefSECRET"
+
+
+def _files_containing(root: Path, secret: str) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_password_in_a_model_string_url_is_refused_and_never_echoed(
+    tmp_path: Path, dry_run: bool
+) -> None:
+    folder = instances_folder(tmp_path / "i")
+    with FakeLLMServer() as server:
+        host = server.openai_base_url.split("://", 1)[1]
+        args = run_args(server, folder, tmp_path / "o")
+        args[args.index("--model") + 1] = (
+            f"openai/fake-model?base_url=http://admin:{PASSWORD}@{host}"
+        )
+        del args[args.index("--base-url") : args.index("--base-url") + 2]
+        result = cli(*args, *(["--dry-run"] if dry_run else []))
+        assert server.requests == []
+    assert result.exit_code == 2 and "user name or password" in result.output
+    assert PASSWORD not in result.output and "Traceback" not in result.output
+    assert _files_containing(tmp_path, PASSWORD) == []
+
+
+def test_password_in_base_url_is_redacted_from_every_file_and_output(tmp_path: Path) -> None:
+    folder = instances_folder(tmp_path / "i")
+    out = tmp_path / "o"
+    with FakeLLMServer() as server:
+        host = server.openai_base_url.split("://", 1)[1]
+        args = run_args(server, folder, out)
+        args[args.index("--base-url") + 1] = f"http://admin:{PASSWORD}@{host}"
+        result = cli(*args)
+        assert server.paid_calls().total() == 3
+    assert result.exit_code == 0, result.output
+    assert PASSWORD not in result.output
+    assert _files_containing(tmp_path, PASSWORD) == []
+
+
+def test_a_reply_echoing_the_key_is_stored_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    folder = instances_folder(tmp_path / "i", n=2)
+    out = tmp_path / "o"
+    with FakeLLMServer(script=[Fault.ECHO_KEY, Fault.ECHO_KEY]) as server:
+        result = cli(*run_args(server, folder, out))
+        assert [r.outcome for r in server.requests] == ["echo_key", "echo_key"]
+    assert result.exit_code == 0, result.output
+    assert KEY not in result.output
+    assert _files_containing(tmp_path, KEY) == []
+    assert list((out / "records").glob("*.json"))
+
+
+def test_batch_submit_error_is_one_line_with_the_providers_message(tmp_path: Path) -> None:
+    folder = instances_folder(tmp_path / "i")
+    with FakeLLMServer() as server:  # no batch routes: the upload answers 404
+        result = cli(*run_args(server, folder, tmp_path / "o", "--batch"))
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in result.output
+    assert "--batch: submitting 3 request(s) to openai failed" in errors[0]
+    assert "no route POST /v1/files" in errors[0]
