@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from facetlab.paper.registry.selectors import Section, _scored
+from collections.abc import Callable
+
+import pandas as pd
+
+from facetlab.errors import DataError
+from facetlab.paper.claims import ClaimInputs, Value
+from facetlab.paper.registry.selectors import CABRAL_ADV2, Section, _scored
 
 SECTION = Section()
 """This section's claims, in paper order."""
@@ -34,26 +40,68 @@ SECTION.claim(
     ),
 )
 SECTION.claim(
-    "notation.threshold", N, "wneut ≤ 10 percentage points", 10, lambda x: float(x.threshold)
+    "notation.threshold",
+    N,
+    "wneut ≤ 10 percentage points",
+    10,
+    lambda x: float(x.threshold),
+    kind="setting",
+)
+
+
+def _bedrock_cells(x: ClaimInputs, *, with_adv2: bool) -> pd.Series:
+    """Mean neutralized-factor weight of each open-weight (Bedrock) P2 and P3 cell.
+
+    The paper's sentence does not say which cells: the P2 cells and the P3 cells of
+    Table 2, or also the second CF-Cabral wording (cf-001-adv2), which Table 2 leaves out.
+    """
+    frame = _scored(x).query("probe in ['P2', 'P3'] and weights_access == 'open'")
+    if not with_adv2:
+        frame = frame[frame["instance_id"] != CABRAL_ADV2]
+    cells = frame.groupby(["probe", "canonical_model", "instance_id"])["foi_weight"].mean()
+    if cells.empty:
+        raise DataError("no open-weight P2 or P3 cells in the frame")
+    return cells.astype(float)
+
+
+def _bedrock_median(with_adv2: bool) -> Callable[[ClaimInputs], float]:
+    return lambda x: float(_bedrock_cells(x, with_adv2=with_adv2).median())
+
+
+def _bedrock_evidence(x: ClaimInputs) -> dict[str, Value]:
+    table = _bedrock_cells(x, with_adv2=False)
+    every = _bedrock_cells(x, with_adv2=True)
+    return {
+        "n_table": len(table),
+        "median_table": float(table.median()),
+        "n_all": len(every),
+        "median_all": float(every.median()),
+    }
+
+
+_BEDROCK_WHY = (
+    "The sentence is ambiguous; each reading with its value: over the {n_table} open-weight "
+    "P2 cells and Table 2 P3 cells the median cell mean is {median_table:g}; adding the "
+    "cf-001-adv2 cells ({n_all} cells) it is {median_all:g}."
 )
 SECTION.claim(
     "notation.bedrock_median",
     N,
-    "The median observed value across deterministic Bedrock cells is 0",
+    "The median observed value across deterministic Bedrock cells is 0 (P2 cells and Table 2 P3 cells)",
     0,
-    lambda x: float(
-        _scored(x)
-        .query("probe in ['P2', 'P3'] and weights_access == 'open'")
-        .groupby(["canonical_model", "instance_id"])["foi_weight"]
-        .mean()
-        .median()
-    ),
+    _bedrock_median(with_adv2=False),
+    tol=0.05,
+    why=_BEDROCK_WHY,
+    evidence=_bedrock_evidence,
+)
+SECTION.claim(
+    "notation.bedrock_median_with_adv2",
+    N,
+    "The median observed value across deterministic Bedrock cells is 0 (also the cf-001-adv2 cells)",
+    0,
+    _bedrock_median(with_adv2=True),
     tol=0.05,
     status="MISMATCH",
-    why=(
-        "Median of the open-weight (Bedrock) P2 and P3 cell means of the neutralized-factor weight "
-        "is 5, not 0. The statement holds for the cued P2 cells alone (median 0) and for single C2 "
-        "trials (median 0), but not for the adversarial P3 cells (median 9; most Bedrock P3 cells "
-        "on CF-Cabral and CF-Biakanja sit at 10)."
-    ),
+    why=_BEDROCK_WHY,
+    evidence=_bedrock_evidence,
 )
