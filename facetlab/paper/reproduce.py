@@ -1,7 +1,8 @@
-"""Reproduce the FACET paper: run every notebook with papermill, then write the report.
+"""Reproduce the FACET paper: run every notebook, then write the report.
 
-:func:`reproduce` executes ``notebooks/*.ipynb`` (two at a time, each in its own
-kernel, shut down as soon as it finishes) with the given parameters, collects the
+:func:`reproduce` executes ``notebooks/*.ipynb`` in two kernels (the notebooks are
+shared out between them and run one after another, the namespace reset in between;
+papermill injects the parameters) with the given parameters, collects the
 executed notebooks under ``out_dir``, and writes ``paper/REPRODUCTION.md``: every
 table and figure next to the paper's values (taken from the claims audit in
 ``paper/claims.csv``) and every mismatch with its evidence.
@@ -34,8 +35,6 @@ from facetlab.project import build_dir, project_root
 # Notebook kernels import this module for Outputs: pandas, matplotlib, papermill and the
 # process pool are imported where they are used.
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     import pandas as pd
     from matplotlib.figure import Figure
 
@@ -308,40 +307,107 @@ def declared_parameters(notebook: Path) -> set[str]:
     return set()
 
 
-def _execute(
-    source: str, output: str, parameters: dict[str, Any], cwd: str
-) -> tuple[bool, float, str]:
-    """Run one notebook (in a worker process); never raises, reports the failure instead.
+NOTEBOOK_COST: dict[str, float] = {
+    "claims_audit": 3.0,
+    "sensitivity": 2.0,
+    "02_p1_vs_p2": 1.5,
+    "03_p3_adversarial": 1.5,
+}
+"""Relative run time of the heavier notebooks (others count 1): how they are shared out."""
 
-    The kernel's own stderr (start-up chatter, warnings) goes to ``<output>.log``
-    instead of the terminal, where it would break the progress display.
+_RESET = (
+    "get_ipython().run_line_magic('reset', '-f')\n"
+    "import os as _os\n"
+    "_os.chdir({cwd!r})\n"
+    "import matplotlib.pyplot as _plt\n"
+    "_plt.close('all')\n"
+    "del _os, _plt\n"
+)
+"""Run between two notebooks in one kernel: a clean namespace, the notebook's folder, no figures."""
+
+
+def share_out(notebooks: Sequence[Path], workers: int) -> list[list[Path]]:
+    """Split ``notebooks`` into at most ``workers`` groups of about equal cost (one kernel each).
+
+    >>> [[p.name for p in g] for g in share_out([Path("claims_audit"), Path("a"), Path("b")], 2)]
+    [['claims_audit'], ['a', 'b']]
     """
-    import papermill
+    groups: list[list[Path]] = [[] for _ in range(max(1, min(workers, len(notebooks))))]
+    load = [0.0] * len(groups)
+    for nb in sorted(notebooks, key=lambda p: -NOTEBOOK_COST.get(p.stem, 1.0)):
+        i = load.index(min(load))
+        groups[i].append(nb)
+        load[i] += NOTEBOOK_COST.get(nb.stem, 1.0)
+    return [g for g in groups if g]
 
-    start = time.perf_counter()
-    log = os.open(output + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+
+_DONE_QUEUE: Any = None  # the worker's end of the parent's progress queue (set per process)
+
+
+def _init_worker(queue: Any) -> None:
+    global _DONE_QUEUE
+    _DONE_QUEUE = queue
+
+
+def _execute_group(
+    jobs: list[tuple[str, str, dict[str, Any], str]],
+) -> list[tuple[bool, float, str]]:
+    """Run notebooks one after another in ONE kernel (a worker process); never raises.
+
+    Each job is (source, output, parameters, cwd). Papermill injects the parameters;
+    nbclient runs the cells. The namespace is reset between notebooks, so each
+    starts clean, but imports (pandas, matplotlib, facetlab) and the cached trials
+    table stay loaded: one kernel start-up instead of one per notebook. The kernel's
+    stderr goes to ``<first output>.log``.
+    """
+    import nbformat as _nbformat
+    from nbclient import NotebookClient
+
+    nbformat: Any = _nbformat  # untyped package
+    from papermill.iorw import load_notebook_node
+    from papermill.parameterize import parameterize_notebook
+
+    log = os.open(jobs[0][1] + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     saved = os.dup(2)
     os.dup2(log, 2)
+    owner: NotebookClient | None = None
+    out: list[tuple[bool, float, str]] = []
     try:
-        papermill.execute_notebook(
-            source,
-            output,
-            parameters=parameters,
-            cwd=cwd,
-            progress_bar=False,
-            log_output=False,
-            kernel_name="python3",
-            execution_timeout=CELL_TIMEOUT,
-            shutdown_kernel="immediate",
-        )
-    except Exception as exc:  # papermill wraps cell errors; keep the message short
-        message = str(exc).strip().splitlines()
-        return False, time.perf_counter() - start, "\n".join(message[-12:])
+        for source, output, parameters, cwd in jobs:
+            start = time.perf_counter()
+            nb = load_notebook_node(source)  # papermill's reader: every cell gets its tags list
+            if parameters:
+                nb = parameterize_notebook(nb, parameters, kernel_name="python3", language="python")
+            ok, error = True, ""
+            try:
+                if owner is None:
+                    owner = NotebookClient(
+                        nbformat.v4.new_notebook(),
+                        kernel_name="python3",
+                        timeout=CELL_TIMEOUT,
+                    )
+                    owner.execute(cleanup_kc=False, cwd=cwd)
+                reset = nbformat.v4.new_notebook(
+                    cells=[nbformat.v4.new_code_cell(_RESET.format(cwd=cwd))]
+                )
+                NotebookClient(reset, km=owner.km, timeout=CELL_TIMEOUT).execute()
+                NotebookClient(nb, km=owner.km, timeout=CELL_TIMEOUT).execute()
+            except Exception as exc:  # a failing cell; keep the message short
+                message = str(exc).strip().splitlines()
+                ok, error = False, "\n".join(message[-12:])
+            finally:
+                nbformat.write(nb, output)
+            result = (ok, time.perf_counter() - start, error)
+            out.append(result)
+            if _DONE_QUEUE is not None:
+                _DONE_QUEUE.put((source, output, result))
     finally:
+        if owner is not None:
+            owner._cleanup_kernel()
         os.dup2(saved, 2)
         os.close(saved)
         os.close(log)
-    return True, time.perf_counter() - start, ""
+    return out
 
 
 def run_notebooks(
@@ -351,37 +417,55 @@ def run_notebooks(
     workers: int = DEFAULT_WORKERS,
     on_done: Callable[[NotebookResult], None] | None = None,
 ) -> list[NotebookResult]:
-    """Execute ``notebooks`` with papermill, ``workers`` at a time, into ``out_dir``.
+    """Execute ``notebooks`` into ``out_dir``, in ``workers`` kernels (see :func:`share_out`).
 
     Each notebook gets only the parameters its ``parameters`` cell declares; the
-    working directory is the notebook's folder (as in JupyterLab).
+    working directory is the notebook's folder (as in JupyterLab). ``on_done`` is
+    called as each notebook finishes.
     """
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    import queue as queues
+    from concurrent.futures import ProcessPoolExecutor
 
     out_dir.mkdir(parents=True, exist_ok=True)
     params = dict(parameters or {})
+
+    def job(nb: Path) -> tuple[str, str, dict[str, Any], str]:
+        wanted = declared_parameters(nb)
+        mine = {k: v for k, v in params.items() if k in wanted}
+        return str(nb), str(out_dir / nb.name), mine, str(nb.parent.resolve())
+
+    groups = share_out(notebooks, workers)
+    by_source = {str(nb): nb for nb in notebooks}
     results: list[NotebookResult] = []
     # spawn, not fork: the parent runs a progress-display thread, and forking a
     # threaded process can deadlock
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
-        futures: dict[Future[tuple[bool, float, str]], tuple[Path, Path]] = {}
-        for nb in notebooks:
-            wanted = declared_parameters(nb)
-            mine = {k: v for k, v in params.items() if k in wanted}
-            target = out_dir / nb.name
-            futures[pool.submit(_execute, str(nb), str(target), mine, str(nb.parent))] = (
-                nb,
-                target,
-            )
-        for future in as_completed(futures):
-            nb, target = futures[future]
-            ok, seconds, error = future.result()
-            result = NotebookResult(nb.stem, nb, target, ok, seconds, error)
+    done: Any = context.Queue()
+
+    def collect(block: bool) -> None:
+        while True:
+            try:
+                source, output, (ok, seconds, error) = done.get(block, 0.2)
+            except queues.Empty:
+                return
+            nb = by_source[source]
+            result = NotebookResult(nb.stem, nb, Path(output), ok, seconds, error)
             results.append(result)
             if on_done is not None:
                 on_done(result)
+            block = False
+
+    with ProcessPoolExecutor(
+        max_workers=len(groups), mp_context=context, initializer=_init_worker, initargs=(done,)
+    ) as pool:
+        futures = [pool.submit(_execute_group, [job(nb) for nb in g]) for g in groups]
+        while not all(f.done() for f in futures):
+            collect(block=True)
+        for f in futures:
+            f.result()  # a crashed worker raises here
+    while len(results) < len(notebooks):
+        collect(block=True)
     order = {nb.stem: i for i, nb in enumerate(notebooks)}
     return sorted(results, key=lambda r: order[r.name])
 

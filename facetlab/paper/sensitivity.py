@@ -98,9 +98,22 @@ def _row(
     }
 
 
-def p1_p2_at(trials: pd.DataFrame, threshold: float, alpha: float = 0.05) -> dict[str, object]:
-    """The P1 vs P2 contradiction at one threshold (McNemar exact on the paired verdicts)."""
-    matrix = cells.fig1_p1_p2(trials, threshold=threshold)
+def p1_p2_at(
+    trials: pd.DataFrame,
+    threshold: float,
+    alpha: float = 0.05,
+    matrix: pd.DataFrame | None = None,
+) -> dict[str, object]:
+    """The P1 vs P2 contradiction at one threshold (McNemar exact on the paired verdicts).
+
+    ``matrix`` is :func:`cells.fig1_p1_p2` at any threshold (a sweep builds it once):
+    only the P2 verdicts depend on the threshold, and they are recomputed here.
+    """
+    if matrix is None:
+        matrix = cells.fig1_p1_p2(trials, threshold=threshold)
+    matrix = matrix.assign(
+        p2_faithful=[rules.weighted_faithful(float(w), threshold) for w in matrix["p2_weight"]]
+    )
     mc = stats.mcnemar_exact(
         matrix["p1_faithful"].astype(bool).tolist(), matrix["p2_faithful"].astype(bool).tolist()
     )
@@ -122,14 +135,18 @@ def p1_p2_at(trials: pd.DataFrame, threshold: float, alpha: float = 0.05) -> dic
     )
 
 
-def asymmetry_at(trials: pd.DataFrame, threshold: float) -> dict[str, object]:
+def asymmetry_at(
+    trials: pd.DataFrame, threshold: float, points: pd.DataFrame | None = None
+) -> dict[str, object]:
     """The open-vs-closed asymmetry at one threshold (CF-Barker P3 means and C2 residuals).
 
     ``statistic`` is the difference of C2 above-threshold shares (open minus closed);
     ``p_value`` is the cell-level Fisher test on CF-Barker (closed/open × mean above
-    the threshold or not), as in the paper's descriptive test.
+    the threshold or not), as in the paper's descriptive test. ``points`` is
+    :func:`cells.fig5_asymmetry` (independent of the threshold; a sweep builds it once).
     """
-    points = cells.fig5_asymmetry(trials)
+    if points is None:
+        points = cells.fig5_asymmetry(trials)
     closed = points["weights_access"] == "closed"
     above = points["p3_barker_mean"].astype(float) > threshold
     p3_closed, p3_open = int((above & closed).sum()), int((above & ~closed).sum())
@@ -213,6 +230,9 @@ def _check_range(values: Sequence[float], name: str) -> list[float]:
     return sorted(set(out))
 
 
+_TEXT_COLUMNS = ("prompt", "raw_response", "direct_probe_response")
+
+
 def sensitivity_table(
     trials: pd.DataFrame,
     thresholds: Iterable[float] = DEFAULT_THRESHOLDS,
@@ -222,10 +242,14 @@ def sensitivity_table(
     """One row per (conclusion, setting value); columns :data:`SENSITIVITY_COLUMNS`."""
     ts = _check_range(list(thresholds), "thresholds")
     ss = _check_range(list(split_points), "split_points")
+    # the sweep re-selects the same trials many times: without the long text columns
+    # (prompts, replies) each selection copies a fraction of the bytes
+    slim = trials.drop(columns=[c for c in _TEXT_COLUMNS if c in trials.columns])
     rows: list[dict[str, object]] = []
-    rows += [p1_p2_at(trials, t, alpha) for t in ts]
-    rows += [asymmetry_at(trials, t) for t in ts]
-    rows += [bimodality_at(trials, s, alpha) for s in ss]
+    matrix, points = cells.fig1_p1_p2(slim), cells.fig5_asymmetry(slim)
+    rows += [p1_p2_at(slim, t, alpha, matrix) for t in ts]
+    rows += [asymmetry_at(slim, t, points) for t in ts]
+    rows += [bimodality_at(slim, s, alpha) for s in ss]
     table: pd.DataFrame = pd.DataFrame(rows, columns=list(SENSITIVITY_COLUMNS))
     return table
 

@@ -236,6 +236,8 @@ SECTION.claim(
     status="MISMATCH",
     why="DeepSeek v3.2 on cf-001-adv (10, 20) and Qwen3 Next on cf-003-adv (15, 15, 10, 10, 15).",
 )
+
+
 def _all_excluded(x: ClaimInputs, pattern: str) -> bool:
     """Are all trials from files matching ``pattern`` excluded? (None found is an error.)"""
     reasons = x.trials.loc[

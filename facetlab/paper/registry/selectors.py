@@ -112,7 +112,7 @@ def _t2_value(x: ClaimInputs, short: str, case: str, column: str) -> float:
 def _probe(x: ClaimInputs, probe: str) -> pd.DataFrame:
     """The usable trials of one probe; none is an error (a claim never compares empty sets)."""
     frame = _scored(x)
-    out: pd.DataFrame = frame[frame["probe"] == probe]
+    out = _memo(x, f"probe:{probe}", lambda: frame[frame["probe"] == probe])
     if out.empty:
         raise DataError(f"no usable {probe} trials in the frame")
     return out
@@ -131,8 +131,12 @@ def _full(short: str) -> str:
 def p3_cell(x: ClaimInputs, short: str, instance_id: str) -> pd.DataFrame:
     """The P3 trials of one (model, adversarial instance) cell, in run order."""
     frame = _probe(x, "P3")
-    cell = frame[(frame["canonical_model"] == _full(short)) & (frame["instance_id"] == instance_id)]
-    return _by_time(cell)
+
+    def build() -> pd.DataFrame:
+        hit = (frame["canonical_model"] == _full(short)) & (frame["instance_id"] == instance_id)
+        return _by_time(frame[hit])
+
+    return _memo(x, f"p3:{short}:{instance_id}", build)
 
 
 def _weights(frame: pd.DataFrame) -> list[float]:
