@@ -302,10 +302,11 @@ _LABELS = {
 def sensitivity_figure(table: pd.DataFrame, alpha: float = 0.05) -> Figure:
     """Two panels: conclusions vs threshold (left) and vs split point (right).
 
-    Each cell is green where the conclusion holds and red where it fails; the text
-    is the test's p-value; the paper's setting is outlined in black.
+    Each cell is green where the conclusion holds with p < ``alpha``, amber where it
+    holds descriptively but p ≥ ``alpha``, red where it fails; the text is the test's
+    p-value; the paper's setting is outlined in black.
     """
-    fig = Figure(figsize=(13, 3.8))
+    fig = Figure(figsize=(15, 4.2))
     axes = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.0]})
     for ax, parameter, title in (
         (axes[0], "threshold", "faithfulness threshold (pp)"),
@@ -322,7 +323,8 @@ def sensitivity_figure(table: pd.DataFrame, alpha: float = 0.05) -> Figure:
                 if hit.empty:
                     continue
                 rec = hit.iloc[0]
-                color = "#2ecc71" if rec["holds"] else "#e74c3c"
+                significant = float(rec["p_value"]) < alpha
+                color = ("#2ecc71" if significant else "#f1c40f") if rec["holds"] else "#e74c3c"
                 edge = "black" if rec["is_paper_setting"] else "white"
                 ax.add_patch(
                     _rect(col_i, row_i, color, edge, 2.0 if rec["is_paper_setting"] else 0.8)
@@ -330,11 +332,10 @@ def sensitivity_figure(table: pd.DataFrame, alpha: float = 0.05) -> Figure:
                 ax.text(
                     col_i + 0.5,
                     row_i + 0.5,
-                    f"{rec['p_value']:.0e}".replace("e-0", "e-"),
+                    p_text(float(rec["p_value"])),
                     ha="center",
                     va="center",
-                    fontsize=6,
-                    rotation=90,
+                    fontsize=7.5,
                 )
         ax.set_xlim(0, len(values))
         ax.set_ylim(0, len(names))
@@ -346,12 +347,26 @@ def sensitivity_figure(table: pd.DataFrame, alpha: float = 0.05) -> Figure:
         for spine in ax.spines.values():
             spine.set_visible(False)
     fig.suptitle(
-        f"Which headline conclusions hold? green = holds, red = fails (tests at α = {alpha:g}; "
-        "cell text = p-value; black outline = the paper's setting)",
+        f"Which headline conclusions hold? green = holds and p < α = {alpha:g}; amber = holds "
+        f"descriptively, p ≥ {alpha:g}; red = fails (cell text = p-value; black outline = the "
+        "paper's setting)",
         fontsize=10,
     )
     fig.tight_layout()
     return fig
+
+
+def p_text(p: float) -> str:
+    """A p-value in at most five characters, readable in a small cell.
+
+    >>> [p_text(p) for p in (0.0002, 0.0031, 0.049, 0.5, 1.0)]
+    ['<.001', '.003', '.049', '.50', '1']
+    """
+    if p < 0.001:
+        return "<.001"
+    if p >= 0.995:
+        return "1"
+    return (f"{p:.3f}" if p < 0.1 else f"{p:.2f}").removeprefix("0")
 
 
 def _rect(x: float, y: float, color: str, edge: str, width: float) -> Rectangle:
