@@ -222,4 +222,6 @@ def test_audit_sees_in_place_changes(trials: pd.DataFrame, facet_data: Path) -> 
     registry = [c for c in CLAIMS if c.id == "data.p3_trials"]
     assert run_audit(frame, data_dir=facet_data, registry=registry)["status"].item() == "PASS"
     frame.loc[frame["probe"] == "P3", "failed"] = True  # same object, changed in place
-    assert run_audit(frame, data_dir=facet_data, registry=registry)["status"].item() == "MISMATCH"
+    row = run_audit(frame, data_dir=facet_data, registry=registry).iloc[0]
+    assert row["status"] == "ERROR"  # nothing left to count: an error, never a stale PASS
+    assert "no usable P3 trials" in row["explanation"]

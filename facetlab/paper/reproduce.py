@@ -764,13 +764,15 @@ class Provenance:
         from facetlab import datasets
 
         used: dict[str, tuple[Any, tuple[str, ...]]] = {}
-        for nb in notebooks:
+        for nb in (n for n in notebooks if n.is_file()):
             declared = declared_parameters(nb)
             defaults = notebook_defaults(nb)
             for name in sorted(declared):
                 value = parameters.get(name, defaults.get(name))
                 old = used.get(name, (value, ()))
                 used[name] = (old[0], (*old[1], nb.stem))
+        for name, value in parameters.items():  # given, but declared by no notebook
+            used.setdefault(name, (value, ()))
         registry = hashlib.sha256(
             "\n".join(f"{v}  {k}" for k, v in sorted(datasets.registry().items())).encode()
         ).hexdigest()
@@ -823,7 +825,7 @@ def _provenance_lines(prov: Provenance, root: Path) -> list[str]:
         "|:--|:--|:--|",
     ]
     for name, (value, users) in sorted(prov.parameters.items()):
-        who = "all" if len(users) == len(PAPER_NOTEBOOKS) else ", ".join(users)
+        who = "all" if len(users) == len(PAPER_NOTEBOOKS) else ", ".join(users) or "—"
         lines.append(f"| `{name}` | `{_md_escape(_shown(value, root))}` | {who} |")
     return lines
 
@@ -935,7 +937,7 @@ def _headline_lines(
         ),
     ]
     if not claims:
-        return [*lines, "", "The claims audit did not run: no claims to report."]
+        return [*lines, "", "`claims.csv` is missing: the claims notebook did not run."]
     lines += [
         "",
         f"**Claims derived from the raw data ({sum(data.values())}):** "
@@ -1004,13 +1006,16 @@ def copy_reference_figures(data_dir: Path | str | None, root: Path) -> Path | No
     from facetlab import datasets
     from facetlab.paper.figures import FIGURE_NAMES
 
-    try:
-        root = Path(data_dir) if data_dir is not None else datasets.data_dir()
-    except Exception:  # no data available: the report says the images are missing
+    # reference/ ships with the full data tree (a mirror); the verified cache holds only
+    # instances/ and results/
+    candidates = [Path(data_dir)] if data_dir is not None else []
+    if os.environ.get(datasets.ENV_MIRROR):
+        candidates.append(Path(os.environ[datasets.ENV_MIRROR]))
+    candidates.append(datasets.cache_dir())
+    found = [c / "reference" for c in candidates if (c / "reference").is_dir()]
+    if not found:
         return None
-    source = root / "reference"
-    if not source.is_dir():
-        return None
+    source = found[0]
     target = reference_dir(root)
     target.mkdir(parents=True, exist_ok=True)
     for name in FIGURE_NAMES:
