@@ -49,6 +49,7 @@ from facetlab.errors import DataError, FacetlabError
 
 __all__ = [
     "AUDIT_COLUMNS",
+    "KINDS",
     "AuditSummary",
     "Claim",
     "ClaimInputs",

@@ -49,6 +49,7 @@ __all__ = [
     "Provenance",
     "SavedFigure",
     "claim_counts",
+    "cached_trials",
     "code_digest",
     "copy_reference_figures",
     "declared_parameters",
@@ -129,6 +130,29 @@ def _formats(formats: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(f for f in formats if f)
 
 
+_TRIALS: dict[tuple[str, str], pd.DataFrame] = {}
+
+
+def cached_trials(data_dir: str | Path | None = None) -> pd.DataFrame:
+    """``load_trials(data_dir)``, parsed once per process and data version (a copy each call).
+
+    :func:`reproduce` runs several notebooks in one kernel; they share the parsed
+    table instead of re-reading ~1,200 JSON files each. The key is the data dir and
+    the sha256 of facetlab's data registry (the files are verified against it), so a
+    different data version is parsed afresh.
+    """
+    from facetlab import datasets
+    from facetlab.records import load_trials
+
+    key = (
+        str(Path(data_dir).resolve()) if data_dir is not None else "",
+        datasets._registry_digest(),
+    )
+    if key not in _TRIALS:
+        _TRIALS[key] = load_trials(data_dir)
+    return _TRIALS[key].copy()
+
+
 @dataclass(frozen=True)
 class Outputs:
     """What a reproduction notebook needs: the trials and where its outputs go.
@@ -166,12 +190,10 @@ class Outputs:
         as a sensitivity sweep's range). ``formats`` may also be one string,
         ``"png,svg"`` (as ``papermill -p formats pdf`` passes it).
         """
-        from facetlab.records import load_trials
-
         figs, tabs = output_dirs(
             project_root(), settings, figures_dir, tables_dir, variant, committed=False
         )
-        return cls(load_trials(data_dir), figs, tabs, _formats(formats), int(dpi))
+        return cls(cached_trials(data_dir), figs, tabs, _formats(formats), int(dpi))
 
     def table(self, frame: pd.DataFrame, name: str, caption: str | None = None) -> pd.DataFrame:
         """Write ``frame`` as ``<tables_dir>/<name>.csv|.md|.tex``; returns it for display."""

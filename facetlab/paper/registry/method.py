@@ -367,6 +367,10 @@ SECTION.claim(
 )
 
 
+PILOT_PROBES = ("C0", "P1", "pilot-C2", "C3")
+"""The conditions of a pilot run (the effort-high configuration ran only these)."""
+
+
 def _reply(row: pd.Series) -> str:
     """What a pilot trial answered, by probe: the C3 compliance replies (``R1: no, ...``),
     the P1 label, or the yes/no answer (with the P1 label for the pilot C2 rewrites)."""
@@ -416,6 +420,9 @@ def _effort_high_pairs(x: ClaimInputs) -> pd.DataFrame:
         raise DataError(
             f"{len(hi) - len(merged)} opus effort-high trials have no default-Opus counterpart"
         )
+    missing = sorted(set(PILOT_PROBES) - set(merged["probe"]))
+    if missing:  # "every probe" cannot be checked on a probe that is not there
+        raise DataError(f"no opus effort-high trials of {missing} to compare")
     return merged
 
 
