@@ -269,7 +269,8 @@ def test_run_notebooks_with_parameters(facet_data: Path, tmp_path: Path) -> None
         "dpi": 50,
         "not_a_parameter": 1,  # not declared anywhere: not passed
     }
-    results = rep.run_notebooks([good, broken], tmp_path / "out", params, workers=2)
+    # one kernel: the broken notebook (heavier, so first) must not spoil the next one
+    results = rep.run_notebooks([good, broken], tmp_path / "out", params, workers=1)
     by_name = {r.name: r for r in results}
     assert by_name["05_c2_ablation"].ok, by_name["05_c2_ablation"].error
     assert not by_name["03_p3_adversarial"].ok
