@@ -301,3 +301,12 @@ def test_cli_rejects_bad_parameters() -> None:
     result = CliRunner().invoke(app, ["reproduce", "-p", "threshold"])
     assert result.exit_code == 2
     assert "name=value" in result.output
+
+
+def test_an_unreadable_notebook_is_a_clear_error_before_anything_runs(tmp_path: Path) -> None:
+    broken = tmp_path / "nb" / "01_overview.ipynb"
+    broken.parent.mkdir()
+    broken.write_text("{not json")
+    with pytest.raises(ConfigError, match=r"01_overview.ipynb: not a readable notebook"):
+        rep.run_notebooks([broken], tmp_path / "out", {})
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

@@ -327,9 +327,22 @@ def parse_parameter(text: str) -> tuple[str, Any]:
     return name, value
 
 
+def _read_notebook(notebook: Path) -> dict[str, Any]:
+    """A notebook's JSON; a file that is not a notebook is a :class:`ConfigError` naming it."""
+    try:
+        data = json.loads(notebook.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"{notebook}: not a readable notebook ({exc}); restore it with git checkout"
+        ) from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{notebook}: not a notebook (expected a JSON object)")
+    return data
+
+
 def declared_parameters(notebook: Path) -> set[str]:
     """Names assigned in the notebook's cell tagged ``parameters``."""
-    data = json.loads(notebook.read_text(encoding="utf-8"))
+    data = _read_notebook(notebook)
     for cell in data.get("cells", []):
         if "parameters" in cell.get("metadata", {}).get("tags", []):
             source = "".join(cell.get("source", []))
@@ -405,11 +418,13 @@ def _execute_group(
     try:
         for source, output, parameters, cwd in jobs:
             start = time.perf_counter()
-            nb = load_notebook_node(source)  # papermill's reader: every cell gets its tags list
-            if parameters:
-                nb = parameterize_notebook(nb, parameters, kernel_name="python3", language="python")
-            ok, error = True, ""
+            ok, error, nb = True, "", None
             try:
+                nb = load_notebook_node(source)  # papermill's reader: every cell has its tags
+                if parameters:
+                    nb = parameterize_notebook(
+                        nb, parameters, kernel_name="python3", language="python"
+                    )
                 if owner is None:
                     owner = NotebookClient(
                         nbformat.v4.new_notebook(),
@@ -422,11 +437,12 @@ def _execute_group(
                 )
                 NotebookClient(reset, km=owner.km, timeout=CELL_TIMEOUT).execute()
                 NotebookClient(nb, km=owner.km, timeout=CELL_TIMEOUT).execute()
-            except Exception as exc:  # a failing cell; keep the message short
+            except Exception as exc:  # a failing cell or notebook; keep the message short
                 message = str(exc).strip().splitlines()
                 ok, error = False, "\n".join(message[-12:])
             finally:
-                nbformat.write(nb, output)
+                if nb is not None:
+                    nbformat.write(nb, output)
             result = (ok, time.perf_counter() - start, error)
             out.append(result)
             if _DONE_QUEUE is not None:
@@ -457,7 +473,6 @@ def run_notebooks(
     import queue as queues
     from concurrent.futures import ProcessPoolExecutor
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     params = dict(parameters or {})
 
     def job(nb: Path) -> tuple[str, str, dict[str, Any], str]:
@@ -465,7 +480,9 @@ def run_notebooks(
         mine = {k: v for k, v in params.items() if k in wanted}
         return str(nb), str(out_dir / nb.name), mine, str(nb.parent.resolve())
 
-    groups = share_out(notebooks, workers)
+    # every notebook is read (and a broken one refused) before anything runs
+    planned = [[job(nb) for nb in group] for group in share_out(notebooks, workers)]
+    out_dir.mkdir(parents=True, exist_ok=True)
     by_source = {str(nb): nb for nb in notebooks}
     results: list[NotebookResult] = []
     # spawn, not fork: the parent runs a progress-display thread, and forking a
@@ -487,9 +504,9 @@ def run_notebooks(
             block = False
 
     with ProcessPoolExecutor(
-        max_workers=len(groups), mp_context=context, initializer=_init_worker, initargs=(done,)
+        max_workers=len(planned), mp_context=context, initializer=_init_worker, initargs=(done,)
     ) as pool:
-        futures = [pool.submit(_execute_group, [job(nb) for nb in g]) for g in groups]
+        futures = [pool.submit(_execute_group, jobs) for jobs in planned]
         while not all(f.done() for f in futures):
             collect(block=True)
         for f in futures:
@@ -707,7 +724,7 @@ def notebook_defaults(notebook: Path) -> dict[str, Any]:
     """
     import ast
 
-    data = json.loads(notebook.read_text(encoding="utf-8"))
+    data = _read_notebook(notebook)
     for cell in data.get("cells", []):
         if "parameters" in cell.get("metadata", {}).get("tags", []):
             out: dict[str, Any] = {}
@@ -994,7 +1011,8 @@ def _figure_lines(
     if not png.is_file():
         return [f"_`{art.figure}` was not generated (see the notebook status above)._", ""]
     ours = Path(os.path.relpath(png, target_dir)).as_posix()
-    published = Path(os.path.relpath(reference_dir(root) / f"{art.figure}.png", target_dir))
+    published_abs = reference_dir(root) / f"{art.figure}.png"
+    published = Path(os.path.relpath(published_abs, target_dir))
     lines = [
         "| facetlab (reproduced) | published (the paper) |",
         "|:--:|:--:|",
@@ -1002,7 +1020,8 @@ def _figure_lines(
         "",
         "The published image is the FACET data's `reference/"
         f"{art.figure}.png`, copied at build time to the git-ignored "
-        f"`{published.parent.as_posix()}/` (never committed: run `facetlab reproduce` to see it)"
+        f"`{Path(os.path.relpath(published_abs.parent, root)).as_posix()}/` (never committed: "
+        "run `facetlab reproduce` to see it)"
         + ("" if reference is not None else "; **not found in this data dir**")
         + ".",
         "",
