@@ -430,6 +430,7 @@ def _execute_group(
                         nbformat.v4.new_notebook(),
                         kernel_name="python3",
                         timeout=CELL_TIMEOUT,
+                        shutdown_kernel="immediate",  # nothing to flush: outputs are written
                     )
                     owner.execute(cleanup_kc=False, cwd=cwd)
                 reset = nbformat.v4.new_notebook(
