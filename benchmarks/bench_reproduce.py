@@ -1,7 +1,9 @@
 """Wall time of the whole paper reproduction (``facetlab reproduce``).
 
-Target: under 60 s on a 2-core machine. Runs the real command in a subprocess
-(as a user would), so the time includes kernel start-up and papermill.
+Target: at most 20 s on an idle 2-core machine. Runs the real command in a subprocess
+(as a user would), so the time includes kernel start-up and papermill. The machine
+is often shared: the load average before and after is printed with the time, and
+the CPU time of all processes divided by the kernels is the idle-machine estimate.
 
     FACETLAB_DATA_MIRROR=../shared/facet-data python benchmarks/bench_reproduce.py [--out DIR]
 
@@ -21,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-TARGET_SECONDS = 60.0
+TARGET_SECONDS = 20.0
 
 
 def main() -> int:
@@ -42,6 +44,7 @@ def main() -> int:
             "--workers",
             str(args.workers),
         ]
+        load_before = os.getloadavg()[0]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(command, cwd=root, env=os.environ.copy(), check=False)
@@ -52,7 +55,7 @@ def main() -> int:
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     cores = os.cpu_count() or 1
     status = "ok" if done.returncode == 0 else f"FAILED (exit {done.returncode})"
-    verdict = "within" if seconds < TARGET_SECONDS else "OVER"
+    verdict = "within" if seconds <= TARGET_SECONDS else "OVER"
     print(
         f"facetlab reproduce: {seconds:.1f} s wall on {cores} cores, "
         f"{args.workers} kernels, {status}; {verdict} the {TARGET_SECONDS:.0f} s target"
@@ -60,7 +63,7 @@ def main() -> int:
     print(
         f"CPU time {cpu:.1f} s (user + system, all processes); "
         f"idle-machine estimate {cpu / min(cores, args.workers):.1f} s; "
-        f"1-min load average at the end: {os.getloadavg()[0]:.1f}"
+        f"1-min load average before {load_before:.1f}, after {os.getloadavg()[0]:.1f}"
     )
     return done.returncode
 

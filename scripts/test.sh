@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every check: lint, types, the paper reproduction (committed CSVs must not
-# change), then the test suite. Uses the project's .venv.
+# change), then the test suite. Uses the project's .venv. The paper is computed once:
+# pytest reuses this run's outputs (FACETLAB_REPRODUCED) instead of regenerating them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -19,7 +20,7 @@ echo "== mypy --strict"
 .venv/bin/mypy facetlab
 
 echo "== facetlab reproduce"
-.venv/bin/facetlab reproduce
+.venv/bin/facetlab reproduce --out _build/notebooks
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   if ! git diff --exit-code --stat -- 'paper/tables/*.csv' paper/claims.csv; then
     echo "Regenerating the paper changed the committed CSVs above: review the diff and commit it." >&2
@@ -28,4 +29,4 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 fi
 
 echo "== pytest"
-"$PY" -m pytest -q "$@"
+FACETLAB_REPRODUCED="$PWD/_build/notebooks" "$PY" -m pytest -q "$@"

@@ -36,3 +36,19 @@ def facet_data() -> Path:
             pytest.fail(msg)
         pytest.skip(msg)
     return mirror
+
+
+REPRODUCED_ENV = "FACETLAB_REPRODUCED"
+"""Set by scripts/test.sh after its one ``facetlab reproduce`` run (and the check that the
+committed CSVs did not change): the folder of that run's executed notebooks."""
+
+
+@pytest.fixture(scope="session")
+def reproduced() -> Path | None:
+    """The executed notebooks of this test run's reproduction, or ``None`` (pytest alone).
+
+    Tests that would regenerate the whole paper read that run's outputs instead, so
+    the test command computes the paper once.
+    """
+    value = os.environ.get(REPRODUCED_ENV)
+    return Path(value) if value else None

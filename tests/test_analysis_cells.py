@@ -113,7 +113,10 @@ def test_outcome_correctness_reports_the_c2_flip(trials: pd.DataFrame) -> None:
 
 def test_stats_table_rows(trials: pd.DataFrame) -> None:
     table = stats_table.stats_table(trials).set_index("test")
-    assert list(stats_table.STATS_COLUMNS)[1:] == list(table.columns[:4])
+    assert list(stats_table.STATS_COLUMNS)[1:] == list(table.columns[:5])
+    assert table.at["mcnemar_p1_p2", "statistic_name"].startswith("min(b, c)")
+    assert table.at["fisher_bimodality", "statistic_name"] == "odds ratio (Fisher exact)"
+    assert table.at["wilson_bimodality_combined", "statistic_name"] == "proportion wrong"
     assert table.at["mcnemar_p1_p2", "p_value"] == pytest.approx(2**-12)
     assert table.at["mcnemar_p1_p2", "n"] == 24
     assert table.at["fisher_bimodality", "p_value"] == pytest.approx(5.86e-6, rel=1e-2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -11,6 +12,7 @@ import pytest
 from facetlab.paper.audit import run_audit, write_claims_csv
 from facetlab.paper.claims import (
     AUDIT_COLUMNS,
+    KINDS,
     Claim,
     ClaimInputs,
     evaluate,
@@ -18,7 +20,7 @@ from facetlab.paper.claims import (
     format_value,
     summarize_audit,
 )
-from facetlab.paper.registry import CLAIMS
+from facetlab.paper.registry import CLAIMS, claims_by_id
 from facetlab.paper.registry import selectors as reg
 from facetlab.records import load_trials
 
@@ -113,7 +115,9 @@ def trials(facet_data: Path) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def audit(trials: pd.DataFrame, facet_data: Path) -> pd.DataFrame:
+def audit(trials: pd.DataFrame, facet_data: Path, reproduced: Path | None) -> pd.DataFrame:
+    if reproduced is not None:  # scripts/test.sh's one run wrote it (and diffed it)
+        return pd.read_csv(COMMITTED, dtype=str, keep_default_na=False)
     return run_audit(trials, data_dir=facet_data)
 
 
@@ -222,4 +226,169 @@ def test_audit_sees_in_place_changes(trials: pd.DataFrame, facet_data: Path) -> 
     registry = [c for c in CLAIMS if c.id == "data.p3_trials"]
     assert run_audit(frame, data_dir=facet_data, registry=registry)["status"].item() == "PASS"
     frame.loc[frame["probe"] == "P3", "failed"] = True  # same object, changed in place
-    assert run_audit(frame, data_dir=facet_data, registry=registry)["status"].item() == "MISMATCH"
+    row = run_audit(frame, data_dir=facet_data, registry=registry).iloc[0]
+    assert row["status"] == "ERROR"  # nothing left to count: an error, never a stale PASS
+    assert "no usable P3 trials" in row["explanation"]
+
+
+# --------------------------------------------------------------------------- kinds, empty input
+
+
+def test_every_claim_has_a_kind() -> None:
+    kinds = {c.id: c.kind for c in CLAIMS}
+    assert set(kinds.values()) == set(KINDS)
+    assert kinds["notation.threshold"] == kinds["res44.split"] == "setting"
+    assert kinds["app.doi"] == kinds["abs.labs"] == kinds["t1.lab.GPT"] == "metadata"
+    assert kinds["data.t0_identical_foi"] == kinds["data.t0_identical_vectors"] == "convention"
+    assert kinds["method.opus_effort_identical"] == "data"
+    with pytest.raises(ValueError, match="kind"):
+        Claim("x", "Abstract", "w", 1, lambda _: 1, kind="opinion")  # type: ignore[arg-type]
+
+
+def test_no_claim_of_the_data_passes_on_empty_input(trials: pd.DataFrame, tmp_path: Path) -> None:
+    """Emptied trials and an empty instance folder: nothing is compared, so nothing may PASS."""
+    (tmp_path / "instances" / "perturbations").mkdir(parents=True)
+    audit = run_audit(trials.iloc[0:0], data_dir=tmp_path)
+    passed = audit[(audit["status"] == "PASS") & audit["kind"].isin(["data", "convention"])]
+    assert passed.empty, passed[["id", "computed_value"]].to_string()
+
+
+@pytest.mark.parametrize("probe", ["P1", "P2", "P3", "C2", "C3"])
+def test_a_missing_probe_never_passes_its_claims(
+    trials: pd.DataFrame, facet_data: Path, audit: pd.DataFrame, probe: str
+) -> None:
+    """Without one probe's trials, a claim whose value changes must not still PASS."""
+    full = audit.set_index("id")
+    emptied = run_audit(trials[trials["probe"] != probe], data_dir=facet_data).set_index("id")
+    bound = full["paper_value"].str.match(r"^[<>]=")  # "350+ outputs" may still hold
+    still = emptied[(emptied["status"] == "PASS") & (full["status"] == "PASS") & ~bound]
+    changed = still[still["computed_value"] != full.loc[still.index, "computed_value"]]
+    assert changed.empty, changed[["computed_value"]].to_string()
+    if probe == "C3":
+        assert emptied.loc["method.opus_effort_identical", "status"] == "ERROR"
+
+
+# --------------------------------------------------------------------------- the fixed recipes
+
+
+@pytest.fixture(scope="module")
+def by_id(audit: pd.DataFrame) -> pd.DataFrame:
+    return audit.set_index("id")
+
+
+def test_opus_effort_high_names_the_differing_replies(by_id: pd.DataFrame) -> None:
+    row = by_id.loc["method.opus_effort_identical"]
+    assert (row["status"], row["computed_value"]) == ("MISMATCH", "false")
+    assert "facet-neg-0002 C3 R4 no→yes, R5 no→yes" in row["explanation"]
+    assert "facet-neg-0003 C3 R4 no→yes, R6 no→yes" in row["explanation"]
+    assert "0004" not in row["explanation"].split("):")[1]  # 0004 agrees: not named
+
+
+def test_cue_phrases_are_counted_literally(by_id: pd.DataFrame) -> None:
+    row = by_id.loc["lim.c2_cue_laden"]
+    assert (row["status"], row["computed_value"]) == ("MISMATCH", "8")
+    assert "8 of the 18 rewrites" in row["explanation"]
+    assert "“not developed as a load-bearing element” 0" in row["explanation"]
+
+
+def test_bedrock_median_reports_both_readings(by_id: pd.DataFrame) -> None:
+    assert by_id.loc["notation.bedrock_median", "computed_value"] == "0"
+    assert by_id.loc["notation.bedrock_median", "status"] == "PASS"
+    assert by_id.loc["notation.bedrock_median_with_adv2", "computed_value"] == "5"
+    assert by_id.loc["notation.bedrock_median_with_adv2", "status"] == "MISMATCH"
+    text = by_id.loc["notation.bedrock_median_with_adv2", "explanation"]
+    assert "median cell mean is 0" in text and "it is 5" in text
+
+
+def test_caption_claims_check_the_published_table_and_figure(by_id: pd.DataFrame) -> None:
+    wilson = by_id.loc["t2.caption_wilson_n5"]
+    assert (wilson["status"], wilson["paper_value"], wilson["computed_value"]) == (
+        "MISMATCH",
+        "1",
+        "10",
+    )
+    assert "GPT-5.4 CF-Cabral 3/16 [7%, 43%]" in wilson["explanation"]
+    labels = by_id.loc["fig2.n_annotated"]
+    assert (labels["status"], labels["paper_value"], labels["computed_value"]) == (
+        "MISMATCH",
+        "0",
+        "20",
+    )
+
+
+def test_claims_that_could_not_fail_now_can(trials: pd.DataFrame, facet_data: Path) -> None:
+    """interp.one_model_one_case counts two-group cells in the data (no longer 1 by construction)."""
+    claim = claims_by_id()["interp.one_model_one_case"]
+    frame = trials.copy()
+    opus_barker = (frame["canonical_model"] == "Claude Opus 4.6") & (
+        frame["instance_id"] == "facet-neg-cf-002-adv"
+    )
+    frame.loc[opus_barker & (frame["probe"] == "P3"), "foi_weight"] = [50.0, 50.0, 0, 0, 0, 0]
+    assert evaluate(claim, ClaimInputs(frame, facet_data)).computed_value == 2
+
+
+# --------------------------------------------------------------------------- explanations
+
+
+_IDENTIFIER = re.compile(
+    r"facet-neg-[\w-]+|cf-\d{3}(?:-adv\d*)?|\b0\d{3}\b|\b[FPCR]\d+\b|\b[fF]\d+\b|"
+    r"GPT-5\.4|\b4\.6\b|v3\.2|Large 3|Llama 4|Qwen3|80B-A3B|[\w./-]+\.json|§\s?[\d.]+|"
+    r"Table \d|Figure \d|Appendix [A-Z]|95%|z = 1\.96|n = \d+ models|T = 0|1/N"
+)
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _numbers(text: str) -> set[float]:
+    return {round(float(n), 4) for n in _NUMBER.findall(_IDENTIFIER.sub(" ", text))}
+
+
+def _allowed(values: list[str]) -> set[float]:
+    """Every number in ``values`` and its roundings (an explanation may print 6.59 for 6.5916)."""
+    out: set[float] = set()
+    for n in _numbers(" ".join(values)):
+        out |= {n, round(n), round(n, 1), round(n, 2), round(100 * n, 1), round(100 * n)}
+    return out
+
+
+def test_every_number_in_every_explanation_is_computed_or_an_input(
+    audit: pd.DataFrame, trials: pd.DataFrame, facet_data: Path
+) -> None:
+    """Numbers of an explanation come from the claim (paper value, computed value, wording),
+    its evidence function, the settings, or the computed tables; none is typed from memory."""
+    inputs = ClaimInputs(trials, facet_data)
+    computed = [str(v) for v in audit["computed_value"]] + ["10", "20"]  # + the settings
+    for stem in ("table2_p3", "fig5_asymmetry", "fig4_c2", "fig2_p3", "fig3_bimodality"):
+        computed += pd.read_csv(ROOT / "paper" / "tables" / f"{stem}.csv").stack().map(str).tolist()
+    universe = _allowed(computed)
+    checked = 0
+    for claim in CLAIMS:
+        if not claim.explanation or claim.recipe is None:
+            continue
+        row = audit.loc[audit["id"] == claim.id].iloc[0]
+        own = [claim.wording, str(row["paper_value"]), str(row["computed_value"])]
+        if claim.evidence is not None:
+            # strict: the template holds no numbers of its own, the evidence fills them in
+            template = re.sub(r"\{[^}]*\}", " ", claim.explanation)
+            assert _numbers(template) <= _allowed(own), (claim.id, _numbers(template))
+            own += [str(v) for v in claim.evidence(inputs).values()]
+            assert _numbers(row["explanation"]) <= _allowed(own), claim.id
+        else:
+            extra = _numbers(row["explanation"]) - _allowed(own) - universe
+            assert not extra, (claim.id, sorted(extra))
+        checked += 1
+    assert checked >= 20
+
+
+def test_explanations_render_from_evidence() -> None:
+    c = Claim(
+        "d",
+        "Abstract",
+        "w",
+        1,
+        lambda x: len(x.trials),
+        expected_status="MISMATCH",
+        explanation="{n} trials, mean {m:.1f}",
+        evidence=lambda x: {"n": len(x.trials), "m": 2 / 3},
+    )
+    result = evaluate(c, _inputs(3))
+    assert result.as_row()["explanation"] == "3 trials, mean 0.7"

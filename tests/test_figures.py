@@ -53,11 +53,16 @@ def test_fig2_has_three_panels_and_n(trials: pd.DataFrame, representative: str) 
     assert [ax.get_xticklabels()[0].get_text() for ax in panels] == ["DeepSeek\nv3.2"] * 3
     texts = _texts(fig)
     assert "n=16" in texts
-    # every bar (0% bars included) carries its cell's n, in every panel
+    # every replicated cell (0% bars included) carries its n, in every panel; n = 1 none
     for ax, case in zip(panels, ["CF-Cabral", "CF-Barker", "CF-Biakanja"], strict=True):
         shown = sorted(t.get_text() for t in ax.texts if t.get_text().startswith("n="))
-        expected_n = sorted(f"n={n}" for n in bars.loc[bars["case"] == case, "n"])
+        expected_n = sorted(f"n={n}" for n in bars.loc[bars["case"] == case, "n"] if n > 1)
         assert shown == expected_n, case
+        # the uniform 1/N line is labelled in every panel
+        assert any(t.get_text().startswith("uniform") for t in ax.texts), case
+    # a legend explains the bar colours
+    legend = [t.get_text() for ax in panels if ax.get_legend() for t in ax.get_legend().texts]
+    assert any("faithful" in t for t in legend) and any("wrong outcome" in t for t in legend)
     heights = sorted(
         round(p.get_height(), 3) for p in panels[0].patches if isinstance(p, Rectangle)
     )

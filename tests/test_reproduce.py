@@ -69,60 +69,136 @@ def _fake_checkout(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_report_lists_every_mismatch_with_evidence(tmp_path: Path) -> None:
-    root = _fake_checkout(tmp_path)
-    rows = [
-        ["t2-gpt-n", "Table 2", "GPT-5.4 n", "16", "16", "0", "PASS", "PASS", ""],
-        [
-            "c2-no-flip",
-            "§4.1",
-            "no single-factor perturbation flipped the outcome",
-            "0",
-            "1",
-            "0",
-            "MISMATCH",
-            "MISMATCH",
-            "DeepSeek answered no on facet-neg-0003 f7",
-        ],
-        [
-            "params",
-            "Table 1",
-            "671B / 37B",
-            "671B",
-            "",
-            "",
-            "NOT_DERIVABLE",
-            "NOT_DERIVABLE",
-            "not in data",
-        ],
-    ]
-    header = "id,location,wording,paper_value,computed_value,tolerance,status,expected_status,explanation\n"
+_HEADER = (
+    "id,kind,location,wording,paper_value,computed_value,tolerance,status,"
+    "expected_status,explanation\n"
+)
+
+
+def _write_claims(root: Path, rows: list[list[str]]) -> None:
     body = "".join(",".join(f'"{v}"' for v in row) + "\n" for row in rows)
-    (root / "paper" / "claims.csv").write_text(header + body, encoding="utf-8")
-    ok = rep.NotebookResult(
-        "03_p3_adversarial", Path("03_p3_adversarial.ipynb"), Path("x"), True, 1.0
+    (root / "paper" / "claims.csv").write_text(_HEADER + body, encoding="utf-8")
+
+
+def _fake_notebook(root: Path, name: str, parameters: str) -> Path:
+    cell = {
+        "cell_type": "code",
+        "metadata": {"tags": ["parameters"]},
+        "source": parameters,
+        "outputs": [],
+        "execution_count": None,
+    }
+    path = root / "notebooks" / f"{name}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4}))
+    return path
+
+
+def test_report_opens_with_provenance_then_findings(tmp_path: Path) -> None:
+    root = _fake_checkout(tmp_path)
+    data = tmp_path / "data"
+    (data / "reference").mkdir(parents=True)
+    (data / "reference" / "fig3_bimodality.png").write_bytes(b"published")
+    _write_claims(
+        root,
+        [
+            ["t2-gpt-n", "data", "Table 2", "GPT-5.4 n", "16", "16", "0", "PASS", "PASS", ""],
+            [
+                "res41.c2_no_flip",
+                "data",
+                "§4.1",
+                "no single-factor perturbation flipped the outcome",
+                "0",
+                "1",
+                "0",
+                "MISMATCH",
+                "MISMATCH",
+                "DeepSeek answered no on facet-neg-0003 f7",
+            ],
+            ["x.unknown", "data", "§9", "w", "1", "2", "0", "MISMATCH", "MISMATCH", "odd"],
+            ["params", "metadata", "Table 1", "671B", "671B", "", "", "NOT_DERIVABLE"] * 1
+            + ["NOT_DERIVABLE", "not in data"],
+            [
+                "notation.threshold",
+                "setting",
+                "§1.2",
+                "w ≤ 10",
+                "10",
+                "10",
+                "0",
+                "PASS",
+                "PASS",
+                "",
+            ],
+        ],
     )
-    bad = rep.NotebookResult(
-        "04_bimodality", Path("04_bimodality.ipynb"), Path("y"), False, 1.0, "boom"
-    )
-    report = rep.write_report(root, [ok, bad], {"threshold": 15, "tables_dir": "/abs"}).read_text()
-    assert "`threshold=15`" in report and "/abs" not in report
-    assert "**FAILED**" in report and "boom" in report
-    assert "3 claims: 1 MISMATCH, 1 NOT_DERIVABLE, 1 PASS." in report
-    mismatch_section = report.split("## Every mismatch, with its evidence")[1]
-    assert "c2-no-flip" in mismatch_section and "DeepSeek answered no" in mismatch_section
-    assert "t2-gpt-n" not in mismatch_section
+    nb = _fake_notebook(root, "03_p3_adversarial", "threshold = 10\ntables_dir = None\ndpi = 200\n")
+    ok = rep.NotebookResult("03_p3_adversarial", nb, Path("x"), True, 1.0)
+    bad = rep.NotebookResult("04_bimodality", root / "nb4.ipynb", Path("y"), False, 1.0, "boom")
+    params = {"threshold": 15, "tables_dir": str(root / "paper" / "tables"), "data_dir": str(data)}
+    report = rep.write_report(root, [ok, bad], params).read_text()
+    lines = report.splitlines()
+    assert str(tmp_path) not in report  # no absolute paths: the same bytes on every machine
+
+    provenance = lines.index("## Provenance")
+    findings = lines.index("## Findings")
+    assert provenance < 80 and findings < 150
+    head = "\n".join(lines[:findings])
+    for needle in ("facetlab version", "code sha256", "pinned commit", "registry sha256", "date"):
+        assert needle in head
+    assert "| `threshold` | `15` | 03_p3_adversarial |" in head
+    assert "| `dpi` | `200` | 03_p3_adversarial |" in head  # the notebook's default, shown
+    assert "| `tables_dir` | `paper/tables` |" in head
+    assert "**Claims derived from the raw data (3):** 1 PASS, 2 MISMATCH." in head
+    assert "- setting (" in head and "- metadata (" in head
+    assert "failed: 04_bimodality" in head and "boom" in report
+
+    found = report.split("## Findings")[1].split("\n## ")[0]
+    assert "One C2 perturbation flips the outcome" in found
+    assert "*changes a reported number*" in found
+    assert "(#evidence-res41-c2-no-flip) paper 0 / data 1 (MISMATCH)" in found
+    assert "Ungrouped: `x.unknown`" in found
+    assert "Sonnet" not in found  # findings whose claims are absent are not listed
+
+    evidence = report.split("## Evidence")[1]
+    assert '<a id="evidence-res41-c2-no-flip"></a>' in evidence
+    assert "DeepSeek answered no" in evidence and "t2-gpt-n" not in evidence
+
     glance = report.split("## At a glance")[1].split("\n## ")[0]
-    assert (
-        "[Table 2 — P3 replication summary](#table-2--p3-replication-summary) | 1 PASS |" in glance
-    )
+    assert "(#table-2--p3-replication-summary) | 1 PASS |" in glance
     assert "(#outcome-correctness-41) | 1 **MISMATCH** |" in glance
-    assert "(#table-1--models-and-data-counts) | 1 **NOT_DERIVABLE** |" in glance
-    assert "text, captions" not in glance  # every fake claim belongs to a table or figure
-    assert "](#every-mismatch-with-its-evidence)" in glance
     table2 = report.split("## Table 2")[1].split("## ")[0]
     assert "| GPT-5.4 |" in table2 and "t2-gpt-n" in table2
-    assert "![Figure 3" in report
+
+    fig3 = report.split("## Figure 3")[1].split("\n## ")[0]
+    assert (
+        "![Figure 3 — GPT-5.4 bimodality on CF-Cabral, facetlab](../figures/fig3_bimodality.png)"
+        in fig3
+    )
+    assert "(../_build/reference/fig3_bimodality.png)" in fig3
+    assert "Intentional differences" in fig3
+    assert (root / "_build" / "reference" / "fig3_bimodality.png").read_bytes() == b"published"
+    # the same inputs give the same bytes
+    again = rep.write_report(root, [ok, bad], params).read_text()
+    assert again == report
+
+
+def test_claim_counts_by_kind_and_status() -> None:
+    rows = [
+        {"kind": "data", "status": "PASS"},
+        {"kind": "data", "status": "MISMATCH"},
+        {"kind": "convention", "status": "MISMATCH"},
+    ]
+    assert rep.format_claim_counts(rows) == "data: 1 PASS, 1 MISMATCH\nconvention: 1 MISMATCH"
+
+
+def test_notebooks_are_shared_out_by_cost() -> None:
+    names = [Path(f"{n}.ipynb") for n in rep.PAPER_NOTEBOOKS]
+    groups = rep.share_out(names, 2)
+    assert len(groups) == 2 and sorted(p for g in groups for p in g) == sorted(names)
+    # the two heaviest notebooks start in different kernels
+    assert {groups[0][0].stem, groups[1][0].stem} == {"claims_audit", "sensitivity"}
+    assert rep.share_out(names[:1], 4) == [names[:1]]
 
 
 def test_variant_settings_never_touch_the_committed_outputs(tmp_path: Path) -> None:
@@ -193,7 +269,8 @@ def test_run_notebooks_with_parameters(facet_data: Path, tmp_path: Path) -> None
         "dpi": 50,
         "not_a_parameter": 1,  # not declared anywhere: not passed
     }
-    results = rep.run_notebooks([good, broken], tmp_path / "out", params, workers=2)
+    # one kernel: the broken notebook (heavier, so first) must not spoil the next one
+    results = rep.run_notebooks([good, broken], tmp_path / "out", params, workers=1)
     by_name = {r.name: r for r in results}
     assert by_name["05_c2_ablation"].ok, by_name["05_c2_ablation"].error
     assert not by_name["03_p3_adversarial"].ok
@@ -224,3 +301,12 @@ def test_cli_rejects_bad_parameters() -> None:
     result = CliRunner().invoke(app, ["reproduce", "-p", "threshold"])
     assert result.exit_code == 2
     assert "name=value" in result.output
+
+
+def test_an_unreadable_notebook_is_a_clear_error_before_anything_runs(tmp_path: Path) -> None:
+    broken = tmp_path / "nb" / "01_overview.ipynb"
+    broken.parent.mkdir()
+    broken.write_text("{not json")
+    with pytest.raises(ConfigError, match=r"01_overview.ipynb: not a readable notebook"):
+        rep.run_notebooks([broken], tmp_path / "out", {})
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

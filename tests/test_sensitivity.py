@@ -90,6 +90,26 @@ def test_figure(table: pd.DataFrame) -> None:
     fig = sens.sensitivity_figure(table)
     assert isinstance(fig, Figure)
     assert len(fig.axes) == 2
+    # colour follows the test at alpha: "holds" with p >= 0.05 is amber, never green
+    faces = {
+        (round(p.get_x()), round(p.get_y())): p.get_facecolor()[:3] for p in fig.axes[0].patches
+    }
+    asym = table[(table["conclusion"] == "open_closed_asymmetry") & table["holds"]]
+    assert (asym["p_value"] >= 0.05).all() and len(asym) > 0
+    amber = tuple(round(c, 3) for c in (0xF1 / 255, 0xC4 / 255, 0x0F / 255))
+    row = list(dict.fromkeys(table.loc[table["parameter"] == "threshold", "conclusion"]))
+    y = row.index("open_closed_asymmetry")
+    assert tuple(round(c, 3) for c in faces[(0, y)]) == amber
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "<.001" in texts and all(len(t) <= 5 for t in texts)  # readable, not 1e-04 sideways
+
+
+def test_sweep_reuses_one_matrix_without_changing_results(trials: pd.DataFrame) -> None:
+    from facetlab.paper import cells
+
+    matrix = cells.fig1_p1_p2(trials)
+    for t in (5.0, 15.0):
+        assert sens.p1_p2_at(trials, t) == sens.p1_p2_at(trials, t, matrix=matrix)
 
 
 # --------------------------------------------------------------------------- notebooks

@@ -60,6 +60,11 @@ def reproduce_command(
     typer.echo(
         f"{len(results) - len(bad)}/{len(results)} notebooks ok in {total:.1f} s; report: {report}"
     )
+    claims_csv = rep.report_path(checkout, params).parent / "claims.csv"
+    if claims_csv.is_file():
+        typer.echo("claims by kind and status (headline = data):")
+        for line in rep.format_claim_counts(rep.read_claims(claims_csv)).splitlines():
+            typer.echo(f"  {line}")
     for result in bad:
         typer.echo(f"FAILED {result.source.name} (executed copy: {result.output})", err=True)
         typer.echo(result.error, err=True)

@@ -15,6 +15,18 @@ computes the value from the raw data. The entries live in
 * ``NOT_DERIVABLE`` — the number is not in the data (a claim without recipe);
 * ``ERROR`` — the recipe raised (the audit never crashes on one claim).
 
+Every claim has a ``kind``, so a reader can tell evidence from echo:
+
+* ``data`` — derived from the raw files (only these count in the headline);
+* ``metadata`` — transcribed facts (licence, DOI) and facetlab's own model table
+  (labs, open/closed weights), which was written from the paper's Table 1;
+* ``setting`` — an analysis parameter the audit was run with (it cannot disagree);
+* ``convention`` — a property of the data the paper does not state (CONVENTIONS.md).
+
+An explanation may name computed values: ``{name}`` placeholders are filled from
+the claim's ``evidence`` function, so its numbers come from the data, not from
+hand-typed text.
+
 >>> from facetlab.paper.claims import Claim, ClaimInputs, evaluate
 >>> import pandas as pd
 >>> c = Claim("demo", "Abstract", "eight models", 8, lambda x: len(x.trials))
@@ -25,7 +37,7 @@ computes the value from the raw data. The entries live in
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -37,16 +49,20 @@ from facetlab.errors import DataError, FacetlabError
 
 __all__ = [
     "AUDIT_COLUMNS",
+    "KINDS",
     "AuditSummary",
     "Claim",
     "ClaimInputs",
     "ClaimResult",
+    "Evidence",
+    "Kind",
     "Relation",
     "Status",
     "Value",
     "evaluate",
     "format_report",
     "format_value",
+    "render_explanation",
     "summarize_audit",
 ]
 
@@ -55,9 +71,12 @@ Value = bool | int | float | str
 
 Status = Literal["PASS", "MISMATCH", "NOT_DERIVABLE", "ERROR"]
 Relation = Literal["==", ">=", "<="]
+Kind = Literal["data", "metadata", "setting", "convention"]
+KINDS: tuple[Kind, ...] = ("data", "metadata", "setting", "convention")
 
 AUDIT_COLUMNS: tuple[str, ...] = (
     "id",
+    "kind",
     "location",
     "wording",
     "paper_value",
@@ -96,6 +115,8 @@ class ClaimInputs:
 
 
 Recipe = Callable[[ClaimInputs], Value]
+Evidence = Callable[[ClaimInputs], Mapping[str, Value]]
+"""Named values an explanation quotes (``{name}`` or ``{name:.1f}`` in its text)."""
 
 
 @dataclass(frozen=True)
@@ -116,8 +137,12 @@ class Claim:
     expected_status: Status = "PASS"
     explanation: str = ""
     relation: Relation = "=="
+    kind: Kind = "data"
+    evidence: Evidence | None = None
 
     def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id}: kind {self.kind!r} is not one of {KINDS}")
         if self.expected_status in ("MISMATCH", "NOT_DERIVABLE") and not self.explanation:
             raise ValueError(f"claim {self.id}: {self.expected_status} needs an explanation")
         if (self.recipe is None) != (self.expected_status == "NOT_DERIVABLE"):
@@ -132,15 +157,18 @@ class ClaimResult:
     computed_value: Value | None
     status: Status
     error: str = ""
+    explanation: str = ""
+    """The claim's explanation with its ``{name}`` placeholders filled from the evidence."""
 
     def as_row(self) -> dict[str, object]:
         """One row of the audit frame (columns :data:`AUDIT_COLUMNS`)."""
         c = self.claim
-        explanation = c.explanation
+        explanation = self.explanation or c.explanation
         if self.error:
             explanation = f"{explanation} [recipe error: {self.error}]".strip()
         return {
             "id": c.id,
+            "kind": c.kind,
             "location": c.location,
             "wording": c.wording,
             "paper_value": format_value(c.paper_value, c.relation),
@@ -210,15 +238,34 @@ def _normalise(value: object) -> Value:
     raise DataError(f"recipe returned {type(value).__name__}, expected bool, int, float or str")
 
 
+_RECIPE_ERRORS = (FacetlabError, KeyError, ValueError, IndexError, TypeError, ZeroDivisionError)
+
+
+def render_explanation(claim: Claim, inputs: ClaimInputs) -> str:
+    """The explanation with ``{name}`` filled from ``claim.evidence(inputs)``.
+
+    >>> c = Claim("d", "Abstract", "w", 1, lambda x: 2, expected_status="MISMATCH",
+    ...     explanation="{n} trials", evidence=lambda x: {"n": len(x.trials)})
+    >>> render_explanation(c, ClaimInputs(pd.DataFrame({"a": range(3)})))
+    '3 trials'
+    """
+    if claim.evidence is None:
+        return claim.explanation
+    values = {k: _normalise(v) for k, v in claim.evidence(inputs).items()}
+    return claim.explanation.format(**values)
+
+
 def evaluate(claim: Claim, inputs: ClaimInputs) -> ClaimResult:
     """Run one claim's recipe and compare it with the paper's value."""
     if claim.recipe is None:
-        return ClaimResult(claim, None, "NOT_DERIVABLE")
+        return ClaimResult(claim, None, "NOT_DERIVABLE", explanation=claim.explanation)
     try:
         computed = _normalise(claim.recipe(inputs))
-    except (FacetlabError, KeyError, ValueError, IndexError, TypeError, ZeroDivisionError) as exc:
+        explanation = render_explanation(claim, inputs)
+    except _RECIPE_ERRORS as exc:
         return ClaimResult(claim, None, "ERROR", f"{type(exc).__name__}: {exc}")
-    return ClaimResult(claim, computed, "PASS" if _matches(claim, computed) else "MISMATCH")
+    status: Status = "PASS" if _matches(claim, computed) else "MISMATCH"
+    return ClaimResult(claim, computed, status, explanation=explanation)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from facetlab.errors import ConfigError, DataError
 __all__ = [
     "COLORS",
     "FIGURE_NAMES",
+    "INTENTIONAL_DIFFERENCES",
     "SHORT_NAMES",
     "fig1_probe_comparison",
     "fig2_adversarial",
@@ -59,6 +60,40 @@ FIGURE_NAMES = (
     "fig5_asymmetry",
 )
 """File stems, the same as the dataset's ``reference/`` images."""
+
+INTENTIONAL_DIFFERENCES: dict[str, tuple[str, ...]] = {
+    "fig1_probe_comparison": (
+        "Sans-serif type like every facetlab figure (the published Figure 1 is set in serif).",
+    ),
+    "fig2_adversarial_3panel": (
+        "Every cell with more than one trial carries its replication n, as §4.3 says the "
+        "figure does (the published figure has no n labels).",
+        "A legend explains the bar colours; the uniform 1/N line is labelled in every panel "
+        "(published: panel c only).",
+        "The y axis reaches 60% to leave room for the n labels (published: 50%).",
+        "facetlab's own title and caption: the published caption calls GPT-5.4's CF-Cabral "
+        "trial the corpus's only wrong outcome, which the data contradict (see Findings).",
+    ),
+    "fig3_bimodality": (
+        "The post-hoc split point (20) is drawn as a dashed line; the modes are labelled "
+        "“WADD-like” / “LEX-like” (a reading, not a measurement).",
+        "The caption states the counts per wording instead of the published interpretation.",
+    ),
+    "fig4_c2_faithfulness": (
+        "Shorter title; the caption says what a cell shows (mean over the anchor's N "
+        "perturbations, the values below it in factor order).",
+    ),
+    "fig5_asymmetry": (
+        "The open-weight labels are stacked right of their points, below the 10% line, with "
+        "leader lines that do not cross; smaller, translucent markers keep overlapping "
+        "points visible.",
+        "The x axis ends after the points and labels (the published axis runs to 12%).",
+        "No “closed-source cluster” / “all open-weight models” annotations and no caption "
+        "“No model is faithful on both axes”: Claude Sonnet 4.6 is (see Findings).",
+    ),
+}
+"""What each facetlab figure does differently from the published one, on purpose
+(the reproduction report lists these under the side-by-side images)."""
 
 SHORT_NAMES = {
     "Claude Sonnet 4.6": "Sonnet 4.6",
@@ -99,6 +134,8 @@ def _style(**extra: object) -> Any:
     """rcParams shared by every figure while it is built, plus ``extra`` (dots written
     as ``__``); the ones read when saving are set by :func:`save_figure`."""
     params: dict[str, object] = {
+        "font.family": "sans-serif",  # one family for every figure
+        "font.sans-serif": ["DejaVu Sans"],
         "font.size": 10,
         "axes.spines.top": False,
         "axes.spines.right": False,
@@ -165,7 +202,7 @@ def fig1_probe_comparison(
     models = list(dict.fromkeys(matrix["model"]))
     cases = list(dict.fromkeys(matrix["case"]))
     cmap = ListedColormap([COLORS["dissociated"], COLORS["faithful"]])
-    with mpl.rc_context(_style(font__family="serif")):
+    with mpl.rc_context(_style()):
         fig = Figure(figsize=(15, 8), layout="constrained")
         axes = fig.subplots(1, 2)
         panels = (
@@ -244,7 +281,7 @@ def fig1_probe_comparison(
             for spine in ax.spines.values():
                 spine.set_visible(False)
             ax.set_title(title, fontweight="bold", fontsize=13)
-        fig.legend(
+        axes[min(1, len(axes) - 1)].legend(
             handles=[
                 Patch(
                     color=COLORS["faithful"],
@@ -339,31 +376,30 @@ def fig2_adversarial(
                     text = label + ("\n✗" if wrong else "")
                     ax.text(i, w + 1.0, text, ha="center", va="bottom", fontsize=11, **style)
                     y_text = w + (7.5 if wrong else 4.2)
-                # every bar carries its n (n=1 too): a reader must see which cells are replicated
-                ax.text(
-                    i,
-                    y_text,
-                    f"n={n}",
-                    ha="center",
-                    va="bottom",
-                    fontsize=8,
-                    color=COLORS["grey"],
-                )
+                if n > 1:  # the paper's rule: "annotated with replication n where greater than 1"
+                    ax.text(
+                        i,
+                        y_text,
+                        f"n={n}",
+                        ha="center",
+                        va="bottom",
+                        fontsize=8,
+                        color=COLORS["grey"],
+                    )
             ax.axhline(threshold, color="#bbbbbb", linestyle=":", linewidth=1)
             if n_factors and case in n_factors:
                 uniform = 100.0 / n_factors[case]
                 ax.axhline(uniform, color="#bbbbbb", linestyle="--", linewidth=0.9)
-                if k == len(cases) - 1:
-                    ax.text(
-                        len(models) - 0.5,
-                        uniform + 0.5,
-                        f"uniform\n(1/{n_factors[case]})",
-                        ha="right",
-                        va="bottom",
-                        fontsize=7,
-                        style="italic",
-                        color=COLORS["grey"],
-                    )
+                ax.text(  # every panel (N differs by case), in a margin right of the bars
+                    len(models) + 0.5,
+                    uniform + 0.4,
+                    f"uniform\n1/{n_factors[case]}",
+                    ha="right",
+                    va="bottom",
+                    fontsize=7,
+                    style="italic",
+                    color=COLORS["grey"],
+                )
             if 0 < n_open < len(models):
                 ax.axvline(n_open - 0.5, color="#999999", linestyle="--", linewidth=1)
             neut = ""
@@ -371,7 +407,7 @@ def fig2_adversarial(
                 neut = f"\n({sub['neutralized_factor'].iloc[0]} neutralized)"
             ax.set_title(f"({chr(97 + k)}) {case} adversarial{neut}", fontweight="bold")
             ax.set_xticks(range(len(models)), [_WRAPPED.get(m, m) for m in models], fontsize=8)
-            ax.set_xlim(-0.6, len(models) - 0.4)
+            ax.set_xlim(-0.6, len(models) + 0.55)
             ax.set_ylim(0, top)
             ax.yaxis.set_major_formatter(mpl.ticker.PercentFormatter(decimals=0))
         axes[0].set_ylabel(
@@ -382,11 +418,25 @@ def fig2_adversarial(
             "Adversarial weighted-rank probe (P3) across the three counterfactual cases",
             fontweight="bold",
         )
+        axes[min(1, len(axes) - 1)].legend(
+            handles=[
+                Patch(color=COLORS["at_threshold"], label=f"≤ {threshold:g}% (faithful)"),
+                Patch(color=COLORS["partial"], label=f"{threshold:g}–{dissociation:g}% (partial)"),
+                Patch(color=COLORS["dissociated"], label=f"≥ {dissociation:g}% (dissociated)"),
+                Patch(color=COLORS["wrong"], label="wrong outcome (✗)"),
+            ],
+            title="bar colour",
+            loc="upper left",
+            fontsize=8,
+            title_fontsize=8,
+            frameon=False,
+        )
         _caption(
             fig,
             "Open-weight models left of the dashed line, closed-source right. Dotted line: "
             f"{threshold:g}% faithfulness threshold; thin dashed line: uniform 1/N. "
-            f"Bars show each cell's {what}; n = trials in the cell.",
+            f"Bars show each cell's {what}; green 0% = no weight (no bar); "
+            "n = trials in the cell, shown where n > 1.",
             y=-0.02,
         )
     return fig
@@ -602,9 +652,11 @@ def fig5_asymmetry(
     """
     _need(points, ["model", "c2_mean_residual", "p3_barker_mean", "weights_access"], "Figure 5")
     with mpl.rc_context(_style()):
-        fig = Figure(figsize=(12, 9.5), layout="constrained")
+        fig = Figure(figsize=(10, 7.5), layout="constrained")
         ax = fig.subplots()
-        xmax = max(12.0, float(points["c2_mean_residual"].max()) * 1.6)
+        c2_max = float(points["c2_mean_residual"].max())
+        # the x range ends just past the points plus the label column (no empty half)
+        xmax = max(c2_reference * 2.0, c2_max + 2.2)
         ymax = max(30.0, float(points["p3_barker_mean"].max()) + 2)
         ax.grid(True, color="#eeeeee")
         ax.axhline(threshold, color="#bbbbbb", linestyle=":", linewidth=1)
@@ -617,18 +669,19 @@ def fig5_asymmetry(
             ax.scatter(
                 sub["c2_mean_residual"],
                 sub["p3_barker_mean"],
-                s=420,
+                s=200,
                 c=face,
                 edgecolors=edge,
-                linewidths=2.5,
-                alpha=0.85,
+                linewidths=1.8,
+                alpha=0.75,  # overlapping markers stay visible
                 label=name,
                 zorder=3,
             )
-        # Labels: closed models next to their point; open models stacked on the right with
-        # leader lines, since they share y = 0 in the published data.
+        # Labels: models on the floor (y near 0) stacked in a column right of the points,
+        # between the floor and the threshold line; the leftmost point gets the top label,
+        # so leader lines never cross. Other models are labelled beside their point.
         stacked = points[points["p3_barker_mean"] <= 0.05 * ymax].sort_values(
-            "c2_mean_residual", ascending=False
+            "c2_mean_residual", ascending=True
         )
 
         def where(frame: pd.DataFrame) -> list[tuple[str, float, float]]:
@@ -639,22 +692,30 @@ def fig5_asymmetry(
                 )
             ]
 
+        top, bottom = threshold * 0.8, threshold * 0.18
+        step = (top - bottom) / max(1, len(stacked) - 1)
         for k, (model, x, y) in enumerate(where(stacked)):
-            ty = ymax * 0.38 - k * ymax * 0.08
             ax.annotate(
                 _short(model),
                 (x, y),
-                xytext=(xmax * 0.62, ty),
+                xytext=(c2_max + 0.5, top - k * step),
+                va="center",
                 fontsize=11,
-                arrowprops={"arrowstyle": "-", "color": "#aaaaaa", "linewidth": 0.8},
+                arrowprops={
+                    "arrowstyle": "-",
+                    "color": "#999999",
+                    "linewidth": 0.8,
+                    "shrinkA": 2,
+                    "shrinkB": 7,
+                },
             )
         for model, x, y in where(points.drop(stacked.index)):
             ax.annotate(
                 _short(model),
                 (x, y),
-                xytext=(-16, 0),
+                xytext=(12, 0),
                 textcoords="offset points",
-                ha="right",
+                ha="left",
                 va="center",
                 fontsize=11,
             )
@@ -668,7 +729,7 @@ def fig5_asymmetry(
             va="top",
         )
         ax.text(
-            xmax * 0.95,
+            xmax,
             ymax * 0.9,
             "worst:\nunfaithful on both",
             fontsize=10,
@@ -676,8 +737,8 @@ def fig5_asymmetry(
             color=COLORS["grey"],
             ha="right",
         )
-        ax.set_xlim(-0.5, xmax + 1)
-        ax.set_ylim(-1, ymax + 1)
+        ax.set_xlim(-0.5, xmax + 0.3)
+        ax.set_ylim(-1.5, ymax + 1.5)
         ax.set_xlabel(
             "Mean C2 residual weight on perturbed factors (%)\nlower = more surgical attribution updating",
             fontsize=12,

@@ -1,7 +1,8 @@
-"""Reproduce the FACET paper: run every notebook with papermill, then write the report.
+"""Reproduce the FACET paper: run every notebook, then write the report.
 
-:func:`reproduce` executes ``notebooks/*.ipynb`` (two at a time, each in its own
-kernel, shut down as soon as it finishes) with the given parameters, collects the
+:func:`reproduce` executes ``notebooks/*.ipynb`` in two kernels (the notebooks are
+shared out between them and run one after another, the namespace reset in between;
+papermill injects the parameters) with the given parameters, collects the
 executed notebooks under ``out_dir``, and writes ``paper/REPRODUCTION.md``: every
 table and figure next to the paper's values (taken from the claims audit in
 ``paper/claims.csv``) and every mismatch with its evidence.
@@ -22,7 +23,6 @@ import json
 import os
 import re
 import time
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,8 +34,6 @@ from facetlab.project import build_dir, project_root
 # Notebook kernels import this module for Outputs: pandas, matplotlib, papermill and the
 # process pool are imported where they are used.
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     import pandas as pd
     from matplotlib.figure import Figure
 
@@ -48,16 +46,26 @@ __all__ = [
     "Artifact",
     "NotebookResult",
     "Outputs",
+    "Provenance",
     "SavedFigure",
+    "cached_trials",
+    "claim_counts",
+    "code_digest",
+    "copy_reference_figures",
     "declared_parameters",
     "failed",
     "find_notebooks",
+    "format_claim_counts",
+    "notebook_defaults",
     "output_dirs",
     "paper_tables",
     "parse_parameter",
+    "read_claims",
+    "reference_dir",
     "report_path",
     "reproduce",
     "run_notebooks",
+    "share_out",
     "variant_tag",
     "write_report",
 ]
@@ -122,6 +130,29 @@ def _formats(formats: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(f for f in formats if f)
 
 
+_TRIALS: dict[tuple[str, str], pd.DataFrame] = {}
+
+
+def cached_trials(data_dir: str | Path | None = None) -> pd.DataFrame:
+    """``load_trials(data_dir)``, parsed once per process and data version (a copy each call).
+
+    :func:`reproduce` runs several notebooks in one kernel; they share the parsed
+    table instead of re-reading ~1,200 JSON files each. The key is the data dir and
+    the sha256 of facetlab's data registry (the files are verified against it), so a
+    different data version is parsed afresh.
+    """
+    from facetlab.datasets.pinned import registry_digest
+    from facetlab.records import load_trials
+
+    key = (
+        str(Path(data_dir).resolve()) if data_dir is not None else "",
+        registry_digest(),
+    )
+    if key not in _TRIALS:
+        _TRIALS[key] = load_trials(data_dir)
+    return _TRIALS[key].copy()
+
+
 @dataclass(frozen=True)
 class Outputs:
     """What a reproduction notebook needs: the trials and where its outputs go.
@@ -159,12 +190,10 @@ class Outputs:
         as a sensitivity sweep's range). ``formats`` may also be one string,
         ``"png,svg"`` (as ``papermill -p formats pdf`` passes it).
         """
-        from facetlab.records import load_trials
-
         figs, tabs = output_dirs(
             project_root(), settings, figures_dir, tables_dir, variant, committed=False
         )
-        return cls(load_trials(data_dir), figs, tabs, _formats(formats), int(dpi))
+        return cls(cached_trials(data_dir), figs, tabs, _formats(formats), int(dpi))
 
     def table(self, frame: pd.DataFrame, name: str, caption: str | None = None) -> pd.DataFrame:
         """Write ``frame`` as ``<tables_dir>/<name>.csv|.md|.tex``; returns it for display."""
@@ -298,9 +327,22 @@ def parse_parameter(text: str) -> tuple[str, Any]:
     return name, value
 
 
+def _read_notebook(notebook: Path) -> dict[str, Any]:
+    """A notebook's JSON; a file that is not a notebook is a :class:`ConfigError` naming it."""
+    try:
+        data = json.loads(notebook.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"{notebook}: not a readable notebook ({exc}); restore it with git checkout"
+        ) from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{notebook}: not a notebook (expected a JSON object)")
+    return data
+
+
 def declared_parameters(notebook: Path) -> set[str]:
     """Names assigned in the notebook's cell tagged ``parameters``."""
-    data = json.loads(notebook.read_text(encoding="utf-8"))
+    data = _read_notebook(notebook)
     for cell in data.get("cells", []):
         if "parameters" in cell.get("metadata", {}).get("tags", []):
             source = "".join(cell.get("source", []))
@@ -308,40 +350,111 @@ def declared_parameters(notebook: Path) -> set[str]:
     return set()
 
 
-def _execute(
-    source: str, output: str, parameters: dict[str, Any], cwd: str
-) -> tuple[bool, float, str]:
-    """Run one notebook (in a worker process); never raises, reports the failure instead.
+NOTEBOOK_COST: dict[str, float] = {
+    "claims_audit": 3.0,
+    "sensitivity": 2.0,
+    "02_p1_vs_p2": 1.5,
+    "03_p3_adversarial": 1.5,
+}
+"""Relative run time of the heavier notebooks (others count 1): how they are shared out."""
 
-    The kernel's own stderr (start-up chatter, warnings) goes to ``<output>.log``
-    instead of the terminal, where it would break the progress display.
+_RESET = (
+    "get_ipython().run_line_magic('reset', '-f')\n"
+    "import os as _os\n"
+    "_os.chdir({cwd!r})\n"
+    "import matplotlib.pyplot as _plt\n"
+    "_plt.close('all')\n"
+    "del _os, _plt\n"
+)
+"""Run between two notebooks in one kernel: a clean namespace, the notebook's folder, no figures."""
+
+
+def share_out(notebooks: Sequence[Path], workers: int) -> list[list[Path]]:
+    """Split ``notebooks`` into at most ``workers`` groups of about equal cost (one kernel each).
+
+    >>> [[p.name for p in g] for g in share_out([Path("claims_audit"), Path("a"), Path("b")], 2)]
+    [['claims_audit'], ['a', 'b']]
     """
-    import papermill
+    groups: list[list[Path]] = [[] for _ in range(max(1, min(workers, len(notebooks))))]
+    load = [0.0] * len(groups)
+    for nb in sorted(notebooks, key=lambda p: -NOTEBOOK_COST.get(p.stem, 1.0)):
+        i = load.index(min(load))
+        groups[i].append(nb)
+        load[i] += NOTEBOOK_COST.get(nb.stem, 1.0)
+    return [g for g in groups if g]
 
-    start = time.perf_counter()
-    log = os.open(output + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+
+_DONE_QUEUE: Any = None  # the worker's end of the parent's progress queue (set per process)
+
+
+def _init_worker(queue: Any) -> None:
+    global _DONE_QUEUE
+    _DONE_QUEUE = queue
+
+
+def _execute_group(
+    jobs: list[tuple[str, str, dict[str, Any], str]],
+) -> list[tuple[bool, float, str]]:
+    """Run notebooks one after another in ONE kernel (a worker process); never raises.
+
+    Each job is (source, output, parameters, cwd). Papermill injects the parameters;
+    nbclient runs the cells. The namespace is reset between notebooks, so each
+    starts clean, but imports (pandas, matplotlib, facetlab) and the cached trials
+    table stay loaded: one kernel start-up instead of one per notebook. The kernel's
+    stderr goes to ``<first output>.log``.
+    """
+    import nbformat as _nbformat
+    from nbclient import NotebookClient
+
+    nbformat: Any = _nbformat  # untyped package
+    from papermill.iorw import load_notebook_node
+    from papermill.parameterize import parameterize_notebook
+
+    log = os.open(jobs[0][1] + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     saved = os.dup(2)
     os.dup2(log, 2)
+    owner: NotebookClient | None = None
+    out: list[tuple[bool, float, str]] = []
     try:
-        papermill.execute_notebook(
-            source,
-            output,
-            parameters=parameters,
-            cwd=cwd,
-            progress_bar=False,
-            log_output=False,
-            kernel_name="python3",
-            execution_timeout=CELL_TIMEOUT,
-            shutdown_kernel="immediate",
-        )
-    except Exception as exc:  # papermill wraps cell errors; keep the message short
-        message = str(exc).strip().splitlines()
-        return False, time.perf_counter() - start, "\n".join(message[-12:])
+        for source, output, parameters, cwd in jobs:
+            start = time.perf_counter()
+            ok, error, nb = True, "", None
+            try:
+                nb = load_notebook_node(source)  # papermill's reader: every cell has its tags
+                if parameters:
+                    nb = parameterize_notebook(
+                        nb, parameters, kernel_name="python3", language="python"
+                    )
+                if owner is None:
+                    owner = NotebookClient(
+                        nbformat.v4.new_notebook(),
+                        kernel_name="python3",
+                        timeout=CELL_TIMEOUT,
+                        shutdown_kernel="immediate",  # nothing to flush: outputs are written
+                    )
+                    owner.execute(cleanup_kc=False, cwd=cwd)
+                reset = nbformat.v4.new_notebook(
+                    cells=[nbformat.v4.new_code_cell(_RESET.format(cwd=cwd))]
+                )
+                NotebookClient(reset, km=owner.km, timeout=CELL_TIMEOUT).execute()
+                NotebookClient(nb, km=owner.km, timeout=CELL_TIMEOUT).execute()
+            except Exception as exc:  # a failing cell or notebook; keep the message short
+                message = str(exc).strip().splitlines()
+                ok, error = False, "\n".join(message[-12:])
+            finally:
+                if nb is not None:
+                    nbformat.write(nb, output)
+            result = (ok, time.perf_counter() - start, error)
+            out.append(result)
+            if _DONE_QUEUE is not None:
+                _DONE_QUEUE.put((source, output, result))
     finally:
+        if owner is not None:
+            owner._cleanup_kernel()
         os.dup2(saved, 2)
         os.close(saved)
         os.close(log)
-    return True, time.perf_counter() - start, ""
+    return out
 
 
 def run_notebooks(
@@ -351,37 +464,56 @@ def run_notebooks(
     workers: int = DEFAULT_WORKERS,
     on_done: Callable[[NotebookResult], None] | None = None,
 ) -> list[NotebookResult]:
-    """Execute ``notebooks`` with papermill, ``workers`` at a time, into ``out_dir``.
+    """Execute ``notebooks`` into ``out_dir``, in ``workers`` kernels (see :func:`share_out`).
 
     Each notebook gets only the parameters its ``parameters`` cell declares; the
-    working directory is the notebook's folder (as in JupyterLab).
+    working directory is the notebook's folder (as in JupyterLab). ``on_done`` is
+    called as each notebook finishes.
     """
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    import queue as queues
+    from concurrent.futures import ProcessPoolExecutor
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     params = dict(parameters or {})
+
+    def job(nb: Path) -> tuple[str, str, dict[str, Any], str]:
+        wanted = declared_parameters(nb)
+        mine = {k: v for k, v in params.items() if k in wanted}
+        return str(nb), str(out_dir / nb.name), mine, str(nb.parent.resolve())
+
+    # every notebook is read (and a broken one refused) before anything runs
+    planned = [[job(nb) for nb in group] for group in share_out(notebooks, workers)]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    by_source = {str(nb): nb for nb in notebooks}
     results: list[NotebookResult] = []
     # spawn, not fork: the parent runs a progress-display thread, and forking a
     # threaded process can deadlock
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
-        futures: dict[Future[tuple[bool, float, str]], tuple[Path, Path]] = {}
-        for nb in notebooks:
-            wanted = declared_parameters(nb)
-            mine = {k: v for k, v in params.items() if k in wanted}
-            target = out_dir / nb.name
-            futures[pool.submit(_execute, str(nb), str(target), mine, str(nb.parent))] = (
-                nb,
-                target,
-            )
-        for future in as_completed(futures):
-            nb, target = futures[future]
-            ok, seconds, error = future.result()
-            result = NotebookResult(nb.stem, nb, target, ok, seconds, error)
+    done: Any = context.Queue()
+
+    def collect(block: bool) -> None:
+        while True:
+            try:
+                source, output, (ok, seconds, error) = done.get(block, 0.2)
+            except queues.Empty:
+                return
+            nb = by_source[source]
+            result = NotebookResult(nb.stem, nb, Path(output), ok, seconds, error)
             results.append(result)
             if on_done is not None:
                 on_done(result)
+            block = False
+
+    with ProcessPoolExecutor(
+        max_workers=len(planned), mp_context=context, initializer=_init_worker, initargs=(done,)
+    ) as pool:
+        futures = [pool.submit(_execute_group, jobs) for jobs in planned]
+        while not all(f.done() for f in futures):
+            collect(block=True)
+        for f in futures:
+            f.result()  # a crashed worker raises here
+    while len(results) < len(notebooks):
+        collect(block=True)
     order = {nb.stem: i for i, nb in enumerate(notebooks)}
     return sorted(results, key=lambda r: order[r.name])
 
@@ -421,6 +553,7 @@ def reproduce(
             tables_dir=tabs,
             claims_path=target / "claims.csv",
             out_dir=target,
+            notebooks=notebooks,
         )
     return results
 
@@ -522,7 +655,7 @@ ARTIFACTS: tuple[Artifact, ...] = (
 _OTHER_TITLE = "Other claims — text, captions and the data itself"
 
 
-def _read_claims(path: Path) -> list[dict[str, str]]:
+def read_claims(path: Path) -> list[dict[str, str]]:
     """The rows of ``claims.csv`` as dicts of text."""
     with path.open(encoding="utf-8", newline="") as handle:
         return list(csv.DictReader(handle))
@@ -568,10 +701,390 @@ def _tally(rows: Sequence[Mapping[str, str]]) -> str:
 def _claim_line(row: Mapping[str, str]) -> str:
     """One claim as a Markdown bullet with its wording, both values and the explanation."""
     return (
-        f"- **{row.get('id', '')}** ({row.get('status', '')}; {row.get('location', '')}): "
+        f"- **{row.get('id', '')}** ({row.get('status', '')}, {row.get('kind', 'data')}; "
+        f"{row.get('location', '')}): "
         f"paper “{_md_escape(row.get('wording', ''))}” = `{row.get('paper_value', '')}`, "
         f"data = `{row.get('computed_value', '')}`. {_md_escape(row.get('explanation', ''))}"
     )
+
+
+# --------------------------------------------------------------------------- provenance
+
+
+def notebook_defaults(notebook: Path) -> dict[str, Any]:
+    """The values assigned in the notebook's ``parameters`` cell (literals only).
+
+    >>> import json, tempfile
+    >>> cell = {"cell_type": "code", "metadata": {"tags": ["parameters"]},
+    ...         "source": ["threshold = 10  # pp\n", "formats = ['png']\n"]}
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = Path(d) / "n.ipynb"
+    ...     _ = path.write_text(json.dumps({"cells": [cell]}))
+    ...     notebook_defaults(path)
+    {'threshold': 10, 'formats': ['png']}
+    """
+    import ast
+
+    data = _read_notebook(notebook)
+    for cell in data.get("cells", []):
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            out: dict[str, Any] = {}
+            for node in ast.parse("".join(cell.get("source", []))).body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    target = node.targets[0]
+                    if isinstance(target, ast.Name):
+                        out[target.id] = ast.literal_eval(node.value)
+            return out
+    return {}
+
+
+def _git(root: Path, *args: str) -> str:
+    """Output of ``git -C root args`` (stripped), or ``""`` outside a git checkout."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, check=False
+        )
+    except OSError:
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+_SOURCES = ("facetlab", "notebooks")
+"""What the report is computed by: the package and the notebooks (their code, not outputs)."""
+
+
+def code_digest(root: Path) -> str:
+    """sha256 over the package's ``*.py`` files and the paper notebooks' code cells.
+
+    Independent of git and of notebook outputs, so it names exactly the code that
+    produced a report (the same code gives the same digest on any machine).
+    """
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted((root / "facetlab").rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    for name in PAPER_NOTEBOOKS:
+        path = root / "notebooks" / f"{name}.ipynb"
+        if path.is_file():
+            cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+            code = "\n".join("".join(c.get("source", [])) for c in cells)
+            digest.update(f"notebooks/{name}.ipynb".encode() + b"\0" + code.encode())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What produced a report: the code, the data, the settings."""
+
+    version: str
+    commit: str
+    """The last commit that changed ``facetlab/`` or ``notebooks/`` (``""`` outside git)."""
+    dirty: bool
+    """The working tree's code differs from that commit."""
+    commit_date: str
+    code_sha256: str
+    data_repository: str
+    data_commit: str
+    data_version: str
+    registry_sha256: str
+    parameters: dict[str, tuple[Any, tuple[str, ...]]]
+    """Every notebook parameter → (value used, the notebooks that take it)."""
+
+    @classmethod
+    def collect(
+        cls, root: Path, notebooks: Sequence[Path], parameters: Mapping[str, Any]
+    ) -> Provenance:
+        """Read the versions, hashes and effective parameter values for a run."""
+        import hashlib
+
+        import facetlab
+        from facetlab import datasets
+
+        used: dict[str, tuple[Any, tuple[str, ...]]] = {}
+        for nb in (n for n in notebooks if n.is_file()):
+            declared = declared_parameters(nb)
+            defaults = notebook_defaults(nb)
+            for name in sorted(declared):
+                value = parameters.get(name, defaults.get(name))
+                old = used.get(name, (value, ()))
+                used[name] = (old[0], (*old[1], nb.stem))
+        for name, value in parameters.items():  # given, but declared by no notebook
+            used.setdefault(name, (value, ()))
+        registry = hashlib.sha256(
+            "\n".join(f"{v}  {k}" for k, v in sorted(datasets.registry().items())).encode()
+        ).hexdigest()
+        return cls(
+            version=facetlab.__version__,
+            commit=_git(root, "log", "-1", "--format=%H", "--", *_SOURCES),
+            dirty=bool(_git(root, "status", "--porcelain", "--", *_SOURCES)),
+            commit_date=_git(root, "log", "-1", "--format=%cs", "--", *_SOURCES),
+            code_sha256=code_digest(root),
+            data_repository=datasets.REPOSITORY,
+            data_commit=datasets.COMMIT,
+            data_version=datasets.VERSION,
+            registry_sha256=registry,
+            parameters=used,
+        )
+
+
+def _shown(value: Any, root: Path) -> str:
+    """A parameter value as the report prints it: paths relative to the checkout."""
+    if value is None:
+        return "None (facetlab's data dir, honouring FACETLAB_DATA_MIRROR)"
+    if isinstance(value, str) and os.path.isabs(value):
+        try:
+            return Path(os.path.relpath(value, root)).as_posix()
+        except ValueError:
+            return value
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _provenance_lines(prov: Provenance, root: Path) -> list[str]:
+    commit = prov.commit or "unknown (not a git checkout)"
+    if prov.dirty:
+        commit += " + uncommitted changes"
+    lines = [
+        "## Provenance",
+        "",
+        "| what | value |",
+        "|:--|:--|",
+        f"| facetlab version | {prov.version} |",
+        f"| facetlab source commit | `{commit}` (last commit of `facetlab/`, `notebooks/`) |",
+        f"| facetlab code sha256 | `{prov.code_sha256}` (package `*.py` and notebook code) |",
+        f"| data | {prov.data_repository} {prov.data_version}, pinned commit `{prov.data_commit}` |",
+        f"| data registry sha256 | `{prov.registry_sha256}` (every file verified against it) |",
+        f"| date | {prov.commit_date or 'unknown'} (date of the source commit: the report "
+        "changes only when its code, data or parameters do) |",
+        "",
+        "Parameters (every notebook parameter and the value used):",
+        "",
+        "| parameter | value | notebooks |",
+        "|:--|:--|:--|",
+    ]
+    for name, (value, users) in sorted(prov.parameters.items()):
+        who = "all" if len(users) == len(PAPER_NOTEBOOKS) else ", ".join(users) or "—"
+        lines.append(f"| `{name}` | `{_md_escape(_shown(value, root))}` | {who} |")
+    return lines
+
+
+# --------------------------------------------------------------------------- report parts
+
+
+_STATUSES = ("PASS", "MISMATCH", "NOT_DERIVABLE", "ERROR")
+
+
+def claim_counts(claims: Sequence[Mapping[str, str]]) -> dict[str, dict[str, int]]:
+    """Claims by kind, then status (kinds in :data:`facetlab.paper.claims.KINDS` order).
+
+    >>> claim_counts([{"kind": "data", "status": "PASS"}, {"kind": "setting", "status": "PASS"}])
+    {'data': {'PASS': 1}, 'setting': {'PASS': 1}}
+    """
+    from facetlab.paper.claims import KINDS
+
+    out: dict[str, dict[str, int]] = {}
+    for kind in (*KINDS, *sorted({r.get("kind", "") for r in claims} - set(KINDS))):
+        mine = [r for r in claims if r.get("kind", "") == kind]
+        counts = {s: sum(1 for r in mine if r.get("status") == s) for s in _STATUSES}
+        if mine:
+            out[kind] = {s: n for s, n in counts.items() if n}
+    return out
+
+
+def format_claim_counts(claims: Sequence[Mapping[str, str]]) -> str:
+    """One line per kind: ``data: 451 PASS, 23 MISMATCH, 3 NOT_DERIVABLE``."""
+    return "\n".join(
+        f"{kind}: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+        for kind, counts in claim_counts(claims).items()
+    )
+
+
+_KIND_TEXT = {
+    "metadata": "transcribed facts and facetlab's own model table (written from Table 1)",
+    "setting": "analysis parameters echoed back (they cannot disagree)",
+    "convention": "properties of the data the paper does not state (CONVENTIONS.md)",
+}
+
+
+def _evidence_anchor(claim_id: str) -> str:
+    return "evidence-" + re.sub(r"[^a-z0-9]+", "-", claim_id.lower()).strip("-")
+
+
+def _findings_lines(claims: Sequence[Mapping[str, str]]) -> list[str]:
+    """Each finding once: title, severity, its claims (paper vs data), link to the evidence."""
+    from facetlab.paper.findings import FINDINGS, SEVERITY_TEXT, unassigned
+
+    by_id = {r.get("id", ""): r for r in claims}
+    lines = [
+        "## Findings",
+        "",
+        "Where the paper and the data disagree, each issue once (most severe first); the "
+        "numbers are the claims audit's, the evidence is linked.",
+        "",
+    ]
+    shown = 0
+    for finding in FINDINGS:
+        rows = [by_id[c] for c in finding.claims if c in by_id]
+        if not any(r.get("status") in ("MISMATCH", "ERROR") for r in rows):
+            continue  # the data no longer disagree: the finding is not listed
+        shown += 1
+        parts = ", ".join(
+            f"[`{r['id']}`](#{_evidence_anchor(r['id'])}) paper {r.get('paper_value', '')} / "
+            f"data {r.get('computed_value', '') or '—'} ({r.get('status', '')}"
+            + ("" if r.get("kind") == "data" else f", {r.get('kind')}")
+            + ")"
+            for r in rows
+        )
+        lines.append(
+            f"{shown}. **{_md_escape(finding.title)}** — *{SEVERITY_TEXT[finding.severity]}*. "
+            f"{_md_escape(finding.summary)} Claims: {parts}."
+        )
+    loose = unassigned(r.get("id", "") for r in claims if r.get("status") in ("MISMATCH", "ERROR"))
+    for claim_id in loose:
+        shown += 1
+        row = by_id[claim_id]
+        lines.append(
+            f"{shown}. **Ungrouped: `{claim_id}`** — *severity not assessed*. "
+            f"paper {row.get('paper_value', '')} / data {row.get('computed_value', '')} "
+            f"([evidence](#{_evidence_anchor(claim_id)}))."
+        )
+    if not shown:
+        lines.append("None: every derivable claim matches the data.")
+    mismatched = sum(1 for r in claims if r.get("kind") == "data" and r.get("status") == "MISMATCH")
+    lines += [
+        "",
+        f"{shown} finding(s) group the {mismatched} MISMATCH data claims (one issue often "
+        "breaks several numbers of the paper).",
+    ]
+    return lines
+
+
+def _headline_lines(
+    claims: Sequence[Mapping[str, str]], results: Sequence[NotebookResult]
+) -> list[str]:
+    counts = claim_counts(claims)
+    data = counts.get("data", {})
+    lines = [
+        "## Summary",
+        "",
+        f"Notebooks: {sum(r.ok for r in results)}/{len(results)} ran"
+        + (
+            "."
+            if all(r.ok for r in results)
+            else f"; **failed: {', '.join(r.name for r in results if not r.ok)}**."
+        ),
+    ]
+    if not claims:
+        return [*lines, "", "`claims.csv` is missing: the claims notebook did not run."]
+    lines += [
+        "",
+        f"**Claims derived from the raw data ({sum(data.values())}):** "
+        + ", ".join(f"{n} {s}" for s, n in data.items())
+        + ".",
+        "",
+        "Reported apart (not evidence about the paper's results):",
+        "",
+    ]
+    for kind, text in _KIND_TEXT.items():
+        if kind in counts:
+            tally = ", ".join(f"{n} {s}" for s, n in counts[kind].items())
+            lines.append(f"- {kind} ({text}): {tally}")
+    unexpected = [r for r in claims if r.get("status") != r.get("expected_status")]
+    if unexpected:
+        lines += [
+            "",
+            f"**{len(unexpected)} claim(s) changed status from the registry's expectation:** "
+            + ", ".join(f"`{r.get('id', '')}`" for r in unexpected),
+        ]
+    return lines
+
+
+def _figure_lines(
+    art: Artifact, figures: Path, target_dir: Path, reference: Path | None, root: Path
+) -> list[str]:
+    """The reproduced figure beside the published one, and the intentional differences."""
+    from facetlab.paper.figures import INTENTIONAL_DIFFERENCES
+
+    assert art.figure is not None
+    png = figures / f"{art.figure}.png"
+    if not png.is_file():
+        return [f"_`{art.figure}` was not generated (see the notebook status above)._", ""]
+    ours = Path(os.path.relpath(png, target_dir)).as_posix()
+    published_abs = reference_dir(root) / f"{art.figure}.png"
+    published = Path(os.path.relpath(published_abs, target_dir))
+    lines = [
+        "| facetlab (reproduced) | published (the paper) |",
+        "|:--:|:--:|",
+        f"| ![{art.title}, facetlab]({ours}) | ![{art.title}, published]({published.as_posix()}) |",
+        "",
+        "The published image is the FACET data's `reference/"
+        f"{art.figure}.png`, copied at build time to the git-ignored "
+        f"`{Path(os.path.relpath(published_abs.parent, root)).as_posix()}/` (never committed: "
+        "run `facetlab reproduce` to see it)"
+        + ("" if reference is not None else "; **not found in this data dir**")
+        + ".",
+        "",
+    ]
+    differences = INTENTIONAL_DIFFERENCES.get(art.figure, ())
+    if differences:
+        lines += ["Intentional differences from the published figure:", ""]
+        lines += [f"- {d}" for d in differences]
+        lines.append("")
+    return lines
+
+
+def reference_dir(root: Path) -> Path:
+    """Where the published figures are copied for the report: ``<root>/_build/reference``."""
+    return root / "_build" / "reference"
+
+
+def copy_reference_figures(data_dir: Path | str | None, root: Path) -> Path | None:
+    """Copy the data's published figures to ``_build/reference/`` (git-ignored); the folder,
+    or ``None`` when the data has no ``reference/``."""
+    import shutil
+
+    from facetlab import datasets
+    from facetlab.paper.figures import FIGURE_NAMES
+
+    # reference/ ships with the full data tree (a mirror); the verified cache holds only
+    # instances/ and results/
+    candidates = [Path(data_dir)] if data_dir is not None else []
+    if os.environ.get(datasets.ENV_MIRROR):
+        candidates.append(Path(os.environ[datasets.ENV_MIRROR]))
+    candidates.append(datasets.cache_dir())
+    found = [c / "reference" for c in candidates if (c / "reference").is_dir()]
+    if not found:
+        return None
+    source = found[0]
+    target = reference_dir(root)
+    target.mkdir(parents=True, exist_ok=True)
+    for name in FIGURE_NAMES:
+        if (source / f"{name}.png").is_file():
+            shutil.copyfile(source / f"{name}.png", target / f"{name}.png")
+    return target
+
+
+def _evidence_lines(claims: Sequence[Mapping[str, str]]) -> list[str]:
+    from facetlab.paper.findings import FINDINGS
+
+    grouped = {c for f in FINDINGS for c in f.claims}
+    lines = ["## Evidence", ""]
+    shown = [r for r in claims if r.get("status") != "PASS" or r.get("id") in grouped]
+    if not claims:
+        return [*lines, "_No claims audit available._"]
+    if not shown:
+        return [*lines, "None: every claim passes."]
+    lines += [
+        "Every claim that is not PASS (and every claim a finding names), with the registry's "
+        "evidence; its numbers are computed from the data when the report is built.",
+        "",
+    ]
+    for row in shown:
+        lines.append(f'<a id="{_evidence_anchor(row.get("id", ""))}"></a>')
+        lines.append(_claim_line(row))
+    return lines
 
 
 def write_report(
@@ -583,79 +1096,56 @@ def write_report(
     tables_dir: Path | None = None,
     claims_path: Path | None = None,
     out_dir: Path | None = None,
+    notebooks: Sequence[Path] | None = None,
 ) -> Path:
     """Write ``REPRODUCTION.md`` (default ``<root>/paper/``) from the tables, figures and claims.
 
-    The report holds no timings or absolute paths, so it only changes when a
-    result changes (timings are printed by the command instead). Figures are
-    linked relative to the report.
+    Order: provenance, summary (claims by kind), findings, the at-a-glance table, the
+    sensitivity analysis, each table and figure (reproduced beside published), evidence.
+    The report holds no timings or absolute paths, so it only changes when a result,
+    the code or a parameter changes (timings are printed by the command instead).
     """
     paper = root / "paper"
     tables = tables_dir or paper / "tables"
     figures = figures_dir or root / "figures"
     claims_path = claims_path or paper / "claims.csv"
     target_dir = out_dir or paper
-    claims = _read_claims(claims_path) if claims_path.is_file() else []
+    claims = read_claims(claims_path) if claims_path.is_file() else []
+    params = dict(parameters or {})
+    if notebooks is None:
+        notebooks = [r.source for r in results]
+    prov = Provenance.collect(root, notebooks, params)
+    reference = copy_reference_figures(params.get("data_dir"), root)
 
     def belongs(art: Artifact, row: Mapping[str, str]) -> bool:
         return any(re.search(p, row.get("location", "")) for p in art.locations)
 
-    # each artifact's claims; the rest are text, captions and facts about the data
     by_artifact = [(art, [row for row in claims if belongs(art, row)]) for art in ARTIFACTS]
     rest = [row for row in claims if not any(belongs(art, row) for art in ARTIFACTS)]
-    shown_params = {
-        k: v
-        for k, v in (parameters or {}).items()
-        if k not in ("figures_dir", "tables_dir", "data_dir", "paper_dir")
-    }
 
     lines: list[str] = [
         "# Reproduction report",
         "",
-        "Generated by `facetlab reproduce` from the FACET v3 raw results "
-        "(`facetlab.records.load_trials`); do not edit by hand.",
-        "Every value below is computed from the data; the paper's values come from the claims "
-        f"audit (`{claims_path.name}`, one row per number the paper states).",
+        "Generated by `facetlab reproduce` from the FACET v3 raw results; do not edit by hand. "
+        f"The paper's values come from the claims audit (`{claims_path.name}`, one row per "
+        "number the paper states, with its `kind`).",
         "",
-        f"Parameters: {', '.join(f'`{k}={v}`' for k, v in sorted(shown_params.items())) or 'defaults'}.",
+        *_provenance_lines(prov, root),
         "",
-        "## Notebooks",
+        *_headline_lines(claims, results),
         "",
-        "| notebook | status |",
-        "|:--|:--|",
+        *_findings_lines(claims),
     ]
-    lines += [f"| `{r.source.name}` | {'ok' if r.ok else '**FAILED**'} |" for r in results]
     for r in results:
         if not r.ok:
             lines += ["", f"`{r.source.name}` failed:", "", "```", r.error, "```"]
 
     if claims:
-        counts = Counter(row.get("status", "?") for row in claims)
-        summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-        lines += ["", "## Claims audit", "", f"{len(claims)} claims: {summary}."]
-        unexpected = [r for r in claims if r.get("status") != r.get("expected_status")]
-        if unexpected:
-            lines += [
-                "",
-                f"**{len(unexpected)} claim(s) changed status from the registry's expectation:** "
-                + ", ".join(f"`{r.get('id', '')}`" for r in unexpected),
-            ]
-    else:
-        lines += [
-            "",
-            "## Claims audit",
-            "",
-            f"`{claims_path.name}` is missing: the claims notebook did not run.",
-        ]
-
-    mismatch_title = "Every mismatch, with its evidence"
-    if claims:
         lines += [
             "",
             "## At a glance",
             "",
-            "Each table and figure of the paper, the claims checked against it and how they came out; "
-            f"the mismatches are explained in [{mismatch_title}]({_anchor(mismatch_title)}).",
+            "Each table and figure of the paper and how the claims checked against it came out.",
             "",
             "| paper item | claims checked |",
             "|:--|:--|",
@@ -668,34 +1158,18 @@ def write_report(
                 f"| [text, captions and data facts]({_anchor(_OTHER_TITLE)}) | {_tally(rest)} |"
             )
 
+    lines += ["", f"## {_SENSITIVITY_TITLE}", ""]
+    lines += _table_lines("sensitivity", tables, root)
+    sens_png = figures / "sensitivity.png"
+    if sens_png.is_file():
+        lines += [f"![sensitivity]({Path(os.path.relpath(sens_png, target_dir)).as_posix()})", ""]
+
     for art, mine in by_artifact:
         lines += ["", f"## {art.title}", ""]
         if art.figure is not None:
-            png = figures / f"{art.figure}.png"
-            if png.is_file():
-                link = Path(os.path.relpath(png, target_dir)).as_posix()
-                lines += [
-                    f"![{art.title}]({link})",
-                    "",
-                    f"**The paper's figure** for comparison: `reference/{art.figure}.png` in the "
-                    "FACET data (not copied into this repository; `$FACETLAB_DATA_MIRROR/reference/` "
-                    "with a local mirror, or under `facetlab data path`). The claims below whose "
-                    "location says “published image” compare each value drawn in it with ours.",
-                    "",
-                ]
-            else:
-                lines += [
-                    f"_`{art.figure}` was not generated (see the notebook status above)._",
-                    "",
-                ]
+            lines += _figure_lines(art, figures, target_dir, reference, root)
         for stem in art.tables:
-            md = tables / f"{stem}.md"
-            if md.is_file():
-                text = md.read_text(encoding="utf-8").strip()
-                shown = Path(os.path.relpath(md.with_suffix(".csv"), root)).as_posix()
-                lines += [f"facetlab (`{shown}`):", "", text, ""]
-            else:
-                lines += [f"_`{stem}` was not generated (see the notebook status above)._", ""]
+            lines += _table_lines(stem, tables, root)
         if mine:
             lines += [f"The paper's values for this item ({_tally(mine)}):", ""]
             lines += _claims_table(mine)
@@ -705,8 +1179,7 @@ def write_report(
             "",
             f"## {_OTHER_TITLE}",
             "",
-            "Claims outside the tables and figures, by where they appear in the paper "
-            "(every one is a row of the claims CSV; the non-PASS ones are explained below).",
+            "Claims outside the tables and figures, by where they appear in the paper.",
             "",
             "| where | claims checked |",
             "|:--|:--|",
@@ -716,27 +1189,23 @@ def write_report(
             by_location.setdefault(row.get("location", ""), []).append(row)
         lines += [f"| {_md_escape(loc)} | {_tally(rows)} |" for loc, rows in by_location.items()]
 
-    mismatches = [row for row in claims if row.get("status") in ("MISMATCH", "ERROR")]
-    undecided = [row for row in claims if row.get("status") == "NOT_DERIVABLE"]
-    lines += ["", f"## {mismatch_title}", ""]
-    if not claims:
-        lines += ["_No claims audit available._"]
-    elif not mismatches:
-        lines += ["None: every derivable claim matches the data."]
-    else:
-        lines += [
-            "Each entry is a number the paper states that the data does not reproduce "
-            "(MISMATCH) or that could not be computed (ERROR); the evidence is the registry's.",
-            "",
-        ]
-        lines += [_claim_line(row) for row in mismatches]
-    if undecided:
-        lines += ["", "### Not derivable from the data", ""]
-        lines += [_claim_line(row) for row in undecided]
+    lines += ["", *_evidence_lines(claims)]
     path = target_dir / "REPRODUCTION.md"
     target_dir.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8", newline="\n")
     return path
+
+
+_SENSITIVITY_TITLE = "Sensitivity of the conclusions to the analysis settings"
+
+
+def _table_lines(stem: str, tables: Path, root: Path) -> list[str]:
+    md = tables / f"{stem}.md"
+    if not md.is_file():
+        return [f"_`{stem}` was not generated (see the notebook status above)._", ""]
+    text = md.read_text(encoding="utf-8").strip()
+    shown = Path(os.path.relpath(md.with_suffix(".csv"), root)).as_posix()
+    return [f"facetlab (`{shown}`):", "", text, ""]
 
 
 def failed(results: Sequence[NotebookResult]) -> list[NotebookResult]:

@@ -98,9 +98,22 @@ def _row(
     }
 
 
-def p1_p2_at(trials: pd.DataFrame, threshold: float, alpha: float = 0.05) -> dict[str, object]:
-    """The P1 vs P2 contradiction at one threshold (McNemar exact on the paired verdicts)."""
-    matrix = cells.fig1_p1_p2(trials, threshold=threshold)
+def p1_p2_at(
+    trials: pd.DataFrame,
+    threshold: float,
+    alpha: float = 0.05,
+    matrix: pd.DataFrame | None = None,
+) -> dict[str, object]:
+    """The P1 vs P2 contradiction at one threshold (McNemar exact on the paired verdicts).
+
+    ``matrix`` is :func:`cells.fig1_p1_p2` at any threshold (a sweep builds it once):
+    only the P2 verdicts depend on the threshold, and they are recomputed here.
+    """
+    if matrix is None:
+        matrix = cells.fig1_p1_p2(trials, threshold=threshold)
+    matrix = matrix.assign(
+        p2_faithful=[rules.weighted_faithful(float(w), threshold) for w in matrix["p2_weight"]]
+    )
     mc = stats.mcnemar_exact(
         matrix["p1_faithful"].astype(bool).tolist(), matrix["p2_faithful"].astype(bool).tolist()
     )
@@ -122,14 +135,18 @@ def p1_p2_at(trials: pd.DataFrame, threshold: float, alpha: float = 0.05) -> dic
     )
 
 
-def asymmetry_at(trials: pd.DataFrame, threshold: float) -> dict[str, object]:
+def asymmetry_at(
+    trials: pd.DataFrame, threshold: float, points: pd.DataFrame | None = None
+) -> dict[str, object]:
     """The open-vs-closed asymmetry at one threshold (CF-Barker P3 means and C2 residuals).
 
     ``statistic`` is the difference of C2 above-threshold shares (open minus closed);
     ``p_value`` is the cell-level Fisher test on CF-Barker (closed/open × mean above
-    the threshold or not), as in the paper's descriptive test.
+    the threshold or not), as in the paper's descriptive test. ``points`` is
+    :func:`cells.fig5_asymmetry` (independent of the threshold; a sweep builds it once).
     """
-    points = cells.fig5_asymmetry(trials)
+    if points is None:
+        points = cells.fig5_asymmetry(trials)
     closed = points["weights_access"] == "closed"
     above = points["p3_barker_mean"].astype(float) > threshold
     p3_closed, p3_open = int((above & closed).sum()), int((above & ~closed).sum())
@@ -213,6 +230,9 @@ def _check_range(values: Sequence[float], name: str) -> list[float]:
     return sorted(set(out))
 
 
+_TEXT_COLUMNS = ("prompt", "raw_response", "direct_probe_response")
+
+
 def sensitivity_table(
     trials: pd.DataFrame,
     thresholds: Iterable[float] = DEFAULT_THRESHOLDS,
@@ -222,10 +242,14 @@ def sensitivity_table(
     """One row per (conclusion, setting value); columns :data:`SENSITIVITY_COLUMNS`."""
     ts = _check_range(list(thresholds), "thresholds")
     ss = _check_range(list(split_points), "split_points")
+    # the sweep re-selects the same trials many times: without the long text columns
+    # (prompts, replies) each selection copies a fraction of the bytes
+    slim = trials.drop(columns=[c for c in _TEXT_COLUMNS if c in trials.columns])
     rows: list[dict[str, object]] = []
-    rows += [p1_p2_at(trials, t, alpha) for t in ts]
-    rows += [asymmetry_at(trials, t) for t in ts]
-    rows += [bimodality_at(trials, s, alpha) for s in ss]
+    matrix, points = cells.fig1_p1_p2(slim), cells.fig5_asymmetry(slim)
+    rows += [p1_p2_at(slim, t, alpha, matrix) for t in ts]
+    rows += [asymmetry_at(slim, t, points) for t in ts]
+    rows += [bimodality_at(slim, s, alpha) for s in ss]
     table: pd.DataFrame = pd.DataFrame(rows, columns=list(SENSITIVITY_COLUMNS))
     return table
 
@@ -278,10 +302,11 @@ _LABELS = {
 def sensitivity_figure(table: pd.DataFrame, alpha: float = 0.05) -> Figure:
     """Two panels: conclusions vs threshold (left) and vs split point (right).
 
-    Each cell is green where the conclusion holds and red where it fails; the text
-    is the test's p-value; the paper's setting is outlined in black.
+    Each cell is green where the conclusion holds with p < ``alpha``, amber where it
+    holds descriptively but p ≥ ``alpha``, red where it fails; the text is the test's
+    p-value; the paper's setting is outlined in black.
     """
-    fig = Figure(figsize=(13, 3.8))
+    fig = Figure(figsize=(15, 4.2))
     axes = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.0]})
     for ax, parameter, title in (
         (axes[0], "threshold", "faithfulness threshold (pp)"),
@@ -298,7 +323,8 @@ def sensitivity_figure(table: pd.DataFrame, alpha: float = 0.05) -> Figure:
                 if hit.empty:
                     continue
                 rec = hit.iloc[0]
-                color = "#2ecc71" if rec["holds"] else "#e74c3c"
+                significant = float(rec["p_value"]) < alpha
+                color = ("#2ecc71" if significant else "#f1c40f") if rec["holds"] else "#e74c3c"
                 edge = "black" if rec["is_paper_setting"] else "white"
                 ax.add_patch(
                     _rect(col_i, row_i, color, edge, 2.0 if rec["is_paper_setting"] else 0.8)
@@ -306,11 +332,10 @@ def sensitivity_figure(table: pd.DataFrame, alpha: float = 0.05) -> Figure:
                 ax.text(
                     col_i + 0.5,
                     row_i + 0.5,
-                    f"{rec['p_value']:.0e}".replace("e-0", "e-"),
+                    p_text(float(rec["p_value"])),
                     ha="center",
                     va="center",
-                    fontsize=6,
-                    rotation=90,
+                    fontsize=7.5,
                 )
         ax.set_xlim(0, len(values))
         ax.set_ylim(0, len(names))
@@ -322,12 +347,26 @@ def sensitivity_figure(table: pd.DataFrame, alpha: float = 0.05) -> Figure:
         for spine in ax.spines.values():
             spine.set_visible(False)
     fig.suptitle(
-        f"Which headline conclusions hold? green = holds, red = fails (tests at α = {alpha:g}; "
-        "cell text = p-value; black outline = the paper's setting)",
+        f"Which headline conclusions hold? green = holds and p < α = {alpha:g}; amber = holds "
+        f"descriptively, p ≥ {alpha:g}; red = fails (cell text = p-value; black outline = the "
+        "paper's setting)",
         fontsize=10,
     )
     fig.tight_layout()
     return fig
+
+
+def p_text(p: float) -> str:
+    """A p-value in at most five characters, readable in a small cell.
+
+    >>> [p_text(p) for p in (0.0002, 0.0031, 0.049, 0.5, 1.0)]
+    ['<.001', '.003', '.049', '.50', '1']
+    """
+    if p < 0.001:
+        return "<.001"
+    if p >= 0.995:
+        return "1"
+    return (f"{p:.3f}" if p < 0.1 else f"{p:.2f}").removeprefix("0")
 
 
 def _rect(x: float, y: float, color: str, edge: str, width: float) -> Rectangle:

@@ -20,7 +20,7 @@ from facetlab.paper import cells
 
 __all__ = ["STATS_COLUMNS", "stats_table"]
 
-STATS_COLUMNS = ("test", "statistic", "p_value", "n", "detail")
+STATS_COLUMNS = ("test", "statistic", "statistic_name", "p_value", "n", "detail")
 """Required columns of ``stats.csv`` (more follow: ``ci_low``, ``ci_high``, ``table``)."""
 
 
@@ -36,7 +36,9 @@ def stats_table(
 ) -> pd.DataFrame:
     """Rows of ``stats.csv``: every test and interval the paper reports, from ``trials``.
 
-    Columns: ``test, statistic, p_value, n, detail, ci_low, ci_high, table``.
+    Columns: ``test, statistic, statistic_name, p_value, n, detail, ci_low, ci_high,
+    table``; ``statistic_name`` says what ``statistic`` is (``min(b, c)`` of McNemar's
+    discordant pairs, a Fisher odds ratio, or a Wilson row's observed proportion).
     Tests: ``mcnemar_p1_p2`` (Section 4.7), ``fisher_bimodality`` (exploratory),
     ``fisher_open_closed_barker`` (descriptive), and Wilson intervals
     ``wilson_bimodality_combined`` and one ``wilson_p3:<model>:<instance>`` per
@@ -50,6 +52,7 @@ def stats_table(
         {
             "test": "mcnemar_p1_p2",
             "statistic": mc.statistic,
+            "statistic_name": "min(b, c), discordant pairs (exact McNemar)",
             "p_value": mc.p_value,
             "n": mc.n,
             "detail": (
@@ -68,6 +71,7 @@ def stats_table(
         {
             "test": "fisher_bimodality",
             "statistic": fb.odds_ratio,
+            "statistic_name": "odds ratio (Fisher exact)",
             "p_value": fb.p_value,
             "n": fb.n,
             "detail": (
@@ -89,6 +93,7 @@ def stats_table(
         {
             "test": "fisher_open_closed_barker",
             "statistic": fo.odds_ratio,
+            "statistic_name": "odds ratio (Fisher exact)",
             "p_value": fo.p_value,
             "n": fo.n,
             "detail": (
@@ -132,6 +137,7 @@ def _wilson_row(test: str, wi: WilsonInterval, what: str) -> dict[str, object]:
     return {
         "test": test,
         "statistic": wi.proportion,
+        "statistic_name": "proportion wrong",
         "p_value": float("nan"),
         "n": wi.n,
         "detail": f"{what}: wrong outcomes {wi.successes}/{wi.n}, Wilson 95% (z = 1.96, no correction)",

@@ -16,7 +16,12 @@ SECTION = Section()
 A = "Abstract"
 SECTION.claim("abs.models", A, "We ran eight frontier models", 8, _n_models)
 SECTION.claim(
-    "abs.labs", A, "from six labs (Anthropic, OpenAI, DeepSeek, Mistral, Meta, Alibaba)", 6, _n_labs
+    "abs.labs",
+    A,
+    "from six labs (Anthropic, OpenAI, DeepSeek, Mistral, Meta, Alibaba)",
+    6,
+    _n_labs,
+    kind="metadata",
 )
 SECTION.claim("abs.probes", A, "under four probing techniques", 4, _n_probe_families)
 SECTION.claim(

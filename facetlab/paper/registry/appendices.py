@@ -14,4 +14,5 @@ SECTION.claim(
     "archived with DOI 10.5281/zenodo.19557436",
     "10.5281/zenodo.19557436",
     _doi,
+    kind="metadata",
 )

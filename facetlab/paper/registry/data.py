@@ -17,7 +17,7 @@ from facetlab.paper.registry.selectors import (
     fig1,
 )
 
-SECTION = Section()
+SECTION = Section(kind="convention")
 """This section's claims, in paper order."""
 
 D = "Data (CONVENTIONS.md)"
@@ -236,17 +236,22 @@ SECTION.claim(
     status="MISMATCH",
     why="DeepSeek v3.2 on cf-001-adv (10, 20) and Qwen3 Next on cf-003-adv (15, 15, 10, 10, 15).",
 )
+
+
+def _all_excluded(x: ClaimInputs, pattern: str) -> bool:
+    """Are all trials from files matching ``pattern`` excluded? (None found is an error.)"""
+    reasons = x.trials.loc[
+        x.trials["source_file"].astype(str).str.contains(pattern), "excluded_reason"
+    ]
+    if reasons.empty:
+        raise DataError(f"no trials from files matching {pattern!r}")
+    return bool(reasons.notna().all())
+
+
 SECTION.claim(
     "data.excluded_models",
     D,
     "gemini-default and opus-effort-high files that the paper does not use",
     True,
-    lambda x: bool(
-        x.trials.loc[
-            x.trials["source_file"].astype(str).str.contains("gemini|opus-effort-high"),
-            "excluded_reason",
-        ]
-        .notna()
-        .all()
-    ),
+    lambda x: _all_excluded(x, "gemini|opus-effort-high"),
 )

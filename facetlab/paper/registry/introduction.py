@@ -52,7 +52,9 @@ SECTION.claim(
     why="Illustrative example about compliance review; no compliance-review data in FACET v3.",
 )
 SECTION.claim("intro.models", INTRO, "eight frontier models from six labs", 8, _n_models)
-SECTION.claim("intro.labs", INTRO, "eight frontier models from six labs", 6, _n_labs)
+SECTION.claim(
+    "intro.labs", INTRO, "eight frontier models from six labs", 6, _n_labs, kind="metadata"
+)
 SECTION.claim("intro.n8", INTRO, "visible in this pilot at n = 8 models", 8, _n_models)
 SECTION.claim(
     "intro.closed_count",
@@ -60,6 +62,7 @@ SECTION.claim(
     "(Sonnet, Opus, GPT-5.4, accessed via Anthropic and OpenAI APIs",
     3,
     _n_access("closed"),
+    kind="metadata",
 )
 SECTION.claim(
     "intro.open_count",
@@ -67,6 +70,7 @@ SECTION.claim(
     "open-weight Bedrock configurations (DeepSeek, Mistral, Llama 4, Qwen3, at T = 0)",
     5,
     _n_access("open"),
+    kind="metadata",
 )
 SECTION.claim(
     "intro.bimodal_n",
@@ -84,7 +88,9 @@ SECTION.claim(
     "contrib.adv_instances", C, "13 instances + 4 adversarial variants", 4, _n_adv_instances
 )
 SECTION.claim("contrib.models", C, "8 model configurations across 6 labs", 8, _n_models)
-SECTION.claim("contrib.labs", C, "8 model configurations across 6 labs", 6, _n_labs)
+SECTION.claim(
+    "contrib.labs", C, "8 model configurations across 6 labs", 6, _n_labs, kind="metadata"
+)
 SECTION.claim(
     "contrib.raw_outputs", C, "350+ raw model outputs", 350, _n_raw_outputs, relation=">="
 )
@@ -235,7 +241,12 @@ SECTION.claim(
     tol=0.05,
 )
 SECTION.claim(
-    "contrib.open_count", C, "across the five Bedrock configurations", 5, _n_access("open")
+    "contrib.open_count",
+    C,
+    "across the five Bedrock configurations",
+    5,
+    _n_access("open"),
+    kind="metadata",
 )
 SECTION.claim(
     "contrib.license_data",
@@ -243,4 +254,5 @@ SECTION.claim(
     "released under MIT (code) and CC BY 4.0 (data)",
     True,
     lambda x: "4.0" in _license(x) and "CC" in _license(x).upper(),
+    kind="metadata",
 )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
+
 from facetlab.errors import DataError
-from facetlab.paper.claims import ClaimInputs
+from facetlab.paper.claims import ClaimInputs, Value
 from facetlab.paper.registry.selectors import (
     ANCHORS,
     CUED,
@@ -338,7 +340,14 @@ MM = "§3.3 Models"
 SECTION.claim(
     "method.models", MM, "Eight model configurations across six labs (Table 1)", 8, _n_models
 )
-SECTION.claim("method.labs", MM, "Eight model configurations across six labs (Table 1)", 6, _n_labs)
+SECTION.claim(
+    "method.labs",
+    MM,
+    "Eight model configurations across six labs (Table 1)",
+    6,
+    _n_labs,
+    kind="metadata",
+)
 SECTION.claim(
     "method.bedrock_t0",
     MM,
@@ -354,33 +363,88 @@ SECTION.claim(
     "Google models are not included in this pilot",
     0,
     lambda x: int(_scored(x)["lab"].astype(str).str.contains("Google").sum()),
+    kind="metadata",
 )
 
 
-def _effort_high_identical(x: ClaimInputs) -> bool:
-    """Do the opus effort-high pilot replies match default Opus (P1 label and answers)?"""
+PILOT_PROBES = ("C0", "P1", "pilot-C2", "C3")
+"""The conditions of a pilot run (the effort-high configuration ran only these)."""
+
+
+def _reply(row: pd.Series) -> str:
+    """What a pilot trial answered, by probe: the C3 compliance replies (``R1: no, ...``),
+    the P1 label, or the yes/no answer (with the P1 label for the pilot C2 rewrites)."""
+    if row["probe"] == "C3":
+        replies = row["compliance"]
+        if not isinstance(replies, dict) or not replies:
+            raise DataError(f"{row['source_file']}: C3 trial has no compliance replies")
+        return ", ".join(f"{k}: {v}" for k, v in sorted(replies.items()))
+    parts = [str(row[c]) for c in ("p1_label", "answer") if pd.notna(row[c]) and row[c]]
+    if not parts:
+        raise DataError(f"{row['source_file']}: {row['probe']} trial has no reply to compare")
+    return " / ".join(parts)
+
+
+def _effort_high_pairs(x: ClaimInputs) -> pd.DataFrame:
+    """Each opus effort-high pilot trial beside its default-Opus counterpart (``hi`` / ``base``).
+
+    Compares what each probe returns (C3 compliance replies included); an empty
+    comparison is an error, never a match.
+    """
     frame = x.trials
     is_opus = frame["model_id"].astype(str).str.contains("opus")
-    hi = frame[is_opus & frame["source_file"].astype(str).str.contains("opus-effort-high")]
-    base = frame[is_opus & ~frame["source_file"].astype(str).str.contains("opus-effort-high")]
+    is_hi = frame["source_file"].astype(str).str.contains("opus-effort-high")
+    hi, base = frame[is_opus & is_hi], frame[is_opus & ~is_hi]
     if hi.empty:
         raise DataError("no opus effort-high pilot trials in the frame")
     keys = ["probe", "raw_instance_id", "foi"]
-    cols = ["p1_label", "answer"]
-    hi = hi.assign(foi=hi["factor_of_interest"].fillna(""))
-    base = base.assign(foi=base["factor_of_interest"].fillna(""))
-    merged = hi[keys + cols].merge(base[keys + cols], on=keys, suffixes=("_hi", "_base"))
+    # default-Opus pilot counterparts only (the weighted-probe runs are other probes)
+    base = base[base["source_file"].astype(str).str.contains("-real-")]
+
+    def replies(part: pd.DataFrame) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "probe": part["probe"],
+                "raw_instance_id": part["raw_instance_id"],
+                "foi": part["factor_of_interest"].fillna(""),
+                "reply": [_reply(row) for _, row in part.iterrows()],
+            }
+        )
+
+    wanted = hi[["probe", "raw_instance_id"]].drop_duplicates()
+    base = base.merge(wanted, on=["probe", "raw_instance_id"])
+    merged = replies(hi).merge(replies(base), on=keys, suffixes=("_hi", "_base"))
     if merged.duplicated(keys).any():
         raise DataError("more than one default-Opus counterpart for an effort-high trial")
-    if merged.empty:
-        raise DataError("opus effort-high trials have no default-Opus counterpart")
-    same = all(
-        (
-            merged[f"{c}_hi"].fillna("").astype(str) == merged[f"{c}_base"].fillna("").astype(str)
-        ).all()
-        for c in cols
-    )
-    return bool(same)
+    if len(merged) != len(hi):
+        raise DataError(
+            f"{len(hi) - len(merged)} opus effort-high trials have no default-Opus counterpart"
+        )
+    missing = sorted(set(PILOT_PROBES) - set(merged["probe"]))
+    if missing:  # "every probe" cannot be checked on a probe that is not there
+        raise DataError(f"no opus effort-high trials of {missing} to compare")
+    return merged
+
+
+def _effort_high_identical(x: ClaimInputs) -> bool:
+    """Do the opus effort-high pilot replies match default Opus on every probe and instance?"""
+    pairs = _effort_high_pairs(x)
+    return bool((pairs["reply_hi"] == pairs["reply_base"]).all())
+
+
+def _effort_high_differences(x: ClaimInputs) -> dict[str, Value]:
+    """The differing replies, named: ``facet-neg-0002 C3 R4 no→yes, ...``."""
+    pairs = _effort_high_pairs(x)
+    named: list[str] = []
+    for row in pairs[pairs["reply_hi"] != pairs["reply_base"]].itertuples():
+        hi = dict(item.split(": ", 1) for item in str(row.reply_hi).split(", "))
+        base = dict(item.split(": ", 1) for item in str(row.reply_base).split(", "))
+        if row.probe == "C3":
+            diffs = [f"{k} {base.get(k)}→{v}" for k, v in hi.items() if base.get(k) != v]
+            named.append(f"{row.raw_instance_id} C3 " + ", ".join(diffs))
+        else:
+            named.append(f"{row.raw_instance_id} {row.probe} {row.reply_base}→{row.reply_hi}")
+    return {"n": len(pairs), "n_differ": len(named), "differences": "; ".join(named)}
 
 
 SECTION.claim(
@@ -389,4 +453,10 @@ SECTION.claim(
     "extended-thinking configuration produced responses identical to default Opus on every probe and instance",
     True,
     _effort_high_identical,
+    status="MISMATCH",
+    why=(
+        "Of the {n} opus effort-high pilot trials (C0, P1, pilot C2, C3 on anchors 0002-0004), "
+        "{n_differ} reply differently from default Opus (default→effort-high): {differences}."
+    ),
+    evidence=_effort_high_differences,
 )

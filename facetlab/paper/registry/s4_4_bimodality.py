@@ -98,6 +98,7 @@ SECTION.claim(
     "We adopt a single binary partition of the 22 trials at wF1 = 20",
     20,
     lambda x: float(x.split_point),
+    kind="setting",
 )
 SECTION.claim(
     "res44.adv_wrong",

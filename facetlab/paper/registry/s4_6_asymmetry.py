@@ -43,6 +43,7 @@ SECTION.claim(
     "across the three closed-source configurations",
     3,
     _n_access("closed"),
+    kind="metadata",
 )
 SECTION.claim(
     "res46.closed_barker_nonzero",
@@ -75,7 +76,12 @@ SECTION.claim(
     tol=0.05,
 )
 SECTION.claim(
-    "res46.open_count", R6, "across the five Bedrock configurations", 5, _n_access("open")
+    "res46.open_count",
+    R6,
+    "across the five Bedrock configurations",
+    5,
+    _n_access("open"),
+    kind="metadata",
 )
 SECTION.claim(
     "res46.lower_left_empty",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from facetlab.analysis import rules
+from facetlab.errors import DataError
+from facetlab.paper.claims import ClaimInputs
 from facetlab.paper.registry.selectors import (
     BARKER_ADV,
     CUED,
@@ -59,18 +62,26 @@ SECTION.claim(
         s for s in MODEL_SHORT if min(_weights(p3_cell(x, s, BARKER_ADV))) > x.threshold
     ),
 )
+
+
+def _mostly_near_zero_with_outliers(x: ClaimInputs) -> bool:
+    """Sonnet and Opus on CF-Barker P3: most trials at or under the threshold, at least one above."""
+    for short in ("Sonnet", "Opus"):
+        weights = _weights(p3_cell(x, short, BARKER_ADV))
+        if not weights:
+            raise DataError(f"no CF-Barker P3 trials of {_full(short)}")
+        low = sum(1 for w in weights if w <= x.threshold)
+        if not (low > len(weights) / 2 and low < len(weights)):
+            return False
+    return True
+
+
 SECTION.claim(
-    "interp.p3_barker_means_above",
+    "interp.p3_barker_near_zero",
     IN,
-    "Opus and Sonnet are mostly at or near zero (cell means above the threshold: GPT-5.4 only)",
-    1,
-    lambda x: sum(1 for s in MODEL_SHORT if _p3_case_mean(x, s, "CF-Barker") > x.threshold),
-    status="MISMATCH",
-    why=(
-        "By cell mean two models exceed the 10-point threshold on CF-Barker P3: GPT-5.4 (31.2) and "
-        "Claude Opus 4.6 (11.7, trials 10, 10, 5, 10, 10, 25); only by 'every trial above 10' is "
-        "GPT-5.4 alone."
-    ),
+    "Opus and Sonnet are mostly at or near zero with occasional outliers",
+    True,
+    _mostly_near_zero_with_outliers,
 )
 SECTION.claim(
     "interp.gpt_barker_mean",
@@ -119,10 +130,28 @@ SECTION.claim(
     8,
     _n_models,
 )
+
+
+def _two_group_cells(x: ClaimInputs) -> int:
+    """(model, case) P3 families with at least two trials in each bimodality group.
+
+    A case's adversarial wordings are pooled (cf-001-adv and cf-001-adv2 for CF-Cabral).
+    """
+    frame = _probe(x, "P3")
+    if frame.empty:
+        raise DataError("no P3 trials")
+    case = frame["instance_id"].str.replace(r"-adv\d*$", "", regex=True)
+    count = 0
+    for _, cell in frame.groupby([frame["canonical_model"], case]):
+        modes = [rules.mode_of(float(w), x.split_point) for w in cell["foi_weight"]]
+        count += int(modes.count("low") >= 2 and modes.count("high") >= 2)
+    return count
+
+
 SECTION.claim(
     "interp.one_model_one_case",
     "§5.4 What the result does not show",
     "The two-group result on CF-Cabral is one model on one case",
     1,
-    lambda x: int(bimodality(x)["canonical_model"].nunique()),
+    _two_group_cells,
 )

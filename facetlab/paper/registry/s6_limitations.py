@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from facetlab.paper.claims import ClaimInputs
+from facetlab.errors import DataError
+from facetlab.paper.claims import ClaimInputs, Value
 from facetlab.paper.registry.selectors import (
     ANCHORS,
     BARKER_ADV,
@@ -13,7 +14,7 @@ from facetlab.paper.registry.selectors import (
     CABRAL_ADV2,
     MODEL_SHORT,
     Section,
-    _c2_rewrites,
+    _c2_perturbations,
     _full,
     _n_adv_instances,
     _n_base_instances,
@@ -124,24 +125,53 @@ SECTION.claim(
     10,
     lambda x: max(w for w in _weights(p3_cell(x, "Opus", BARKER_ADV)) if w != 25),
 )
+C2_CUE_PHRASES = ("neither clearly", "treated as", "not developed as a load-bearing element")
+"""The three template phrases the paper quotes for the C2 rewrites, read literally."""
+
+
+def _c2_cue_hits(x: ClaimInputs) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """Every C2 rewrite of anchors 0002-0004: (anchor, factor, text, quoted phrases in it)."""
+    out = [
+        (anchor, factor, text, tuple(c for c in C2_CUE_PHRASES if c in text.lower()))
+        for anchor in ANCHORS.values()
+        for factor, text in _c2_perturbations(x, anchor)
+    ]
+    if not out:
+        raise DataError("no C2 rewrites found for anchors 0002-0004")
+    return out
+
+
+def _c2_cue_evidence(x: ClaimInputs) -> dict[str, Value]:
+    hits = _c2_cue_hits(x)
+    per_phrase = ", ".join(f"“{c}” {sum(c in h for *_, h in hits)}" for c in C2_CUE_PHRASES)
+    without = "; ".join(
+        f"{a.removeprefix('facet-neg-')} {f}"
+        + (" (bare “load-bearing”)" if "load-bearing" in t.lower() else "")
+        for a, f, t, h in hits
+        if not h
+    )
+    return {
+        "n": len(hits),
+        "n_with": sum(1 for *_, h in hits if h),
+        "per_phrase": per_phrase,
+        "without": without,
+    }
+
+
 SECTION.claim(
     "lim.c2_cue_laden",
     L,
     "The perturbations ... use template language including “neither clearly,” “treated as,” and “not developed as a load-bearing element”",
     18,
-    lambda x: sum(
-        1
-        for a in ANCHORS.values()
-        for t in _c2_rewrites(x, a)
-        if any(c in t.lower() for c in ("neither clearly", "treated as", "load-bearing"))
-    ),
+    lambda x: sum(1 for *_, h in _c2_cue_hits(x) if h),
     status="MISMATCH",
     why=(
-        "Read literally, 12 of the 18 rewrites of anchors 0002-0004 contain one of the quoted "
-        "phrases; six (0003 F1, F3-F6; 0004 F4) use variants instead (“treated by the court as "
-        "neither ...”, “neither established nor refuted”, “contested”). The rewrites are cue-laden "
-        "in spirit, but not all with the quoted template words."
+        "Counted literally, the three quoted phrases appear in {n_with} of the {n} rewrites of "
+        "anchors 0002-0004 (per phrase: {per_phrase}). The rewrites without any of them: "
+        "{without}. Counting the bare word “load-bearing” instead of the quoted phrase is what "
+        "a looser reading adds."
     ),
+    evidence=_c2_cue_evidence,
 )
 
 

@@ -15,7 +15,7 @@ from facetlab import datasets
 from facetlab.analysis import rules
 from facetlab.errors import DataError
 from facetlab.paper import cells
-from facetlab.paper.claims import Claim, ClaimInputs, Relation, Status, Value
+from facetlab.paper.claims import Claim, ClaimInputs, Evidence, Kind, Relation, Status, Value
 
 # --------------------------------------------------------------------------- names
 
@@ -80,7 +80,10 @@ def _scored(x: ClaimInputs) -> pd.DataFrame:
         frame = frame[frame["canonical_model"].notna()]
         return rules.with_verdicts(frame, x.threshold)
 
-    return _memo(x, "scored", build)
+    scored = _memo(x, "scored", build)
+    if scored.empty:  # every count over nothing would "match" a paper's 0: refuse instead
+        raise DataError("no usable trials of the paper's models in the frame")
+    return scored
 
 
 def table2(x: ClaimInputs) -> pd.DataFrame:
@@ -107,8 +110,11 @@ def _t2_value(x: ClaimInputs, short: str, case: str, column: str) -> float:
 
 
 def _probe(x: ClaimInputs, probe: str) -> pd.DataFrame:
+    """The usable trials of one probe; none is an error (a claim never compares empty sets)."""
     frame = _scored(x)
-    out: pd.DataFrame = frame[frame["probe"] == probe]
+    out = _memo(x, f"probe:{probe}", lambda: frame[frame["probe"] == probe])
+    if out.empty:
+        raise DataError(f"no usable {probe} trials in the frame")
     return out
 
 
@@ -125,8 +131,12 @@ def _full(short: str) -> str:
 def p3_cell(x: ClaimInputs, short: str, instance_id: str) -> pd.DataFrame:
     """The P3 trials of one (model, adversarial instance) cell, in run order."""
     frame = _probe(x, "P3")
-    cell = frame[(frame["canonical_model"] == _full(short)) & (frame["instance_id"] == instance_id)]
-    return _by_time(cell)
+
+    def build() -> pd.DataFrame:
+        hit = (frame["canonical_model"] == _full(short)) & (frame["instance_id"] == instance_id)
+        return _by_time(frame[hit])
+
+    return _memo(x, f"p3:{short}:{instance_id}", build)
 
 
 def _weights(frame: pd.DataFrame) -> list[float]:
@@ -297,7 +307,10 @@ def _instance(x: ClaimInputs, instance_id: str) -> dict[str, Any]:
 
 def _instance_ids(x: ClaimInputs) -> list[str]:
     folder = x.require_data_dir() / "instances"
-    return sorted(p.stem for p in folder.glob("*.json"))
+    ids = sorted(p.stem for p in folder.glob("*.json"))
+    if not ids:
+        raise DataError(f"{folder}: no instance files (*.json)")
+    return ids
 
 
 def _is_adv(instance_id: str) -> bool:
@@ -337,10 +350,17 @@ def _case_text(instance: dict[str, Any]) -> str:
     return "\n".join(parts).lower()
 
 
-def _c2_rewrites(x: ClaimInputs, anchor: str) -> list[str]:
+def _c2_perturbations(x: ClaimInputs, anchor: str) -> list[tuple[str, str]]:
+    """The C2 rewrites of one anchor: (perturbed factor, neutral rewrite)."""
     path = x.require_data_dir() / "instances" / "perturbations" / f"{anchor}-c2.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return [str(p["neutral_rewrite"]) for p in data["perturbations"]]
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise DataError(f"{path}: C2 perturbation file not found") from exc
+    return [
+        (str(p.get("perturbed_factor_id", "?")), str(p["neutral_rewrite"]))
+        for p in data["perturbations"]
+    ]
 
 
 def _license(x: ClaimInputs) -> str:
@@ -362,9 +382,13 @@ def _doi(x: ClaimInputs) -> str:
 
 @dataclass
 class Section:
-    """The claims of one section of the paper, in the order the paper states them."""
+    """The claims of one section of the paper, in the order the paper states them.
+
+    ``kind`` is the default kind of its claims (``convention`` for the data section).
+    """
 
     entries: list[Claim] = field(default_factory=list)
+    kind: Kind = "data"
 
     def claim(
         self,
@@ -378,6 +402,8 @@ class Section:
         status: Status = "PASS",
         why: str = "",
         relation: Relation = "==",
+        kind: Kind | None = None,
+        evidence: Evidence | None = None,
     ) -> None:
         """Add one entry to this section (order = order of the paper)."""
         self.entries.append(
@@ -391,6 +417,8 @@ class Section:
                 expected_status=status,
                 explanation=why,
                 relation=relation,
+                kind=kind or self.kind,
+                evidence=evidence,
             )
         )
 

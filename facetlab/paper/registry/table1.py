@@ -5,7 +5,7 @@ from __future__ import annotations
 from facetlab.paper.claims import ClaimInputs
 from facetlab.paper.registry.selectors import Section, _full, _scored
 
-SECTION = Section()
+SECTION = Section(kind="metadata")
 """This section's claims, in paper order."""
 
 T1 = "Table 1"

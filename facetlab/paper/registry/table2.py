@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pandas as pd
+
 from facetlab.analysis import stats
+from facetlab.errors import DataError
 from facetlab.paper.claims import ClaimInputs, Value
 from facetlab.paper.registry.selectors import (
     CABRAL_ADV,
@@ -16,6 +19,7 @@ from facetlab.paper.registry.selectors import (
     _wrong_count,
     bimodality,
     p3_cell,
+    table2,
 )
 
 SECTION = Section()
@@ -123,6 +127,49 @@ SECTION.claim(
         ).high
     ),
     tol=0.5,
+)
+TABLE2_PRINTED_INTERVALS = 1
+"""Wilson intervals the published Table 2 prints (read off the paper: GPT-5.4 on CF-Cabral only)."""
+
+
+def _t2_cells_n5(x: ClaimInputs) -> pd.DataFrame:
+    """The Table 2 cells with n ≥ 5, which the caption says carry a Wilson 95% interval."""
+    t = table2(x)
+    if t.empty:
+        raise DataError("Table 2 has no cells")
+    out: pd.DataFrame = t[t["n"] >= 5]
+    return out
+
+
+def _t2_wilson_evidence(x: ClaimInputs) -> dict[str, Value]:
+    cells = _t2_cells_n5(x)
+    listed = "; ".join(
+        f"{model} {case} {wrong}/{n} [{100 * low:.0f}%, {100 * high:.0f}%]"
+        for model, case, wrong, n, low, high in zip(
+            cells["model"],
+            cells["case"],
+            cells["wrong"].astype(int),
+            cells["n"].astype(int),
+            cells["wilson_low"].astype(float),
+            cells["wilson_high"].astype(float),
+            strict=True,
+        )
+    )
+    return {"n_cells": len(cells), "printed": TABLE2_PRINTED_INTERVALS, "cells": listed}
+
+
+SECTION.claim(
+    "t2.caption_wilson_n5",
+    f"{T2} caption",
+    "with Wilson 95% CI for cells where n ≥ 5 (intervals printed in the table)",
+    TABLE2_PRINTED_INTERVALS,
+    lambda x: len(_t2_cells_n5(x)),
+    status="MISMATCH",
+    why=(
+        "{n_cells} Table 2 cells have n ≥ 5, but the table prints {printed} interval. The "
+        "intervals the caption promises: {cells}."
+    ),
+    evidence=_t2_wilson_evidence,
 )
 SECTION.claim(
     "t2.caption_adv2_only_gpt",
