@@ -108,8 +108,8 @@ SHORT_NAMES = {
 """Compact labels used in the heatmap and scatter (Figures 4 and 5)."""
 
 _WRAPPED = {
-    "Claude Sonnet 4.6": "Claude\nSonnet 4.6",
-    "Claude Opus 4.6": "Claude\nOpus 4.6",
+    "Claude Sonnet 4.6": "Claude\nSonnet\n4.6",
+    "Claude Opus 4.6": "Claude\nOpus\n4.6",
     "DeepSeek v3.2": "DeepSeek\nv3.2",
     "Mistral Large 3": "Mistral\nLarge 3",
     "Llama 4 Maverick": "Llama 4\nMaverick",
