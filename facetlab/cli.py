@@ -23,6 +23,7 @@ _COMMAND_MODULES = (
     "facetlab.commands.prompts",  # facetlab check-prompts, facetlab prompt
     "facetlab.commands.run",  # facetlab run
     "facetlab.commands.reproduce",  # facetlab reproduce
+    "facetlab.commands.report",  # facetlab report
     "facetlab.commands.citations",  # facetlab verify-citations
 )
 

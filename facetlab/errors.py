@@ -91,3 +91,7 @@ class ConfigError(FacetlabError):
 
 class BudgetExceededError(FacetlabError):
     """A sweep would exceed, or has reached, its ``--budget-usd``."""
+
+
+class NotebookError(FacetlabError):
+    """A notebook run headless (``facetlab report``) failed; the message names the error."""
