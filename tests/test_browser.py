@@ -9,6 +9,7 @@ locally; under ``CI=true`` their absence fails the test.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -148,10 +149,8 @@ def _accept_kernel_dialog(page: Any) -> None:
     """Accept JupyterLab's "Select Kernel" dialog (the notebook's own kernel) if it opens."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    try:
+    with contextlib.suppress(PlaywrightTimeout):  # the kernel started without asking
         page.locator(".jp-Dialog .jp-mod-accept").click(timeout=DIALOG_TIMEOUT)
-    except PlaywrightTimeout:
-        pass  # the kernel started without asking
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS)

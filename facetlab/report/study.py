@@ -88,15 +88,22 @@ def _sweep_folders(folders: Sequence[Path]) -> None:
 
 
 def _each_folder_has_trials(trials: pd.DataFrame, folders: Sequence[Path]) -> None:
-    """Every records folder contributed trials; else say which folder has none."""
-    column = trials["source_file"] if "source_file" in trials else pd.Series([], dtype=str)
-    files = [str(Path(f).resolve()) for f in column.dropna().astype(str).unique()]
+    """Every records folder holds readable trial records; else say which one has none."""
+    readable: list[str] = []
+    unreadable: list[str] = []
+    if "source_file" in trials:
+        for f, status in zip(trials["source_file"], trials["parse_status"], strict=True):
+            if isinstance(f, str):
+                (unreadable if status == "unreadable" else readable).append(f)
+    resolved = [str(Path(f).resolve()) for f in dict.fromkeys(readable)]
     for folder in folders:
         prefix = str(folder.resolve())
-        if not any(f.startswith(prefix) for f in files):
+        if not any(f.startswith(prefix) for f in resolved):
+            bad = sum(1 for f in unreadable if str(Path(f).resolve()).startswith(prefix))
+            extra = f"; {bad} file(s) there are not facetlab records" if bad else ""
             raise DataError(
                 f"records folder {folder} holds no trial records "
-                "(a sweep folder is the --out of facetlab run)"
+                f"(a sweep folder is the --out of facetlab run){extra}"
             )
 
 
