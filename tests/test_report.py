@@ -223,3 +223,35 @@ def test_report_says_which_folder_is_wrong(tmp_path: Path) -> None:
         assert result.exit_code == 2, result.output
         assert re.search(message, " ".join(result.output.split())), result.output
     assert not (tmp_path / "o").exists()  # nothing written on bad input
+
+
+def _porcelain() -> str:
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cwd", ["notebooks", "."])
+def test_study_defaults_write_only_under_build(cwd: str, tmp_path: Path) -> None:
+    """With its defaults (JupyterLab's cwd is notebooks/, papermill's often the root) the
+    notebook reads the example domain and writes only under _build/study/."""
+    import papermill
+
+    before = _porcelain()
+    papermill.execute_notebook(
+        str(STUDY),
+        str(tmp_path / "executed.ipynb"),
+        cwd=str(ROOT / cwd),
+        kernel_name="python3",
+        progress_bar=False,
+    )
+    assert (ROOT / "_build" / "study" / "tables" / "p3.csv").is_file()
+    assert _porcelain() == before
