@@ -76,9 +76,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def jupyterlab(browser_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A JupyterLab server on its own port, token and config/runtime/settings dirs; its URL."""
+    """A JupyterLab server on its own port, token and config/runtime/settings dirs; its URL.
+
+    One server per notebook: no tab, workspace or kernel carries over to the next one.
+    """
     home = tmp_path_factory.mktemp("jupyter")
     port, token = _free_port(), "facetlab-browser-test"
     env = {
