@@ -64,6 +64,10 @@ def test_folder_errors_name_the_folder_and_the_rule(tmp_path: Path) -> None:
         Study.load(INSTANCES, [RECORDS[0], tmp_path / "domain"])
     with pytest.raises(DataError, match="model nope absent; models present: simulated/cue"):
         Study.load(INSTANCES, RECORDS, models=["nope"])
+    # papermill -p models passes a string: split, not iterated by character
+    two = Study.load(INSTANCES, RECORDS, models="simulated/cue, simulated/wadd+canonical")
+    assert two.models == ("simulated/cue", "simulated/wadd+canonical")
+    assert list(two.sections["p3"].table["model"]) == list(two.models)  # type: ignore[index]
 
 
 def test_missing_probes_leave_sections_that_say_why(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from facetlab.analysis.rules import DEFAULT_THRESHOLD
 from facetlab.errors import ConfigError, DataError
 from facetlab.instances import Instance, load_instances
 
-__all__ = ["SECTIONS", "PathsArg", "Section", "Study", "as_paths", "example_folders"]
+__all__ = ["SECTIONS", "PathsArg", "Section", "Study", "as_list", "as_paths", "example_folders"]
 
 PathsArg = str | Path | Sequence[str | Path]
 """One folder, a comma-separated string of folders, a ``"['a', 'b']"`` literal, or a list."""
@@ -47,21 +47,23 @@ class Section:
         return self.table is None
 
 
-def as_paths(value: PathsArg) -> list[Path]:
-    """Folders from a notebook parameter; papermill ``-p`` passes lists as strings.
+def as_list(value: str | Sequence[str | Path]) -> list[str]:
+    """A list parameter as papermill ``-p`` may pass it: a list, ``"a,b"`` or ``"['a', 'b']"``.
 
-    >>> [p.as_posix() for p in as_paths("a, b")], [p.as_posix() for p in as_paths("['a']")]
-    (['a', 'b'], ['a'])
+    >>> as_list("a, b"), as_list("['a']"), as_list(["a"])
+    (['a', 'b'], ['a'], ['a'])
     """
-    if isinstance(value, Path):
-        return [value]
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("["):
-            parsed = ast.literal_eval(text)
-            return [Path(str(p)) for p in parsed]
-        return [Path(p.strip()) for p in text.split(",") if p.strip()]
-    return [Path(p) for p in value]
+            return [str(v) for v in ast.literal_eval(text)]
+        return [v.strip() for v in text.split(",") if v.strip()]
+    return [str(v) for v in value]
+
+
+def as_paths(value: PathsArg) -> list[Path]:
+    """Folders from a notebook parameter (see :func:`as_list`); one Path is one folder."""
+    return [value] if isinstance(value, Path) else [Path(v) for v in as_list(value)]
 
 
 def _instances_folder(folder: Path) -> dict[str, Instance]:
@@ -141,7 +143,7 @@ class Study:
         instances: str | Path | None = None,
         records: PathsArg | None = None,
         *,
-        models: Sequence[str] | None = None,
+        models: str | Sequence[str] | None = None,
         threshold: float = DEFAULT_THRESHOLD,
     ) -> Study:
         """Check the folders, load the trials and build every table.
@@ -162,7 +164,7 @@ class Study:
         _sweep_folders(sweeps)
         trials = load_trials(records=list(sweeps), sources=["facetlab"])
         _each_folder_has_trials(trials, sweeps)
-        wanted = tuple(models) if models else None
+        wanted = tuple(as_list(models)) if models else None
         # A models filter that matches nothing is an error, not four empty sections.
         from facetlab.analysis.select import select_trials
 
