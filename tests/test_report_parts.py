@@ -166,3 +166,19 @@ def test_describe_names_probes_and_contradictions() -> None:
     )
     assert describe(sections, threshold=20) == "- **m**: looks faithful under P1, P2, C2."
     assert describe({}, threshold=10) == "- No model has P1/P2, P3 or C2 results to summarize."
+
+
+def test_a_new_report_leaves_no_stale_outputs(tmp_path: Path) -> None:
+    from facetlab.report.render import clear_previous
+
+    mine = [
+        tmp_path / "tables" / "p3.csv",
+        tmp_path / "figures" / "c2.svg",
+        tmp_path / "study.html",
+    ]
+    theirs = [tmp_path / "tables" / "notes.csv", tmp_path / "figures" / "mine.png"]
+    for path in [*mine, *theirs]:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("x")
+    assert sorted(clear_previous(tmp_path)) == sorted(mine)
+    assert all(p.is_file() for p in theirs) and not any(p.exists() for p in mine)

@@ -20,9 +20,19 @@ from pathlib import Path
 
 from facetlab.analysis.rules import DEFAULT_THRESHOLD
 from facetlab.errors import ConfigError, NotebookError
-from facetlab.report.study import Study
+from facetlab.report.study import SECTIONS, Study
 
-__all__ = ["CELL_TIMEOUT", "ReportPaths", "render_report", "study_notebook"]
+__all__ = [
+    "CELL_TIMEOUT",
+    "FIGURES",
+    "ReportPaths",
+    "clear_previous",
+    "render_report",
+    "study_notebook",
+]
+
+FIGURES = ("outcomes", "p1_p2", "p3", "c2", "asymmetry", "distributions")
+"""The figures study.ipynb writes (``figures/<name>.png|svg``)."""
 
 CELL_TIMEOUT = 600
 """Seconds one notebook cell may run before the report fails (a hung kernel never blocks)."""
@@ -48,6 +58,18 @@ def study_notebook() -> Path:
             "checkout (install with pip install -e), or pass --notebook"
         )
     return path
+
+
+def clear_previous(out: Path) -> list[Path]:
+    """Remove a previous report's own files from ``out`` (nothing else), so a section
+    that is empty this time leaves no stale table or figure behind; returns them."""
+    own = [out / "study.ipynb", out / "study.html"]
+    own += [out / "tables" / f"{n}.{x}" for n in (*SECTIONS, "counts") for x in ("csv", "md")]
+    own += [out / "figures" / f"{n}.{x}" for n in FIGURES for x in ("png", "svg")]
+    removed = [p for p in own if p.is_file()]
+    for path in removed:
+        path.unlink()
+    return removed
 
 
 def _html(executed: Path, html: Path) -> None:
@@ -87,6 +109,7 @@ def render_report(
     Study.load(inst, folders, models=models, threshold=threshold)  # fail fast, clearly
     target = Path(out).resolve()
     target.mkdir(parents=True, exist_ok=True)
+    clear_previous(target)
     executed = target / "study.ipynb"
     parameters = {
         "instances": inst,
