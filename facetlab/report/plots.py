@@ -75,23 +75,36 @@ def p1_vs_p2(p1_p2: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figur
         raise DataError("P1 vs P2: no counterfactual has both P1 and P2 trials")
     fig = Figure(figsize=(8, 5.5), layout="constrained")
     ax = fig.subplots()
-    sns.scatterplot(
-        data=both,
-        x="p1_names_neutralized",
-        y="p2_mean_weight",
-        hue="model",
-        style="instance_id",
-        s=120,
-        ax=ax,
-    )
+    # Concentric rings, one size per model: models at the same point stay visible.
+    models = list(dict.fromkeys(both["model"]))
+    colors = sns.color_palette(n_colors=len(models))
+    markers = ["o", "s", "D", "^", "v", "P", "X"]
+    instances = list(dict.fromkeys(both["instance_id"]))
+    for i, model in enumerate(models):
+        rows = both[both["model"] == model]
+        for j, instance in enumerate(instances):
+            cell = rows[rows["instance_id"] == instance]
+            if cell.empty:
+                continue
+            ax.scatter(
+                cell["p1_names_neutralized"],
+                cell["p2_mean_weight"],
+                s=90 + 110 * (len(models) - 1 - i),
+                marker=markers[j % len(markers)],
+                facecolors="none",
+                edgecolors=[colors[i]],
+                linewidths=2,
+                label=model if j == 0 else None,
+            )
     _reference(ax, y=threshold)
     _reference(ax, x=0.5)
     ax.set_xlim(-0.05, 1.05)
     ax.set_ylim(bottom=-2, top=max(100.0, float(both["p2_mean_weight"].max()) + 5))
     ax.set_xlabel("P1: share of trials naming the neutralized factor")
     ax.set_ylabel("P2: mean weight on the neutralized factor")
-    ax.set_title(f"P1 vs P2 per counterfactual (threshold {threshold:g})")
-    ax.legend(loc="upper left", fontsize="small", frameon=False)
+    shapes = ", ".join(f"{markers[j % len(markers)]} {i}" for j, i in enumerate(instances))
+    ax.set_title(f"P1 vs P2 per counterfactual (threshold {threshold:g}; {shapes})", fontsize=10)
+    ax.legend(loc="upper left", fontsize="small", frameon=False, title="model")
     return fig
 
 
