@@ -49,6 +49,7 @@ _COMMAND_MODULES = (
     "facetlab.commands.prompts",  # facetlab check-prompts, facetlab prompt
     "facetlab.commands.run",  # facetlab run
     "facetlab.commands.reproduce",  # facetlab reproduce
+    "facetlab.commands.report",  # facetlab report
     "facetlab.commands.citations",  # facetlab verify-citations
     "facetlab.commands.new_domain",  # facetlab new-domain
     "facetlab.commands.draft",  # facetlab draft c2|adversarial

@@ -107,3 +107,7 @@ class SweepInterrupted(FacetlabError):
     Raised after the answers already paid for were recorded and the lock released;
     re-running the command resumes.
     """
+
+
+class NotebookError(FacetlabError):
+    """A notebook run headless (``facetlab report``) failed; the message names the error."""

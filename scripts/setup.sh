@@ -71,7 +71,7 @@ check_data_source
 # --- 2. Install, obtain and verify the data, reproduce the paper.
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[dev,inspect]"
+.venv/bin/python -m pip install --quiet -e ".[dev,inspect,browser]"
 bash scripts/git-notebook-filter.sh
 .venv/bin/facetlab data fetch || {
   echo "setup stopped: fix the data source named above, then run 'bash scripts/setup.sh' again." >&2

@@ -1,0 +1,69 @@
+"""CLI command: ``facetlab report RECORDS... --instances DIR --out DIR`` — the study report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from facetlab.analysis.rules import DEFAULT_THRESHOLD
+from facetlab.errors import FacetlabError
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to the ``facetlab`` app."""
+    app.command(name="report")(report_command)
+
+
+def report_command(
+    records: Annotated[
+        list[Path], typer.Argument(help="Sweep folders (each the --out of facetlab run).")
+    ],
+    instances: Annotated[
+        Path,
+        typer.Option(
+            "--instances",
+            help="The folder holding the instance JSON (and its perturbations/).",
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder the report is written to.")],
+    models: Annotated[
+        list[str] | None,
+        typer.Option("--models", help="Only these models, in this order (repeatable)."),
+    ] = None,
+    threshold: Annotated[
+        float,
+        typer.Option(help="Faithful iff the weight on the neutralized factor is at most this."),
+    ] = DEFAULT_THRESHOLD,
+    notebook: Annotated[
+        Path | None,
+        typer.Option(help="Run this copy of study.ipynb instead of the checkout's."),
+    ] = None,
+) -> None:
+    """Run the study notebook headless: OUT/tables/*.csv|md, OUT/figures/*.png|svg,
+    OUT/study.ipynb (executed) and OUT/study.html (code hidden). Exits 2 on bad input,
+    1 if the notebook fails.
+    """
+    from facetlab.errors import NotebookError
+    from facetlab.report.render import render_report
+
+    names = [m for item in models or [] for m in item.split(",") if m.strip()]
+    try:
+        paths = render_report(
+            records,
+            instances,
+            out,
+            models=names or None,
+            threshold=threshold,
+            notebook=notebook,
+        )
+    except NotebookError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    except FacetlabError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    typer.echo(
+        f"report: {paths.html} ({len(paths.tables)} tables, {len(paths.figures)} figure files)"
+    )

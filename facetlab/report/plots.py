@@ -1,0 +1,237 @@
+"""The study's figures: one function per figure, a study table in, a matplotlib Figure out.
+
+Every function works on whatever models and instances the table holds (the tables of
+:mod:`facetlab.analysis.study`) and draws on a fresh :class:`~matplotlib.figure.Figure`
+(no pyplot state), so notebooks, ``facetlab report`` and tests share them.
+
+>>> import pandas as pd
+>>> t = pd.DataFrame({"model": ["m"], "probe": ["P3"], "accuracy": [0.5], "n": [2]})
+>>> outcome_accuracy(t).axes[0].get_xlabel()
+'accuracy'
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from facetlab.analysis.rules import DEFAULT_THRESHOLD
+from facetlab.analysis.select import select_trials
+from facetlab.errors import DataError
+
+__all__ = [
+    "asymmetry",
+    "c2_heatmap",
+    "outcome_accuracy",
+    "p1_vs_p2",
+    "p3_intervals",
+    "weight_distributions",
+]
+
+
+def _reference(ax: Axes, *, x: float | None = None, y: float | None = None) -> None:
+    """A dotted reference line (threshold, 50% share)."""
+    if x is not None:
+        ax.axvline(x, color="#888888", linestyle=":", linewidth=1)
+    if y is not None:
+        ax.axhline(y, color="#888888", linestyle=":", linewidth=1)
+
+
+def _need(table: pd.DataFrame, columns: list[str], what: str) -> None:
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise DataError(f"{what}: the table lacks columns {missing}")
+    if table.empty:
+        raise DataError(f"{what}: the table has no rows")
+
+
+def _size(n_rows: int, per_row: float = 0.45, minimum: float = 3.0) -> tuple[float, float]:
+    return (8.0, max(minimum, 1.2 + per_row * n_rows))
+
+
+def outcome_accuracy(outcomes: pd.DataFrame) -> Figure:
+    """Accuracy per model and probe (bars), from the ``outcomes`` table."""
+    _need(outcomes, ["model", "probe", "accuracy"], "outcome accuracy")
+    fig = Figure(figsize=_size(outcomes["model"].nunique() * 2), layout="constrained")
+    ax = fig.subplots()
+    sns.barplot(data=outcomes, y="model", x="accuracy", hue="probe", orient="h", ax=ax)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("accuracy")
+    ax.set_ylabel("")
+    ax.set_title("Answers matching the ground truth")
+    return fig
+
+
+def p1_vs_p2(p1_p2: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figure:
+    """Per (model, counterfactual): share of P1 trials naming the neutralized factor (x)
+    against P2's mean weight on it (y). Bottom right is the contradiction: P1 names the
+    factor as decisive, P2 gives it (almost) no weight."""
+    _need(p1_p2, ["model", "instance_id", "p1_names_neutralized", "p2_mean_weight"], "P1 vs P2")
+    both = p1_p2.dropna(subset=["p1_names_neutralized", "p2_mean_weight"])
+    if both.empty:
+        raise DataError("P1 vs P2: no counterfactual has both P1 and P2 trials")
+    fig = Figure(figsize=(8, 5.5), layout="constrained")
+    ax = fig.subplots()
+    # Concentric rings, one size per model: models at the same point stay visible.
+    models = list(dict.fromkeys(both["model"]))
+    colors = sns.color_palette(n_colors=len(models))
+    markers = ["o", "s", "D", "^", "v", "P", "X"]
+    instances = list(dict.fromkeys(both["instance_id"]))
+    for i, model in enumerate(models):
+        rows = both[both["model"] == model]
+        for j, instance in enumerate(instances):
+            cell = rows[rows["instance_id"] == instance]
+            if cell.empty:
+                continue
+            ax.scatter(
+                cell["p1_names_neutralized"],
+                cell["p2_mean_weight"],
+                s=90 + 110 * (len(models) - 1 - i),
+                marker=markers[j % len(markers)],
+                facecolors="none",
+                edgecolors=[colors[i]],
+                linewidths=2,
+                label=model if j == 0 else None,
+            )
+    _reference(ax, y=threshold)
+    _reference(ax, x=0.5)
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_ylim(bottom=-2, top=max(100.0, float(both["p2_mean_weight"].max()) + 5))
+    ax.set_xlabel("P1: share of trials naming the neutralized factor")
+    ax.set_ylabel("P2: mean weight on the neutralized factor")
+    shapes = ", ".join(f"{markers[j % len(markers)]} {i}" for j, i in enumerate(instances))
+    ax.set_title(f"P1 vs P2 per counterfactual (threshold {threshold:g}; {shapes})", fontsize=10)
+    ax.legend(loc="upper left", fontsize="small", frameon=False, title="model")
+    return fig
+
+
+def p3_intervals(p3: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figure:
+    """P3 cells: mean weight on the neutralized factor (left) and the share of trials
+    above ``threshold`` with its Wilson 95% interval (right)."""
+    cols = ["model", "instance_id", "mean_weight", "n", "n_above_threshold"]
+    _need(p3, [*cols, "wilson_low", "wilson_high"], "P3")
+    labels = [
+        f"{m} · {i} (n={n})"
+        for m, i, n in zip(p3["model"], p3["instance_id"], p3["n"], strict=True)
+    ]
+    y = np.arange(len(p3))
+    fig = Figure(figsize=(11, _size(len(p3))[1]), layout="constrained")
+    left, right = fig.subplots(1, 2, sharey=True)
+    left.barh(y, p3["mean_weight"], color="#4c72b0")
+    _reference(left, x=threshold)
+    left.set_yticks(y, labels)
+    left.invert_yaxis()
+    left.set_xlabel("mean weight on the neutralized factor")
+    share = p3["n_above_threshold"] / p3["n"]
+    err = np.vstack([share - p3["wilson_low"], p3["wilson_high"] - share]).clip(min=0)
+    right.errorbar(share, y, xerr=err, fmt="o", color="#c44e52", capsize=4)
+    right.set_xlim(-0.05, 1.05)
+    right.set_xlabel(f"share of trials above {threshold:g} (Wilson 95%)")
+    fig.suptitle("P3 on the cue-free rewrites")
+    return fig
+
+
+def c2_heatmap(c2: pd.DataFrame) -> Figure:
+    """Mean C2 residual weight: models (rows) by base instance and rewritten factor (columns)."""
+    _need(c2, ["model", "base_instance_id", "factor", "mean_residual"], "C2")
+    bases = c2["base_instance_id"].astype(str)
+    one_base = bases.nunique() == 1
+    frame = c2.assign(column=c2["factor"].astype(str) if one_base else bases + " " + c2["factor"])
+    order = list(dict.fromkeys(frame["column"]))
+    grid = frame.pivot_table(index="model", columns="column", values="mean_residual", sort=False)
+    grid = grid.reindex(columns=order)
+    fig = Figure(
+        figsize=(max(6.0, 0.8 * len(order) + 3), max(2.5, 0.6 * len(grid) + 1.5)),
+        layout="constrained",
+    )
+    ax = fig.subplots()
+    sns.heatmap(
+        grid,
+        annot=True,
+        fmt=".1f",
+        cmap="rocket_r",
+        vmin=0,
+        ax=ax,
+        cbar_kws={"label": "mean residual weight"},
+    )
+    ax.set_xlabel(
+        f"rewritten factor of {bases.iloc[0]}" if one_base else "base instance and rewritten factor"
+    )
+    ax.tick_params(axis="x", labelrotation=0 if one_base else 45)
+    ax.set_ylabel("")
+    ax.set_title("C2: weight left after a neutral rewrite (0 is faithful)")
+    return fig
+
+
+def asymmetry(p3: pd.DataFrame, c2: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figure:
+    """Each model at (mean C2 residual, mean P3 weight): does a model that drops a
+    neutralized factor when asked (C2) also drop it on a cue-free rewrite (P3)?"""
+    _need(p3, ["model", "mean_weight", "n"], "asymmetry (P3)")
+    _need(c2, ["model", "mean_residual", "n"], "asymmetry (C2)")
+    x = _by_model(c2, "mean_residual")
+    y = _by_model(p3, "mean_weight")
+    points = pd.DataFrame({"c2": x, "p3": y}).dropna()
+    if points.empty:
+        raise DataError(
+            f"asymmetry: no model has both P3 and C2 trials "
+            f"(P3: {sorted(y.index)}, C2: {sorted(x.index)})"
+        )
+    fig = Figure(figsize=(7.5, 5.5), layout="constrained")
+    ax = fig.subplots()
+    ax.scatter(points["c2"], points["p3"], s=160, color="#4c72b0", zorder=3)
+    for model, row in points.iterrows():
+        ax.annotate(str(model), (row["c2"], row["p3"]), xytext=(8, 4), textcoords="offset points")
+    _reference(ax, y=threshold)
+    _reference(ax, x=threshold)
+    top = max(30.0, float(points[["c2", "p3"]].max().max()) * 1.2)
+    ax.set_xlim(-1, top)
+    ax.set_ylim(-1, top)
+    ax.set_xlabel("C2: mean residual weight on rewritten factors")
+    ax.set_ylabel("P3: mean weight on the neutralized factor")
+    ax.set_title("Asymmetry: dropping a factor when told (C2) vs when not told (P3)")
+    return fig
+
+
+def _by_model(table: pd.DataFrame, column: str) -> pd.Series:
+    """Mean of ``column`` per model over its cells, each weighted by its trial count."""
+    n = table["n"].astype(float)
+    totals = (table[column].astype(float) * n).groupby(table["model"]).sum()
+    return totals / n.groupby(table["model"]).sum()
+
+
+def weight_distributions(trials: pd.DataFrame, models: list[str] | None = None) -> Figure:
+    """Weights on the factor of interest per trial, for the (model, probe) cells with n > 1.
+
+    P2 and P3 weigh the neutralized factor, C2 the rewritten one; one point per trial
+    over a box per cell, so a bimodal cell shows as two clusters.
+    """
+    frame = select_trials(trials, probes=None, models=models)
+    frame = frame[frame["probe"].isin(["P2", "P3", "C2"]) & frame["foi_weight"].notna()]
+    sizes = frame.groupby(["model", "probe", "instance_id"])["foi_weight"].transform("size")
+    frame = frame[sizes > 1]
+    if frame.empty:
+        raise DataError("no cell has more than one trial (repeats = 1): distributions need n > 1")
+    fig = Figure(figsize=(9, _size(frame["model"].nunique() * 2)[1]), layout="constrained")
+    ax = fig.subplots()
+    data = frame.assign(foi_weight=frame["foi_weight"].astype(float))
+    sns.boxplot(data=data, x="foi_weight", y="model", hue="probe", orient="h", fliersize=0, ax=ax)
+    sns.stripplot(
+        data=data,
+        x="foi_weight",
+        y="model",
+        hue="probe",
+        orient="h",
+        dodge=True,
+        alpha=0.6,
+        size=4,
+        legend=False,
+        palette="dark:#333333",
+        ax=ax,
+    )
+    ax.set_xlabel("weight on the factor of interest (per trial)")
+    ax.set_ylabel("")
+    ax.set_title("Distributions where a cell has n > 1")
+    return fig

@@ -1,0 +1,144 @@
+"""``facetlab report``: run the study notebook headless and write a reviewer's report.
+
+:func:`render_report` checks the folders (the same :meth:`Study.load` the notebook
+calls, so a bad folder fails in a second, not inside a kernel), executes
+``notebooks/study.ipynb`` (or a copy of it) with papermill, and writes under ``out``:
+
+- ``tables/p1_p2.csv``, ``p3.csv``, ``c2.csv``, ``outcomes.csv``, ``counts.csv`` (+ ``.md``),
+- ``figures/*.png`` and ``*.svg``,
+- ``study.ipynb`` (the executed notebook) and ``study.html`` (code hidden; opens
+  in any browser, no Jupyter needed).
+
+>>> render_report(["results/example-domain"], "instances", "_build/report")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from facetlab.analysis.rules import DEFAULT_THRESHOLD
+from facetlab.errors import ConfigError, NotebookError
+from facetlab.report.study import SECTIONS, Study
+
+__all__ = [
+    "CELL_TIMEOUT",
+    "FIGURES",
+    "ReportPaths",
+    "clear_previous",
+    "render_report",
+    "study_notebook",
+]
+
+FIGURES = ("outcomes", "p1_p2", "p3", "c2", "asymmetry", "distributions")
+"""The figures study.ipynb writes (``figures/<name>.png|svg``)."""
+
+CELL_TIMEOUT = 600
+"""Seconds one notebook cell may run before the report fails (a hung kernel never blocks)."""
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    """What :func:`render_report` wrote."""
+
+    out: Path
+    notebook: Path
+    html: Path
+    tables: tuple[Path, ...]
+    figures: tuple[Path, ...]
+
+
+def study_notebook() -> Path:
+    """``notebooks/study.ipynb`` of the facetlab checkout this package was installed from."""
+    path = Path(__file__).resolve().parents[2] / "notebooks" / "study.ipynb"
+    if not path.is_file():
+        raise ConfigError(
+            f"{path} not found: facetlab report needs the study notebook of a facetlab "
+            "checkout (install with pip install -e), or pass --notebook"
+        )
+    return path
+
+
+def clear_previous(out: Path) -> list[Path]:
+    """Remove a previous report's own files from ``out`` (nothing else), so a section
+    that is empty this time leaves no stale table or figure behind; returns them."""
+    own = [out / "study.ipynb", out / "study.html"]
+    own += [out / "tables" / f"{n}.{x}" for n in (*SECTIONS, "counts") for x in ("csv", "md")]
+    own += [out / "figures" / f"{n}.{x}" for n in FIGURES for x in ("png", "svg")]
+    removed = [p for p in own if p.is_file()]
+    for path in removed:
+        path.unlink()
+    return removed
+
+
+def _html(executed: Path, html: Path) -> None:
+    """The executed notebook as standalone HTML without code cells' input."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(  # type: ignore[no-untyped-call]
+        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
+    )
+    body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))  # type: ignore[no-untyped-call]
+    html.write_text(body, encoding="utf-8")
+
+
+def render_report(
+    records: Sequence[str | Path],
+    instances: str | Path,
+    out: str | Path,
+    *,
+    models: Sequence[str] | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    notebook: str | Path | None = None,
+) -> ReportPaths:
+    """Run the study notebook on ``records`` (sweep folders) and ``instances`` (the folder
+    holding the instance JSON) and write the report under ``out``.
+
+    Raises :class:`ConfigError` / :class:`~facetlab.errors.DataError` for bad folders
+    (before any kernel starts) and :class:`NotebookError` if a cell fails.
+    """
+    import papermill
+
+    source = Path(notebook) if notebook is not None else study_notebook()
+    if not source.is_file():
+        raise ConfigError(f"notebook {source} does not exist")
+    folders = [str(Path(r).resolve()) for r in records]
+    inst = str(Path(instances).resolve())
+    Study.load(inst, folders, models=models, threshold=threshold)  # fail fast, clearly
+    target = Path(out).resolve()
+    target.mkdir(parents=True, exist_ok=True)
+    clear_previous(target)
+    executed = target / "study.ipynb"
+    parameters = {
+        "instances": inst,
+        "records": folders,
+        "models": list(models) if models else None,
+        "threshold": float(threshold),
+        "out_dir": str(target),
+    }
+    try:
+        papermill.execute_notebook(
+            str(source),
+            str(executed),
+            parameters=parameters,
+            cwd=str(source.parent),
+            kernel_name="python3",
+            progress_bar=False,
+            execution_timeout=CELL_TIMEOUT,
+        )
+    except Exception as exc:  # papermill wraps cell errors; keep the message short
+        first = str(exc).strip().splitlines()
+        raise NotebookError(
+            f"{source.name} failed (executed copy: {executed}): {first[-1] if first else exc}"
+        ) from exc
+    html = target / "study.html"
+    _html(executed, html)
+    return ReportPaths(
+        target,
+        executed,
+        html,
+        tuple(sorted((target / "tables").glob("*.csv"))),
+        tuple(sorted((target / "figures").glob("*.*"))),
+    )

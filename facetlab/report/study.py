@@ -1,0 +1,215 @@
+"""A study: the trials of some sweep folders, their instances, and the four study tables.
+
+:meth:`Study.load` checks the folders first (one rule everywhere: ``instances`` is the
+folder holding the instance JSON and its ``perturbations/``; ``records`` are sweep
+folders) and says which one is wrong. Each table is a :class:`Section`: the table, or
+the reason it is empty (``"no P3 trials in these records"``), so a report never hides
+a missing analysis.
+
+>>> study = Study.load("instances", ["results/example-domain"])  # doctest: +SKIP
+>>> study.sections["p3"].table.columns[:3].tolist()              # doctest: +SKIP
+['model', 'instance_id', 'instance_label']
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from facetlab.analysis import study as tables
+from facetlab.analysis.rules import DEFAULT_THRESHOLD
+from facetlab.errors import ConfigError, DataError
+from facetlab.instances import Instance, load_instances
+
+__all__ = ["SECTIONS", "PathsArg", "Section", "Study", "as_list", "as_paths", "example_folders"]
+
+PathsArg = str | Path | Sequence[str | Path]
+"""One folder, a comma-separated string of folders, a ``"['a', 'b']"`` literal, or a list."""
+
+SECTIONS = ("p1_p2", "p3", "c2", "outcomes")
+"""The study tables, in report order; each is ``tables/<name>.csv`` in a report."""
+
+
+@dataclass(frozen=True)
+class Section:
+    """One study table, or (``table`` None) the reason there is none."""
+
+    name: str
+    table: pd.DataFrame | None
+    reason: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return self.table is None
+
+
+def as_list(value: str | Sequence[str | Path]) -> list[str]:
+    """A list parameter as papermill ``-p`` may pass it: a list, ``"a,b"`` or ``"['a', 'b']"``.
+
+    >>> as_list("a, b"), as_list("['a']"), as_list(["a"])
+    (['a', 'b'], ['a'], ['a'])
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            return [str(v) for v in ast.literal_eval(text)]
+        return [v.strip() for v in text.split(",") if v.strip()]
+    return [str(v) for v in value]
+
+
+def as_paths(value: PathsArg) -> list[Path]:
+    """Folders from a notebook parameter (see :func:`as_list`); one Path is one folder."""
+    return [value] if isinstance(value, Path) else [Path(v) for v in as_list(value)]
+
+
+def _instances_folder(folder: Path) -> dict[str, Instance]:
+    """The instances of ``folder``, or a :class:`ConfigError` that states the folder rule."""
+    rule = "instances is the folder holding the instance JSON (and its perturbations/)"
+    if not folder.is_dir():
+        raise ConfigError(f"instances folder {folder} does not exist ({rule})")
+    if not any(folder.glob("*.json")):
+        nested = sorted(p.parent.name for p in folder.glob("*/*.json"))
+        hint = f"; sub-folders with JSON: {', '.join(sorted(set(nested)))}" if nested else ""
+        raise ConfigError(f"{folder} holds no instance JSON ({rule}){hint}")
+    return load_instances(folder)
+
+
+def _sweep_folders(folders: Sequence[Path]) -> None:
+    if not folders:
+        raise ConfigError("no records folders given: pass one or more sweep folders")
+    for folder in folders:
+        if not folder.is_dir():
+            raise ConfigError(
+                f"records folder {folder} does not exist "
+                "(records are sweep folders: the --out of facetlab run)"
+            )
+
+
+def _each_folder_has_trials(trials: pd.DataFrame, folders: Sequence[Path]) -> None:
+    """Every records folder holds readable trial records; else say which one has none."""
+    readable: list[str] = []
+    unreadable: list[str] = []
+    if "source_file" in trials:
+        for f, status in zip(trials["source_file"], trials["parse_status"], strict=True):
+            if isinstance(f, str):
+                (unreadable if status == "unreadable" else readable).append(f)
+    resolved = [str(Path(f).resolve()) for f in dict.fromkeys(readable)]
+    for folder in folders:
+        prefix = str(folder.resolve())
+        if not any(f.startswith(prefix) for f in resolved):
+            bad = sum(1 for f in unreadable if str(Path(f).resolve()).startswith(prefix))
+            extra = f"; {bad} file(s) there are not facetlab records" if bad else ""
+            raise DataError(
+                f"records folder {folder} holds no trial records "
+                f"(a sweep folder is the --out of facetlab run){extra}"
+            )
+
+
+def example_folders(root: Path | None = None) -> tuple[Path, list[Path]]:
+    """The example domain (``<checkout>/instances``) and its committed sweep, the defaults
+    of the study notebook; ``root`` defaults to :func:`facetlab.project.project_root`."""
+    from facetlab.project import project_root
+
+    base = root or project_root()
+    return base / "instances", [base / "results" / "example-domain"]
+
+
+def _section(name: str, make: Callable[[], pd.DataFrame]) -> Section:
+    try:
+        return Section(name, make())
+    except DataError as exc:
+        return Section(name, None, str(exc))
+
+
+@dataclass(frozen=True)
+class Study:
+    """Trials, instances and settings of one study, with its tables (see :data:`SECTIONS`)."""
+
+    trials: pd.DataFrame
+    instances: Mapping[str, Instance]
+    instances_dir: Path
+    records: tuple[Path, ...]
+    models: tuple[str, ...] | None
+    threshold: float
+    sections: Mapping[str, Section]
+
+    @classmethod
+    def load(
+        cls,
+        instances: str | Path | None = None,
+        records: PathsArg | None = None,
+        *,
+        models: str | Sequence[str] | None = None,
+        threshold: float = DEFAULT_THRESHOLD,
+    ) -> Study:
+        """Check the folders, load the trials and build every table.
+
+        ``None`` means the example domain of the checkout: ``instances/`` and its
+        committed sweep ``results/example-domain/`` (see :func:`example_folders`).
+
+        Raises :class:`ConfigError` for a missing folder or an instances folder without
+        instance JSON, :class:`DataError` for records with no (usable) trials or a
+        ``models`` filter that matches none.
+        """
+        from facetlab.records import load_trials
+
+        example_instances, example_records = example_folders()
+        folder = Path(instances) if instances is not None else example_instances
+        loaded = _instances_folder(folder)
+        sweeps = tuple(as_paths(records) if records is not None else example_records)
+        _sweep_folders(sweeps)
+        trials = load_trials(records=list(sweeps), sources=["facetlab"])
+        _each_folder_has_trials(trials, sweeps)
+        wanted = tuple(as_list(models)) if models else None
+        # A models filter that matches nothing is an error, not four empty sections.
+        from facetlab.analysis.select import select_trials
+
+        select_trials(trials, models=wanted)
+        t = float(threshold)
+        sections = {
+            "p1_p2": _section(
+                "p1_p2", lambda: tables.p1_p2(trials, loaded, models=wanted, threshold=t)
+            ),
+            "p3": _section("p3", lambda: tables.p3(trials, loaded, models=wanted, threshold=t)),
+            "c2": _section("c2", lambda: tables.c2(trials, loaded, models=wanted)),
+            "outcomes": _section("outcomes", lambda: tables.outcomes(trials, models=wanted)),
+        }
+        return cls(trials, loaded, folder, sweeps, wanted, t, sections)
+
+    def counts(self) -> pd.DataFrame:
+        """Trials per (model, probe): ``n, usable, failed, excluded, repaired, malformed,
+        instances``. ``repaired`` replies were parsed after a fix-up, ``malformed`` ones
+        (malformed or empty) could not be parsed: counted, never dropped silently."""
+        frame = self.trials
+        if self.models is not None:
+            frame = frame[frame["canonical_model"].isin(self.models)]
+        failed = frame["failed"].fillna(False).astype(bool)
+        excluded = frame["excluded_reason"].notna() & ~failed
+        status = frame["parse_status"].astype(str)
+        out = (
+            frame.assign(
+                _failed=failed,
+                _excluded=excluded,
+                _usable=~failed & ~excluded,
+                _repaired=status == "repaired",
+                _malformed=status.isin(["malformed", "empty"]),
+            )
+            .groupby(["canonical_model", "probe"], sort=True)
+            .agg(
+                n=("probe", "size"),
+                usable=("_usable", "sum"),
+                failed=("_failed", "sum"),
+                excluded=("_excluded", "sum"),
+                repaired=("_repaired", "sum"),
+                malformed=("_malformed", "sum"),
+                instances=("instance_id", "nunique"),
+            )
+            .reset_index()
+            .rename(columns={"canonical_model": "model"})
+        )
+        ints = ("n", "usable", "failed", "excluded", "repaired", "malformed", "instances")
+        return out.astype({c: int for c in ints})

@@ -1,0 +1,119 @@
+"""A short plain-language summary of a study: which model looks dissociated under which probe.
+
+Built from the study tables only (see :mod:`facetlab.report.study`), one line per model,
+so the notebook and ``facetlab report`` say the same thing and the wording is tested.
+
+>>> import pandas as pd
+>>> from facetlab.report.study import Section
+>>> p3 = pd.DataFrame({"model": ["m"], "instance_id": ["x-adv"], "neutralized_factor": ["F1"],
+...     "mean_weight": [40.0], "verdict": ["dissociated"]})
+>>> print(describe({"p3": Section("p3", p3)}, threshold=10))
+- **m**: looks dissociated under P3 (x-adv: 40 on F1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from facetlab.analysis.study import DISSOCIATED
+from facetlab.report.study import Section
+
+__all__ = ["describe"]
+
+
+def _fmt(x: Any) -> str:
+    return f"{float(x):.3g}"
+
+
+def _p1(table: pd.DataFrame) -> list[str]:
+    rows = table[table["verdict_p1"] == DISSOCIATED]
+    return [
+        f"{r.instance_id}: names {r.neutralized_factor} in {r.p1_names_neutralized:.0%} of trials"
+        for r in rows.itertuples()
+    ]
+
+
+def _p2(table: pd.DataFrame) -> list[str]:
+    rows = table[table["verdict_p2"] == DISSOCIATED]
+    return [
+        f"{r.instance_id}: {_fmt(r.p2_mean_weight)} on {r.neutralized_factor}"
+        for r in rows.itertuples()
+    ]
+
+
+def _p3(table: pd.DataFrame) -> list[str]:
+    rows = table[table["verdict"] == DISSOCIATED]
+    return [
+        f"{r.instance_id}: {_fmt(r.mean_weight)} on {r.neutralized_factor}"
+        for r in rows.itertuples()
+    ]
+
+
+def _c2(table: pd.DataFrame, threshold: float) -> list[str]:
+    rows = table[table["mean_residual"] > threshold]
+    return [
+        f"{r.base_instance_id} {r.factor}: {_fmt(r.mean_residual)} left" for r in rows.itertuples()
+    ]
+
+
+def _contradictions(table: pd.DataFrame) -> list[str]:
+    """Counterfactuals where P1 names the neutralized factor and P2 gives it no weight."""
+    rows = table[(table["verdict_p1"] == DISSOCIATED) & (table["verdict_p2"] == "faithful")]
+    return [str(i) for i in rows["instance_id"]]
+
+
+def _by_model(section: Section | None) -> dict[str, pd.DataFrame]:
+    if section is None or section.table is None:
+        return {}
+    return {str(m): g for m, g in section.table.groupby("model", sort=False)}
+
+
+def describe(sections: Mapping[str, Section], threshold: float) -> str:
+    """One Markdown bullet per model naming the probes under which it looks dissociated.
+
+    P1 counts when the most-named factor is the neutralized one; P2/P3 when the mean
+    weight on it exceeds ``threshold``; C2 when a rewritten factor keeps more than
+    ``threshold``. A model dissociated under no probe is said to look faithful on
+    the probes it was run on; sections without a table end the summary with their reason.
+    """
+    parts: dict[str, dict[str, pd.DataFrame]] = {
+        name: _by_model(sections.get(name)) for name in ("p1_p2", "p3", "c2")
+    }
+    models = list(dict.fromkeys(m for part in parts.values() for m in part))
+    lines: list[str] = []
+    for model in models:
+        found: list[str] = []
+        probed: list[str] = []
+        if model in parts["p1_p2"]:
+            t = parts["p1_p2"][model]
+            for probe, hits, n in (("P1", _p1(t), "n_p1"), ("P2", _p2(t), "n_p2")):
+                if (t[n] > 0).any():
+                    probed.append(probe)
+                if hits:
+                    found.append(f"{probe} ({'; '.join(hits)})")
+        if model in parts["p3"]:
+            probed.append("P3")
+            if hits := _p3(parts["p3"][model]):
+                found.append(f"P3 ({'; '.join(hits)})")
+        if model in parts["c2"]:
+            probed.append("C2")
+            if hits := _c2(parts["c2"][model], threshold):
+                found.append(f"C2 ({'; '.join(hits)})")
+        if found:
+            line = f"- **{model}**: looks dissociated under {', '.join(found)}."
+        else:
+            line = f"- **{model}**: looks faithful under {', '.join(probed)}."
+        if model in parts["p1_p2"] and (cases := _contradictions(parts["p1_p2"][model])):
+            line += (
+                f" P1 and P2 contradict each other on {', '.join(cases)}: it names the "
+                "neutralized factor as decisive yet gives it no weight."
+            )
+        lines.append(line)
+    if not lines:
+        lines.append("- No model has P1/P2, P3 or C2 results to summarize.")
+    missing = [s for s in sections.values() if s.table is None and s.name != "outcomes"]
+    lines.extend(f"- No {s.name} table: {s.reason}" for s in missing)
+    return "\n".join(lines)

@@ -1,0 +1,215 @@
+"""A real browser: JupyterLab in headless Chromium runs notebooks/study.ipynb and saves it.
+
+Run All + save with the notebook's defaults must render figures, raise no error and leave
+``git status`` as it was (the nbstripout filter strips the saved outputs; the defaults
+write under ``_build/``). Needs Debian's ``chromium`` and Python ``playwright`` (launched
+by executable path; ``playwright install`` is never used). Skipped when they are absent
+locally; under ``CI=true`` their absence fails the test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = (
+    sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "notebooks").glob("*.ipynb"))
+    if os.environ.get("FACETLAB_BROWSER_NOTEBOOKS") == "all"
+    else ["notebooks/study.ipynb"]
+)
+"""study.ipynb; every notebook with FACETLAB_BROWSER_NOTEBOOKS=all (slow: the paper's)."""
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+START_TIMEOUT = 90  # seconds for JupyterLab to answer
+RUN_TIMEOUT = 600_000  # ms for Run All to finish
+DIALOG_TIMEOUT = 15_000  # ms to wait for the kernel dialog
+
+pytestmark = pytest.mark.slow
+
+
+def _requirements() -> str | None:
+    """Why the browser test cannot run here, or None."""
+    if not Path(CHROMIUM).is_file():
+        return f"{CHROMIUM} absent (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Python playwright absent (pip install -e '.[browser]')"
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser_ready() -> None:
+    reason = _requirements()
+    if reason is None:
+        return
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"the browser test must run under CI: {reason}")
+    pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def jupyterlab(browser_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A JupyterLab server on its own port, token and config/runtime/settings dirs; its URL.
+
+    One server per notebook: no tab, workspace or kernel carries over to the next one.
+    """
+    home = tmp_path_factory.mktemp("jupyter")
+    port, token = _free_port(), "facetlab-browser-test"
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+        "MPLBACKEND": "Agg",
+    }
+    command = [
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT}",
+        "--ServerApp.port_retries=0", "--LabApp.news_url=",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.extension_manager=readonly",
+    ]  # fmt: skip
+    if os.geteuid() == 0:
+        command.append("--allow-root")  # CI containers run as root
+    log = (home / "server.log").open("wb")
+    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    text = (home / "server.log").read_text(errors="replace")[-2000:]
+                    pytest.fail(f"JupyterLab did not start:\n{text}")
+                time.sleep(0.5)
+        yield f"{url}/lab/tree/{{notebook}}?token={token}"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+def _git(*args: str, index: Path | None = None) -> str:
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)} if index else None
+    done = subprocess.run(
+        ["git", *args], cwd=ROOT, capture_output=True, text=True, check=True, env=env
+    )
+    return done.stdout
+
+
+def _status_after_save(tmp: Path, saved: str) -> str:
+    """``git status --porcelain`` once git has looked at the saved notebook's content.
+
+    git trusts a changed file size before it runs the clean filter, so a notebook saved
+    with outputs is listed as modified until it is re-added, even though the stripped
+    content is the same (``git diff`` is empty). Re-adding it to a *copy* of the index
+    applies the filter without touching the checkout's own index.
+    """
+    index = tmp / "index"
+    shutil.copy(ROOT / _git("rev-parse", "--git-path", "index").strip(), index)
+    _git("add", "--", saved, index=index)
+    return _git("status", "--porcelain", index=index)
+
+
+def _accept_kernel_dialog(page: Any) -> None:
+    """Accept JupyterLab's "Select Kernel" dialog (the notebook's own kernel) if it opens."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    with contextlib.suppress(PlaywrightTimeout):  # the kernel started without asking
+        page.locator(".jp-Dialog .jp-mod-accept").click(timeout=DIALOG_TIMEOUT)
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
+def test_run_all_and_save(notebook: str, jupyterlab: str, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    path = ROOT / notebook
+    checkpoints = path.parent / ".ipynb_checkpoints"
+    had_checkpoints = checkpoints.exists()
+    original = path.read_bytes()
+    before = _git("status", "--porcelain")
+    if notebook in before:
+        pytest.fail(f"{notebook} has uncommitted changes: commit them before the browser test")
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+            )
+            try:
+                page = browser.new_page()
+                page.set_default_timeout(60_000)
+                page.goto(jupyterlab.format(notebook=notebook))
+                page.wait_for_selector(".jp-Notebook .jp-Cell")
+                # wait for the kernel, then Run > Run All Cells through the menu
+                _accept_kernel_dialog(page)
+                page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']")
+                page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+                page.locator(".lm-Menu-item[data-command='runmenu:run-all']").click()
+                page.wait_for_function(
+                    """() => {
+                        const prompts = [...document.querySelectorAll(
+                            '.jp-Notebook .jp-CodeCell .jp-InputPrompt')];
+                        return prompts.length > 0 &&
+                            prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+                    }""",
+                    timeout=RUN_TIMEOUT,
+                )
+                if notebook.endswith("study.ipynb"):  # figures rendered in the page
+                    assert page.locator(".jp-OutputArea-output img").count() >= 1
+                page.locator(".jp-Notebook").first.click()
+                page.keyboard.press("Control+s")
+                page.wait_for_function(
+                    "() => !document.querySelector('.jp-mod-current.jp-mod-dirty')"
+                )
+                time.sleep(1)  # the save request completes after the tab turns clean
+            finally:
+                browser.close()
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        outputs = [o for c in saved["cells"] for o in c.get("outputs", [])]
+        errors = [o for o in outputs if o["output_type"] == "error"]
+        assert errors == [], errors
+        if notebook.endswith("study.ipynb"):
+            assert any("image/png" in o.get("data", {}) for o in outputs), "no figure saved"
+        assert _git("diff", "--stat", "--", notebook) == ""  # the stripped content is unchanged
+        assert _status_after_save(tmp_path, notebook) == before
+    finally:
+        path.write_bytes(original)
+        if not had_checkpoints:
+            shutil.rmtree(checkpoints, ignore_errors=True)
