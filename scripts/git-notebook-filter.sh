@@ -14,3 +14,12 @@ git config filter.nbstripout.smudge cat
 git config filter.nbstripout.extrakeys \
   "metadata.language_info cell.metadata.execution cell.metadata.jp-MarkdownHeadingCollapsed"
 git config diff.ipynb.textconv "'$PY' -m nbstripout -t"
+
+# JupyterLab from this .venv refreshes git's record of a saved, tracked notebook whose
+# stripped content is unchanged, so `git status` stays clean (facetlab/notebook_git.py).
+if [ -d .venv ]; then
+  mkdir -p .venv/etc/jupyter/jupyter_server_config.d
+  cat > .venv/etc/jupyter/jupyter_server_config.d/facetlab-notebook-git.json <<'JSON'
+{"FileContentsManager": {"post_save_hook": "facetlab.notebook_git.refresh_git_stat"}}
+JSON
+fi

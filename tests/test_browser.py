@@ -1,8 +1,9 @@
 """A real browser: JupyterLab in headless Chromium runs notebooks/study.ipynb and saves it.
 
 Run All + save with the notebook's defaults must render figures, raise no error and leave
-``git status`` as it was (the nbstripout filter strips the saved outputs; the defaults
-write under ``_build/``). Needs Debian's ``chromium`` and Python ``playwright`` (launched
+``git status`` as it was (the nbstripout filter strips the saved outputs, the post-save
+hook of facetlab.notebook_git refreshes git's record of the file; the defaults write
+under ``_build/``). Needs Debian's ``chromium`` and Python ``playwright`` (launched
 by executable path; ``playwright install`` is never used). Skipped when they are absent
 locally; under ``CI=true`` their absence fails the test.
 """
@@ -134,20 +135,6 @@ def _git(*args: str, index: Path | None = None) -> str:
     return done.stdout
 
 
-def _status_after_save(tmp: Path, saved: str) -> str:
-    """``git status --porcelain`` once git has looked at the saved notebook's content.
-
-    git trusts a changed file size before it runs the clean filter, so a notebook saved
-    with outputs is listed as modified until it is re-added, even though the stripped
-    content is the same (``git diff`` is empty). Re-adding it to a *copy* of the index
-    applies the filter without touching the checkout's own index.
-    """
-    index = tmp / "index"
-    shutil.copy(ROOT / _git("rev-parse", "--git-path", "index").strip(), index)
-    _git("add", "--", saved, index=index)
-    return _git("status", "--porcelain", index=index)
-
-
 def _accept_kernel_dialog(page: Any) -> None:
     """Accept JupyterLab's "Select Kernel" dialog (the notebook's own kernel) if it opens."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -208,7 +195,8 @@ def test_run_all_and_save(notebook: str, jupyterlab: str, tmp_path: Path) -> Non
         if notebook.endswith("study.ipynb"):
             assert any("image/png" in o.get("data", {}) for o in outputs), "no figure saved"
         assert _git("diff", "--stat", "--", notebook) == ""  # the stripped content is unchanged
-        assert _status_after_save(tmp_path, notebook) == before
+        # and git knows it: the post-save hook refreshed its record of the file
+        assert _git("status", "--porcelain") == before
     finally:
         path.write_bytes(original)
         if not had_checkpoints:
