@@ -17,9 +17,16 @@ git config diff.ipynb.textconv "'$PY' -m nbstripout -t"
 
 # JupyterLab from this .venv refreshes git's record of a saved, tracked notebook whose
 # stripped content is unchanged, so `git status` stays clean (facetlab/notebook_git.py).
-if [ -d .venv ]; then
-  mkdir -p .venv/etc/jupyter/jupyter_server_config.d
-  cat > .venv/etc/jupyter/jupyter_server_config.d/facetlab-notebook-git.json <<'JSON'
-{"FileContentsManager": {"post_save_hook": "facetlab.notebook_git.refresh_git_stat"}}
-JSON
+# Merged into the venv's own server config (other settings there are kept).
+if [ -x .venv/bin/python ]; then
+  .venv/bin/python - <<'PY'
+import json, pathlib
+path = pathlib.Path(".venv/etc/jupyter/jupyter_server_config.json")
+path.parent.mkdir(parents=True, exist_ok=True)
+config = json.loads(path.read_text()) if path.is_file() else {}
+config.setdefault("FileContentsManager", {})["post_save_hook"] = (
+    "facetlab.notebook_git.refresh_git_stat"
+)
+path.write_text(json.dumps(config, indent=2) + "\n")
+PY
 fi

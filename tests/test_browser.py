@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+from facetlab.notebook_git import refresh_git_stat
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = (
     sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "notebooks").glob("*.ipynb"))
@@ -199,5 +201,7 @@ def test_run_all_and_save(notebook: str, jupyterlab: str, tmp_path: Path) -> Non
         assert _git("status", "--porcelain") == before
     finally:
         path.write_bytes(original)
+        # git recorded the saved file's size; restoring the bytes needs the same refresh
+        refresh_git_stat({"type": "notebook"}, str(path))
         if not had_checkpoints:
             shutil.rmtree(checkpoints, ignore_errors=True)
