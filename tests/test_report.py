@@ -255,3 +255,26 @@ def test_study_defaults_write_only_under_build(cwd: str, tmp_path: Path) -> None
     )
     assert (ROOT / "_build" / "study" / "tables" / "p3.csv").is_file()
     assert _porcelain() == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("domain_name", ["sepsis-escalation", "aml-review"])
+def test_the_synthetic_domains_reports_render(domain_name: str, tmp_path: Path) -> None:
+    """The committed sweeps of each synthetic domain render a full report (run in CI)."""
+    results = ROOT / "results" / domain_name
+    sweeps = [results / "wadd+canonical", results / "cue", results / "wadd"]
+    _invoke(
+        "report", *map(str, sweeps), "--instances", str(ROOT / "instances" / domain_name),
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    assert (tmp_path / "study.html").is_file()
+    p1p2 = pd.read_csv(tmp_path / "tables" / "p1_p2.csv")
+    canonical = p1p2[(p1p2["model"] == "simulated/wadd+canonical") & (p1p2["n_p2"] > 0)]
+    assert len(canonical) >= 1 and (canonical["p1_names_neutralized"] > 0.5).all()
+    assert (canonical["p2_mean_weight"] <= 10).all()  # names it under P1, no weight under P2
+    p3 = pd.read_csv(tmp_path / "tables" / "p3.csv")
+    assert (p3[p3["model"] == "simulated/cue"]["verdict"] == "dissociated").all()
+    assert (p3[p3["model"] == "simulated/wadd"]["verdict"] == "faithful").all()
+    outcomes = pd.read_csv(tmp_path / "tables" / "outcomes.csv")
+    wadd = outcomes[(outcomes["model"] == "simulated/wadd") & (outcomes["probe"] != "C2")]
+    assert len(wadd) >= 3 and (wadd["accuracy"] == 1.0).all()  # C2 rewrites may flip it
