@@ -1,9 +1,9 @@
 """The probe-validity study: FACET's probes checked against reasoners whose truth is known.
 
-Every simulated reasoner (:mod:`facetlab.backends.simulated`) answers P1, P2, P3
+Every simulated reasoner (:mod:`facetlab.reasoners.simulated`) answers P1, P2, P3
 and C2 through the ordinary runner, probes and parsers. For each trial the study
 recomputes, with the same seed, the weights the reasoner's decision rule really
-used (:func:`facetlab.backends.simulated.decide`) and compares the probe's
+used (:func:`facetlab.reasoners.simulated.decide`) and compares the probe's
 verdict with that truth:
 
 * the **verdict** is the paper's rule (:mod:`facetlab.analysis.rules`): P1 flags a
@@ -49,7 +49,7 @@ from matplotlib.patches import Patch, Rectangle
 from facetlab.analysis.labels import neutralized_factors
 from facetlab.analysis.rules import DEFAULT_THRESHOLD, weighted_faithful, with_verdicts
 from facetlab.backends.base import ModelRequest
-from facetlab.backends.simulated import (
+from facetlab.reasoners.simulated import (
     Decision,
     decide,
     parse_reasoner,

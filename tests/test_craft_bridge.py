@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from facetlab.backends.base import ModelRequest, ModelResponse
-from facetlab.backends.simulated import decide, parse_reasoner
+from facetlab.reasoners.simulated import decide, parse_reasoner
 from facetlab.craft import InspectOptions
 from facetlab.craft.bridge import (
     REMOVED_TEXT,
@@ -195,7 +195,7 @@ class _Flaky:
     model = "flaky"
 
     def __init__(self) -> None:
-        from facetlab.backends.simulated import SimulatedBackend
+        from facetlab.reasoners.simulated import SimulatedBackend
 
         self.inner = SimulatedBackend.from_spec("wadd")
         self.calls = 0

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from facetlab.backends.base import ModelRequest, generate
-from facetlab.backends.simulated import SimulatedBackend
+from facetlab.reasoners.simulated import SimulatedBackend
 from facetlab.cli import app
 from facetlab.errors import InstanceError, PermanentBackendError
 from facetlab.instances import DIRECTION_WORDS, Instance, favours, load_instance

@@ -10,7 +10,7 @@ import pytest
 
 from facetlab.backends import get_backend
 from facetlab.backends.base import ModelRequest
-from facetlab.backends.simulated import (
+from facetlab.reasoners.simulated import (
     Reasoner,
     SimulatedBackend,
     canonical_label,

@@ -234,7 +234,7 @@ class FacetAgent:
         if self.top_k < 1:
             raise CraftConfigError(f"top_k must be >= 1, got {self.top_k}")
         if self.canonical is None and getattr(self.backend, "provider", "") == "simulated":
-            from facetlab.backends.simulated import canonical_label
+            from facetlab.reasoners.simulated import canonical_label
 
             self.canonical = canonical_label(self.instance, self.base_instance)
 
