@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from facetlab.cli import app
 from facetlab.records import load_trials
-from facetlab.validate import validate
+from facetlab.checking import validate
 
 
 def invoke(*args: str) -> tuple[int, str]:

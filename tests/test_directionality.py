@@ -14,7 +14,7 @@ from facetlab.reasoners.simulated import SimulatedBackend
 from facetlab.cli import app
 from facetlab.errors import InstanceError, PermanentBackendError
 from facetlab.instances import DIRECTION_WORDS, Instance, favours, load_instance
-from facetlab.validate import cue_phrases_in, validate
+from facetlab.checking import cue_phrases_in, validate
 
 
 def claim(directions: list[str], vocabulary: dict[str, str] | None = None) -> dict[str, Any]:

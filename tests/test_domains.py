@@ -14,7 +14,7 @@ from facetlab.analysis import neutralized_factors
 from facetlab.cli import app
 from facetlab.instances import find_perturbation_set, load_instances
 from facetlab.records import load_trials
-from facetlab.validate import validate
+from facetlab.checking import validate
 from facetlab.validity import key_cells, load_study, run_validity_study
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -177,7 +177,7 @@ def test_provider_prefix_is_ignored(raw: str) -> None:
         "facetlab.datasets.attribution",
         "facetlab.jsonio",
         "facetlab.instances",
-        "facetlab.validate",
+        "facetlab.checking",
         "facetlab.records.facet_v3",
         "facetlab.records.own",
     ],

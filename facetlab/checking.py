@@ -14,7 +14,7 @@ looked up among the files being checked and in the local FACET data, if it is
 already present (validation never downloads).
 
 Example:
-    >>> from facetlab.validate import validate_paths
+    >>> from facetlab.checking import validate_paths
     >>> for problem in validate_paths(["instances/"]):  # doctest: +SKIP
     ...     print(problem)
 """
