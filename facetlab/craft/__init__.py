@@ -47,10 +47,8 @@ from facetlab.craft.report import (
     EvidenceFinding,
     Report,
     findings_table,
-    roll_up,
     to_console,
     to_json,
-    verdict_for,
 )
 from facetlab.craft.stats.distribution import flip_rate, flips, modal_decision
 from facetlab.craft.stats.equivalence import (
@@ -61,6 +59,7 @@ from facetlab.craft.stats.equivalence import (
 )
 from facetlab.craft.stats.sequential import e_value
 from facetlab.craft.stats.significance import BootstrapResult, bootstrap_diff, exact_diff
+from facetlab.craft.stats.verdict import roll_up, verdict_for
 from facetlab.craft.types import (
     AgentAdapter,
     AgentInput,

@@ -49,14 +49,13 @@ from facetlab.craft.report import (
     FilteredPerturbation,
     Report,
     SampleFailure,
-    roll_up,
-    verdict_for,
 )
 from facetlab.craft.stats.distribution import flip_rate, flips, modal_decision
 from facetlab.craft.stats.equivalence import DecisionEquals, exact_equals
 from facetlab.craft.stats.sampler import Sample, sample_inputs
 from facetlab.craft.stats.sequential import sequential_state
 from facetlab.craft.stats.significance import BootstrapResult, bootstrap_diff, differential_test
+from facetlab.craft.stats.verdict import roll_up, verdict_for
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef
 
 
