@@ -18,7 +18,7 @@ judges) import what they need when used.
 """
 
 from facetlab.craft.adapter import FunctionAdapter, from_function
-from facetlab.craft.adapters import anthropic_adapter, bedrock_adapter, openai_adapter
+from facetlab.craft.adapters import anthropic_adapter, bedrock_adapter, openai_adapter, text_model
 from facetlab.craft.engine import InspectOptions, ainspect, inspect
 from facetlab.craft.errors import (
     AgentError,
@@ -71,6 +71,7 @@ from facetlab.craft.types import (
     EvidenceSource,
     QualifiedVerdict,
     Span,
+    TextModel,
     Verdict,
 )
 
@@ -109,6 +110,7 @@ __all__ = [
     "Report",
     "Sensitivity",
     "Span",
+    "TextModel",
     "Verdict",
     "ainspect",
     "anthropic_adapter",
@@ -138,6 +140,7 @@ __all__ = [
     "roll_up",
     "semantic_equals",
     "set_path",
+    "text_model",
     "to_console",
     "to_json",
     "verdict_for",

@@ -65,7 +65,7 @@ class InspectOptions:
 
     Beyond it: ``strategies`` (treatment perturbations; names from
     :data:`~facetlab.craft.perturb.STRATEGIES` or :class:`Perturber` objects such as
-    ``negation(backend)``), ``placebo_strategies`` (default: the same), the
+    ``negation(text_model(backend))``), ``placebo_strategies`` (default: the same), the
     ``manifold_scorer`` (default offline heuristic), ``method`` of the differential test
     ("bootstrap" = the spec's, "exact", "fisher"), ``infer_evidence`` (derive evidence from
     the rationale when the agent cites none), and adaptive sampling with ``sequential=True``
