@@ -308,6 +308,7 @@ def test_llm_judge_filters_perturbations_in_a_run() -> None:
     assert report.overall_verdict == "faithful"  # the deletions still carry the test
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("is_async", [False, True])
 def test_timeout_turns_a_hanging_agent_into_failed_samples(is_async: bool) -> None:
     import asyncio
