@@ -78,6 +78,7 @@ COLUMNS: tuple[str, ...] = (
 )
 """The table's columns, in order (documented in ``docs/records.md``)."""
 
+
 def probe_display(key: str) -> str:
     """The table's name of a probe key: upper case (``"p1"`` -> ``"P1"``), ``anchor`` kept.
 
@@ -85,6 +86,7 @@ def probe_display(key: str) -> str:
     ('C2', 'anchor')
     """
     return key if key == "anchor" else key.upper()
+
 
 _FLOAT_COLUMNS = ("foi_weight", "weight_sum", "cost_usd", "elapsed_sec")
 
@@ -208,10 +210,10 @@ def _sources(sources: Iterable[str] | None, *, has_records: bool) -> set[str]:
 
 def _default_data_dir(*, required: bool = True) -> Path | None:
     """:func:`facetlab.datasets.data_dir` (fetched and verified); ``None`` if optional and absent."""
-    from facetlab import datasets  # late: only when no data_dir was given
+    import facetlab.datasets  # late: only when no data_dir was given
 
     try:
-        return datasets.data_dir()
+        return facetlab.datasets.data_dir()
     except DataError:
         if required:
             raise
