@@ -14,17 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from facetlab.instances.directionality import (
-    NEUTRALIZED,
-    VOCABULARY_HINT,
-    favours,
-)
-from facetlab.instances.schema import (
-    ComplianceSet,
-    Instance,
-    PerturbationSet,
-    label_of,
-)
+from facetlab.instances.directionality import NEUTRALIZED, VOCABULARY_HINT, favours
+from facetlab.instances.schema import ComplianceSet, Instance, PerturbationSet, label_of
 from facetlab.jsonio import json_type
 
 
@@ -270,7 +261,3 @@ def compliance_issues(cset: ComplianceSet, base: Instance | None) -> list[Issue]
                 )
             )
     return issues
-
-
-# ---------------------------------------------------------------------------
-# Reading files.

@@ -13,18 +13,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from facetlab.errors import InstanceError
-from facetlab.instances.checks import (
-    Issue,
-    instance_issues,
-    parse_issues,
-    perturbation_issues,
-)
-from facetlab.instances.schema import (
-    ComplianceSet,
-    FileKind,
-    Instance,
-    PerturbationSet,
-)
+from facetlab.instances.checks import Issue, instance_issues, parse_issues, perturbation_issues
+from facetlab.instances.schema import ComplianceSet, FileKind, Instance, PerturbationSet
 from facetlab.jsonio import json_type, read_json_file
 
 

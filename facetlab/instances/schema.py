@@ -13,12 +13,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from facetlab.errors import InstanceError
-from facetlab.instances.directionality import (
-    NEUTRALIZED,
-    VOCABULARY_HINT,
-    Favours,
-    favours,
-)
+from facetlab.instances.directionality import NEUTRALIZED, VOCABULARY_HINT, Favours, favours
 
 FileKind = Literal["instance", "perturbations", "compliance"]
 

@@ -15,10 +15,7 @@ from facetlab.analysis.rules import weighted_faithful
 from facetlab.craft.bridge import inspect_instance
 from facetlab.errors import ConfigError, DataError
 from facetlab.instances import Instance, load_instances
-from facetlab.reasoners.simulated import (
-    decide,
-    parse_reasoner,
-)
+from facetlab.reasoners.simulated import decide, parse_reasoner
 from facetlab.validity.design import DEFAULT_OUT, instances_folder, reasoner_spec
 from facetlab.validity.outcomes import CRAFT, outcome
 from facetlab.validity.result import write_csv

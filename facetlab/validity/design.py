@@ -9,9 +9,7 @@ from typing import Any
 
 from facetlab.errors import ConfigError
 from facetlab.instances import Instance, load_instances
-from facetlab.reasoners.simulated import (
-    parse_reasoner,
-)
+from facetlab.reasoners.simulated import parse_reasoner
 from facetlab.runner.suite import FacetSuite
 
 DEFAULT_REASONERS: tuple[str, ...] = (
