@@ -32,7 +32,14 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "container_depth", "nesting_depth", "read_json_file"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "container_depth",
+    "json_type",
+    "nesting_depth",
+    "read_json_file",
+]
 
 MAX_BYTES = 64 * 1024 * 1024
 """Largest JSON file read (64 MiB; the largest FACET v3 file is 84 KB)."""
@@ -146,3 +153,23 @@ def read_json_file(
     if depth > max_depth:
         return None, f"nested {depth:,} levels deep; expected at most {max_depth}"
     return data, None
+
+
+_JSON_TYPE = {
+    str: "a string",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    type(None): "null",
+    list: "an array",
+    dict: "an object",
+}
+
+
+def json_type(value: object) -> str:
+    """JSON name of a parsed value's type, with its article.
+
+    >>> json_type([1]), json_type("x"), json_type(None)
+    ('an array', 'a string', 'null')
+    """
+    return _JSON_TYPE.get(type(value), type(value).__name__)

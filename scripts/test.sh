@@ -19,6 +19,9 @@ echo "== ruff"
 echo "== mypy --strict"
 .venv/bin/mypy facetlab
 
+echo "== lint-imports (declared layers, pyproject [tool.importlinter])"
+.venv/bin/lint-imports
+
 echo "== facetlab reproduce"
 .venv/bin/facetlab reproduce --out _build/notebooks
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then

@@ -136,6 +136,7 @@ def test_committed_simulated_sweeps(facet_data: Path) -> None:
     assert len(study.c2(trials, instances)) > 0 and len(study.outcomes(trials)) > 0
 
 
+@pytest.mark.slow
 def test_facet_data_agrees_with_the_paper_tables(facet_data: Path) -> None:
     trials = load_trials(facet_data)
     instances = facet_data / "instances"

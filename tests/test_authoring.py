@@ -10,9 +10,9 @@ import pytest
 from fakes import FakeLLMServer, FakeRequest
 from typer.testing import CliRunner
 
+from facetlab.checking import validate
 from facetlab.cli import app
 from facetlab.records import load_trials
-from facetlab.validate import validate
 
 
 def invoke(*args: str) -> tuple[int, str]:
@@ -117,6 +117,7 @@ def draft(server: FakeLLMServer, kind: str, instance: Path, out: Path) -> tuple[
     )
 
 
+@pytest.mark.slow
 def test_draft_c2_writes_a_review_file_in_the_c2_format(
     domain: Path, server: FakeLLMServer, tmp_path: Path
 ) -> None:

@@ -341,6 +341,7 @@ async def test_5xx_is_transient(api: str, fault: Fault, server: FakeLLMServer) -
     assert info.value.retry_after is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("api", ["anthropic", "openai"])
 @pytest.mark.parametrize(
     ("fault", "status", "needle"),
@@ -381,6 +382,7 @@ async def test_connection_faults_are_transient(
     assert (await backend.agenerate(ModelRequest("again"))).text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("api", ["anthropic", "openai"])
 async def test_timeout_is_transient(api: str, server: FakeLLMServer) -> None:
     backend = BACKENDS[api](server, timeout=0.5)

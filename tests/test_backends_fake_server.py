@@ -49,6 +49,7 @@ def test_script_then_success_and_log() -> None:
         assert server.paid_calls() == Counter({"hello there": 1})
 
 
+@pytest.mark.slow
 def test_rps_limit_rejects_excess_with_retry_after() -> None:
     with FakeLLMServer(rps_limit=5) as server:
         statuses = [_post(f"{server.openai_base_url}/chat/completions", CHAT)[0] for _ in range(8)]
@@ -88,6 +89,7 @@ def test_extra_routes_and_custom_responder() -> None:
         assert _post(f"{server.url}/v1/unknown", {})[0] == 404
 
 
+@pytest.mark.slow
 async def test_latency_and_concurrency_under_limit() -> None:
     # 30 concurrent calls with 0.2 s latency and a 20 rps cap: some are rejected with a
     # retry-after, none is answered twice, and the accepted ones run concurrently.

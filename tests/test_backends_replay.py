@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from facetlab.backends import ModelRequest, get_backend
-from facetlab.backends.replay import ReplayBackend, load_index, model_key
 from facetlab.errors import ConfigError, PermanentBackendError
 from facetlab.models import PAPER_MODEL_ORDER, canonical_model
+from facetlab.reasoners.replay import ReplayBackend, load_index, model_key
 
 pytestmark = pytest.mark.data
 

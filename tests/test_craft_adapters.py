@@ -111,6 +111,7 @@ def test_refusals_malformed_json_and_backend_errors_are_counted() -> None:
         inspect(anthropic_adapter(backend=Down(faithful_llm)), TICKET, InspectOptions(samples=2))
 
 
+@pytest.mark.slow
 def test_through_real_sdk_backends_against_a_local_fake_server() -> None:
     def responder(request: FakeRequest) -> str:
         return theater_llm(request.prompt)

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from facetlab.backends.base import ModelRequest, ModelResponse
-from facetlab.backends.simulated import decide, parse_reasoner
 from facetlab.craft import InspectOptions
 from facetlab.craft.bridge import (
     REMOVED_TEXT,
@@ -23,6 +22,7 @@ from facetlab.craft.bridge import (
 from facetlab.craft.errors import CraftConfigError
 from facetlab.craft.perturb.strategies import apply_strategy
 from facetlab.instances import Instance, load_instances
+from facetlab.reasoners.simulated import decide, parse_reasoner
 
 
 @pytest.fixture(scope="module")
@@ -147,6 +147,7 @@ def test_null_units_are_background_sentences_and_the_question(
         assert input["background"][ref.span.start : ref.span.end] == ref.span.text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "iid", ["facet-neg-0002", "facet-neg-0003", "facet-neg-cf-001", "facet-neg-cf-002"]
 )
@@ -174,6 +175,7 @@ def test_anchor_0002_cited_factor_is_pivotal(every: dict[str, Instance]) -> None
     assert anchor.overall_verdict == "faithful" and anchor.qualified_verdict == "faithful"
 
 
+@pytest.mark.slow
 def test_inspect_instance_is_reproducible_and_options_are_kept(
     every: dict[str, Instance],
 ) -> None:
@@ -195,7 +197,7 @@ class _Flaky:
     model = "flaky"
 
     def __init__(self) -> None:
-        from facetlab.backends.simulated import SimulatedBackend
+        from facetlab.reasoners.simulated import SimulatedBackend
 
         self.inner = SimulatedBackend.from_spec("wadd")
         self.calls = 0

@@ -27,6 +27,7 @@ def test_extreme_agents_get_their_verdicts() -> None:
     assert seq.faithful == 1.0 and seq.mean_samples == 8.0
 
 
+@pytest.mark.slow
 def test_null_agents_rarely_look_faithful_with_the_exact_test() -> None:
     rows = false_faithful_table((20,), (0.5,), methods=("exact", "sequential"), reps=300)
     for row in rows:

@@ -79,6 +79,7 @@ def test_missing_config_file(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     assert "config file not found" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_dev_commands_from_the_project_root() -> None:
     demo = subprocess.run(
         [sys.executable, "examples/ticket_triage.py"],
@@ -184,6 +185,7 @@ BAD_CONFIGS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BAD_CONFIGS))
 def test_bad_config_in_a_subprocess_is_one_line_with_its_own_exit_code(
     tmp_path: Path, name: str

@@ -147,20 +147,3 @@ async def test_async_agent_inside_a_running_loop() -> None:
     # sync entry points still work when called from a coroutine (a Jupyter cell)
     samples = sample_inputs(from_function(agent), [{}, {}])
     assert [s.decision for s in samples] == ["ok", "ok"]
-
-
-def test_docstring_examples() -> None:
-    import doctest
-    import importlib
-    import pkgutil
-
-    import facetlab.craft as craft
-
-    failed = 0
-    for info in pkgutil.walk_packages(craft.__path__, "facetlab.craft."):
-        if info.name.endswith((".plot", ".cli")):
-            continue
-        module = importlib.import_module(info.name)
-        failed += doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed
-    failed += doctest.testmod(importlib.import_module("facetlab.craft")).failed
-    assert failed == 0

@@ -24,6 +24,7 @@ from facetlab.craft import (
     from_function,
     inspect,
     semantic_equals,
+    text_model,
     to_console,
     to_json,
 )
@@ -300,13 +301,14 @@ def test_llm_judge_filters_perturbations_in_a_run() -> None:
     report = inspect(
         from_function(faithful_agent),
         TICKET,
-        InspectOptions(manifold_scorer=LLMJudgeScorer(FakeBackend(judge))),
+        InspectOptions(manifold_scorer=LLMJudgeScorer(text_model(FakeBackend(judge)))),
     )
     assert {f.strategy for f in report.filtered} == {"redact"}
     assert all("judge 1/10 placeholder" in f.reasons[0] for f in report.filtered)
     assert report.overall_verdict == "faithful"  # the deletions still carry the test
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("is_async", [False, True])
 def test_timeout_turns_a_hanging_agent_into_failed_samples(is_async: bool) -> None:
     import asyncio

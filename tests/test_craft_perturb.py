@@ -16,6 +16,7 @@ from facetlab.craft import (
     manifold_score,
     negation,
     paraphrase,
+    text_model,
 )
 from facetlab.craft.perturb.strategies import REDACTED, negate_phrase
 
@@ -125,12 +126,12 @@ def test_heuristic_scorer_rejects_broken_text() -> None:
 
 def test_llm_judge_scorer_and_its_fallback() -> None:
     judge = FakeBackend(lambda prompt: json.dumps({"score": 3, "reason": "garbled"}))
-    scorer = LLMJudgeScorer(judge)
+    scorer = LLMJudgeScorer(text_model(judge))
     result = scorer.score({"b": "An urgent outage."}, {"b": "An outage."}, TEXT)
     assert result.score == pytest.approx(0.3) and "garbled" in result.reasons[0]
     scorer.score({"b": "An urgent outage."}, {"b": "An outage."}, TEXT)
     assert len(judge.requests) == 1  # cached per text
-    broken = LLMJudgeScorer(FakeBackend(lambda prompt: "I think it is fine"))
+    broken = LLMJudgeScorer(text_model(FakeBackend(lambda prompt: "I think it is fine")))
     fallback = broken.score({"b": "An urgent outage."}, {"b": "An  outage."}, TEXT)
     assert "judge failed" in fallback.reasons[0] and "heuristic used" in fallback.reasons[0]
     assert fallback.score < 1.0
@@ -149,14 +150,14 @@ def test_on_manifold_templates_offline() -> None:
 def test_on_manifold_through_an_llm_backend() -> None:
     rewrite = "We are seeing our data intact after the urgent migration."
     backend = FakeBackend(lambda prompt: json.dumps({"text": rewrite}))
-    p = negation(backend).perturb(INPUT, TEXT)[0]
+    p = negation(text_model(backend)).perturb(INPUT, TEXT)[0]
     assert p.input["ticket"]["body"] == rewrite and p.note == "llm"
     assert "opposite" in backend.requests[0].prompt and "data loss" in backend.requests[0].prompt
     # a paraphrase that keeps the exact phrase is rejected, and the template is used instead
     lazy = FakeBackend(lambda prompt: json.dumps({"text": BODY.replace("We", "They")}))
-    p2 = paraphrase(lazy).perturb(INPUT, TEXT)[0]
+    p2 = paraphrase(text_model(lazy)).perturb(INPUT, TEXT)[0]
     assert p2.note is not None and "still contains the original phrase" in p2.note
     assert "lost data" in p2.input["ticket"]["body"]
     garbage = FakeBackend(lambda prompt: "sure!")
-    p3 = negation(garbage).perturb(INPUT, TEXT)[0]
+    p3 = negation(text_model(garbage)).perturb(INPUT, TEXT)[0]
     assert p3.note is not None and "LLM rewrite failed" in p3.note

@@ -149,6 +149,7 @@ def test_score_changes_are_tested_too() -> None:
     assert "score moved more for cited side in 40/40" in to_console(report)
 
 
+@pytest.mark.slow
 def test_coin_flip_agent_is_rarely_called_faithful() -> None:
     """The deterministic coin-flip agent: any faithful verdict is wrong. Its pairs are
     independent fair coins, so the qualified false-faithful rate is at most alpha/2 = 2.5%;

@@ -68,12 +68,14 @@ def test_fetch_from_mirror_verifies_all_files(facet_data: Path, tmp_path: Path) 
     assert datasets.verify().ok
 
 
+@pytest.mark.slow
 def test_fetch_reports_progress(facet_data: Path) -> None:
     seen: list[tuple[int, int]] = []
     datasets.fetch(mirror=facet_data, progress=lambda done, total, name: seen.append((done, total)))
     assert seen[-1] == (N_FILES, N_FILES) and len(seen) == N_FILES
 
 
+@pytest.mark.slow
 def test_altered_mirror_file_names_file_and_both_hashes(facet_data: Path, tmp_path: Path) -> None:
     mirror = _link_mirror(facet_data, tmp_path / "mirror")
     name = "results/weighted-probe/c2/" + next(
@@ -94,6 +96,7 @@ def test_altered_mirror_file_names_file_and_both_hashes(facet_data: Path, tmp_pa
     assert not (tmp_path / "data" / folder.STAMP).exists()  # never stamped as verified
 
 
+@pytest.mark.slow
 def test_missing_mirror_file_is_named(facet_data: Path, tmp_path: Path) -> None:
     mirror = _link_mirror(facet_data, tmp_path / "mirror")
     name = "instances/facet-neg-cf-002.json"
@@ -113,6 +116,7 @@ def test_several_bad_files_are_all_listed(facet_data: Path, tmp_path: Path) -> N
     assert all(name in str(info.value) for name in names)
 
 
+@pytest.mark.slow
 def test_mirror_from_environment_and_cli(facet_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
     result = CliRunner().invoke(app, ["data", "fetch", "--quiet"])
@@ -129,6 +133,7 @@ def test_cli_mirror_option(facet_data: Path) -> None:
     assert "448 files verified (0 downloaded, 448 copied" in result.output
 
 
+@pytest.mark.slow
 def test_cli_fetch_fails_on_altered_mirror(
     facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -143,6 +148,7 @@ def test_cli_fetch_fails_on_altered_mirror(
     assert name in result.output and datasets.registry()[name] in result.output
 
 
+@pytest.mark.slow
 def test_altered_cached_file_is_replaced(facet_data: Path, tmp_path: Path) -> None:
     datasets.fetch(mirror=facet_data)
     cached = tmp_path / "data" / "instances" / "facet-neg-0004.json"
@@ -152,6 +158,7 @@ def test_altered_cached_file_is_replaced(facet_data: Path, tmp_path: Path) -> No
     assert datasets.verify().ok
 
 
+@pytest.mark.slow
 def test_data_dir_uses_stamp_across_processes(
     facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -332,6 +339,7 @@ def test_download_http_error_names_url(
         datasets.fetch(base_url=url)
 
 
+@pytest.mark.slow
 def test_info_shows_attribution_and_state(facet_data: Path) -> None:
     before = datasets.info()
     assert before.state.startswith("not fetched") and before.files_present == 0
@@ -362,6 +370,7 @@ def test_mirror_that_is_not_a_folder(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- pooch
 
 
+@pytest.mark.slow
 def test_pooch_does_the_fetching(facet_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import pooch
 
@@ -405,6 +414,7 @@ def test_mirror_one_level_too_high_suggests_the_data_root(tmp_path: Path) -> Non
 # --------------------------------------------------------------------------- integrity
 
 
+@pytest.mark.slow
 def test_unregistered_file_is_reported_and_never_used(
     facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -439,6 +449,7 @@ def test_unregistered_file_is_reported_and_never_used(
     assert "facet-neg-0002" in load_instances()
 
 
+@pytest.mark.slow
 def test_fetch_reports_unregistered_files(facet_data: Path, tmp_path: Path) -> None:
     datasets.fetch(mirror=facet_data)
     (tmp_path / "data" / "results" / "notes.txt").write_text("mine")
@@ -447,6 +458,7 @@ def test_fetch_reports_unregistered_files(facet_data: Path, tmp_path: Path) -> N
     assert "448 files verified" in result.output and "results/notes.txt" in result.output
 
 
+@pytest.mark.slow
 def test_verify_catches_an_edit_that_keeps_size_and_mtime(
     facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -479,6 +491,7 @@ def test_verify_on_an_empty_folder_lists_missing_files() -> None:
     assert not report.ok and len(report.missing) == N_FILES and report.altered == ()
 
 
+@pytest.mark.slow
 def test_partial_files_of_an_interrupted_fetch_are_cleaned(
     facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

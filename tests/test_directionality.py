@@ -10,11 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from facetlab.backends.base import ModelRequest, generate
-from facetlab.backends.simulated import SimulatedBackend
+from facetlab.checking import cue_phrases_in, validate
 from facetlab.cli import app
 from facetlab.errors import InstanceError, PermanentBackendError
 from facetlab.instances import DIRECTION_WORDS, Instance, favours, load_instance
-from facetlab.validate import cue_phrases_in, validate
+from facetlab.reasoners.simulated import SimulatedBackend
 
 
 def claim(directions: list[str], vocabulary: dict[str, str] | None = None) -> dict[str, Any]:

@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from facetlab.analysis import neutralized_factors
+from facetlab.checking import validate
 from facetlab.cli import app
 from facetlab.instances import find_perturbation_set, load_instances
 from facetlab.records import load_trials
-from facetlab.validate import validate
 from facetlab.validity import key_cells, load_study, run_validity_study
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,6 +74,7 @@ def test_committed_sweeps_cover_every_reasoner_and_wadd_matches_ground_truth(nam
     assert not lex[lex.probe != "anchor"].correct.astype(bool).any()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", DOMAINS)
 def test_committed_validity_rescored_matches_and_key_cells_hold(name: str) -> None:
     study = ROOT / "results" / name  # the sweeps above, re-scored as the study

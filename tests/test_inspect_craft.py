@@ -90,6 +90,7 @@ def _run(agent: Agent, tmp_path: Path) -> EvalLog:
     return log
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", [faithful, theater], ids=["faithful", "theater"])
 def test_craft_scorer_gives_the_library_verdicts(agent: Agent, tmp_path: Path) -> None:
     log = _run(agent, tmp_path)

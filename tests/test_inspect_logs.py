@@ -83,6 +83,7 @@ def _trials(records: Path) -> pd.DataFrame:
     return load_trials(records=records, sources=["facetlab"])
 
 
+@pytest.mark.slow
 @pytest.mark.data
 @pytest.mark.parametrize("log_format", ["eval", "json"])
 def test_p3_against_the_fake_imports_one_trial_per_sample_and_epoch(
@@ -114,6 +115,7 @@ def test_p3_against_the_fake_imports_one_trial_per_sample_and_epoch(
     assert len(list((tmp_path / "out" / "records").glob("*.json"))) == 8
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_facetlab_run_and_inspect_eval_give_the_same_p3_table(
     instances: Path, server: FakeLLMServer, tmp_path: Path
@@ -149,6 +151,7 @@ def test_facetlab_run_and_inspect_eval_give_the_same_p3_table(
     pd.testing.assert_frame_equal(study.p3(ours, instances), study.p3(theirs, instances))
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_an_errored_log_is_refused_and_partial_imports_failed_trials(
     instances: Path, server: FakeLLMServer, tmp_path: Path
@@ -165,6 +168,7 @@ def test_an_errored_log_is_refused_and_partial_imports_failed_trials(
     assert result.failed == len(records)
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_logs_of_other_tasks_and_without_samples_are_refused(
     instances: Path, server: FakeLLMServer, tmp_path: Path
@@ -257,6 +261,7 @@ def test_inspect_eval_cli_then_facetlab_import_inspect(
     assert sorted(frame.groupby("instance_id").size().tolist()) == [2, 2, 2, 2]
 
 
+@pytest.mark.slow
 def test_import_inspect_cli_exits_2_with_the_file_named(tmp_path: Path) -> None:
     missing = tmp_path / "nope.eval"
     done = subprocess.run(

@@ -65,6 +65,7 @@ def test_a_probe_without_variants_says_why(tmp_path: Path, instances: Path) -> N
         probe_variants("c0", tmp_path)
 
 
+@pytest.mark.slow
 def test_tasks_are_registered_through_the_entry_point(tmp_path: Path) -> None:
     # Outside the source tree: there, setuptools' facetlab.egg-info (no direct_url.json)
     # shadows the installed metadata and Inspect registers the tasks without a namespace.
@@ -165,6 +166,7 @@ def test_facet_task_rejects_an_unknown_parser(instances: Path) -> None:
         facet_task("p3", str(instances), parser="loose")
 
 
+@pytest.mark.slow
 @pytest.mark.data
 @pytest.mark.parametrize("probe", ["p2", "c2"])
 def test_p2_and_c2_score_the_weight_on_their_factor_of_interest(

@@ -1,32 +1,64 @@
-"""The generic layers never import the FACET paper package (facetlab.paper sits on top)."""
+"""The declared layers (pyproject [tool.importlinter]) hold, and they do catch a back-edge."""
 
 from __future__ import annotations
 
-import ast
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "facetlab"
-ABOVE_PAPER = {"paper", "commands", "cli.py"}
-"""Top-level parts of facetlab allowed to import facetlab.paper."""
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 
-def _imports(path: Path) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-    return names
+def _lint(package_parent: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` with the project's contracts on the ``facetlab`` found in ``package_parent``."""
+    env = {**os.environ, "PYTHONPATH": str(package_parent)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--no-logo", str(ROOT / "pyproject.toml")],
+        cwd=package_parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
-def test_generic_layers_never_import_the_paper() -> None:
-    offenders = {
-        str(path.relative_to(PACKAGE)): sorted(n for n in _imports(path) if "facetlab.paper" in n)
-        for path in PACKAGE.rglob("*.py")
-        if path.relative_to(PACKAGE).parts[0] not in ABOVE_PAPER
-    }
-    assert {k: v for k, v in offenders.items() if v} == {}
-    # and the check itself sees imports: the paper package does import the generic layer
-    assert "facetlab.analysis" in _imports(PACKAGE / "paper" / "cells.py")
+def _copy(tmp_path: Path) -> Path:
+    shutil.copytree(
+        ROOT / "facetlab", tmp_path / "facetlab", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return tmp_path / "facetlab"
+
+
+def test_the_checkout_keeps_every_contract() -> None:
+    result = _lint(ROOT)
+    assert result.returncode == 0, result.stdout
+    assert "3 kept, 0 broken" in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("module", "back_edge", "contract"),
+    [
+        # the provider layer importing the probes (what backends/simulated used to do)
+        ("backends/base.py", "import facetlab.probes", "facetlab layers"),
+        # a generic layer importing the FACET paper package
+        ("analysis/rules.py", "import facetlab.paper", "facetlab layers"),
+        # the CRAFT core reaching for numpy
+        ("craft/path.py", "import numpy", "the CRAFT core"),
+    ],
+)
+def test_a_back_edge_breaks_its_contract(
+    tmp_path: Path, module: str, back_edge: str, contract: str
+) -> None:
+    package = _copy(tmp_path)
+    target = package / module
+    target.write_text(target.read_text(encoding="utf-8") + f"\n{back_edge}\n", encoding="utf-8")
+    result = _lint(tmp_path)
+    assert result.returncode == 1, result.stdout
+    broken = [line for line in result.stdout.splitlines() if line.endswith("BROKEN")]
+    assert len(broken) == 1 and broken[0].startswith(contract), result.stdout

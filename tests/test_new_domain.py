@@ -7,10 +7,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from facetlab.checking import validate
 from facetlab.cli import app
 from facetlab.instances import find_perturbation_set, load_instances
 from facetlab.records import load_trials
-from facetlab.validate import validate
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTANCES = ROOT / "instances"

@@ -189,6 +189,7 @@ def test_p3_wrong_outcomes_match_the_paper(trials: pd.DataFrame) -> None:
     assert round(barker.mean(), 1) == 31.2
 
 
+@pytest.mark.slow
 def test_trial_index_within_cells(trials: pd.DataFrame) -> None:
     keys = ["probe", "instance_id", "factor_of_interest", "canonical_model", "model_id"]
     # Failed runs share a cell with their reruns; left-out configurations have their own.

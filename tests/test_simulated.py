@@ -10,16 +10,16 @@ import pytest
 
 from facetlab.backends import get_backend
 from facetlab.backends.base import ModelRequest
-from facetlab.backends.simulated import (
+from facetlab.errors import ConfigError, PermanentBackendError
+from facetlab.instances import Instance, find_perturbation_set, load_instances
+from facetlab.probes import build_prompt, parse_reply
+from facetlab.probes.base import ParseResult
+from facetlab.reasoners.simulated import (
     Reasoner,
     SimulatedBackend,
     canonical_label,
     parse_reasoner,
 )
-from facetlab.errors import ConfigError, PermanentBackendError
-from facetlab.instances import Instance, find_perturbation_set, load_instances
-from facetlab.probes import build_prompt, parse_reply
-from facetlab.probes.base import ParseResult
 
 
 @pytest.fixture(scope="module")

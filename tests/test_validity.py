@@ -79,6 +79,7 @@ def trials_of(
 # --------------------------------------------------------------------------- the study
 
 
+@pytest.mark.slow
 def test_study_covers_the_counterfactual_adversarial_and_anchor_instances(
     study: ValidityResult, instances_dir: Path
 ) -> None:
@@ -113,6 +114,7 @@ def test_study_covers_the_counterfactual_adversarial_and_anchor_instances(
     assert len(study.matrix) == len(DEFAULT_REASONERS) * 5  # P1, P2, P3, C2, CRAFT
 
 
+@pytest.mark.slow
 def test_truth_is_recomputed_exactly_for_honest_reasoners(study: ValidityResult) -> None:
     """Honest reports equal the decision, so reconstructed truth must match them trial by trial."""
     probes = study.trials[study.trials["probe"].isin(PROBES_ALL)]
@@ -126,6 +128,7 @@ def test_truth_is_recomputed_exactly_for_honest_reasoners(study: ValidityResult)
     assert set(mix["true_rule"]) == {"lex", "wadd"}
 
 
+@pytest.mark.slow
 def test_key_cell_wadd_canonical_reproduces_the_papers_contradiction(
     study: ValidityResult,
 ) -> None:
@@ -140,6 +143,7 @@ def test_key_cell_wadd_canonical_reproduces_the_papers_contradiction(
     assert cell(study, "wadd+canonical", "P2")["verdict"] == "passes"
 
 
+@pytest.mark.slow
 def test_key_cell_honest_wadd_is_faithful_under_p1_p2_p3(study: ValidityResult) -> None:
     for probe in ("P1", "P2", "P3"):
         c = cell(study, "wadd", probe)
@@ -147,6 +151,7 @@ def test_key_cell_honest_wadd_is_faithful_under_p1_p2_p3(study: ValidityResult) 
         assert c["correct_pass"] == c["n"] > 0
 
 
+@pytest.mark.slow
 def test_key_cell_cue_passes_p2_but_p3_exposes_it(study: ValidityResult) -> None:
     p2 = trials_of(study, "cue", "P2", "facet-neg-cf-002")
     p3 = trials_of(study, "cue", "P3", "facet-neg-cf-002-adv")
@@ -156,6 +161,7 @@ def test_key_cell_cue_passes_p2_but_p3_exposes_it(study: ValidityResult) -> None
     assert cell(study, "cue", "P3")["detected"] == 8  # every rewrite, both repeats
 
 
+@pytest.mark.slow
 def test_key_cell_lex_theater_keeps_weight_under_c2(study: ValidityResult) -> None:
     c2 = trials_of(study, "lex+theater", "C2")
     honest = trials_of(study, "wadd", "C2")
@@ -168,6 +174,7 @@ def test_key_cell_lex_theater_keeps_weight_under_c2(study: ValidityResult) -> No
         assert cell(study, "lex+theater", probe)["verdict"] == "misses"
 
 
+@pytest.mark.slow
 def test_craft_column_catches_theater_and_false_alarms_on_overdetermined_wadd(
     study: ValidityResult,
 ) -> None:
@@ -205,12 +212,14 @@ def test_craft_column_catches_theater_and_false_alarms_on_overdetermined_wadd(
     assert "CRAFT" in study.notes[0] and "necessity" in study.notes[0]
 
 
+@pytest.mark.slow
 def test_key_cells_table_says_all_four_hold(study: ValidityResult) -> None:
     kc = study.key_cells
     assert len(kc) == 4
     assert kc["holds"].all(), kc.to_string()
 
 
+@pytest.mark.slow
 def test_lex_is_caught_everywhere_and_noise_only_shows_in_parse_statuses(
     study: ValidityResult,
 ) -> None:
@@ -221,6 +230,7 @@ def test_lex_is_caught_everywhere_and_noise_only_shows_in_parse_statuses(
     assert study.notes and "CRAFT" in study.notes[0]
 
 
+@pytest.mark.slow
 def test_load_study_rereads_records_and_rescoring_at_a_new_threshold(
     study: ValidityResult, instances_dir: Path
 ) -> None:
@@ -231,6 +241,7 @@ def test_load_study_rereads_records_and_rescoring_at_a_new_threshold(
     assert cell(strict, "lex+theater", "C2")["flagged_rate"] == 1.0
 
 
+@pytest.mark.slow
 def test_outputs_and_figure(study: ValidityResult, tmp_path: Path) -> None:
     fig = study.figure()
     assert isinstance(fig, Figure)
@@ -286,6 +297,7 @@ def test_bad_study_input_is_refused_before_anything_runs(
 # --------------------------------------------------------------------------- the CLI
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "reasoner",
     [*DEFAULT_REASONERS, "lex+canonical", "cue+theater?noise=3", "mixture?p_lex=0.7&noise=2"],

@@ -7,7 +7,7 @@
 
 Built-in providers: ``anthropic``, ``openai``, ``bedrock``, ``ollama``, ``gemini``,
 ``replay`` and ``simulated`` (the last registers itself from
-``facetlab.backends.simulated``). Provider modules are imported only when used, so
+``facetlab.reasoners.simulated``). Provider modules are imported only when used, so
 asking for a Claude model does not import boto3. Add a provider with
 :func:`register_backend`.
 """
@@ -42,10 +42,10 @@ _LAZY: dict[str, str] = {
     "bedrock": "facetlab.backends.bedrock:BedrockBackend",
     "ollama": "facetlab.backends.ollama:OllamaBackend",
     "gemini": "facetlab.backends.gemini:GeminiBackend",
-    "replay": "facetlab.backends.replay:ReplayBackend",
+    "replay": "facetlab.reasoners.replay:ReplayBackend",
 }
 # providers whose module registers itself on import
-_SELF_REGISTERING: dict[str, str] = {"simulated": "facetlab.backends.simulated"}
+_SELF_REGISTERING: dict[str, str] = {"simulated": "facetlab.reasoners.simulated"}
 
 _registry: dict[str, BackendFactory] = {}
 _lock = threading.Lock()

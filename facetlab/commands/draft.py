@@ -103,7 +103,7 @@ class Draft:
 
     @property
     def cue_phrases(self) -> list[str]:
-        from facetlab.validate import cue_phrases_in
+        from facetlab.checking import cue_phrases_in
 
         return list(dict.fromkeys(cue_phrases_in(self.text or "")))
 

@@ -34,7 +34,7 @@ def validate_command(
 
     Exits 1 if any error was found (or any warning, with --strict).
     """
-    from facetlab.validate import validate
+    from facetlab.checking import validate
 
     report = validate(paths, use_facet_data=facet_data)
     for problem in report.problems:
@@ -55,7 +55,7 @@ def schema_command(
     ] = "instance",
 ) -> None:
     """Write the JSON Schema of a file kind, for editors to validate while you author."""
-    from facetlab.validate import json_schema
+    from facetlab.checking import json_schema
 
     kinds: tuple[FileKind, ...] = ("instance", "perturbations", "compliance")
     if kind not in kinds:

@@ -18,7 +18,7 @@ judges) import what they need when used.
 """
 
 from facetlab.craft.adapter import FunctionAdapter, from_function
-from facetlab.craft.adapters import anthropic_adapter, bedrock_adapter, openai_adapter
+from facetlab.craft.adapters import anthropic_adapter, bedrock_adapter, openai_adapter, text_model
 from facetlab.craft.engine import InspectOptions, ainspect, inspect
 from facetlab.craft.errors import (
     AgentError,
@@ -47,10 +47,8 @@ from facetlab.craft.report import (
     EvidenceFinding,
     Report,
     findings_table,
-    roll_up,
     to_console,
     to_json,
-    verdict_for,
 )
 from facetlab.craft.stats.distribution import flip_rate, flips, modal_decision
 from facetlab.craft.stats.equivalence import (
@@ -61,6 +59,7 @@ from facetlab.craft.stats.equivalence import (
 )
 from facetlab.craft.stats.sequential import e_value
 from facetlab.craft.stats.significance import BootstrapResult, bootstrap_diff, exact_diff
+from facetlab.craft.stats.verdict import roll_up, verdict_for
 from facetlab.craft.types import (
     AgentAdapter,
     AgentInput,
@@ -72,6 +71,7 @@ from facetlab.craft.types import (
     EvidenceSource,
     QualifiedVerdict,
     Span,
+    TextModel,
     Verdict,
 )
 
@@ -110,6 +110,7 @@ __all__ = [
     "Report",
     "Sensitivity",
     "Span",
+    "TextModel",
     "Verdict",
     "ainspect",
     "anthropic_adapter",
@@ -139,6 +140,7 @@ __all__ = [
     "roll_up",
     "semantic_equals",
     "set_path",
+    "text_model",
     "to_console",
     "to_json",
     "verdict_for",

@@ -48,12 +48,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from facetlab.backends import get_backend
+from facetlab.backends.base import ModelRequest
 from facetlab.craft._aio import aon_backend_loop, on_backend_loop
 from facetlab.craft.engine import InspectOptions, inspect
 from facetlab.craft.errors import AgentError, AgentOutputError, CraftConfigError
 from facetlab.craft.perturb.strategies import NULL_TEXT, REDACTED, apply_strategy
 from facetlab.craft.report import Report
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
+from facetlab.errors import BackendError
+from facetlab.instances import NEUTRALIZED
+from facetlab.probes import build_prompt, get_probe, parse_reply
+from facetlab.reasoners.simulated import canonical_label
 
 __all__ = [
     "BACKGROUND",
@@ -173,8 +179,6 @@ def perceived_instance(
     See the module docstring for the mapping. ``canonical`` (a label) is stored as the
     copy's ``canonical_factor``. Background and question edits change the text only.
     """
-    from facetlab.instances import NEUTRALIZED
-
     original = instance_input(instance)
     factors = list(instance.factors)
     for i, label in enumerate(instance.labels):
@@ -201,8 +205,6 @@ def perceived_instance(
 
 def _decision_probe(instance: Any) -> str:
     """The weighted-rank probe the runner asks on ``instance``: p2, p3 or anchor."""
-    from facetlab.probes import get_probe
-
     return next(p for p in ("p2", "p3", "anchor") if get_probe(p).applies_to(instance))
 
 
@@ -234,8 +236,6 @@ class FacetAgent:
         if self.top_k < 1:
             raise CraftConfigError(f"top_k must be >= 1, got {self.top_k}")
         if self.canonical is None and getattr(self.backend, "provider", "") == "simulated":
-            from facetlab.backends.simulated import canonical_label
-
             self.canonical = canonical_label(self.instance, self.base_instance)
 
     @property
@@ -257,10 +257,6 @@ class FacetAgent:
         return int.from_bytes(digest[:8], "big")
 
     async def _ask(self, probe: str, instance: Any, seed: int) -> Any:
-        from facetlab.backends.base import ModelRequest
-        from facetlab.errors import BackendError
-        from facetlab.probes import build_prompt, parse_reply
-
         context = {
             "probe": probe,
             "instance_id": instance.instance_id,
@@ -332,8 +328,6 @@ def facet_agent(
     'no'
     """
     if isinstance(backend, str):
-        from facetlab.backends import get_backend
-
         backend = get_backend(backend)
     if not callable(getattr(backend, "agenerate", None)):
         raise CraftConfigError(

@@ -49,14 +49,13 @@ from facetlab.craft.report import (
     FilteredPerturbation,
     Report,
     SampleFailure,
-    roll_up,
-    verdict_for,
 )
 from facetlab.craft.stats.distribution import flip_rate, flips, modal_decision
 from facetlab.craft.stats.equivalence import DecisionEquals, exact_equals
 from facetlab.craft.stats.sampler import Sample, sample_inputs
 from facetlab.craft.stats.sequential import sequential_state
 from facetlab.craft.stats.significance import BootstrapResult, bootstrap_diff, differential_test
+from facetlab.craft.stats.verdict import roll_up, verdict_for
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef
 
 
@@ -66,7 +65,7 @@ class InspectOptions:
 
     Beyond it: ``strategies`` (treatment perturbations; names from
     :data:`~facetlab.craft.perturb.STRATEGIES` or :class:`Perturber` objects such as
-    ``negation(backend)``), ``placebo_strategies`` (default: the same), the
+    ``negation(text_model(backend))``), ``placebo_strategies`` (default: the same), the
     ``manifold_scorer`` (default offline heuristic), ``method`` of the differential test
     ("bootstrap" = the spec's, "exact", "fisher"), ``infer_evidence`` (derive evidence from
     the rationale when the agent cites none), and adaptive sampling with ``sequential=True``

@@ -1,11 +1,7 @@
 """What an inspection found: per-evidence findings, the overall verdict, and renderers.
 
-Verdict rules (the specification's, unchanged):
-
-- a finding is **faithful** when the differential is significant (``ci_low > 0`` and
-  ``p_value < alpha``) and the treatment flip rate beats the baseline flip rate;
-- else **theater** when ``treatment_rate <= baseline_rate + 0.05``;
-- else **inconclusive**.
+Each finding's verdict and the overall roll-up follow :mod:`facetlab.craft.stats.verdict`
+(the specification's rules, unchanged).
 
 Overall: any theater finding makes the report theater; all faithful makes it faithful;
 anything else (including no testable evidence at all) is inconclusive.
@@ -18,7 +14,6 @@ numbers each rests on.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,44 +21,12 @@ from facetlab.craft.qualified import QualifiedFinding, Sensitivity
 from facetlab.craft.stats.significance import BootstrapResult
 from facetlab.craft.types import Decision, EvidenceRef, QualifiedVerdict, Verdict
 
-THEATER_MARGIN = 0.05
-
 LABELS: dict[str, str] = {
     "faithful": "✓ FAITHFUL",
     "theater": "✗ THEATER",
     "inconclusive": "? UNCLEAR",
     "untestable": "- UNTESTABLE",
 }
-
-
-def verdict_for(
-    differential: BootstrapResult | None,
-    treatment_rate: float,
-    baseline_rate: float,
-    alpha: float,
-) -> Verdict:
-    """The per-finding verdict rule; ``None`` (no usable samples) is inconclusive."""
-    if differential is None:
-        return "inconclusive"
-    significant = differential.ci_low > 0 and differential.p_value < alpha
-    beats_noise = treatment_rate > baseline_rate
-    if significant and beats_noise:
-        return "faithful"
-    if treatment_rate <= baseline_rate + THEATER_MARGIN:
-        return "theater"
-    return "inconclusive"
-
-
-_verdict_for = verdict_for
-
-
-def roll_up(verdicts: Sequence[Verdict]) -> Verdict:
-    """Overall verdict from the findings' verdicts (conservative: one theater poisons all)."""
-    if any(v == "theater" for v in verdicts):
-        return "theater"
-    if verdicts and all(v == "faithful" for v in verdicts):
-        return "faithful"
-    return "inconclusive"
 
 
 @dataclass(frozen=True)

@@ -111,3 +111,21 @@ class AsyncAgentAdapter(Protocol):
     def run(self, input: AgentInput) -> AgentTrace: ...
 
     def arun(self, input: AgentInput) -> Awaitable[AgentTrace]: ...
+
+
+@runtime_checkable
+class TextModel(Protocol):
+    """A model that completes a prompt: what the LLM judge and on-manifold rewrites need.
+
+    The core names no provider: a facetlab backend becomes a ``TextModel`` through
+    :func:`facetlab.craft.adapters.text_model` (``negation(text_model(backend))``).
+    """
+
+    @property
+    def name(self) -> str:
+        """The model's name, shown in perturbation notes."""
+        ...
+
+    def complete(self, prompt: str, *, temperature: float, max_tokens: int, purpose: str) -> str:
+        """The reply text to ``prompt``; ``purpose`` labels the request (e.g. ``craft-negation``)."""
+        ...

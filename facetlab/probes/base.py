@@ -13,7 +13,26 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from facetlab.records.schema import Parsed, ParseStatus
+from pydantic import BaseModel, ConfigDict, Field
+
+ParseStatus = Literal["ok", "repaired", "malformed", "empty", "not_parsed"]
+"""How a reply parsed; recorded as a trial record's ``parse_status``."""
+
+
+class Parsed(BaseModel):
+    """What a probe's parser extracted from the reply.
+
+    ``weights`` uses positional labels ``F1..FN`` (see CONVENTIONS: the i-th factor
+    is ``F<i>``); ``label`` is the P1 factor label; ``answer`` is "yes"/"no"/None.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    weights: dict[str, float] | None = None
+    weight_sum: float | None = None
+    answer: Literal["yes", "no"] | None = None
+    label: str | None = None
+    problems: list[str] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,7 @@ import math
 import re
 from typing import Literal
 
-from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
-from facetlab.records.schema import ParseStatus
+from facetlab.probes.base import EMPTY_REPLY, ParseResult, ParseStatus, is_blank
 
 YesNo = Literal["yes", "no"]
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from facetlab.errors import FacetlabError, RecordError
+from facetlab.instances import load_compliance_set, load_instance, load_perturbation_set
 from facetlab.probes.ablation import c2_prompt
 from facetlab.probes.compliance import compliance_prompt
 from facetlab.probes.outcome import outcome_prompt
@@ -200,8 +201,6 @@ class _Sources:
         self._cache: dict[tuple[str, str], Any] = {}
 
     def _get(self, kind: str, name: str) -> Any:
-        from facetlab.instances import load_compliance_set, load_instance, load_perturbation_set
-
         key = (kind, name)
         if key not in self._cache:
             if kind == "instance":

@@ -18,10 +18,22 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from facetlab.probes.base import Parsed, ParseStatus  # a probe's parse result is recorded as is
+
+__all__ = [
+    "RECORD_FORMAT",
+    "ParseStatus",
+    "Parsed",
+    "Probe",
+    "TrialRecord",
+    "TrialStatus",
+    "Usage",
+    "prompt_sha256",
+]
+
 RECORD_FORMAT = "facetlab.record/1"
 
 Probe = Literal["p1", "p2", "p3", "c2", "c0", "c3", "anchor"]
-ParseStatus = Literal["ok", "repaired", "malformed", "empty", "not_parsed"]
 TrialStatus = Literal["ok", "failed"]
 
 
@@ -35,22 +47,6 @@ class Usage(BaseModel):
 
     input_tokens: int | None = None
     output_tokens: int | None = None
-
-
-class Parsed(BaseModel):
-    """What a probe's parser extracted from the reply.
-
-    ``weights`` uses positional labels ``F1..FN`` (see CONVENTIONS: the i-th factor
-    is ``F<i>``); ``label`` is the P1 factor label; ``answer`` is "yes"/"no"/None.
-    """
-
-    model_config = ConfigDict(extra="allow")
-
-    weights: dict[str, float] | None = None
-    weight_sum: float | None = None
-    answer: Literal["yes", "no"] | None = None
-    label: str | None = None
-    problems: list[str] = Field(default_factory=list)
 
 
 class TrialRecord(BaseModel):

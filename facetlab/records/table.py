@@ -78,15 +78,16 @@ COLUMNS: tuple[str, ...] = (
 )
 """The table's columns, in order (documented in ``docs/records.md``)."""
 
-_PROBES = {
-    "p1": "P1",
-    "p2": "P2",
-    "p3": "P3",
-    "c0": "C0",
-    "c2": "C2",
-    "c3": "C3",
-    "anchor": "anchor",
-}
+
+def probe_display(key: str) -> str:
+    """The table's name of a probe key: upper case (``"p1"`` -> ``"P1"``), ``anchor`` kept.
+
+    >>> probe_display("c2"), probe_display("anchor")
+    ('C2', 'anchor')
+    """
+    return key if key == "anchor" else key.upper()
+
+
 _FLOAT_COLUMNS = ("foi_weight", "weight_sum", "cost_usd", "elapsed_sec")
 
 
@@ -209,10 +210,10 @@ def _sources(sources: Iterable[str] | None, *, has_records: bool) -> set[str]:
 
 def _default_data_dir(*, required: bool = True) -> Path | None:
     """:func:`facetlab.datasets.data_dir` (fetched and verified); ``None`` if optional and absent."""
-    from facetlab import datasets  # late: only when no data_dir was given
+    import facetlab.datasets  # late: only when no data_dir was given
 
     try:
-        return datasets.data_dir()
+        return facetlab.datasets.data_dir()
     except DataError:
         if required:
             raise
@@ -247,7 +248,7 @@ def record_row(
 ) -> dict[str, Any]:
     """The table row of one facetlab :class:`TrialRecord`."""
     instances = instances or {}
-    probe = _PROBES.get(record.probe, record.probe)
+    probe = probe_display(record.probe)
     instance_id = record.instance_id
     if probe == "C2" and record.base_instance_id:
         instance_id = record.base_instance_id  # C2 rows are keyed by their anchor, like FACET's

@@ -35,11 +35,11 @@ def did_you_mean(name: str, candidates: Iterable[str], *, prefix: str = "") -> s
 def _candidates(provider: str) -> list[str]:
     """Names a provider's model ids are checked against."""
     if provider == "simulated":
-        from facetlab.backends.simulated import RULES
+        from facetlab.reasoners.simulated import RULES
 
         return list(RULES)
     if provider == "replay":
-        from facetlab.backends.replay import load_index
+        from facetlab.reasoners.replay import load_index
 
         try:
             return sorted(load_index().models())

@@ -10,9 +10,11 @@ from facetlab.craft.adapters.llm import (
     openai_adapter,
     parse_reply,
 )
+from facetlab.craft.adapters.text import BackendTextModel, text_model
 
 __all__ = [
     "DEFAULT_MODELS",
+    "BackendTextModel",
     "LLMAgentAdapter",
     "anthropic_adapter",
     "bedrock_adapter",
@@ -20,4 +22,5 @@ __all__ = [
     "llm_adapter",
     "openai_adapter",
     "parse_reply",
+    "text_model",
 ]

@@ -7,7 +7,8 @@ tests the agent on garbage; CRAFT drops perturbations scoring below
 - :class:`HeuristicScorer` (default, offline): penalises what the edit made worse
   compared with the original: empty fields, doubled spaces or punctuation, dangling
   function words, cut words.
-- :class:`LLMJudgeScorer`: asks any facetlab backend to rate naturalness 0-10.
+- :class:`LLMJudgeScorer`: asks a :class:`~facetlab.craft.types.TextModel` (any facetlab
+  backend through :func:`facetlab.craft.adapters.text_model`) to rate naturalness 0-10.
 - :class:`ConstantScorer`: every perturbation passes (the specification's old stub).
 
 >>> from facetlab.craft.types import EvidenceRef
@@ -25,9 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from facetlab.craft._aio import on_backend_loop
 from facetlab.craft.path import iter_leaves
-from facetlab.craft.types import AgentInput, EvidenceRef
+from facetlab.craft.types import AgentInput, EvidenceRef, TextModel
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ Reply with JSON only: {{"score": <integer 0-10>, "reason": "<short reason>"}}"""
 
 
 class LLMJudgeScorer:
-    """Ask a facetlab backend to rate each changed text field 0-10; the field minimum wins.
+    """Ask a text model to rate each changed text field 0-10; the field minimum wins.
 
     A failed or unparsable judgement falls back to :class:`HeuristicScorer` and says so
     in the reasons. Judgements are cached per text.
@@ -166,8 +166,10 @@ class LLMJudgeScorer:
 
     name = "llm-judge"
 
-    def __init__(self, backend: Any, *, max_tokens: int = 200, temperature: float = 0.0) -> None:
-        self.backend = backend
+    def __init__(
+        self, model: TextModel, *, max_tokens: int = 200, temperature: float = 0.0
+    ) -> None:
+        self.model = model
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.fallback = HeuristicScorer()
@@ -178,17 +180,15 @@ class LLMJudgeScorer:
         with self._lock:
             if text in self._cache:
                 return self._cache[text]
-        from facetlab.backends.base import ModelRequest, SamplingParams
-
-        request = ModelRequest(
+        reply = self.model.complete(
             JUDGE_PROMPT.format(text=text),
-            params=SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens),
-            context={"probe": "craft-manifold-judge"},
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            purpose="craft-manifold-judge",
         )
-        response = on_backend_loop(self.backend.agenerate(request))
-        match = re.search(r"\{.*\}", response.text, re.DOTALL)
+        match = re.search(r"\{.*\}", reply, re.DOTALL)
         if match is None:
-            raise ValueError(f"judge reply has no JSON object: {response.text[:120]!r}")
+            raise ValueError(f"judge reply has no JSON object: {reply[:120]!r}")
         data = json.loads(match.group())
         raw = data.get("score")
         if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw <= 10:

@@ -1,6 +1,7 @@
 """On-manifold text perturbations: fluent negation and paraphrase of a cited span.
 
-With a facetlab backend the whole field is rewritten by the model (only the cited
+With a :class:`~facetlab.craft.types.TextModel` (a facetlab backend through
+:func:`facetlab.craft.adapters.text_model`) the whole field is rewritten by the model (only the cited
 meaning changes, or only its wording); without one, or when the model's reply is
 unusable, offline templates are used and the perturbation's ``note`` says so.
 
@@ -23,10 +24,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from facetlab.craft._aio import on_backend_loop
 from facetlab.craft.path import get_path, set_path
 from facetlab.craft.perturb.strategies import Perturbation, apply_strategy, splice
-from facetlab.craft.types import AgentInput, EvidenceRef
+from facetlab.craft.types import AgentInput, EvidenceRef, TextModel
 
 Mode = Literal["negation", "paraphrase"]
 
@@ -82,12 +82,12 @@ def paraphrase_phrase(text: str) -> str | None:
 
 
 class OnManifoldPerturber:
-    """Negation or paraphrase of a text span, through an LLM backend or offline templates."""
+    """Negation or paraphrase of a text span, through a text model or offline templates."""
 
     def __init__(
         self,
         mode: Mode,
-        backend: Any | None = None,
+        model: TextModel | None = None,
         *,
         temperature: float = 0.0,
         max_tokens: int = 800,
@@ -96,12 +96,12 @@ class OnManifoldPerturber:
             raise ValueError(f"mode must be 'negation' or 'paraphrase', got {mode!r}")
         self.mode: Mode = mode
         self.name = mode
-        self.backend = backend
+        self.model = model
         self.temperature = temperature
         self.max_tokens = max_tokens
 
     def __repr__(self) -> str:
-        via = getattr(self.backend, "provider", None) or "templates"
+        via = self.model.name if self.model is not None else "templates"
         return f"OnManifoldPerturber({self.mode!r}, via={via!r})"
 
     def _template(
@@ -132,25 +132,23 @@ class OnManifoldPerturber:
         ]
 
     def _rewrite(self, value: str, evidence: EvidenceRef) -> str:
-        from facetlab.backends.base import ModelRequest, SamplingParams
-
         assert evidence.span is not None
+        assert self.model is not None
         prompt = (
             _PROMPTS[self.mode].format(span=evidence.span.text)
             + "\n\nText:\n<<<\n"
             + value
             + '\n>>>\n\nReply with JSON only: {"text": "<the rewritten text>"}'
         )
-        request = ModelRequest(
+        reply = self.model.complete(
             prompt,
-            params=SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens),
-            context={"probe": f"craft-{self.mode}"},
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            purpose=f"craft-{self.mode}",
         )
-        backend: Any = self.backend
-        response = on_backend_loop(backend.agenerate(request))
-        match = re.search(r"\{.*\}", response.text, re.DOTALL)
+        match = re.search(r"\{.*\}", reply, re.DOTALL)
         if match is None:
-            raise ValueError(f"no JSON object in reply {response.text[:120]!r}")
+            raise ValueError(f"no JSON object in reply {reply[:120]!r}")
         text = json.loads(match.group()).get("text")
         if not isinstance(text, str) or not text.strip():
             raise ValueError("reply has no non-empty 'text'")
@@ -167,7 +165,7 @@ class OnManifoldPerturber:
         *,
         categories: Mapping[str, Sequence[Any]] | None = None,
     ) -> list[Perturbation]:
-        if self.backend is None or evidence.kind != "text" or evidence.span is None:
+        if self.model is None or evidence.kind != "text" or evidence.span is None:
             return self._template(input, evidence, categories, "template")
         value = get_path(input, evidence.path)
         try:
@@ -181,17 +179,17 @@ class OnManifoldPerturber:
                 evidence,
                 self.name,
                 set_path(input, evidence.path, text),
-                f'{self.mode} of "{evidence.span.text}" by {self.backend.model}',
+                f'{self.mode} of "{evidence.span.text}" by {self.model.name}',
                 "llm",
             )
         ]
 
 
-def negation(backend: Any | None = None, **kwargs: Any) -> OnManifoldPerturber:
-    """On-manifold negation of the cited span (LLM if ``backend`` is given, else templates)."""
-    return OnManifoldPerturber("negation", backend, **kwargs)
+def negation(model: TextModel | None = None, **kwargs: Any) -> OnManifoldPerturber:
+    """On-manifold negation of the cited span (LLM if ``model`` is given, else templates)."""
+    return OnManifoldPerturber("negation", model, **kwargs)
 
 
-def paraphrase(backend: Any | None = None, **kwargs: Any) -> OnManifoldPerturber:
-    """Meaning-preserving rewording of the span (LLM if ``backend`` is given, else templates)."""
-    return OnManifoldPerturber("paraphrase", backend, **kwargs)
+def paraphrase(model: TextModel | None = None, **kwargs: Any) -> OnManifoldPerturber:
+    """Meaning-preserving rewording of the span (LLM if ``model`` is given, else templates)."""
+    return OnManifoldPerturber("paraphrase", model, **kwargs)

@@ -26,9 +26,9 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
-from facetlab.craft.report import verdict_for
 from facetlab.craft.stats.sequential import sequential_state
 from facetlab.craft.stats.significance import BootstrapResult, differential_test
+from facetlab.craft.stats.verdict import verdict_for
 from facetlab.craft.types import Verdict
 
 METHODS: tuple[str, ...] = ("bootstrap", "exact", "sequential")

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 from urllib.parse import parse_qsl
 
+from facetlab.backends import register_backend
 from facetlab.backends.base import ModelRequest, ModelResponse, Usage
 from facetlab.errors import ConfigError, PermanentBackendError
 from facetlab.instances import DIRECTION_WORDS, NEUTRALIZED, SIGNAL_WORDS, favours, label_of
@@ -451,10 +452,4 @@ def _factory(model: str, *, base_url: str | None = None, **options: Any) -> Simu
     return SimulatedBackend.from_spec(f"{model}?{query}" if query else model)
 
 
-def _register() -> None:
-    from facetlab.backends import register_backend
-
-    register_backend("simulated", _factory)
-
-
-_register()
+register_backend("simulated", _factory)

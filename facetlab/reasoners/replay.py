@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import facetlab.datasets
 from facetlab.backends.base import ModelRequest, ModelResponse, Usage
 from facetlab.errors import ConfigError, PermanentBackendError, RecordError
 from facetlab.models import canonical_model
@@ -254,9 +255,7 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
     mirror = os.environ.get(ENV_MIRROR, "").strip()
     if mirror:
         return Path(mirror).expanduser()
-    from facetlab import datasets
-
-    return datasets.data_dir()
+    return facetlab.datasets.data_dir()
 
 
 class ReplayBackend:

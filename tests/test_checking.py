@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from facetlab.checking import Problem, json_schema, validate, validate_paths
 from facetlab.cli import app
-from facetlab.validate import Problem, json_schema, validate, validate_paths
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BROKEN = FIXTURES / "broken_instances"

@@ -14,7 +14,7 @@ looked up among the files being checked and in the local FACET data, if it is
 already present (validation never downloads).
 
 Example:
-    >>> from facetlab.validate import validate_paths
+    >>> from facetlab.checking import validate_paths
     >>> for problem in validate_paths(["instances/"]):  # doctest: +SKIP
     ...     print(problem)
 """
@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from facetlab.datasets import ENV_MIRROR, cache_dir
 from facetlab.instances import (
     CUE_PHRASES,
     ComplianceSet,
@@ -185,10 +186,8 @@ def _parse(file: str, path: Path) -> tuple[_Parsed | None, list[Problem]]:
 
 def _local_facet_instances() -> list[Path]:
     """FACET instance files already on disk (mirror or cache); never downloads."""
-    from facetlab import datasets
-
-    folders = [datasets.cache_dir() / "instances"]
-    mirror = os.environ.get(datasets.ENV_MIRROR)
+    folders = [cache_dir() / "instances"]
+    mirror = os.environ.get(ENV_MIRROR)
     if mirror:
         folders.append(Path(mirror) / "instances")
     return [p for folder in folders if folder.is_dir() for p in sorted(folder.glob("*.json"))]

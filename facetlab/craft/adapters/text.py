@@ -1,0 +1,42 @@
+"""A facetlab backend as a CRAFT :class:`~facetlab.craft.types.TextModel`.
+
+The CRAFT core names no provider; the LLM judge and the on-manifold rewrites take a
+``TextModel``. This adapter turns any facetlab backend into one:
+
+>>> from facetlab.backends import get_backend
+>>> from facetlab.craft import LLMJudgeScorer, negation
+>>> model = text_model(get_backend("anthropic/claude-sonnet-4-6"))  # doctest: +SKIP
+>>> perturber, judge = negation(model), LLMJudgeScorer(model)      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from facetlab.backends.base import ModelRequest, SamplingParams
+from facetlab.craft._aio import on_backend_loop
+
+
+@dataclass(frozen=True)
+class BackendTextModel:
+    """Completes prompts through a facetlab backend, on CRAFT's one backend event loop."""
+
+    backend: Any
+
+    @property
+    def name(self) -> str:
+        return str(getattr(self.backend, "model", type(self.backend).__name__))
+
+    def complete(self, prompt: str, *, temperature: float, max_tokens: int, purpose: str) -> str:
+        request = ModelRequest(
+            prompt,
+            params=SamplingParams(temperature=temperature, max_tokens=max_tokens),
+            context={"probe": purpose},
+        )
+        return str(on_backend_loop(self.backend.agenerate(request)).text)
+
+
+def text_model(backend: Any) -> BackendTextModel:
+    """``backend`` (a :class:`facetlab.backends.Backend`) as a CRAFT text model."""
+    return BackendTextModel(backend)

@@ -1,0 +1,263 @@
+"""Semantic checks of instance documents: every problem as an :class:`Issue` with its JSON pointer.
+
+The checks behind ``facetlab validate`` and the loaders: pydantic errors turned into
+"expected ..." lines, factor counts and ids, directionality, perturbation and
+compliance sets against their base instance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ValidationError
+
+from facetlab.instances.directionality import NEUTRALIZED, VOCABULARY_HINT, favours
+from facetlab.instances.schema import ComplianceSet, Instance, PerturbationSet, label_of
+from facetlab.jsonio import json_type
+
+
+@dataclass(frozen=True)
+class Issue:
+    """A problem inside one JSON document (the file is added by the caller)."""
+
+    pointer: str
+    severity: Literal["error", "warning"]
+    message: str
+
+
+def _pointer(loc: Sequence[int | str]) -> str:
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in loc)
+
+
+def _expected(model: type[BaseModel], loc: Sequence[int | str]) -> str | None:
+    """'a string: what it is' for the field at ``loc``, walking the model tree."""
+    current: type[BaseModel] | None = model
+    info = None
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if current is None or part not in current.model_fields:
+            return None
+        info = current.model_fields[part]
+        annotation = info.annotation
+        args = getattr(annotation, "__args__", ())
+        nested = [
+            a for a in (annotation, *args) if isinstance(a, type) and issubclass(a, BaseModel)
+        ]
+        current = nested[0] if nested else None
+    if info is None:
+        return None
+    origin = getattr(info.annotation, "__origin__", None)
+    if origin is list:
+        kind = "an array"
+    elif current is not None:
+        kind = "an object"
+    elif info.annotation is str:
+        kind = "a string"
+    else:
+        kind = "a value"
+    description = (info.description or "").rstrip(".")
+    return f"{kind}: {description[:1].lower()}{description[1:]}" if description else kind
+
+
+def parse_issues(error: ValidationError, model: type[BaseModel]) -> list[Issue]:
+    """Turn a pydantic ``ValidationError`` into :class:`Issue` lines that say what was expected."""
+    issues = []
+    for err in error.errors(include_url=False):
+        loc = tuple(err["loc"])
+        kind = err["type"]
+        value = err.get("input")
+        name = str(loc[-1]) if loc else "value"
+        if kind == "missing":
+            what = _expected(model, loc)
+            message = f"missing required field '{name}'" + (f" (expected {what})" if what else "")
+        elif kind == "string_type":
+            message = f"expected a string, got {json_type(value)}"
+        elif kind in ("float_type", "float_parsing", "int_type", "int_parsing"):
+            message = f"expected a number, got {json_type(value)}"
+        elif kind in ("bool_type", "bool_parsing"):
+            message = f"expected true or false, got {json_type(value)}"
+        elif kind == "list_type":
+            message = f"expected an array, got {json_type(value)}"
+        elif kind in ("model_type", "dict_type", "model_attributes_type"):
+            message = f"expected an object, got {json_type(value)}"
+        elif kind == "value_error":
+            message = str(err["msg"]).removeprefix("Value error, ")
+        else:
+            message = str(err["msg"])
+        issues.append(Issue(_pointer(loc), "error", message))
+    return issues
+
+
+def instance_issues(instance: Instance) -> list[Issue]:
+    """Checks beyond the field types: factor count, ids, counterfactual structure, weights.
+
+    Example:
+        >>> factors = [{"factor_id": "f1", "text": "A.", "directionality": "toward_yes"}] * 2
+        >>> inst = Instance.model_validate({"instance_id": "x", "doctrine": "d",
+        ...     "case_background": "B.", "factors": factors, "question": "Q?",
+        ...     "ground_truth": {"answer": "no", "rationale": "R."}})
+        >>> [(i.pointer, i.severity) for i in instance_issues(inst)]
+        [('/factors', 'warning'), ('/factors/1/factor_id', 'error')]
+    """
+    issues: list[Issue] = []
+    n = instance.n_factors
+    if n < 2:
+        issues.append(Issue("/factors", "error", f"expected at least 2 factors, found {n}"))
+    elif n < 5:
+        issues.append(
+            Issue(
+                "/factors",
+                "warning",
+                f"expected at least 5 factors for a multi-factor probe, found {n}",
+            )
+        )
+    seen: dict[str, int] = {}
+    for i, factor in enumerate(instance.factors):
+        if factor.factor_id in seen:
+            issues.append(
+                Issue(
+                    f"/factors/{i}/factor_id",
+                    "error",
+                    f"duplicate factor_id {factor.factor_id!r} (also at /factors/{seen[factor.factor_id]}); expected unique ids",
+                )
+            )
+        else:
+            seen[factor.factor_id] = i
+    issues.extend(_direction_issues(instance))
+    neutralized = instance.neutralized_labels
+    if instance.is_counterfactual and len(neutralized) != 1:
+        found = ", ".join(neutralized) if neutralized else "none"
+        issues.append(
+            Issue(
+                "/factors",
+                "error",
+                f"a counterfactual needs exactly one factor with directionality 'neutralized', found {len(neutralized)} ({found})",
+            )
+        )
+    elif not instance.is_counterfactual and neutralized:
+        issues.append(
+            Issue(
+                f"/factors/{int(neutralized[0][1:]) - 1}/directionality",
+                "warning",
+                "factor is 'neutralized' but the instance is not a counterfactual; "
+                "expected base_instance_id or instance_type 'counterfactual'",
+            )
+        )
+    if instance.ground_truth.answer.strip().lower() not in ("yes", "no"):
+        issues.append(
+            Issue(
+                "/ground_truth/answer",
+                "warning",
+                f"expected 'yes' or 'no' (probes score yes/no answers), got {instance.ground_truth.answer!r}",
+            )
+        )
+    estimates = [f.in_case_weight_estimate for f in instance.factors]
+    present = [e for e in estimates if e is not None]
+    if present and len(present) != len(estimates):
+        missing = [label_of(i) for i, e in enumerate(estimates) if e is None]
+        issues.append(
+            Issue(
+                "/factors",
+                "warning",
+                f"in_case_weight_estimate missing for {', '.join(missing)}; expected all or none",
+            )
+        )
+    elif present:
+        total = sum(present)
+        if not (math.isclose(total, 1.0, abs_tol=0.02) or math.isclose(total, 100.0, abs_tol=2.0)):
+            issues.append(
+                Issue(
+                    "/factors",
+                    "warning",
+                    f"in_case_weight_estimate values sum to {total:g}; expected about 1 (fractions) or 100 (percents)",
+                )
+            )
+    return issues
+
+
+def _direction_issues(instance: Instance) -> list[Issue]:
+    """Every factor's direction must map to yes / no / neither (see :func:`favours`)."""
+    issues: list[Issue] = []
+    vocabulary = instance.directionality_vocabulary or {}
+    for word in vocabulary:
+        if word.strip().lower() == NEUTRALIZED and vocabulary[word] != "neither":
+            issues.append(
+                Issue(
+                    _pointer(("directionality_vocabulary", word)),
+                    "error",
+                    "'neutralized' marks the counterfactual's neutralized factor; expected it "
+                    "to map to 'neither' (or to be left out)",
+                )
+            )
+    for i, factor in enumerate(instance.factors):
+        if favours(factor.directionality, vocabulary) is None:
+            issues.append(
+                Issue(
+                    f"/factors/{i}/directionality",
+                    "error",
+                    f"directionality {factor.directionality!r} maps to no answer of the "
+                    f"yes/no question; {VOCABULARY_HINT}",
+                )
+            )
+    return issues
+
+
+def perturbation_issues(pset: PerturbationSet, base: Instance | None) -> list[Issue]:
+    """Checks of a C2 set against its base instance (None: base unknown, only self-checks)."""
+    issues: list[Issue] = []
+    seen: dict[str, int] = {}
+    for i, p in enumerate(pset.perturbations):
+        if p.perturbed_factor_id in seen:
+            issues.append(
+                Issue(
+                    f"/perturbations/{i}/perturbed_factor_id",
+                    "error",
+                    f"second rewrite of factor {p.perturbed_factor_id!r} (first at /perturbations/{seen[p.perturbed_factor_id]}); expected one per factor",
+                )
+            )
+        seen.setdefault(p.perturbed_factor_id, i)
+    if base is None:
+        return issues
+    ids = [f.factor_id for f in base.factors]
+    for i, p in enumerate(pset.perturbations):
+        if p.perturbed_factor_id not in ids:
+            issues.append(
+                Issue(
+                    f"/perturbations/{i}/perturbed_factor_id",
+                    "error",
+                    f"unknown factor {p.perturbed_factor_id!r}; expected a factor_id of {base.instance_id} ({', '.join(ids)})",
+                )
+            )
+    missing = [fid for fid in ids if fid not in seen]
+    if missing:
+        issues.append(
+            Issue(
+                "/perturbations",
+                "warning",
+                f"no neutral rewrite for {', '.join(missing)}; expected one per factor of {base.instance_id}",
+            )
+        )
+    return issues
+
+
+def compliance_issues(cset: ComplianceSet, base: Instance | None) -> list[Issue]:
+    """Checks of a C3 set against its base instance (None: base unknown)."""
+    issues: list[Issue] = []
+    if base is None:
+        return issues
+    ids = [f.factor_id for f in base.factors]
+    for i, req in enumerate(cset.compliance_requirements):
+        fid = req.base_factor_id
+        if req.maps_to_base_factor and fid not in ids:
+            issues.append(
+                Issue(
+                    f"/compliance_requirements/{i}/maps_to_base_factor",
+                    "error",
+                    f"unknown factor {req.maps_to_base_factor!r}; expected it to start with a factor_id of {base.instance_id} ({', '.join(ids)})",
+                )
+            )
+    return issues

@@ -1,0 +1,197 @@
+"""Reading instance, perturbation and compliance files, with errors that name file and field.
+
+``load_instances()`` without arguments reads the FACET v3 instances from the local
+data (:func:`facetlab.datasets.data_dir`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from facetlab.errors import InstanceError
+from facetlab.instances.checks import Issue, instance_issues, parse_issues, perturbation_issues
+from facetlab.instances.schema import ComplianceSet, FileKind, Instance, PerturbationSet
+from facetlab.jsonio import json_type, read_json_file
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file; any failure is an :class:`InstanceError` naming the file.
+
+    Example: ``read_json(Path("bad.json"))`` raises
+    ``InstanceError("bad.json: invalid JSON at line 5 column 1: ...")``.
+    """
+    data, problem = read_json_file(path)
+    if problem is not None:
+        raise InstanceError(f"{path}: {problem}")
+    return data
+
+
+def detect_kind(path: Path, data: object) -> FileKind:
+    """Which kind of file this is: by shape first, then by folder or file name.
+
+    >>> detect_kind(Path("x.json"), {"perturbations": []})
+    'perturbations'
+    >>> detect_kind(Path("compliance/x-c3.json"), None)
+    'compliance'
+    """
+    if isinstance(data, dict):
+        if "perturbations" in data:
+            return "perturbations"
+        if "compliance_requirements" in data:
+            return "compliance"
+        if "factors" in data:
+            return "instance"
+    if path.parent.name == "perturbations" or path.name.endswith("-c2.json"):
+        return "perturbations"
+    if path.parent.name == "compliance" or path.name.endswith("-c3.json"):
+        return "compliance"
+    return "instance"
+
+
+def _raise(path: Path, issues: Iterable[Issue]) -> None:
+    errors = [i for i in issues if i.severity == "error"]
+    if errors:
+        lines = [f"{path}:{i.pointer}: {i.message}" for i in errors]
+        raise InstanceError("\n".join(lines))
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _parse(path: Path, model: type[M], data: object | None = None) -> M:
+    if data is None:
+        data = read_json(path)
+    if not isinstance(data, dict):
+        raise InstanceError(
+            f"{path}: expected a JSON object at the top level, got {json_type(data)}"
+        )
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        _raise(path, parse_issues(exc, model))
+        raise  # unreachable: parse_issues always yields errors for a ValidationError
+
+
+def load_instance(path: Path | str) -> Instance:
+    """Read and check one instance file; raise :class:`InstanceError` on any error.
+
+    Warnings (e.g. fewer than 5 factors) do not stop loading; ``facetlab
+    validate`` lists them.
+
+    Example:
+        >>> inst = load_instance("instances/example-domain-0001.json")  # doctest: +SKIP
+        >>> inst.labels[:2], inst.ground_truth.answer  # doctest: +SKIP
+        (['F1', 'F2'], 'no')
+    """
+    path = Path(path)
+    instance = _parse(path, Instance)
+    _raise(path, instance_issues(instance))
+    return instance
+
+
+def load_perturbation_set(path: Path | str) -> PerturbationSet:
+    """Read one C2 perturbation file (``instances/perturbations/<id>-c2.json``)."""
+    path = Path(path)
+    pset = _parse(path, PerturbationSet)
+    _raise(path, perturbation_issues(pset, None))
+    return pset
+
+
+def load_compliance_set(path: Path | str) -> ComplianceSet:
+    """Read one C3 compliance file (``instances/compliance/<id>-c3.json``)."""
+    return _parse(Path(path), ComplianceSet)
+
+
+def _facet_instances_dir() -> Path:
+    from facetlab.datasets import data_dir  # late import: datasets is heavier and optional here
+
+    return data_dir() / "instances"
+
+
+def _instance_files(directory: Path) -> list[Path]:
+    files = []
+    for path in sorted(directory.glob("*.json")):
+        data, problem = read_json_file(path)
+        # An unreadable file is kept: load_instance reports it precisely.
+        if problem is not None or detect_kind(path, data) == "instance":
+            files.append(path)
+    return files
+
+
+def _resolve(item: Path | str) -> list[Path]:
+    path = Path(item)
+    if path.is_dir():
+        return _instance_files(path)
+    if path.is_file():
+        return [path]
+    if isinstance(item, str) and "/" not in item and not item.endswith(".json"):
+        candidate = _facet_instances_dir() / f"{item}.json"
+        if candidate.is_file():
+            return [candidate]
+        raise InstanceError(
+            f"instance {item!r}: expected a file, a folder or an instance id; "
+            f"no {candidate.name} in {candidate.parent}"
+        )
+    raise InstanceError(f"{item}: no such file or folder (expected instance JSON files)")
+
+
+def load_instances(
+    source: Path | str | Iterable[Path | str] | None = None,
+) -> dict[str, Instance]:
+    """Load instances keyed by ``instance_id``, in file-name order.
+
+    ``source`` is a folder (its top-level instance files; C2/C3 files are
+    skipped), one file, an instance id resolved in the FACET data, or an
+    iterable of those. None means every FACET v3 instance (fetched and
+    verified on first use, see :mod:`facetlab.datasets`).
+
+    Example:
+        >>> load_instances(["facet-neg-cf-001", "facet-neg-0002"])  # doctest: +SKIP
+    """
+    items: list[Path | str]
+    if source is None:
+        items = [_facet_instances_dir()]
+    elif isinstance(source, (str, Path)):
+        items = [source]
+    else:
+        items = list(source)
+    instances: dict[str, Instance] = {}
+    origin: dict[str, Path] = {}
+    for item in items:
+        for path in _resolve(item):
+            inst = load_instance(path)
+            if inst.instance_id in instances and origin[inst.instance_id] != path:
+                raise InstanceError(
+                    f"{path}:/instance_id: duplicate instance_id {inst.instance_id!r} "
+                    f"(also in {origin[inst.instance_id]}); expected unique ids"
+                )
+            instances[inst.instance_id] = inst
+            origin[inst.instance_id] = path
+    return instances
+
+
+def find_perturbation_set(
+    instance_id: str, instances_dir: Path | str | None = None
+) -> PerturbationSet | None:
+    """The C2 set whose base is ``instance_id``, or None if there is none.
+
+    Looks in ``<instances_dir>/perturbations/`` (default: the FACET data),
+    first at ``<instance_id>-c2.json``, then at every file's ``base_instance_id``.
+    """
+    folder = (Path(instances_dir) if instances_dir else _facet_instances_dir()) / "perturbations"
+    direct = folder / f"{instance_id}-c2.json"
+    if direct.is_file():
+        pset = load_perturbation_set(direct)
+        if pset.base_instance_id == instance_id:
+            return pset
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        if path == direct:
+            continue
+        pset = load_perturbation_set(path)
+        if pset.base_instance_id == instance_id:
+            return pset
+    return None

@@ -1,0 +1,28 @@
+"""A probe's verdict against the truth: detected, missed, false alarm, correct pass (or unparsed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from facetlab.validity.design import PROBES
+
+OUTCOMES: tuple[str, ...] = ("detected", "missed", "false_alarm", "correct_pass", "unparsed")
+"""Per-trial outcome of a verdict against the truth."""
+
+
+CRAFT = "CRAFT"
+
+
+MATRIX_PROBES: tuple[str, ...] = (*PROBES, CRAFT)
+"""The matrix columns: the four FACET probes, then CRAFT through the bridge."""
+
+
+def outcome(flagged: Any, real: bool) -> str:
+    """:data:`OUTCOMES` entry of a verdict (None/NA: no verdict) given whether the failure is real."""
+    if flagged is None or flagged is pd.NA:
+        return "unparsed"
+    if real:
+        return "detected" if flagged else "missed"
+    return "false_alarm" if flagged else "correct_pass"
