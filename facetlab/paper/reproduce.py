@@ -712,7 +712,7 @@ def _claim_line(row: Mapping[str, str]) -> str:
 
 
 def notebook_defaults(notebook: Path) -> dict[str, Any]:
-    """The values assigned in the notebook's ``parameters`` cell (literals only).
+    r"""The values assigned in the notebook's ``parameters`` cell (literals only).
 
     >>> import json, tempfile
     >>> cell = {"cell_type": "code", "metadata": {"tags": ["parameters"]},
