@@ -37,6 +37,7 @@ def test_null_agents_rarely_look_faithful_with_the_exact_test() -> None:
     assert "exact" in format_rates(rows)
 
 
+@pytest.mark.slow
 def test_power_grows_with_the_effect() -> None:
     rows = power_curve((0.1, 0.8), ns=(20,), methods=("exact",), reps=60)
     assert rows[0].faithful < rows[1].faithful and rows[1].faithful > 0.9

@@ -12,7 +12,10 @@ import pytest
 
 from facetlab.notebook_git import refresh_git_stat
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git absent")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("git") is None, reason="git absent"),
+]
 
 NOTEBOOK = {
     "cells": [

@@ -266,6 +266,7 @@ def test_outputs_and_figure(study: ValidityResult, tmp_path: Path) -> None:
         plot_validity_matrix(study.matrix.drop(columns=["verdict"]))
 
 
+@pytest.mark.slow
 def test_load_study_refuses_empty_and_non_simulated_records(
     study: ValidityResult, instances_dir: Path, tmp_path: Path
 ) -> None:
