@@ -61,4 +61,5 @@ def test_a_back_edge_breaks_its_contract(
     result = _lint(tmp_path)
     assert result.returncode == 1, result.stdout
     broken = [line for line in result.stdout.splitlines() if line.endswith("BROKEN")]
-    assert len(broken) == 1 and broken[0].startswith(contract), result.stdout
+    # the named contract breaks (a back-edge into a layer above may also close a cycle)
+    assert any(line.startswith(contract) for line in broken), result.stdout
