@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from facetlab.backends.base import Usage  # one token-usage type, as the provider reported it
 from facetlab.probes.base import Parsed, ParseStatus  # a probe's parse result is recorded as is
 
 __all__ = [
@@ -40,13 +41,6 @@ TrialStatus = Literal["ok", "failed"]
 def prompt_sha256(prompt: str) -> str:
     """The sha256 hex digest of a prompt's UTF-8 bytes (the record's ``prompt_sha256``)."""
     return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
-
-
-class Usage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
 
 
 class TrialRecord(BaseModel):
