@@ -182,3 +182,22 @@ def test_a_new_report_leaves_no_stale_outputs(tmp_path: Path) -> None:
         path.write_text("x")
     assert sorted(clear_previous(tmp_path)) == sorted(mine)
     assert all(p.is_file() for p in theirs) and not any(p.exists() for p in mine)
+
+
+def test_report_command_default_threshold_is_the_analysis_default() -> None:
+    from facetlab.analysis.rules import DEFAULT_THRESHOLD
+    from facetlab.commands import report
+
+    assert report.DEFAULT_THRESHOLD == DEFAULT_THRESHOLD
+
+
+def test_commands_and_the_runner_start_without_pandas() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, facetlab.cli, facetlab.runner.api, facetlab.commands.run; "
+        "print('pandas' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -6,10 +6,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from facetlab.probes.base import Parsed
 from facetlab.records.own import read_record, read_records, write_record
 from facetlab.records.schema import RECORD_FORMAT, TrialRecord, Usage, prompt_sha256
-from facetlab.records.table import COLUMNS, SOURCES, RecordWarning, load_trials
+
+if TYPE_CHECKING:
+    from facetlab.records.table import COLUMNS, SOURCES, RecordWarning, load_trials
+
+_TABLE = {"COLUMNS", "SOURCES", "RecordWarning", "load_trials"}
 
 __all__ = [
     "COLUMNS",
@@ -25,3 +31,13 @@ __all__ = [
     "read_records",
     "write_record",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The trials table needs pandas (~0.3 s to import); a sweep that only writes records
+    # (`facetlab run`) never loads it.
+    if name in _TABLE:
+        from facetlab.records import table
+
+        return getattr(table, name)
+    raise AttributeError(f"module 'facetlab.records' has no attribute {name!r}")
