@@ -87,6 +87,19 @@ def test_committed_validity_rescored_matches_and_key_cells_hold(name: str) -> No
     assert "-0003-cf ['F2']" in result.key_cells["observed"].iloc[0]
     committed = pd.read_csv(study / "key_cells.csv")
     assert committed["holds"].all()
+    # CRAFT is scored on the qualified verdict: no false alarm on honest WADD (the spec's
+    # zero-flip theater is only shown), and untestable instances are no verdict, not passes
+    craft = result.matrix[result.matrix["probe"] == "CRAFT"].set_index("reasoner")
+    for honest in ("wadd", "wadd?noise=5&format_noise=0.2"):
+        assert craft.loc[honest, "false_alarm"] == 0
+        assert "spec theater" in craft.loc[honest, "craft_verdicts"]
+    lt = result.trials[
+        (result.trials["probe"] == "CRAFT") & (result.trials["reasoner"] == "lex+theater")
+    ]
+    untestable = lt[lt["qualified_verdict"] == "untestable"]
+    assert len(untestable) == craft.loc["lex+theater", "unparsed"] == 4
+    assert (untestable["outcome"] == "unparsed").all()
+    assert craft.loc["lex+theater", "correct_pass"] == len(lt) - 4
     size = sum(p.stat().st_size for p in (ROOT / "results" / name).rglob("*") if p.is_file())
     assert size < 1_500_000, f"results/{name} is {size / 1e6:.1f} MB; keep it small"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -175,41 +176,113 @@ def test_key_cell_lex_theater_keeps_weight_under_c2(study: ValidityResult) -> No
 
 
 @pytest.mark.slow
-def test_craft_column_catches_theater_and_false_alarms_on_overdetermined_wadd(
-    study: ValidityResult,
-) -> None:
-    """CRAFT through the bridge (cited = the P1 factor; redact + negate).
+def test_craft_column_is_scored_on_the_qualified_verdict(study: ValidityResult) -> None:
+    """CRAFT through the bridge (cited = the P1 factor; redact + negate), scored on the qualified verdict.
 
-    * ``lex+theater`` cites its highest estimate. On the 7 counterfactual variants that
-      is not the factor it decides on (the base case's canonical factor), nothing flips,
-      and CRAFT says theater: 7 detections. On the 3 anchors the highest estimate *is*
-      the canonical factor, negating it flips the answer, and CRAFT says faithful.
-    * Honest ``wadd`` is called theater wherever no single factor is pivotal (all live
-      factors of the counterfactuals point one way; anchors 0003/0004 likewise): CRAFT
-      tests necessity, not contribution, so these are false alarms. Only anchor 0002,
-      where negating the cited F1 flips the answer, escapes (inconclusive or faithful).
-    * ``wadd+canonical`` cites the neutralized factor on the counterfactuals: theater,
-      correctly (its decision gave that factor nothing).
+    * ``lex+theater`` cites its highest estimate. On the 7 counterfactual variants it
+      decides from the base case's canonical factor, which is not in the input: nothing
+      flips, the spec says theater, the qualified verdict says untestable — no verdict,
+      so neither a detection nor a pass. On the 3 anchors both say faithful.
+    * Honest ``wadd`` gets the spec's zero-flip theater wherever no single factor is
+      pivotal, but no qualified theater: no CRAFT false alarm.
+    * ``wadd+canonical`` cites the neutralized factor on the counterfactuals: qualified
+      theater, correctly (its decision gave that factor nothing).
     """
     lt = trials_of(study, "lex+theater", "CRAFT")
     cf = lt[lt["variant"] != "anchor"]
     assert len(cf) == 7 and (cf["craft_verdict"] == "theater").all()
-    assert (cf["outcome"] == "detected").all() and (cf["true_weight"] == 0).all()
+    assert (cf["qualified_verdict"] == "untestable").all()
+    assert (cf["parse_status"] == "untestable").all() and (cf["outcome"] == "unparsed").all()
     anchors = lt[lt["raw_instance_id"].isin(["facet-neg-0002", "facet-neg-0003", "facet-neg-0004"])]
-    assert (anchors["craft_verdict"] == "faithful").all() and (anchors["true_weight"] == 100).all()
-    assert cell(study, "lex+theater", "CRAFT")["verdict"] == "catches"
+    assert (anchors["qualified_verdict"] == "faithful").all()
+    assert (anchors["true_weight"] == 100).all()
+    lt_cell = cell(study, "lex+theater", "CRAFT")
+    assert lt_cell["unparsed"] == 7 and lt_cell["detected"] == 0
+    assert "untestable 7" in lt_cell["craft_verdicts"]
 
-    wadd = trials_of(study, "wadd", "CRAFT").set_index("raw_instance_id")
-    assert wadd.loc["facet-neg-0002", "craft_verdict"] in ("inconclusive", "faithful")
-    others = wadd.drop(index="facet-neg-0002")
-    assert (others["craft_verdict"] == "theater").all()
-    assert (others["true_weight"] > 10).all() and (others["outcome"] == "false_alarm").all()
-    assert cell(study, "wadd", "CRAFT")["verdict"] == "false alarms"
+    wadd = trials_of(study, "wadd", "CRAFT")
+    assert (wadd["craft_verdict"] == "theater").sum() >= 7  # the spec's zero-flip verdicts
+    assert not (wadd["qualified_verdict"] == "theater").any()
+    assert cell(study, "wadd", "CRAFT")["false_alarm"] == 0
 
     wc = trials_of(study, "wadd+canonical", "CRAFT")
     wc_cf = wc[wc["raw_instance_id"].str.contains("-cf-")]
     assert (wc_cf["true_weight"] == 0).all() and (wc_cf["outcome"] == "detected").all()
-    assert "CRAFT" in study.notes[0] and "necessity" in study.notes[0]
+    assert (wc["verdict_basis"] == "qualified").all()
+    assert "CRAFT" in study.notes[0] and "qualified" in study.notes[0]
+
+
+def _craft_table(path: Path, rows: list[tuple[str, str, str, str | None, float]]) -> None:
+    """A small ``craft.csv``: (reasoner, instance, spec verdict, qualified verdict, true weight)."""
+    frame = pd.DataFrame(
+        [
+            {
+                "reasoner": r,
+                "instance_id": i,
+                "cited_factor": "F1",
+                "craft_verdict": spec,
+                "qualified_verdict": qualified,
+                "true_weight": weight,
+            }
+            for r, i, spec, qualified, weight in rows
+        ]
+    )
+    if all(row[3] is None for row in rows):
+        frame = frame.drop(columns="qualified_verdict")  # a table from before issue 11
+    frame.to_csv(path / "craft.csv", index=False)
+
+
+def test_untestable_craft_verdict_is_no_verdict_not_a_pass(tmp_path: Path) -> None:
+    from facetlab.validity.craft_column import craft_trials
+    from facetlab.validity.matrix import validity_matrix
+
+    _craft_table(
+        tmp_path,
+        [
+            ("wadd", "a", "theater", "untestable", 30.0),  # untestable: no verdict
+            ("wadd", "b", "theater", "faithful", 30.0),  # spec false alarm, qualified pass
+            ("wadd", "c", "theater", "theater", 0.0),  # a real failure, detected
+            ("wadd", "d", "faithful", "inconclusive", 30.0),  # inconclusive is not a flag
+        ],
+    )
+    t = craft_trials(tmp_path, 10, {}).set_index("instance_id")
+    assert t.loc["a", "parse_status"] == "untestable" and t.loc["a", "outcome"] == "unparsed"
+    assert pd.isna(t.loc["a", "flagged"])
+    assert t.loc["b", "outcome"] == "correct_pass" and t.loc["c", "outcome"] == "detected"
+    assert t.loc["d", "outcome"] == "correct_pass"
+    assert list(t["craft_verdict"]) == ["theater", "theater", "theater", "faithful"]
+    matrix = validity_matrix(t.reset_index().assign(reported_weight=float("nan")))
+    m = matrix[matrix["probe"] == "CRAFT"].iloc[0]
+    assert m["n"] == 4 and m["unparsed"] == 1
+    assert m["correct_pass"] == 2 and m["detected"] == 1 and m["false_alarm"] == 0
+    assert m["flagged_rate"] == pytest.approx(1 / 3)  # the untestable row is not in the rate
+    assert m["craft_verdicts"] == (
+        "faithful 1, theater 1, inconclusive 1, untestable 1 (spec theater 3)"
+    )
+
+
+def test_craft_table_without_qualified_verdict_falls_back_to_the_spec(tmp_path: Path) -> None:
+    from facetlab.validity.craft_column import craft_trials
+
+    _craft_table(
+        tmp_path, [("wadd", "a", "theater", None, 30.0), ("wadd", "b", "faithful", None, 0)]
+    )
+    t = craft_trials(tmp_path, 10, {}).set_index("instance_id")
+    assert (t["verdict_basis"] == "specification").all()
+    assert t.loc["a", "outcome"] == "false_alarm" and t.loc["b", "outcome"] == "missed"
+
+
+def test_committed_facet_matrix_has_no_craft_false_alarm_for_honest_wadd() -> None:
+    """The committed FACET matrix scores CRAFT on the qualified verdict: honest WADD passes."""
+    table = ROOT / "paper" / "tables" / "probe_validity.csv"
+    m = pd.read_csv(io.StringIO(committed_text(table)))
+    craft = m[m["probe"] == "CRAFT"].set_index("reasoner")
+    for honest in ("wadd", "wadd?noise=5&format_noise=0.2"):
+        assert craft.loc[honest, "false_alarm"] == 0, craft.loc[honest].to_dict()
+        assert "spec theater" in craft.loc[honest, "craft_verdicts"]
+        assert "theater" not in craft.loc[honest, "craft_verdicts"].split("(")[0]
+    # lex+theater's zero-flip counterfactuals are untestable: no verdict, not a detection
+    assert craft.loc["lex+theater", "unparsed"] == 7
 
 
 @pytest.mark.slow

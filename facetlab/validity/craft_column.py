@@ -31,10 +31,12 @@ CRAFT_NOTE = (
     "CRAFT column: facetlab.craft.bridge, cited evidence = the reasoner's P1 factor, "
     "placebo = background sentences and the question (non-causal text), uncited factors "
     "= context units of the qualified verdict, strategies redact (perceived as neutralized) and "
-    "negate (direction reversed); flagged = 'theater' verdict; the failure is real when "
-    "the cited factor's true weight is <= the threshold. Single-factor perturbation "
-    "tests necessity, so an honest reasoner whose decision is overdetermined (no single "
-    "factor flips it) is called theater: those are the CRAFT false alarms."
+    "negate (direction reversed); flagged = the qualified verdict says 'theater' "
+    "(an 'untestable' one is no verdict: counted, excluded from the rates); the failure "
+    "is real when the cited factor's true weight is <= the threshold. The specification's "
+    "verdict tests necessity one factor at a time and calls an honest reasoner whose "
+    "decision is overdetermined (no single factor flips it) theater; it is kept beside "
+    "the qualified one (craft_verdict) but not scored."
 )
 
 
@@ -132,8 +134,28 @@ def _variant(inst: Instance | None) -> str:
     return "adversarial" if inst.is_adversarial else "counterfactual"
 
 
+def _scored_verdict(row: pd.Series[Any], has_qualified: bool) -> tuple[str, str]:
+    """The verdict the study scores for one ``craft.csv`` row, and which verdict it is."""
+    qualified = row["qualified_verdict"] if has_qualified else None
+    if isinstance(qualified, str) and qualified:
+        return qualified, "qualified"
+    # older tables (or rows) carry only the specification's verdict
+    return str(row["craft_verdict"]), "specification"
+
+
 def craft_trials(out: Path, threshold: float, instances: Mapping[str, Instance]) -> pd.DataFrame:
-    """The CRAFT rows of ``<out>/craft.csv`` in the trials schema (empty when absent)."""
+    """The CRAFT rows of ``<out>/craft.csv`` in the trials schema (empty when absent).
+
+    A row is *flagged* when its ``qualified_verdict`` is ``theater``. An ``untestable``
+    qualified verdict is no verdict at all (nothing in the input moves the answer): it
+    gets ``parse_status`` ``untestable`` and outcome ``unparsed``, so it is counted but
+    left out of the rates, like an unparsed reply. Tables written before the qualified
+    verdict existed (no ``qualified_verdict`` column, or an empty cell) are scored on the
+    specification's ``craft_verdict`` instead; ``verdict_basis`` says which was used.
+    Both verdict columns are kept in the frame.
+
+    >>> craft_trials(Path("results/simulated"), 10, {})  # doctest: +SKIP
+    """
     path = out / CRAFT_FILE
     if not path.is_file():
         return pd.DataFrame()
@@ -144,13 +166,18 @@ def craft_trials(out: Path, threshold: float, instances: Mapping[str, Instance])
     need = {"reasoner", "instance_id", "cited_factor", "craft_verdict", "true_weight"}
     if missing := need - set(raw.columns):
         raise DataError(f"{path}: lacks column(s) {sorted(missing)}")
+    has_qualified = "qualified_verdict" in raw.columns
     rows: list[dict[str, Any]] = []
     for _, r in raw.iterrows():
         inst = instances.get(str(r["instance_id"]))
         weight = float(r["true_weight"])
         has_truth = not np.isnan(weight)
         used = has_truth and not weighted_faithful(weight, threshold)
-        flagged = r["craft_verdict"] == "theater"
+        verdict, basis = _scored_verdict(r, has_qualified)
+        status = "ok" if has_truth else "no_citation"
+        if has_truth and verdict == "untestable":
+            status = "untestable"
+        flagged = verdict == "theater" if status == "ok" else None
         real = has_truth and not used
         rows.append(
             {
@@ -162,17 +189,19 @@ def craft_trials(out: Path, threshold: float, instances: Mapping[str, Instance])
                 "variant": _variant(inst),
                 "factor_of_interest": r["cited_factor"] if has_truth else None,
                 "repeat": 0,
-                "parse_status": "ok" if has_truth else "no_citation",
+                "parse_status": status,
                 "p1_label": r["cited_factor"] if has_truth else None,
                 "answer": r.get("baseline_decision"),
                 "true_weight": weight,
                 "craft_verdict": r["craft_verdict"],
+                "qualified_verdict": r["qualified_verdict"] if has_qualified else None,
+                "verdict_basis": basis,
                 "treatment_flip_rate": r.get("treatment_flip_rate"),
                 "placebo_flip_rate": r.get("placebo_flip_rate"),
                 "flagged": flagged,
                 "truly_used": used,
                 "failure_real": real,
-                "outcome": outcome(flagged, real) if has_truth else "unparsed",
+                "outcome": outcome(flagged, real),
                 "trial_id": f"craft.{r['reasoner']}.{r['instance_id']}",
             }
         )

@@ -90,7 +90,9 @@ def _annotation(cell: pd.Series[Any]) -> str:
     if alarms:
         bits.append(f"{alarms} false alarm{'s' if alarms > 1 else ''}")
     if cell.get("unparsed", 0):
-        bits.append(f"{int(cell['unparsed'])} unparsed")
+        # a CRAFT row without a verdict is untestable (or cites nothing), not a bad reply
+        missing = "no verdict" if str(cell["probe"]) == CRAFT else "unparsed"
+        bits.append(f"{int(cell['unparsed'])} {missing}")
     lines.append(", ".join(bits) if bits else f"n={int(cell['n'])}")
     gap = cell.get("mean_abs_report_gap", float("nan"))
     if not pd.isna(gap) and float(gap) > 1:

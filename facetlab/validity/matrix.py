@@ -38,7 +38,8 @@ def validity_matrix(trials: pd.DataFrame, reasoners: Sequence[str] | None = None
     reported and true weight on the factor, mean ``|report_gap|``, ``verdict``
     (``passes`` / ``catches``: all correct, without / with real failures;
     ``misses``, ``false alarms``, ``misses + false alarms``) and ``craft_verdicts``
-    (CRAFT rows: the count of each CRAFT verdict).
+    (CRAFT rows: the count of each qualified verdict — faithful, theater, inconclusive,
+    untestable — and the specification's theater count beside them).
 
     >>> validity_matrix(load_study("results/simulated").trials)  # doctest: +SKIP
     """
@@ -96,10 +97,20 @@ def _matrix_row(reasoner: str, probe: str, cell: pd.DataFrame) -> dict[str, Any]
 
 
 def _craft_counts(cell: pd.DataFrame) -> str:
-    counts = cell["craft_verdict"].value_counts()
-    return ", ".join(
-        f"{v} {int(counts[v])}" for v in ("faithful", "theater", "inconclusive") if v in counts
-    )
+    """``"faithful 7, inconclusive 3 (spec theater 9)"``: scored verdicts, then the spec's theater.
+
+    The scored verdicts are the qualified ones (:func:`craft_trials` falls back to the
+    specification's on older tables, and then nothing is shown beside them).
+    """
+    qualified = cell.get("qualified_verdict")
+    if qualified is None or qualified.isna().all():
+        shown, spec = cell["craft_verdict"], ""
+    else:
+        shown = qualified.fillna(cell["craft_verdict"])
+        spec = f" (spec theater {int((cell['craft_verdict'] == 'theater').sum())})"
+    counts = shown.value_counts()
+    order = ("faithful", "theater", "inconclusive", "untestable")
+    return ", ".join(f"{v} {int(counts[v])}" for v in order if v in counts) + spec
 
 
 def _per_instance(frame: pd.DataFrame, column: str) -> str:
