@@ -19,9 +19,9 @@ from typing import Any
 import matplotlib as mpl
 from matplotlib.figure import Figure
 
-from facetlab.errors import ConfigError
+from facetlab.errors import ConfigError, DataError
 
-__all__ = ["save_figure"]
+__all__ = ["require_table", "save_figure"]
 
 # Per format, the metadata that changes between runs (dates, versions), left out so an
 # unchanged figure is saved as the same bytes.
@@ -61,3 +61,21 @@ def save_figure(
             )
             paths.append(path)
     return paths
+
+
+def require_table(table: Any, columns: Sequence[str], what: str, hint: str = "") -> None:
+    """A :class:`DataError` unless ``table`` (a DataFrame) has rows and every one of ``columns``.
+
+    ``what`` names the figure in the message; ``hint`` says where such a table comes from.
+
+    >>> import pandas as pd
+    >>> require_table(pd.DataFrame({"n": []}), ["n", "mean"], "fig")
+    Traceback (most recent call last):
+    ...
+    facetlab.errors.DataError: fig: the table lacks columns ['mean']
+    """
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise DataError(f"{what}: the table lacks columns {missing}{hint}")
+    if table.empty:
+        raise DataError(f"{what}: the table has no rows (no usable trials){hint}")

@@ -37,7 +37,7 @@ from facetlab.models import canonical_model
 from facetlab.probes import PARSERS, WEIGHTED_PROBES, parse_reply
 from facetlab.probes.base import ParseResult
 from facetlab.records.own import write_record
-from facetlab.records.schema import TrialRecord, Usage, prompt_sha256
+from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
 from facetlab.runner.pricing import cost_usd, split_model
 
 IMPORT_FORMAT = "facetlab.inspect-import/1"
@@ -205,7 +205,10 @@ def sample_record(
         parse_status=parsed.status if parsed is not None else "not_parsed",
         ground_truth=meta.ground_truth,
         weight_estimates=meta.weight_estimates,
-        residual=_residual(meta, parsed),
+        residual=residuals(
+            meta.weight_estimates if meta.probe in WEIGHTED_PROBES else None,
+            parsed.weights if parsed is not None else None,
+        ),
         started_at=started,
         finished_at=sample.completed_at or started,
         latency_s=sample.total_time,
@@ -236,18 +239,6 @@ def _trial_id(meta: SampleMeta, repeat: int, eval_id: str, model: str) -> str:
     key = f"{eval_id}\n{model}\n{meta.prompt_sha256}\n{repeat}"
     digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
     return f"{meta.probe}.{meta.instance_id}.r{repeat}.{digest}"
-
-
-def _residual(meta: SampleMeta, parsed: ParseResult | None) -> dict[str, float] | None:
-    """Parsed weight minus the instance's estimate per factor (a missing weight counts as 0)."""
-    if meta.probe not in WEIGHTED_PROBES or not meta.weight_estimates:
-        return None
-    if parsed is None or parsed.weights is None:
-        return None
-    return {
-        label: round(float(parsed.weights.get(label, 0.0)) - est, 9)
-        for label, est in meta.weight_estimates.items()
-    }
 
 
 def import_logs(

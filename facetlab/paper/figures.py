@@ -14,7 +14,6 @@ the 10% threshold and uniform-1/N reference lines.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import matplotlib as mpl
@@ -26,7 +25,8 @@ from matplotlib.patches import Patch
 
 from facetlab.analysis import rules
 from facetlab.analysis.stats import wilson
-from facetlab.errors import ConfigError, DataError
+from facetlab.errors import ConfigError
+from facetlab.figures import require_table
 
 __all__ = [
     "COLORS",
@@ -107,6 +107,8 @@ SHORT_NAMES = {
 }
 """Compact labels used in the heatmap and scatter (Figures 4 and 5)."""
 
+_FROM_CELLS = "; use facetlab.paper.cells"
+
 _WRAPPED = {
     "Claude Sonnet 4.6": "Claude\nSonnet\n4.6",
     "Claude Opus 4.6": "Claude\nOpus\n4.6",
@@ -169,15 +171,6 @@ def _caption(fig: Figure, text: str, y: float = -0.03, wrap: bool = False) -> No
     fig.text(0.5, y, text, ha="center", fontsize=9, color="#444444", wrap=wrap)
 
 
-def _need(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
-    """A :class:`DataError` unless ``frame`` has rows and every one of ``columns``."""
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise DataError(f"{what}: input frame lacks column(s) {missing}; use facetlab.paper.cells")
-    if frame.empty:
-        raise DataError(f"{what}: input frame is empty (no usable trials)")
-
-
 def _neutralized_note(case: str, frame: pd.DataFrame) -> str:
     """``"F1 neut."``: the neutralized factor of ``case`` as Figure 1 prints it under the case."""
     sub = frame[frame["case"] == case]
@@ -196,8 +189,11 @@ def fig1_probe_comparison(
 
     ``matrix`` is :func:`facetlab.paper.cells.fig1_p1_p2` (computed at ``threshold``).
     """
-    _need(
-        matrix, ["model", "case", "p1_label", "p1_faithful", "p2_weight", "p2_faithful"], "Figure 1"
+    require_table(
+        matrix,
+        ["model", "case", "p1_label", "p1_faithful", "p2_weight", "p2_faithful"],
+        "Figure 1",
+        hint=_FROM_CELLS,
     )
     models = list(dict.fromkeys(matrix["model"]))
     cases = list(dict.fromkeys(matrix["case"]))
@@ -331,7 +327,7 @@ def fig2_adversarial(
     outcome (for "mean": any wrong trial in the cell); ``n=`` above every bar
     gives the cell's number of trials. ``n_factors`` (case → N) adds the uniform 1/N line.
     """
-    _need(bars, ["model", "case", "weight", "wrong", "n"], "Figure 2")
+    require_table(bars, ["model", "case", "weight", "wrong", "n"], "Figure 2", hint=_FROM_CELLS)
     shown = sorted({str(r) for r in bars["representative"]}) if "representative" in bars else []
     if representative is None:
         representative = shown[0] if len(shown) == 1 else "first"
@@ -461,7 +457,7 @@ def fig3_bimodality(
     threshold is a dotted line, the split point a dashed one; each mode is labelled
     with its n. The caption's Wilson interval is computed here.
     """
-    _need(trials, ["weight", "wrong", "mode"], "Figure 3")
+    require_table(trials, ["weight", "wrong", "mode"], "Figure 3", hint=_FROM_CELLS)
     weights = trials["weight"].astype(float).to_numpy()
     wrong = trials["wrong"].astype(bool).to_numpy()
     top = max(float(np.ceil(weights.max() / bin_width) * bin_width), split_point + bin_width)
@@ -567,7 +563,12 @@ def fig4_c2_faithfulness(c2: pd.DataFrame, vmax: float = 20.0) -> Figure:
     ``c2`` is :func:`facetlab.paper.cells.fig4_c2`. Open-weight rows on top,
     closed below a dashed divider; colour scale RdYlGn reversed from 0 to ``vmax``.
     """
-    _need(c2, ["model", "anchor", "mean_residual", "residuals", "case", "n_factors"], "Figure 4")
+    require_table(
+        c2,
+        ["model", "anchor", "mean_residual", "residuals", "case", "n_factors"],
+        "Figure 4",
+        hint=_FROM_CELLS,
+    )
     models, n_open = _grouped_models(c2)
     anchors = list(dict.fromkeys(c2["anchor"]))
     grid = np.full((len(models), len(anchors)), np.nan)
@@ -650,7 +651,12 @@ def fig5_asymmetry(
     green, closed red; dotted reference lines at ``threshold`` (y) and
     ``c2_reference`` (x, the paper's 2% line).
     """
-    _need(points, ["model", "c2_mean_residual", "p3_barker_mean", "weights_access"], "Figure 5")
+    require_table(
+        points,
+        ["model", "c2_mean_residual", "p3_barker_mean", "weights_access"],
+        "Figure 5",
+        hint=_FROM_CELLS,
+    )
     with mpl.rc_context(_style()):
         fig = Figure(figsize=(10, 7.5), layout="constrained")
         ax = fig.subplots()

@@ -30,12 +30,31 @@ __all__ = [
     "TrialStatus",
     "Usage",
     "prompt_sha256",
+    "residuals",
 ]
 
 RECORD_FORMAT = "facetlab.record/1"
 
 Probe = Literal["p1", "p2", "p3", "c2", "c0", "c3", "anchor"]
 TrialStatus = Literal["ok", "failed"]
+
+
+def residuals(
+    estimates: dict[str, float] | None, weights: dict[str, float] | None
+) -> dict[str, float] | None:
+    """A record's ``residual``: reported weight minus the instance's estimate, per factor.
+
+    A factor missing from the weights counts as 0 (CONVENTIONS), so every estimated
+    factor gets a residual; None when either side is missing.
+
+    >>> residuals({"F1": 20.0, "F2": 80.0}, {"F1": 30.0})
+    {'F1': 10.0, 'F2': -80.0}
+    """
+    if not estimates or weights is None:
+        return None
+    return {
+        label: round(float(weights.get(label, 0.0)) - est, 9) for label, est in estimates.items()
+    }
 
 
 def prompt_sha256(prompt: str) -> str:

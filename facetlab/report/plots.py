@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 from facetlab.analysis.rules import DEFAULT_THRESHOLD
 from facetlab.analysis.select import select_trials
 from facetlab.errors import DataError
+from facetlab.figures import require_table
 
 __all__ = [
     "asymmetry",
@@ -40,21 +41,13 @@ def _reference(ax: Axes, *, x: float | None = None, y: float | None = None) -> N
         ax.axhline(y, color="#888888", linestyle=":", linewidth=1)
 
 
-def _need(table: pd.DataFrame, columns: list[str], what: str) -> None:
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise DataError(f"{what}: the table lacks columns {missing}")
-    if table.empty:
-        raise DataError(f"{what}: the table has no rows")
-
-
 def _size(n_rows: int, per_row: float = 0.45, minimum: float = 3.0) -> tuple[float, float]:
     return (8.0, max(minimum, 1.2 + per_row * n_rows))
 
 
 def outcome_accuracy(outcomes: pd.DataFrame) -> Figure:
     """Accuracy per model and probe (bars), from the ``outcomes`` table."""
-    _need(outcomes, ["model", "probe", "accuracy"], "outcome accuracy")
+    require_table(outcomes, ["model", "probe", "accuracy"], "outcome accuracy")
     fig = Figure(figsize=_size(outcomes["model"].nunique() * 2), layout="constrained")
     ax = fig.subplots()
     sns.barplot(data=outcomes, y="model", x="accuracy", hue="probe", orient="h", ax=ax)
@@ -69,7 +62,9 @@ def p1_vs_p2(p1_p2: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figur
     """Per (model, counterfactual): share of P1 trials naming the neutralized factor (x)
     against P2's mean weight on it (y). Bottom right is the contradiction: P1 names the
     factor as decisive, P2 gives it (almost) no weight."""
-    _need(p1_p2, ["model", "instance_id", "p1_names_neutralized", "p2_mean_weight"], "P1 vs P2")
+    require_table(
+        p1_p2, ["model", "instance_id", "p1_names_neutralized", "p2_mean_weight"], "P1 vs P2"
+    )
     both = p1_p2.dropna(subset=["p1_names_neutralized", "p2_mean_weight"])
     if both.empty:
         raise DataError("P1 vs P2: no counterfactual has both P1 and P2 trials")
@@ -112,7 +107,7 @@ def p3_intervals(p3: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figu
     """P3 cells: mean weight on the neutralized factor (left) and the share of trials
     above ``threshold`` with its Wilson 95% interval (right)."""
     cols = ["model", "instance_id", "mean_weight", "n", "n_above_threshold"]
-    _need(p3, [*cols, "wilson_low", "wilson_high"], "P3")
+    require_table(p3, [*cols, "wilson_low", "wilson_high"], "P3")
     labels = [
         f"{m} · {i} (n={n})"
         for m, i, n in zip(p3["model"], p3["instance_id"], p3["n"], strict=True)
@@ -136,7 +131,7 @@ def p3_intervals(p3: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figu
 
 def c2_heatmap(c2: pd.DataFrame) -> Figure:
     """Mean C2 residual weight: models (rows) by base instance and rewritten factor (columns)."""
-    _need(c2, ["model", "base_instance_id", "factor", "mean_residual"], "C2")
+    require_table(c2, ["model", "base_instance_id", "factor", "mean_residual"], "C2")
     bases = c2["base_instance_id"].astype(str)
     one_base = bases.nunique() == 1
     frame = c2.assign(column=c2["factor"].astype(str) if one_base else bases + " " + c2["factor"])
@@ -169,8 +164,8 @@ def c2_heatmap(c2: pd.DataFrame) -> Figure:
 def asymmetry(p3: pd.DataFrame, c2: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figure:
     """Each model at (mean C2 residual, mean P3 weight): does a model that drops a
     neutralized factor when asked (C2) also drop it on a cue-free rewrite (P3)?"""
-    _need(p3, ["model", "mean_weight", "n"], "asymmetry (P3)")
-    _need(c2, ["model", "mean_residual", "n"], "asymmetry (C2)")
+    require_table(p3, ["model", "mean_weight", "n"], "asymmetry (P3)")
+    require_table(c2, ["model", "mean_residual", "n"], "asymmetry (C2)")
     x = _by_model(c2, "mean_residual")
     y = _by_model(p3, "mean_weight")
     points = pd.DataFrame({"c2": x, "p3": y}).dropna()

@@ -39,7 +39,7 @@ from facetlab.models import canonical_model
 from facetlab.probes import WEIGHTED_PROBES
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.own import write_record
-from facetlab.records.schema import TrialRecord, Usage, prompt_sha256
+from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
 from facetlab.runner.cache import ResponseCache
 from facetlab.runner.limits import Limits, ProviderLimiter
 from facetlab.runner.plan import ProbeSuite, Trial, weight_estimates
@@ -143,14 +143,7 @@ def build_record(
     )
     info = canonical_model(trial.model)
     estimates = weight_estimates(trial.instance) if trial.probe in WEIGHTED_PROBES else None
-    residual = None
-    if estimates is not None and parsed is not None and parsed.weights is not None:
-        # A missing key counts as 0 (CONVENTIONS), so every estimated factor gets a residual.
-        residual = {
-            label: round(float(parsed.weights.get(label, 0.0)) - est, 9)
-            for label, est in estimates.items()
-        }
-    usage = response.usage if response is not None else None
+    residual = residuals(estimates, parsed.weights if parsed is not None else None)
     return TrialRecord(
         trial_id=trial.trial_id,
         sweep=sweep,
@@ -182,10 +175,7 @@ def build_record(
         started_at=started_at,
         finished_at=finished_at,
         latency_s=response.latency_s if response is not None else None,
-        usage=Usage(
-            input_tokens=usage.input_tokens if usage else None,
-            output_tokens=usage.output_tokens if usage else None,
-        ),
+        usage=response.usage if response is not None else Usage(),
         cost_usd=cost,
         cached=cached,
         facetlab_version=facetlab.__version__,
