@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from pathlib import Path
 import platformdirs
 
 from facetlab.datasets.pinned import COMMIT, registry, registry_digest
+from facetlab.files import atomic_write_text
 
 __all__ = [
     "ENV_DATA_DIR",
@@ -48,7 +48,7 @@ ENV_DATA_DIR = "FACETLAB_DATA_DIR"
 STAMP = ".facetlab-verified.json"
 _TREES = ("instances", "results")
 # pooch downloads into tempfile's "tmpXXXXXXXX"; older facetlab used ".<name>.<rand>.part".
-_PARTIAL = re.compile(r"^(tmp[a-z0-9_]{8}|\..+\.part|\.facetlab-verified\.json\..+\.tmp)$")
+_PARTIAL = re.compile(r"^(tmp[a-z0-9_]{8}|\..+\.part|\.{1,2}facetlab-verified\.json\..+\.tmp)$")
 # A younger partial file may belong to a fetch still running in another process.
 PARTIAL_AGE_S = 60.0
 
@@ -161,13 +161,7 @@ def write_stamp(root: Path) -> None:
     payload = json.dumps({"registry": registry_digest(), "commit": COMMIT, "files": states})
     # A read-only data dir (e.g. a mirror used in place) just re-verifies next time.
     with contextlib.suppress(OSError):
-        fd, tmp = tempfile.mkstemp(prefix=f"{STAMP}.", suffix=".tmp", dir=root)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(payload)
-            os.replace(tmp, root / STAMP)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        atomic_write_text(root / STAMP, payload)
 
 
 def remove_stamp(root: Path) -> None:
