@@ -32,6 +32,7 @@ import filelock
 
 from facetlab.backends.base import ModelResponse, Usage
 from facetlab.files import atomic_write_text
+from facetlab.jsonio import read_json_file
 
 
 def cache_key(
@@ -78,8 +79,10 @@ class ResponseCache:
     def get(self, key: str) -> ModelResponse | None:
         """The stored response, or ``None`` (a corrupt entry counts as a miss)."""
         path = self._path(key)
+        raw, _problem = read_json_file(path)  # depth/size-limited: a hostile entry is a miss
+        if not isinstance(raw, dict):
+            return None
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
             if raw.get("key") != key:
                 return None  # copied or renamed from another trial: not this answer
             usage = raw.get("usage") or {}

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import errno
-import json
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -35,6 +34,7 @@ import facetlab
 from facetlab.backends._common import redact
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.errors import ConfigError
+from facetlab.jsonio import read_json_file
 from facetlab.models import canonical_model
 from facetlab.probes import WEIGHTED_PROBES
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
@@ -104,11 +104,10 @@ def existing_status(out: Path) -> dict[str, str]:
     if not folder.is_dir():
         return found
     for path in folder.glob("*.json"):
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+        raw, _problem = read_json_file(path)  # depth/size-limited: a hostile file is a miss
+        if isinstance(raw, dict) and "trial_id" in raw and "status" in raw:
             found[str(raw["trial_id"])] = str(raw["status"])
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # unreadable: treated as missing and rewritten
+        # anything else is unreadable: treated as missing and rewritten
     return found
 
 
