@@ -201,3 +201,14 @@ def test_commands_and_the_runner_start_without_pandas() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_asymmetry_gives_models_at_one_point_one_label() -> None:
+    import pandas as pd
+
+    from facetlab.report import plots
+
+    p3 = pd.DataFrame({"model": ["a", "b", "c"], "mean_weight": [0.0, 0.0, 20.0], "n": [1, 1, 1]})
+    c2 = pd.DataFrame({"model": ["a", "b", "c"], "mean_residual": [0.0, 0.0, 15.0], "n": [1, 1, 1]})
+    labels = [t.get_text() for t in plots.asymmetry(p3, c2).axes[0].texts]
+    assert sorted(labels) == ["a\nb", "c"]

@@ -177,8 +177,12 @@ def asymmetry(p3: pd.DataFrame, c2: pd.DataFrame, threshold: float = DEFAULT_THR
     fig = Figure(figsize=(7.5, 5.5), layout="constrained")
     ax = fig.subplots()
     ax.scatter(points["c2"], points["p3"], s=160, color="#4c72b0", zorder=3)
-    for model, row in points.iterrows():
-        ax.annotate(str(model), (row["c2"], row["p3"]), xytext=(8, 4), textcoords="offset points")
+    # Models at the same point share one label (one per line), not labels printed over each other.
+    shared = points.round(6).reset_index(names="model").groupby(["c2", "p3"], sort=False)["model"]
+    for (cx, cy), models_here in shared:
+        ax.annotate(
+            "\n".join(map(str, models_here)), (cx, cy), xytext=(8, 4), textcoords="offset points"
+        )
     _reference(ax, y=threshold)
     _reference(ax, x=threshold)
     top = max(30.0, float(points[["c2", "p3"]].max().max()) * 1.2)
