@@ -23,11 +23,12 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
-
-import httpx
+from typing import TYPE_CHECKING, Literal
 
 from facetlab.errors import FacetlabError
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "ARXIV_API_URL",
@@ -246,6 +247,8 @@ def fetch_arxiv(
     """
     if not ids:
         return {}
+    import httpx  # here, not at the top: every facetlab command imports this module
+
     params = {"id_list": ",".join(ids), "max_results": str(len(ids))}
     own = client is None
     http = client or httpx.Client(timeout=timeout, follow_redirects=True)

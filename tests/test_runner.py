@@ -359,7 +359,8 @@ async def test_limiter_paces_requests_and_honours_pauses() -> None:
 
     from facetlab.runner.limits import Limits, ProviderLimiter
 
-    lim = ProviderLimiter(Limits(concurrency=50, requests_per_minute=1200))  # 20/s
+    # rate_window_s=None: requests spaced evenly, no burst
+    lim = ProviderLimiter(Limits(concurrency=50, requests_per_minute=1200, rate_window_s=None))
     stamps: list[float] = []
 
     async def call() -> None:
@@ -372,6 +373,115 @@ async def test_limiter_paces_requests_and_honours_pauses() -> None:
     start = time.monotonic()
     await call()
     assert time.monotonic() - start >= 0.19
+
+
+async def test_rate_window_allows_one_window_at_once_and_never_more() -> None:
+    """--rpm 600 = 10 per one-second window: 10 start at once, the 11th a window later."""
+    import time
+
+    from facetlab.runner.limits import WINDOW_SLACK_S, Limits, ProviderLimiter
+
+    lim = ProviderLimiter(Limits(requests_per_minute=600))  # default: a one-second window
+    assert lim.concurrency >= 10  # room for the whole window at once
+    stamps: list[float] = []
+
+    async def call() -> None:
+        async with lim.slot():
+            stamps.append(time.monotonic())
+            await asyncio.sleep(0.05)
+
+    start = time.monotonic()
+    await asyncio.gather(*(call() for _ in range(25)))
+    offsets = sorted(t - start for t in stamps)
+    assert offsets[9] < 0.2  # the first window goes out at once
+    assert offsets[10] >= 1.0 + WINDOW_SLACK_S - 0.01  # the 11th waits for the window
+    assert offsets[20] >= 2.0 + 2 * WINDOW_SLACK_S - 0.02
+    for i in range(len(offsets) - 10):  # never 11 in any window
+        assert offsets[i + 10] - offsets[i] >= 1.0
+
+
+async def test_rate_window_gives_back_the_place_of_a_refused_request() -> None:
+    """A 429 frees its place (the provider's retry-after pause governs the next send)."""
+    import time
+
+    from facetlab.runner.limits import Limits, ProviderLimiter
+
+    lim = ProviderLimiter(Limits(requests_per_minute=120))  # 2 per window
+    with pytest.raises(TransientBackendError):
+        async with lim.slot():
+            raise TransientBackendError("slow down", status=429, provider="openai")
+    with pytest.raises(TransientBackendError):
+        async with lim.slot():
+            raise TransientBackendError("server error", status=500, provider="openai")
+    start = time.monotonic()
+    async with lim.slot():
+        pass  # the 429's place is free again; the 500's is not
+    assert time.monotonic() - start < 0.2
+    async with lim.slot():
+        pass  # the window holds the 500's place and the last one's: this one waits
+    assert time.monotonic() - start >= 0.9
+
+
+def test_a_sweep_prepares_only_a_few_trials_ahead_of_its_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cache look-ups and cross-process claims run a few trials ahead of the calls, not for
+    every trial at once: a 5,000-trial sweep must not hold 5,000 lock files open, nor
+    delay its first call behind the preparation of every other trial."""
+    import contextlib
+    from collections.abc import AsyncIterator
+
+    from facetlab.runner import Limits
+    from facetlab.runner.cache import ResponseCache
+
+    held, peak = [0], [0]
+    original = ResponseCache.claim
+
+    @contextlib.asynccontextmanager
+    async def counting(self: ResponseCache, key: str, **kw: Any) -> AsyncIterator[None]:
+        async with original(self, key, **kw):
+            held[0] += 1
+            peak[0] = max(peak[0], held[0])
+            try:
+                yield
+            finally:
+                held[0] -= 1
+
+    monkeypatch.setattr(ResponseCache, "claim", counting)
+    backend = ScriptedBackend(latency_s=0.002)
+    res = _run(tmp_path, backend, repeats=30, limits=Limits(concurrency=4))
+    assert res.stats.ok == res.stats.total > 300
+    assert backend.max_in_flight <= 4
+    assert 4 <= peak[0] <= 2 * 4 + 4  # the limiter's admission: 2 x concurrency + 4
+
+
+def test_freeze_heap_is_the_command_lines_choice_not_the_librarys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    frozen: list[int] = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1))
+    _run(tmp_path / "a", ScriptedBackend())
+    assert frozen == []  # a notebook's run() leaves the collector alone
+    _run(tmp_path / "b", ScriptedBackend(), options=RunOptions(freeze_heap=True))
+    assert frozen == [1]
+    # ... and `facetlab run`, a one-shot process, asks for it
+    from typer.testing import CliRunner
+
+    import facetlab.runner
+    from facetlab.cli import app
+
+    seen: list[RunOptions] = []
+
+    def fake_run(*args: Any, options: RunOptions, **kw: Any) -> Any:
+        seen.append(options)
+        raise facetlab.errors.ConfigError("stop here")
+
+    monkeypatch.setattr(facetlab.runner, "run", fake_run)
+    result = CliRunner().invoke(app, ["run", "--dry-run"])
+    assert result.exit_code == 2 and "stop here" in result.output
+    assert seen and seen[0].freeze_heap is True
 
 
 async def test_token_limit_spaces_by_estimated_tokens() -> None:

@@ -156,6 +156,7 @@ def run_command(
                 timeout_s=timeout,
                 batch=batch,
                 new_design=new_design,
+                freeze_heap=True,  # a one-shot process: see RunOptions.freeze_heap
             ),
             progress="none" if quiet else "auto",
             console=sys.stdout,

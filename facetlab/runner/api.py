@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import gc
 import os
 import sys
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -290,6 +291,8 @@ async def arun(
             for original, identity in identities.items()
         }
         owned = list(backends.values())
+    if opts.freeze_heap:
+        gc.freeze()
     missing = [m for m in models if m not in backends]
     if missing:
         raise ConfigError(f"no backend for model(s) {', '.join(missing)}")

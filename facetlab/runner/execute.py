@@ -386,14 +386,19 @@ class Executor:
             return
         if self.finish_from_cache(trial):
             return
-        if not self._caches(trial):
-            await self._call(trial)
-            return
-        async with self.cache.claim(trial.key):
+        backend = self.backends.get(trial.model)
+        provider = backend.provider if backend is not None else trial.model
+        async with self.limiter(provider).admission():
             if self.stop:
                 self.stats.not_started += 1
-            elif not self.finish_from_cache(trial):  # another sweep may have paid meanwhile
+            elif not self._caches(trial):
                 await self._call(trial)
+            else:
+                async with self.cache.claim(trial.key):
+                    if self.stop:
+                        self.stats.not_started += 1
+                    elif not self.finish_from_cache(trial):  # another sweep may have paid
+                        await self._call(trial)
 
     async def _call(self, trial: Trial) -> None:
         """Call the trial's backend with retries (``tenacity``); record the outcome."""

@@ -4,8 +4,19 @@ One :class:`ProviderLimiter` guards all calls to one provider. ``async with
 limiter.slot(tokens)`` waits for a free concurrency slot, then for the request
 and token limits, then for any pause a ``retry-after`` imposed.
 
-Requests and tokens are spaced evenly (no bursts), so a provider's own
-per-second window is not tripped.
+A configured request rate is enforced the way providers enforce theirs: a
+per-minute limit is quantised to windows of ``rate_window_s`` (one second by
+default), so at most ``rpm / 60`` requests start in any one-second window, each
+window kept a little longer than the provider's (``WINDOW_SLACK_S``) because a
+request reaches the server a few milliseconds after it leaves. A sweep may
+therefore start with a full window's burst instead of trickling in. With
+``rate_window_s=None`` requests are spaced evenly instead. Tokens, and a rate
+learned from 429s, are always spaced evenly.
+
+``limiter.admission()`` bounds the trials being prepared (cache look-up, the
+cross-process claim) to a few more than the calls allowed in flight, so a large
+sweep neither holds a lock file per trial nor delays its first call behind the
+preparation of every other trial.
 
 Concurrency is sized from the provider's rate and the latency observed so far
 (Little's law: in flight = rate x latency, plus headroom), unless a fixed
@@ -24,6 +35,7 @@ flight. Without any known rate it grows while every slot is busy, up to
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 from collections import deque
@@ -33,9 +45,13 @@ from dataclasses import dataclass
 
 from facetlab.errors import ConfigError
 from facetlab.numbers import check_number
+from facetlab.runner.retry import is_rate_limit
 
 START_CONCURRENCY = 8
 """Calls in flight before any latency is observed (auto concurrency)."""
+
+WINDOW_SLACK_S = 0.015
+"""How much longer than the provider's window a rate window is kept (send-to-arrival jitter)."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +66,10 @@ class Limits:
     """Without ``requests_per_minute``, learn a request rate from the provider's 429s."""
     max_concurrency: int = 256
     """The ceiling of automatic concurrency."""
+    rate_window_s: float | None = 1.0
+    """The provider's rate window: ``requests_per_minute`` allows ``rpm / 60 * rate_window_s``
+    requests in any window this long (OpenAI, for one, enforces per-minute limits per
+    second). ``None`` spaces requests evenly (no bursts at all)."""
 
     def __post_init__(self) -> None:
         if self.concurrency is not None and self.concurrency < 1:
@@ -58,6 +78,7 @@ class Limits:
             raise ConfigError(f"max_concurrency must be >= 1, got {self.max_concurrency}")
         for name, flag in (("requests_per_minute", "--rpm"), ("tokens_per_minute", "--tpm")):
             check_number(f"{name} ({flag})", getattr(self, name), minimum=0.0, inclusive=False)
+        check_number("rate_window_s", self.rate_window_s, minimum=0.0, inclusive=False)
 
 
 class _Pacer:
@@ -79,6 +100,48 @@ class _Pacer:
             now = time.monotonic()
             sent = max(now - self.interval / 2, self.next_free) if self.next_free else now
             self.next_free = sent + units * self.interval
+
+
+class _Window:
+    """At most ``count`` requests start in any window of ``seconds`` (a provider's quantised rpm).
+
+    The provider counts arrivals, not departures. A place is dated when the request
+    has gone out (the end of the event-loop step that took it, in which the SDK
+    builds and writes it; a burst's requests are all built before the first is
+    sent), and is held ``slack_s`` longer than the provider's window for the rest
+    of the jitter between leaving and arriving.
+    """
+
+    def __init__(self, per_minute: float, window_s: float, slack_s: float = WINDOW_SLACK_S) -> None:
+        # A window shorter than one request's interval holds one request (even spacing).
+        self.seconds = max(window_s, 60.0 / per_minute)
+        self.count = max(1, math.floor(per_minute / 60.0 * self.seconds + 1e-9))
+        self.span = self.seconds + slack_s
+        self.sent: deque[list[float]] = deque()  # one mutable date per place, oldest first
+        self.lock = asyncio.Lock()
+
+    async def take(self, units: float = 1.0) -> list[float]:
+        """Wait for a place in the window; returns it (see :meth:`give_back`)."""
+        async with self.lock:
+            while True:
+                now = time.monotonic()
+                while self.sent and now - self.sent[0][0] >= self.span:
+                    self.sent.popleft()
+                if len(self.sent) < self.count:
+                    place = [now]
+                    self.sent.append(place)
+                    asyncio.get_running_loop().call_soon(_redate, place)
+                    return place
+                await asyncio.sleep(self.sent[0][0] + self.span - now)
+
+    def give_back(self, place: list[float]) -> None:
+        """Free the place of a request the provider refused (429)."""
+        with contextlib.suppress(ValueError):
+            self.sent.remove(place)
+
+
+def _redate(place: list[float]) -> None:
+    place[0] = max(place[0], time.monotonic())
 
 
 class _Slots:
@@ -126,8 +189,15 @@ class ProviderLimiter:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self._auto = limits.concurrency is None
-        self._slots = _Slots(limits.concurrency or min(START_CONCURRENCY, limits.max_concurrency))
-        self._requests = _Pacer(limits.requests_per_minute) if limits.requests_per_minute else None
+        self._requests: _Pacer | _Window | None = None
+        if limits.requests_per_minute and limits.rate_window_s is not None:
+            self._requests = _Window(limits.requests_per_minute, limits.rate_window_s)
+        elif limits.requests_per_minute:
+            self._requests = _Pacer(limits.requests_per_minute)
+        # auto concurrency starts with room for a whole rate window at once
+        start = max(START_CONCURRENCY, getattr(self._requests, "count", 0))
+        self._slots = _Slots(limits.concurrency or min(start, limits.max_concurrency))
+        self._admitted = _Slots(self._admission_size())
         self._tokens = _Pacer(limits.tokens_per_minute) if limits.tokens_per_minute else None
         self._paused_until = 0.0
         self.in_flight = 0
@@ -147,6 +217,10 @@ class ProviderLimiter:
         """Calls allowed in flight now."""
         return self._slots.size
 
+    def _admission_size(self) -> int:
+        # room for every call in flight plus as many ready to go when a slot frees
+        return 2 * self._slots.size + 4
+
     def _rate_per_s(self) -> float | None:
         rpm = self.limits.requests_per_minute or self.learned_rpm
         return rpm / 60.0 if rpm else None
@@ -154,8 +228,11 @@ class ProviderLimiter:
     def _target_concurrency(self, saturated: bool) -> int:
         rate = self._rate_per_s()
         if rate is not None and self.latency_s is not None:
-            # Little's law, with headroom for latency spikes
+            # Little's law, with headroom for latency spikes; a rate window may start
+            # its whole count at once
             wanted = math.ceil(rate * self.latency_s * 1.5) + 2
+            if isinstance(self._requests, _Window):
+                wanted = max(wanted, self._requests.count)
         elif saturated:
             wanted = self._slots.size + 1  # nothing known: grow while every slot is busy
         else:
@@ -191,7 +268,7 @@ class ProviderLimiter:
         self.learned_rpm = rpm
         self._last_change = now
         pacer = _Pacer(rpm)
-        if self._requests is not None:
+        if isinstance(self._requests, _Pacer):
             pacer.next_free = self._requests.next_free
         self._requests = pacer
 
@@ -216,11 +293,15 @@ class ProviderLimiter:
         await self._slots.acquire()
         try:
             await self._wait_pause()
-            if self._requests is not None:
-                await self._requests.take()
             if self._tokens is not None and tokens > 0:
                 await self._tokens.take(float(tokens))
             await self._wait_pause()
+            window = self._requests if isinstance(self._requests, _Window) else None
+            place = None
+            if window is not None:
+                place = await window.take()  # last: a window place is dated as the call leaves
+            elif self._requests is not None:
+                await self._requests.take()
             self.in_flight += 1
             saturated = self._slots.used >= self._slots.size
             started = time.monotonic()
@@ -229,11 +310,28 @@ class ProviderLimiter:
                 self._sent.append(started)
             try:
                 yield started
+            except BaseException as exc:
+                # A refused request frees its place: the provider's retry-after (a pause
+                # of every call, see pause()) says when to send again, whether or not it
+                # counted the refusal.
+                if window is not None and place is not None and is_rate_limit(exc):
+                    window.give_back(place)
+                raise
             finally:
                 self.in_flight -= 1
                 if self._auto:
                     target = self._target_concurrency(saturated)
                     if target != self._slots.size:
                         self._slots.resize(target)
+                        self._admitted.resize(self._admission_size())
         finally:
             self._slots.release()
+
+    @asynccontextmanager
+    async def admission(self) -> AsyncIterator[None]:
+        """Hold one of the places for trials being prepared for this provider (see the module)."""
+        await self._admitted.acquire()
+        try:
+            yield
+        finally:
+            self._admitted.release()
