@@ -1,4 +1,4 @@
-"""Run a coroutine to completion from sync code, even inside a running event loop (Jupyter)."""
+"""CRAFT's event-loop helpers: sync calls (through facetlab's one bridge) and one backend loop."""
 
 from __future__ import annotations
 
@@ -7,30 +7,17 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from facetlab import syncbridge
+
 T = TypeVar("T")
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(coro)``, or the same on a helper thread when a loop already runs here."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    box: dict[str, Any] = {}
+    """``asyncio.run(coro)``, or the same on a helper thread when a loop already runs here.
 
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(coro)
-        except BaseException as exc:  # re-raised on the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="craft-run-sync")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    value: T = box["value"]
-    return value
+    facetlab's one bridge (:mod:`facetlab.syncbridge`, standard library only).
+    """
+    return syncbridge.run_sync(lambda: coro)
 
 
 _loop: asyncio.AbstractEventLoop | None = None
