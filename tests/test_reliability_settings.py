@@ -34,6 +34,8 @@ def _refused(server: FakeLLMServer, args: list[str], expected: str) -> str:
         (["--rpm", "nan"], "requests_per_minute (--rpm) is nan; expected a finite number > 0"),
         (["--rpm", "0"], "requests_per_minute (--rpm) is 0.0; expected a finite number > 0"),
         (["--tpm", "inf"], "tokens_per_minute (--tpm) is inf"),
+        (["--rpm-window", "-1"], "rate_window_s (--rpm-window) is -1.0"),
+        (["--rpm-window", "nan"], "rate_window_s (--rpm-window) is nan"),
         (["--repeats", "0"], "--repeats is 0; expected at least 1"),
         (["--timeout", "nan"], "--timeout is nan"),
         (["--max-retry-after", "-5"], "max_retry_after_s (--max-retry-after) is -5.0"),

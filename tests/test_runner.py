@@ -376,28 +376,30 @@ async def test_limiter_paces_requests_and_honours_pauses() -> None:
 
 
 async def test_rate_window_allows_one_window_at_once_and_never_more() -> None:
-    """--rpm 600 = 10 per one-second window: 10 start at once, the 11th a window later."""
+    """10 per window: 10 start at once, the 11th a window later (a 0.2 s window: a fast test)."""
     import time
 
     from facetlab.runner.limits import WINDOW_SLACK_S, Limits, ProviderLimiter
 
-    lim = ProviderLimiter(Limits(requests_per_minute=600))  # default: a one-second window
+    lim = ProviderLimiter(Limits(requests_per_minute=3000, rate_window_s=0.2))  # 10 per 0.2 s
     assert lim.concurrency >= 10  # room for the whole window at once
     stamps: list[float] = []
 
     async def call() -> None:
         async with lim.slot():
             stamps.append(time.monotonic())
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.01)
 
     start = time.monotonic()
     await asyncio.gather(*(call() for _ in range(25)))
     offsets = sorted(t - start for t in stamps)
-    assert offsets[9] < 0.2  # the first window goes out at once
-    assert offsets[10] >= 1.0 + WINDOW_SLACK_S - 0.01  # the 11th waits for the window
-    assert offsets[20] >= 2.0 + 2 * WINDOW_SLACK_S - 0.02
+    assert offsets[9] < 0.1  # the first window goes out at once
+    assert offsets[10] >= 0.2 + WINDOW_SLACK_S - 0.005  # the 11th waits for the window
+    assert offsets[20] >= 0.4 + 2 * WINDOW_SLACK_S - 0.01
     for i in range(len(offsets) - 10):  # never 11 in any window
-        assert offsets[i + 10] - offsets[i] >= 1.0
+        assert offsets[i + 10] - offsets[i] >= 0.2
+    # the default window is the providers' second: --rpm 600 is 10 at once
+    assert ProviderLimiter(Limits(requests_per_minute=600)).concurrency >= 10
 
 
 async def test_rate_window_gives_back_the_place_of_a_refused_request() -> None:
@@ -406,7 +408,7 @@ async def test_rate_window_gives_back_the_place_of_a_refused_request() -> None:
 
     from facetlab.runner.limits import Limits, ProviderLimiter
 
-    lim = ProviderLimiter(Limits(requests_per_minute=120))  # 2 per window
+    lim = ProviderLimiter(Limits(requests_per_minute=600, rate_window_s=0.2))  # 2 per window
     with pytest.raises(TransientBackendError):
         async with lim.slot():
             raise TransientBackendError("slow down", status=429, provider="openai")
@@ -416,10 +418,10 @@ async def test_rate_window_gives_back_the_place_of_a_refused_request() -> None:
     start = time.monotonic()
     async with lim.slot():
         pass  # the 429's place is free again; the 500's is not
-    assert time.monotonic() - start < 0.2
+    assert time.monotonic() - start < 0.1
     async with lim.slot():
         pass  # the window holds the 500's place and the last one's: this one waits
-    assert time.monotonic() - start >= 0.9
+    assert time.monotonic() - start >= 0.18
 
 
 def test_a_sweep_prepares_only_a_few_trials_ahead_of_its_calls(
@@ -449,8 +451,8 @@ def test_a_sweep_prepares_only_a_few_trials_ahead_of_its_calls(
 
     monkeypatch.setattr(ResponseCache, "claim", counting)
     backend = ScriptedBackend(latency_s=0.002)
-    res = _run(tmp_path, backend, repeats=30, limits=Limits(concurrency=4))
-    assert res.stats.ok == res.stats.total > 300
+    res = _run(tmp_path, backend, repeats=15, limits=Limits(concurrency=4))
+    assert res.stats.ok == res.stats.total > 150
     assert backend.max_in_flight <= 4
     assert 4 <= peak[0] <= 2 * 4 + 4  # the limiter's admission: 2 x concurrency + 4
 

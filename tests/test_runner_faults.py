@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fakes import FakeLLMServer, Fault
 from test_runner_helpers import StubSuite, make_instances
 
@@ -115,6 +116,30 @@ def test_rate_limit_window_honours_retry_after(tmp_path: Path) -> None:
     assert result.stats.rate_limited == rejected > 0
     # retry-after pauses every request to the provider, so the 429s do not snowball
     assert rejected < 24
+
+
+@pytest.mark.slow
+def test_told_the_providers_limit_the_runner_fills_each_window_and_never_overfills_it(
+    tmp_path: Path,
+) -> None:
+    """--rpm 600 against a server allowing 10 requests in any second (a sliding window):
+    every window after the first is full and never trips the server; refusals, if any,
+    come from the first second's new connections and are never paid."""
+    from facetlab.runner import Limits
+
+    with FakeLLMServer(rps_limit=10, latency_s=0.05) as server:
+        result = _sweep(
+            server, tmp_path, repeats=4, concurrency=None, limits=Limits(requests_per_minute=600)
+        )  # 12 cells x 4 = 48 trials: 5 windows
+        _check_invariants(server, result, tmp_path)
+        accepted = sorted(r.received_at for r in server.requests if r.outcome == "ok")
+        refused = [r.received_at for r in server.requests if r.outcome == "rate_limited"]
+    assert result.stats.ok == 48
+    first = accepted[0]
+    assert all(t - first < 1.5 for t in refused), [round(t - first, 3) for t in refused]
+    assert accepted[-1] - first < 4.0 + 4 * 0.1  # 5 windows: 4 waits of about one second
+    for i in range(len(accepted) - 10):  # the server's rule, checked on its own clock
+        assert accepted[i + 10] - accepted[i] >= 1.0
 
 
 def test_hung_call_times_out_and_is_retried(tmp_path: Path) -> None:

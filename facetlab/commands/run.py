@@ -57,8 +57,21 @@ def run_command(
         ),
     ] = None,
     rpm: Annotated[
-        float | None, typer.Option("--rpm", help="Requests per minute per provider.")
+        float | None,
+        typer.Option(
+            "--rpm",
+            help="The provider's requests per minute (enforced per --rpm-window, as providers do).",
+        ),
     ] = None,
+    rpm_window: Annotated[
+        float,
+        typer.Option(
+            "--rpm-window",
+            help="The provider's rate window in seconds: at most rpm/60 x window requests "
+            "in any window (default 1: providers apply per-minute limits per second); "
+            "0 spaces requests evenly.",
+        ),
+    ] = 1.0,
     tpm: Annotated[
         float | None, typer.Option("--tpm", help="Tokens per minute per provider (estimated).")
     ] = None,
@@ -146,7 +159,12 @@ def run_command(
             preset=preset,
             dry_run=dry_run,
             sampling=SamplingParams(temperature=temperature, max_tokens=max_tokens, system=system),
-            limits=Limits(concurrency=concurrency, requests_per_minute=rpm, tokens_per_minute=tpm),
+            limits=Limits(
+                concurrency=concurrency,
+                requests_per_minute=rpm,
+                tokens_per_minute=tpm,
+                rate_window_s=rpm_window or None,
+            ),
             retry=RetryPolicy(max_retry_after_s=max_retry_after),
             options=RunOptions(
                 budget_usd=budget_usd,

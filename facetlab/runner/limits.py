@@ -78,7 +78,9 @@ class Limits:
             raise ConfigError(f"max_concurrency must be >= 1, got {self.max_concurrency}")
         for name, flag in (("requests_per_minute", "--rpm"), ("tokens_per_minute", "--tpm")):
             check_number(f"{name} ({flag})", getattr(self, name), minimum=0.0, inclusive=False)
-        check_number("rate_window_s", self.rate_window_s, minimum=0.0, inclusive=False)
+        check_number(
+            "rate_window_s (--rpm-window)", self.rate_window_s, minimum=0.0, inclusive=False
+        )
 
 
 class _Pacer:
