@@ -5,7 +5,8 @@ retry-after past that). Three measurements:
 
 - in-process: ``facetlab.run`` on stub prompts (the runner alone);
 - whole process: ``facetlab run`` in a child process, from spawn to exit (imports,
-  planning 400 instance files, calls, records), and its CPU time per trial;
+  planning 400 instance files, calls, records), and its CPU time per trial (the
+  difference from a second run of a quarter of the trials: no fixed start in it);
 - baseline: the original harness's design, one call at a time (by default on the
   first 40 trials; ``--baseline-trials 400`` runs them all).
 
@@ -209,6 +210,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             server, args.trials, Path(tmp) / "process", rpm=rpm
         )
         proc_paid = server.paid_calls()
+        # A second, smaller run: the difference is the CPU each further trial costs,
+        # without the fixed start (imports, the SDK, planning).
+        small = max(1, args.trials // 4)
+        server.reset_log()
+        _, cpu_small, _ = _whole_process(server, small, Path(tmp) / "process-small", rpm=rpm)
+        small_paid = server.paid_calls()
         server.reset_log()
         t_base = _sweep(
             server, args.baseline_trials, Path(tmp) / "baseline", concurrency=1, rpm=None
@@ -225,7 +232,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     base_throughput = args.baseline_trials / t_base
     utilisation = throughput / args.rps
     duplicates = sum(
-        c - 1 for counts in (paid, proc_paid, base_paid) for c in counts.values() if c > 1
+        c - 1
+        for counts in (paid, proc_paid, small_paid, base_paid)
+        for c in counts.values()
+        if c > 1
     )
     whole = args.trials / t_proc / args.rps
     print(f"fake provider: {args.latency * 1000:.0f} ms latency, {args.rps:g} requests/s limit")
@@ -238,8 +248,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"utilisation of the provider limit, in-process: {utilisation:.1%}")
     print(f"whole process: {args.trials} trials in {t_proc:.2f} s from spawn to exit = "
           f"{whole:.1%} of the limit (target >= 95%)")  # fmt: skip
-    print(f"CPU: {cpu_proc:.2f} s for the whole run, {cpu_start:.2f} s of it a bare start; "
-          f"{(cpu_proc - cpu_start) / args.trials * 1000:.2f} ms per trial")  # fmt: skip
+    per_trial = (cpu_proc - cpu_small) / (args.trials - small) if args.trials > small else 0.0
+    print(f"CPU: {cpu_proc:.2f} s for the whole run ({cpu_start:.2f} s for a bare --help); "
+          f"{per_trial * 1000:.2f} ms per trial (from a second run of {small} trials: "
+          f"{cpu_small:.2f} s), {cpu_proc - per_trial * args.trials:.2f} s fixed")  # fmt: skip
     print(f"speed-up over one-at-a-time: {throughput / base_throughput:.1f}x")
     print(
         f"paid calls: {paid.total()} for {args.trials} trials; duplicate paid calls: {duplicates}"
@@ -254,7 +266,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"runner vs inspect: {t_inspect / t_run:.2f}x the throughput on this workload")
     elif not args.no_inspect:
         print("inspect  : skipped (inspect_ai not installed: pip install 'facetlab[inspect]')")
-    ok = whole >= 0.95 and duplicates == 0 and proc_paid.total() == args.trials
+    ok = (
+        whole >= 0.95
+        and duplicates == 0
+        and proc_paid.total() == args.trials
+        and small_paid.total() == small
+    )
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
