@@ -402,6 +402,17 @@ async def test_rate_window_allows_one_window_at_once_and_never_more() -> None:
     assert ProviderLimiter(Limits(requests_per_minute=600)).concurrency >= 10
 
 
+def test_rate_window_is_used_only_where_it_holds_the_whole_rate() -> None:
+    from facetlab.runner.limits import _Pacer, _request_limit, _Window
+
+    assert isinstance(_request_limit(1200, 1.0), _Window)  # 20 per second
+    assert isinstance(_request_limit(1176, 1.0), _Window)  # 19 of 19.6: 3% lost
+    assert isinstance(_request_limit(90, 1.0), _Pacer)  # 1 of 1.5 per second: evenly
+    slow = _request_limit(30, 1.0)  # one request per 2 s
+    assert isinstance(slow, _Window) and (slow.count, slow.seconds) == (1, 2.0)
+    assert isinstance(_request_limit(1200, None), _Pacer)
+
+
 async def test_rate_window_gives_back_the_place_of_a_refused_request() -> None:
     """A 429 frees its place (the provider's retry-after pause governs the next send)."""
     import time

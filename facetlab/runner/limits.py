@@ -114,11 +114,10 @@ class _Window:
     of the jitter between leaving and arriving.
     """
 
-    def __init__(self, per_minute: float, window_s: float, slack_s: float = WINDOW_SLACK_S) -> None:
-        # A window shorter than one request's interval holds one request (even spacing).
-        self.seconds = max(window_s, 60.0 / per_minute)
-        self.count = max(1, math.floor(per_minute / 60.0 * self.seconds + 1e-9))
-        self.span = self.seconds + slack_s
+    def __init__(self, count: int, seconds: float, slack_s: float = WINDOW_SLACK_S) -> None:
+        self.count = count
+        self.seconds = seconds
+        self.span = seconds + slack_s
         self.sent: deque[list[float]] = deque()  # one mutable date per place, oldest first
         self.lock = asyncio.Lock()
 
@@ -140,6 +139,24 @@ class _Window:
         """Free the place of a request the provider refused (429)."""
         with contextlib.suppress(ValueError):
             self.sent.remove(place)
+
+
+def _request_limit(per_minute: float, window_s: float | None) -> _Pacer | _Window:
+    """Windows of ``window_s`` for ``per_minute`` requests, or even spacing when that fits better.
+
+    A window shorter than one request's interval holds one request. When a window
+    cannot hold a whole number of requests without losing more than 5% of the rate
+    (90 rpm is 1.5 per second), requests are spaced evenly instead, as they are
+    with ``window_s=None``.
+    """
+    if window_s is None:
+        return _Pacer(per_minute)
+    seconds = max(window_s, 60.0 / per_minute)
+    exact = per_minute / 60.0 * seconds
+    count = math.floor(exact + 1e-9)
+    if count < 0.95 * exact:
+        return _Pacer(per_minute)
+    return _Window(count, seconds)
 
 
 def _redate(place: list[float]) -> None:
@@ -192,10 +209,8 @@ class ProviderLimiter:
         self.limits = limits
         self._auto = limits.concurrency is None
         self._requests: _Pacer | _Window | None = None
-        if limits.requests_per_minute and limits.rate_window_s is not None:
-            self._requests = _Window(limits.requests_per_minute, limits.rate_window_s)
-        elif limits.requests_per_minute:
-            self._requests = _Pacer(limits.requests_per_minute)
+        if limits.requests_per_minute:
+            self._requests = _request_limit(limits.requests_per_minute, limits.rate_window_s)
         # auto concurrency starts with room for a whole rate window at once
         start = max(START_CONCURRENCY, getattr(self._requests, "count", 0))
         self._slots = _Slots(limits.concurrency or min(start, limits.max_concurrency))
