@@ -87,8 +87,11 @@ def load_instance(path: Path | str) -> Instance:
         >>> inst.labels[:2], inst.ground_truth.answer  # doctest: +SKIP
         (['F1', 'F2'], 'no')
     """
-    path = Path(path)
-    instance = _parse(path, Instance)
+    return _load_instance(Path(path))
+
+
+def _load_instance(path: Path, data: object | None = None) -> Instance:
+    instance = _parse(path, Instance, data)
     _raise(path, instance_issues(instance))
     return instance
 
@@ -112,26 +115,29 @@ def _facet_instances_dir() -> Path:
     return data_dir() / "instances"
 
 
-def _instance_files(directory: Path) -> list[Path]:
-    files = []
+def _instance_files(directory: Path) -> list[tuple[Path, object | None]]:
+    """The folder's instance files, each with its parsed JSON (read once, not twice)."""
+    files: list[tuple[Path, object | None]] = []
     for path in sorted(directory.glob("*.json")):
         data, problem = read_json_file(path)
-        # An unreadable file is kept: load_instance reports it precisely.
-        if problem is not None or detect_kind(path, data) == "instance":
-            files.append(path)
+        # An unreadable file is kept: loading it reports the problem precisely.
+        if problem is not None:
+            files.append((path, None))
+        elif detect_kind(path, data) == "instance":
+            files.append((path, data))
     return files
 
 
-def _resolve(item: Path | str) -> list[Path]:
+def _resolve(item: Path | str) -> list[tuple[Path, object | None]]:
     path = Path(item)
     if path.is_dir():
         return _instance_files(path)
     if path.is_file():
-        return [path]
+        return [(path, None)]
     if isinstance(item, str) and "/" not in item and not item.endswith(".json"):
         candidate = _facet_instances_dir() / f"{item}.json"
         if candidate.is_file():
-            return [candidate]
+            return [(candidate, None)]
         raise InstanceError(
             f"instance {item!r}: expected a file, a folder or an instance id; "
             f"no {candidate.name} in {candidate.parent}"
@@ -162,8 +168,8 @@ def load_instances(
     instances: dict[str, Instance] = {}
     origin: dict[str, Path] = {}
     for item in items:
-        for path in _resolve(item):
-            inst = load_instance(path)
+        for path, data in _resolve(item):
+            inst = _load_instance(path, data)
             if inst.instance_id in instances and origin[inst.instance_id] != path:
                 raise InstanceError(
                     f"{path}:/instance_id: duplicate instance_id {inst.instance_id!r} "

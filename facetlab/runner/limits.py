@@ -50,7 +50,7 @@ from facetlab.runner.retry import is_rate_limit
 START_CONCURRENCY = 8
 """Calls in flight before any latency is observed (auto concurrency)."""
 
-WINDOW_SLACK_S = 0.015
+WINDOW_SLACK_S = 0.010
 """How much longer than the provider's window a rate window is kept (send-to-arrival jitter)."""
 
 
