@@ -108,10 +108,10 @@ class _Window:
     """At most ``count`` requests start in any window of ``seconds`` (a provider's quantised rpm).
 
     The provider counts arrivals, not departures. A place is dated when the request
-    has gone out (the end of the event-loop step that took it, in which the SDK
-    builds and writes it; a burst's requests are all built before the first is
-    sent), and is held ``slack_s`` longer than the provider's window for the rest
-    of the jitter between leaving and arriving.
+    has been written: after the event-loop steps in which the SDK builds and writes
+    it (a burst's requests are all built before the first is sent), unless it first
+    waits for a new connection. It is held ``slack_s`` longer than the provider's
+    window for the rest of the jitter between leaving and arriving.
     """
 
     def __init__(self, count: int, seconds: float, slack_s: float = WINDOW_SLACK_S) -> None:
@@ -131,7 +131,10 @@ class _Window:
                 if len(self.sent) < self.count:
                     place = [now]
                     self.sent.append(place)
-                    asyncio.get_running_loop().call_soon(_redate, place)
+                    loop = asyncio.get_running_loop()
+                    # two hops: the call may run as its own task (asyncio.wait_for on
+                    # Python 3.11), whose first step is queued after this one's end
+                    loop.call_soon(loop.call_soon, _redate, place)
                     return place
                 await asyncio.sleep(self.sent[0][0] + self.span - now)
 
