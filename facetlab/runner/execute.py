@@ -19,6 +19,7 @@ record is written, so a resume pays nothing twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import errno
 import random
@@ -388,17 +389,12 @@ class Executor:
             return
         backend = self.backends.get(trial.model)
         provider = backend.provider if backend is not None else trial.model
-        async with self.limiter(provider).admission():
+        claim = self.cache.claim(trial.key) if self._caches(trial) else contextlib.nullcontext()
+        async with self.limiter(provider).admission(), claim:
             if self.stop:
                 self.stats.not_started += 1
-            elif not self._caches(trial):
+            elif not self.finish_from_cache(trial):  # another sweep may have paid meanwhile
                 await self._call(trial)
-            else:
-                async with self.cache.claim(trial.key):
-                    if self.stop:
-                        self.stats.not_started += 1
-                    elif not self.finish_from_cache(trial):  # another sweep may have paid
-                        await self._call(trial)
 
     async def _call(self, trial: Trial) -> None:
         """Call the trial's backend with retries (``tenacity``); record the outcome."""

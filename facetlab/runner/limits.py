@@ -215,7 +215,8 @@ class ProviderLimiter:
         if limits.requests_per_minute:
             self._requests = _request_limit(limits.requests_per_minute, limits.rate_window_s)
         # auto concurrency starts with room for a whole rate window at once
-        start = max(START_CONCURRENCY, getattr(self._requests, "count", 0))
+        window = self._requests.count if isinstance(self._requests, _Window) else 0
+        start = max(START_CONCURRENCY, window)
         self._slots = _Slots(limits.concurrency or min(start, limits.max_concurrency))
         self._admitted = _Slots(self._admission_size())
         self._tokens = _Pacer(limits.tokens_per_minute) if limits.tokens_per_minute else None
@@ -316,12 +317,12 @@ class ProviderLimiter:
             if self._tokens is not None and tokens > 0:
                 await self._tokens.take(float(tokens))
             await self._wait_pause()
-            window = self._requests if isinstance(self._requests, _Window) else None
+            requests = self._requests  # last: a window place is dated as the call leaves
             place = None
-            if window is not None:
-                place = await window.take()  # last: a window place is dated as the call leaves
-            elif self._requests is not None:
-                await self._requests.take()
+            if isinstance(requests, _Window):
+                place = await requests.take()
+            elif requests is not None:
+                await requests.take()
             self.in_flight += 1
             saturated = self._slots.used >= self._slots.size
             started = time.monotonic()
@@ -334,8 +335,8 @@ class ProviderLimiter:
                 # A refused request frees its place: the provider's retry-after (a pause
                 # of every call, see pause()) says when to send again, whether or not it
                 # counted the refusal.
-                if window is not None and place is not None and is_rate_limit(exc):
-                    window.give_back(place)
+                if isinstance(requests, _Window) and place is not None and is_rate_limit(exc):
+                    requests.give_back(place)
                 raise
             finally:
                 self.in_flight -= 1
