@@ -85,9 +85,11 @@ def nesting_depth(text: str) -> int:
 def container_depth(data: Any) -> int:
     """The deepest nesting of lists and dicts in parsed JSON, without recursion.
 
-    >>> container_depth({"a": [1, {"b": "]]]"}]})
-    3
+    >>> container_depth({"a": [1, {"b": "]]]"}]}), container_depth(42), container_depth(None)
+    (3, 0, 0)
     """
+    if not isinstance(data, (dict, list)):
+        return 0  # a number, string, boolean or null at the top level nests nothing
     deepest = 0
     stack: list[tuple[Any, int]] = [(data, 1)]
     while stack:
@@ -95,7 +97,7 @@ def container_depth(data: Any) -> int:
         children = node.values() if isinstance(node, dict) else node
         deepest = max(deepest, level)
         stack.extend((c, level + 1) for c in children if isinstance(c, (dict, list)))
-    return deepest if isinstance(data, (dict, list)) else 0
+    return deepest
 
 
 def _read_bytes(path: Path, max_bytes: int) -> tuple[bytes | None, str | None]:
@@ -117,11 +119,18 @@ def _read_bytes(path: Path, max_bytes: int) -> tuple[bytes | None, str | None]:
 
 
 def read_json_file(
-    path: Path, *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH
+    path: Path,
+    *,
+    max_bytes: int = MAX_BYTES,
+    max_depth: int = MAX_DEPTH,
+    expect: type[dict[str, Any]] | type[list[Any]] | None = None,
 ) -> tuple[Any, str | None]:
     """``(data, None)`` for a readable JSON file, else ``(None, what is wrong)``; never raises.
 
-    The message says what was expected, with line and column for a syntax error.
+    Any top-level JSON value is read (``42``, ``null``, ``true`` included). With
+    ``expect=dict`` (or ``list``) any other top-level value is a problem that says what
+    was expected and what the file holds. The message says what was expected, with line
+    and column for a syntax error.
 
     Example:
         >>> import tempfile
@@ -152,6 +161,9 @@ def read_json_file(
     depth = container_depth(data)
     if depth > max_depth:
         return None, f"nested {depth:,} levels deep; expected at most {max_depth}"
+    if expect is not None and not isinstance(data, expect):
+        wanted = "an object" if expect is dict else "an array"
+        return None, f"expected {wanted} at the top level, got {json_type(data)}"
     return data, None
 
 

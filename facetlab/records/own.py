@@ -21,6 +21,7 @@ a concurrent reader therefore never sees half a record.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,9 +33,26 @@ from facetlab.instances import json_type
 from facetlab.jsonio import read_json_file
 from facetlab.records.schema import RECORD_FORMAT, TrialRecord
 
-__all__ = ["is_record_object", "iter_record_files", "read_record", "read_records", "write_record"]
+__all__ = [
+    "SUPPORTED_FORMATS",
+    "RecordWarning",
+    "is_record_object",
+    "iter_record_files",
+    "read_record",
+    "read_records",
+    "record_statuses",
+    "write_record",
+]
 
 _FORMAT_PREFIX = RECORD_FORMAT.rsplit("/", 1)[0] + "/"
+
+SUPPORTED_FORMATS: tuple[str, ...] = (RECORD_FORMAT,)
+"""Record formats this version reads; any other ``facetlab.record/...`` is refused."""
+
+
+class RecordWarning(UserWarning):
+    """A record file could not be read (kept as an ``unreadable`` row, or skipped on resume),
+    or records were de-duplicated or carry no input fingerprints."""
 
 
 def write_record(record: TrialRecord, directory: Path | str) -> Path:
@@ -78,9 +96,15 @@ def record_from_object(data: object, shown: str) -> TrialRecord:
         raise RecordError(
             f"{shown}: expected a JSON object at the top level, got {json_type(data)}"
         )
-    fmt = data.get("format", RECORD_FORMAT)
-    if not isinstance(fmt, str) or not fmt.startswith(_FORMAT_PREFIX):
-        raise RecordError(f"{shown}: /format is {fmt!r}, expected {RECORD_FORMAT!r}")
+    supported = ", ".join(SUPPORTED_FORMATS)
+    if "format" not in data:
+        raise RecordError(f"{shown}: no /format field; supported record formats: {supported}")
+    fmt = data["format"]
+    if fmt not in SUPPORTED_FORMATS:
+        raise RecordError(
+            f"{shown}: /format is {fmt!r}, not a record format this version reads; "
+            f"supported record formats: {supported}"
+        )
     try:
         return TrialRecord.model_validate(data)
     except ValidationError as exc:
@@ -133,6 +157,32 @@ def read_records(path: Path | str) -> list[TrialRecord]:
             continue
         records.append(record_from_object(data, str(file)))
     return records
+
+
+def record_statuses(folder: Path | str) -> dict[str, str]:
+    """``trial_id -> status`` of every readable record in ``folder`` (a sweep's ``records/``).
+
+    This is what a resume needs; a file that is not a readable record (bad JSON, a
+    top-level ``42``, a record without ``trial_id``) is reported as a
+    :class:`RecordWarning` and skipped, so its trial is simply run again.
+    """
+    found: dict[str, str] = {}
+    root = Path(folder)
+    if not root.is_dir():
+        return found
+    for path in sorted(root.glob("*.json")):
+        raw, problem = read_json_file(path, expect=dict)  # bounded: a hostile file is a miss
+        if problem is None and not ("trial_id" in raw and "status" in raw):
+            problem = "expected a facetlab record with trial_id and status"
+        if problem is not None:
+            warnings.warn(
+                f"{path}: skipped on resume ({problem}); its trial is run again",
+                RecordWarning,
+                stacklevel=2,
+            )
+            continue
+        found[str(raw["trial_id"])] = str(raw["status"])
+    return found
 
 
 def _other_artifact(data: object) -> bool:

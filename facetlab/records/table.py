@@ -33,7 +33,12 @@ from facetlab.records.facet_v3 import (
     truth_columns,
     utc_naive,
 )
-from facetlab.records.own import is_record_object, iter_record_files, record_from_object
+from facetlab.records.own import (
+    RecordWarning,
+    is_record_object,
+    iter_record_files,
+    record_from_object,
+)
 from facetlab.records.schema import TrialRecord
 
 __all__ = ["COLUMNS", "SOURCES", "RecordWarning", "load_trials"]
@@ -89,10 +94,6 @@ def probe_display(key: str) -> str:
 
 
 _FLOAT_COLUMNS = ("foi_weight", "weight_sum", "cost_usd", "elapsed_sec")
-
-
-class RecordWarning(UserWarning):
-    """A result or record file could not be read; it appears as an ``unreadable`` row."""
 
 
 def load_trials(

@@ -35,11 +35,10 @@ import facetlab
 from facetlab.backends._common import redact
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.errors import ConfigError
-from facetlab.jsonio import read_json_file
 from facetlab.models import canonical_model
 from facetlab.probes import WEIGHTED_PROBES
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
-from facetlab.records.own import write_record
+from facetlab.records.own import record_statuses, write_record
 from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
 from facetlab.runner.cache import ResponseCache
 from facetlab.runner.limits import Limits, ProviderLimiter
@@ -100,16 +99,7 @@ def keeps_record(status: str | None, *, retry_errors: bool) -> bool:
 
 def existing_status(out: Path) -> dict[str, str]:
     """``trial_id -> status`` of every readable record already in ``<out>/records``."""
-    found: dict[str, str] = {}
-    folder = records_dir(out)
-    if not folder.is_dir():
-        return found
-    for path in folder.glob("*.json"):
-        raw, _problem = read_json_file(path)  # depth/size-limited: a hostile file is a miss
-        if isinstance(raw, dict) and "trial_id" in raw and "status" in raw:
-            found[str(raw["trial_id"])] = str(raw["status"])
-        # anything else is unreadable: treated as missing and rewritten
-    return found
+    return record_statuses(records_dir(out))  # a bad file is reported, skipped, run again
 
 
 def safe_parse(suite: ProbeSuite, trial: Trial, text: str, parser: str) -> ParseResult:
