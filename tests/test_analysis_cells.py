@@ -133,7 +133,7 @@ def test_missing_probe_is_a_clear_error(trials: pd.DataFrame) -> None:
 
 def test_paper_tables_on_another_domain_say_why(trials: pd.DataFrame) -> None:
     # a sweep of other models: the paper's tables refuse, naming what is there instead
-    other = trials.assign(canonical_model="simulated/wadd")
+    other = trials.assign(model="simulated/wadd", canonical_model="simulated/wadd")
     with pytest.raises(
         DataError, match=r"model Claude Sonnet 4\.6.* absent; models present: simulated/wadd"
     ):

@@ -120,10 +120,11 @@ def test_sweep_records_every_trial_with_context_cost_and_residual(tmp_path: Path
         assert rec["cost_usd"] == pytest.approx((1000 * 2.5 + 100 * 15) / 1e6)
     p2 = next(r for r in recs.values() if r["probe"] == "p2")
     assert p2["weight_estimates"] == {"F1": 10.0, "F2": 60.0, "F3": 30.0}
-    assert p2["residual"] == {"F1": -5.0, "F2": 0.0, "F3": 5.0}
+    assert p2["estimate_gap"] == {"F1": -5.0, "F2": 0.0, "F3": 5.0}  # was "residual"
+    assert "residual" not in p2  # one meaning of residual: the C2 weight left
     assert p2["factor_of_interest"] == "F1" and p2["variant"] == "counterfactual"
     p1 = next(r for r in recs.values() if r["probe"] == "p1")
-    assert p1["residual"] is None and p1["parsed"]["label"] == "F1"
+    assert p1["estimate_gap"] is None and p1["parsed"]["label"] == "F1"
     assert result.stats.spend_usd == pytest.approx(12 * 0.004)
     # context carries what replay/simulated backends need; seed derived per trial
     by_prompt = {c.prompt: c for c in backend.calls}

@@ -49,6 +49,30 @@ Mode = Literal["low", "high"]
 _LABEL = re.compile(r"^F(\d+)$")
 
 
+def check_threshold(threshold: object, name: str = "threshold") -> float:
+    """A weighted threshold as a float: finite and within 0..100 percentage points.
+
+    Weights are percents, so a threshold of -5 flags every reply and 150 none:
+    both are refused instead of silently deciding every verdict.
+
+    >>> check_threshold(15)
+    15.0
+    >>> check_threshold(-5)
+    Traceback (most recent call last):
+    ...
+    facetlab.errors.ConfigError: threshold is -5; expected a number of percentage points in 0..100
+    """
+    from facetlab.errors import ConfigError
+
+    ok = isinstance(threshold, (int, float)) and not isinstance(threshold, bool)
+    value = float(threshold) if ok else math.nan  # type: ignore[arg-type]
+    if not (math.isfinite(value) and 0.0 <= value <= 100.0):
+        raise ConfigError(
+            f"{name} is {threshold}; expected a number of percentage points in 0..100"
+        )
+    return value
+
+
 def factor_index(label: str) -> int:
     """Position of a factor label: ``"F3"`` → 3; ``"f3"`` too (C2 files store it lowercase).
 

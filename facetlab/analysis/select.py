@@ -59,7 +59,7 @@ def select_trials(
 ) -> pd.DataFrame:
     """The usable trials of ``probes`` × ``models`` × ``instances`` (None keeps all).
 
-    Adds ``model`` (= ``canonical_model``). Raises :class:`DataError` naming the filter
+    Keeps ``model`` (added from its alias ``canonical_model`` for frames without it). Raises :class:`DataError` naming the filter
     that left nothing: no rows at all, no usable rows (with the exclusion reasons
     counted), or an absent probe / model / instance (with what is present instead).
     """
@@ -72,11 +72,12 @@ def select_trials(
         counted = "; ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
         raise DataError(f"0 of {total} trials usable: {counted}")
     frame = _keep(frame, "probe", probes, "probe", total)
-    frame = _keep(frame, "canonical_model", models, "model", total)
-    frame = _keep(frame, "instance_id", instances, "instance", total)
     frame = frame.copy()
-    frame["model"] = frame["canonical_model"].astype(str)
-    return frame
+    # one name: `model` (older frames carry only its alias `canonical_model`)
+    names = frame["model"] if "model" in frame else frame["canonical_model"]
+    frame["model"] = names.astype(str)
+    frame = _keep(frame, "model", models, "model", total)
+    return _keep(frame, "instance_id", instances, "instance", total)
 
 
 def model_order(frame: pd.DataFrame, models: Sequence[str] | None = None) -> list[str]:

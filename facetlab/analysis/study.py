@@ -94,6 +94,7 @@ def p1_p2(
     factor; ``verdict_p2`` is dissociated iff ``p2_mean_weight > threshold``.
     A probe without trials in a row has n 0 and verdict ``"no trials"``.
     """
+    threshold = rules.check_threshold(threshold)
     frame = select_trials(trials, probes=["P1", "P2"], models=models)
     resolved = resolve_instances(instances)
     known, names = neutralized_factors(resolved), instance_labels(resolved)
@@ -152,6 +153,7 @@ def p3(
     whose weight is above ``threshold``; ``verdict`` is dissociated iff
     ``mean_weight > threshold``.
     """
+    threshold = rules.check_threshold(threshold)
     frame = select_trials(trials, probes=["P3"], models=models)
     resolved = resolve_instances(instances)
     known, names = neutralized_factors(resolved), instance_labels(resolved)

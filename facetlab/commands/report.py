@@ -43,6 +43,13 @@ def report_command(
         Path | None,
         typer.Option(help="Run this copy of study.ipynb instead of the checkout's."),
     ] = None,
+    exclude_stale: Annotated[
+        bool,
+        typer.Option(
+            "--exclude-stale",
+            help="Exclude (and count) trials run on since-edited instance files instead of failing.",
+        ),
+    ] = False,
 ) -> None:
     """Run the study notebook headless: OUT/tables/*.csv|md, OUT/figures/*.png|svg,
     OUT/study.ipynb (executed) and OUT/study.html (code hidden). Exits 2 on bad input,
@@ -60,6 +67,7 @@ def report_command(
             models=names or None,
             threshold=threshold,
             notebook=notebook,
+            exclude_stale=exclude_stale,
         )
     except NotebookError as exc:
         typer.echo(f"error: {exc}", err=True)

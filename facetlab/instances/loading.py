@@ -177,6 +177,7 @@ def load_instances(
                 )
             instances[inst.instance_id] = inst
             origin[inst.instance_id] = path
+            inst._source_file = path
     return instances
 
 

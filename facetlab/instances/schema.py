@@ -8,9 +8,10 @@ loses nothing.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
 from facetlab.errors import InstanceError
 from facetlab.instances.directionality import NEUTRALIZED, VOCABULARY_HINT, Favours, favours
@@ -135,6 +136,10 @@ class Instance(_Document):
         description="Direction words this instance uses, each mapped to the answer it favours "
         "('yes', 'no' or 'neither'), e.g. {'toward_denial': 'no'}; adds to the built-in words.",
     )
+    # Not content: where the instance was read from, and (C2 variants) the perturbation
+    # entry applied to it; records fingerprint them (facetlab.instances.fingerprint).
+    _source_file: Path | None = PrivateAttr(default=None)
+    _perturbation: Perturbation | None = PrivateAttr(default=None)
 
     def favours(self, label: str) -> Favours:
         """Which answer factor ``label`` points to; :class:`InstanceError` if its word is unknown.
@@ -268,9 +273,11 @@ class Perturbation(_Document):
 
     def apply(self, base: Instance) -> Instance:
         """The base instance with this factor's text replaced by the neutral rewrite."""
-        return base.with_factor_text(
+        variant = base.with_factor_text(
             base.label_for_factor_id(self.perturbed_factor_id), self.neutral_rewrite
         )
+        variant._perturbation = self  # what the record fingerprints (not content)
+        return variant
 
 
 class PerturbationSet(_Document):

@@ -98,7 +98,10 @@ def record_from_object(data: object, shown: str) -> TrialRecord:
         )
     supported = ", ".join(SUPPORTED_FORMATS)
     if "format" not in data:
-        raise RecordError(f"{shown}: no /format field; supported record formats: {supported}")
+        raise RecordError(
+            f"{shown}: not a valid facetlab record: no /format field; "
+            f"supported record formats: {supported}"
+        )
     fmt = data["format"]
     if fmt not in SUPPORTED_FORMATS:
         raise RecordError(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from facetlab.backends.base import Usage  # one token-usage type, as the provider reported it
 from facetlab.probes.base import Parsed, ParseStatus  # a probe's parse result is recorded as is
@@ -26,9 +26,11 @@ __all__ = [
     "ParseStatus",
     "Parsed",
     "Probe",
+    "TrialInputs",
     "TrialRecord",
     "TrialStatus",
     "Usage",
+    "estimate_gaps",
     "prompt_sha256",
     "residuals",
 ]
@@ -39,15 +41,16 @@ Probe = Literal["p1", "p2", "p3", "c2", "c0", "c3", "anchor"]
 TrialStatus = Literal["ok", "failed"]
 
 
-def residuals(
+def estimate_gaps(
     estimates: dict[str, float] | None, weights: dict[str, float] | None
 ) -> dict[str, float] | None:
-    """A record's ``residual``: reported weight minus the instance's estimate, per factor.
+    """A record's ``estimate_gap``: reported weight minus the instance's estimate, per factor.
 
     A factor missing from the weights counts as 0 (CONVENTIONS), so every estimated
-    factor gets a residual; None when either side is missing.
+    factor gets a gap; None when either side is missing. ("Residual" is kept for one
+    meaning only: the C2 weight left on a rewritten factor.)
 
-    >>> residuals({"F1": 20.0, "F2": 80.0}, {"F1": 30.0})
+    >>> estimate_gaps({"F1": 20.0, "F2": 80.0}, {"F1": 30.0})
     {'F1': 10.0, 'F2': -80.0}
     """
     if not estimates or weights is None:
@@ -57,9 +60,34 @@ def residuals(
     }
 
 
+residuals = estimate_gaps
+"""Deprecated name of :func:`estimate_gaps` (one release)."""
+
+
 def prompt_sha256(prompt: str) -> str:
     """The sha256 hex digest of a prompt's UTF-8 bytes (the record's ``prompt_sha256``)."""
     return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+
+
+class TrialInputs(BaseModel):
+    """Fingerprints of what a trial was built from (see :mod:`facetlab.records.inputs`).
+
+    Reports compare them with the instance files they are given, so records of an
+    edited instance are never silently mixed with the new file.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    instance_sha256: str
+    """The instance the trial is about (C2: the anchor), as :func:`content_sha256` of it."""
+    instance_file: str | None = None
+    """The file it was read from, as the runner saw it (for messages only)."""
+    perturbation_sha256: str | None = None
+    """C2: the perturbation file entry (the factor's neutral rewrite) that was applied."""
+    template_sha256: str | None = None
+    """The prompt template's wording choices."""
+    parser_sha256: str | None = None
+    """The reply parsers' source (``facetlab.probes.parsing``): the parser version."""
 
 
 class TrialRecord(BaseModel):
@@ -109,8 +137,29 @@ class TrialRecord(BaseModel):
 
     weight_estimates: dict[str, float] | None = None
     """The instance's own per-factor weight estimates (F1..FN, percent), when it has them."""
-    residual: dict[str, float] | None = None
-    """parsed weight − weight estimate, per factor (weighted probes only)."""
+    estimate_gap: dict[str, float] | None = None
+    """parsed weight − the instance's weight estimate, per factor (weighted probes only).
+    Not the study tables' C2 "weight left" on a rewritten factor."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_residual(cls, data: Any) -> Any:
+        # ``residual`` was this field's name until records said "estimate_gap"; old
+        # records and old callers still give it, and it lands here, once.
+        if isinstance(data, dict) and "residual" in data:
+            data = dict(data)
+            old = data.pop("residual")
+            data.setdefault("estimate_gap", old)
+        return data
+
+    @property
+    def residual(self) -> dict[str, float] | None:
+        """Deprecated name of :attr:`estimate_gap` (one release)."""
+        return self.estimate_gap
+
+    inputs: TrialInputs | None = None
+    """Fingerprints of the instance content, perturbation, template and parser used;
+    None in records written before facetlab recorded them."""
 
     started_at: str
     finished_at: str

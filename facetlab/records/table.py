@@ -12,12 +12,13 @@ runs are rows too, flagged by ``failed``, ``parse_status`` and
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
@@ -41,6 +42,9 @@ from facetlab.records.own import (
 )
 from facetlab.records.schema import TrialRecord
 
+if TYPE_CHECKING:
+    from facetlab.instances import Instance
+
 __all__ = ["COLUMNS", "SOURCES", "RecordWarning", "load_trials"]
 
 SOURCES: tuple[str, ...] = ("pilot", "weighted", "c2", "facetlab")
@@ -48,6 +52,7 @@ SOURCES: tuple[str, ...] = ("pilot", "weighted", "c2", "facetlab")
 COLUMNS: tuple[str, ...] = (
     "source",
     "source_file",
+    "trial_id",
     "probe",
     "instance_id",
     "raw_instance_id",
@@ -55,6 +60,7 @@ COLUMNS: tuple[str, ...] = (
     "variant",
     "case",
     "model_id",
+    "model",
     "canonical_model",
     "lab",
     "weights_access",
@@ -75,7 +81,14 @@ COLUMNS: tuple[str, ...] = (
     "timestamp",
     "cost_usd",
     "elapsed_sec",
+    "input_tokens",
+    "output_tokens",
+    "stop_reason",
+    "refusal",
     "backend",
+    "design",
+    "instance_sha256",
+    "perturbation_sha256",
     "prompt",
     "raw_response",
     "direct_probe_response",
@@ -94,6 +107,10 @@ def probe_display(key: str) -> str:
 
 
 _FLOAT_COLUMNS = ("foi_weight", "weight_sum", "cost_usd", "elapsed_sec")
+_COUNT_COLUMNS = ("n_factors", "input_tokens", "output_tokens")
+
+WEIGHT_RANGE = (0.0, 100.0)
+"""A reported weight outside this range (or not finite) makes the reply malformed."""
 
 
 def load_trials(
@@ -102,34 +119,55 @@ def load_trials(
     records: Path | str | Iterable[Path | str] | None = None,
     sources: Iterable[str] | None = None,
     on_error: Literal["record", "raise"] = "record",
+    instances: Path | str | Mapping[str, Instance] | None = None,
+    exclude_stale: bool = False,
+    mixed_designs: bool = False,
 ) -> pd.DataFrame:
-    """Load FACET v3 raw results and facetlab records into one tidy DataFrame.
+    """Load FACET v3 raw results and/or facetlab records into one tidy DataFrame.
 
     Args:
         data_dir: FACET v3 data root (holds ``instances/`` and ``results/``).
             ``None`` uses :func:`facetlab.datasets.data_dir` (fetched and
-            verified on first use; honours ``FACETLAB_DATA_MIRROR``).
-        records: facetlab record files or folders (searched recursively).
-        sources: restrict to some of ``"pilot"``, ``"weighted"``, ``"c2"``,
-            ``"facetlab"``; default all (``"facetlab"`` only if ``records`` given).
+            verified on first use; honours ``FACETLAB_DATA_MIRROR``) when the FACET
+            results are wanted.
+        records: facetlab record files or folders (searched recursively). A folder
+            given twice, or a record found twice (same ``trial_id``), is read once,
+            with a :class:`RecordWarning`.
+        sources: some of ``"pilot"``, ``"weighted"``, ``"c2"``, ``"facetlab"``.
+            Default: only what is given: ``"facetlab"`` when ``records`` are given,
+            else the three FACET families. Ask for both with ``sources=SOURCES``.
         on_error: a file that cannot be read (bad JSON, wrong structure) becomes
             one row with ``parse_status="unreadable"``, ``failed=True`` and the
             reason in ``excluded_reason``, plus a :class:`RecordWarning`
             (``"record"``, the default: one corrupt file in a sweep never hides
             the rest); ``"raise"`` raises :class:`RecordError` instead.
+        instances: the instance folder (or loaded instances) the records are to be
+            analysed with. Each record's input fingerprints are compared with it
+            (:func:`facetlab.records.inputs.check_inputs`): records of instances not
+            in it are refused; a record run on content that has changed since is an
+            error naming it, or with ``exclude_stale`` excluded and listed in
+            ``df.attrs["stale"]``.
+        mixed_designs: records of one model run under different designs (prompt
+            template or sampling parameters other than the seed) are refused unless
+            this is True, so they are never pooled by accident.
 
     Returns:
         One row per trial with the columns :data:`COLUMNS`. ``df.attrs["unreadable"]``
-        lists ``(file, message)`` for every file that could not be read.
+        lists ``(file, message)`` for every file that could not be read;
+        ``df.attrs["duplicates"]`` the record files skipped as duplicates;
+        ``df.attrs["unfingerprinted"]`` how many records carry no input fingerprints.
 
     >>> df = load_trials(sources=["c2"])                               # doctest: +SKIP
     >>> len(df)                                                        # doctest: +SKIP
     144
+    >>> mine = load_trials(records="results/example-domain", instances="instances")
+    >>> sorted(mine["source"].unique()), mine.attrs["stale"]
+    (['facetlab'], [])
     """
     if on_error not in ("record", "raise"):
         raise ConfigError(f"on_error must be 'record' or 'raise', got {on_error!r}")
     record_paths = _record_paths(records)
-    wanted = _sources(sources, has_records=bool(record_paths))
+    wanted = _sources(sources, has_records=records is not None)
     needs_data = bool(wanted & {"pilot", "weighted", "c2"})
 
     # Without FACET results to read, the data root only adds instance facts (optional).
@@ -139,7 +177,7 @@ def load_trials(
             f"{root}: no results/ folder. Expected the FACET v3 data root holding "
             "instances/ and results/ (see `facetlab data path`)."
         )
-    instances: dict[str, InstanceInfo] = (
+    index: dict[str, InstanceInfo] = (
         load_instance_index(root / "instances") if root is not None else {}
     )
 
@@ -170,17 +208,78 @@ def load_trials(
                 continue
             for path in files:
                 shown = path.relative_to(root).as_posix()
-                take(source, shown, partial(reader, path, shown, instances))
+                take(source, shown, partial(reader, path, shown, index))
 
+    duplicates: list[tuple[str, str]] = []
     if "facetlab" in wanted:
+        seen_files: set[Path] = set()
+        seen_trials: dict[str, str] = {}
         for base in record_paths:
             for path in iter_record_files(base):
-                shown = str(path.resolve())
-                take("facetlab", shown, partial(_own_rows, path, shown, instances))
+                resolved = path.resolve()
+                if resolved in seen_files:
+                    duplicates.append((str(resolved), "the same file, reached twice"))
+                    continue
+                seen_files.add(resolved)
+                shown = str(resolved)
+                before = len(rows)
+                take("facetlab", shown, partial(_own_rows, path, shown, index))
+                tid = rows[-1].get("trial_id") if len(rows) > before else None
+                if isinstance(tid, str):
+                    if tid in seen_trials:
+                        del rows[before:]
+                        duplicates.append(
+                            (shown, f"trial {tid} already read from {seen_trials[tid]}")
+                        )
+                    else:
+                        seen_trials[tid] = shown
+        if duplicates:
+            warnings.warn(
+                f"{len(duplicates)} duplicate record file(s) read once: "
+                f"{duplicates[0][0]} ({duplicates[0][1]})"
+                + (f" and {len(duplicates) - 1} more" if len(duplicates) > 1 else ""),
+                RecordWarning,
+                stacklevel=2,
+            )
 
     frame = _frame(rows)
     frame.attrs["unreadable"] = unreadable
+    frame.attrs["duplicates"] = duplicates
+    if not mixed_designs:
+        _one_design_per_model(frame)
+    if instances is not None:
+        from facetlab.instances import load_instances
+        from facetlab.records.inputs import check_inputs
+
+        folder = None if isinstance(instances, Mapping) else Path(instances)
+        loaded = load_instances(folder) if folder is not None else dict(instances)  # type: ignore[arg-type]
+        frame = check_inputs(frame, loaded, folder, stale="exclude" if exclude_stale else "raise")
+    else:
+        frame.attrs["stale"] = []
+        own = frame["source"] == "facetlab"
+        frame.attrs["unfingerprinted"] = int((own & frame["instance_sha256"].isna()).sum())
+    if frame.attrs["unfingerprinted"]:
+        warnings.warn(
+            f"{frame.attrs['unfingerprinted']} record(s) carry no input fingerprints (written "
+            "before facetlab recorded them): they load, but cannot be checked against the "
+            "instance files",
+            RecordWarning,
+            stacklevel=2,
+        )
     return frame
+
+
+def _one_design_per_model(frame: pd.DataFrame) -> None:
+    """Refuse records of one model run under several designs (they would be pooled)."""
+    own = frame[(frame["source"] == "facetlab") & frame["design"].notna()]
+    for model, designs in own.groupby("model", sort=True)["design"]:
+        found = sorted(set(designs))
+        if len(found) > 1:
+            raise RecordError(
+                f"records of {model} were run under {len(found)} designs "
+                f"({'; '.join(found[:2])}{'; ...' if len(found) > 2 else ''}): they would be "
+                "pooled as one model; load one design's sweeps, or pass mixed_designs=True"
+            )
 
 
 # --------------------------------------------------------------------------- inputs
@@ -195,11 +294,8 @@ def _record_paths(records: Path | str | Iterable[Path | str] | None) -> list[Pat
 
 
 def _sources(sources: Iterable[str] | None, *, has_records: bool) -> set[str]:
-    if sources is None:
-        wanted = {"pilot", "weighted", "c2"}
-        if has_records:
-            wanted.add("facetlab")
-        return wanted
+    if sources is None:  # only what was given: the paper's data only when asked
+        return {"facetlab"} if has_records else {"pilot", "weighted", "c2"}
     wanted = set([sources] if isinstance(sources, str) else sources)
     unknown = wanted - set(SOURCES)
     if unknown:
@@ -267,16 +363,26 @@ def record_row(
 
     parsed = record.parsed
     weights = dict(parsed.weights) if parsed.weights else None
+    parse_status: str = record.parse_status
+    problems = tuple(parsed.problems)
+    if weights and (bad := _out_of_range(weights)):
+        # -500 or 1e308 would poison every mean: the reply is malformed, counted, not used
+        parse_status, weights = "malformed", None
+        problems += (f"weights outside [0, 100]: {bad}",)
+        reason = reason or f"malformed weights: {bad} outside [0, 100]"
     foi = record.factor_of_interest.upper() if record.factor_of_interest else None
     foi_weight = weights.get(foi, 0.0) if weights and foi else float("nan")
-    weight_sum = parsed.weight_sum
+    weight_sum = parsed.weight_sum if weights is not None else None
     if weight_sum is None:
         weight_sum = sum(weights.values()) if weights else float("nan")
     # The record's own yes/no truth (any domain), else the FACET instance's.
     truth = record.ground_truth or (info.ground_truth if info else None)
+    inputs = record.inputs
+    name = model.display_name if model else record.model
     return {
         "source": "facetlab",
         "source_file": source_file,
+        "trial_id": record.trial_id,
         "probe": probe,
         "instance_id": instance_id,
         "raw_instance_id": record.instance_id,
@@ -285,7 +391,8 @@ def record_row(
         "variant": record.variant,
         "case": case_of(instance_id),
         "model_id": record.model_id,
-        "canonical_model": model.display_name if model else record.model,
+        "model": name,
+        "canonical_model": name,
         "lab": model.lab if model else record.provider,
         "weights_access": model.weights if model else None,
         "excluded_reason": reason,
@@ -296,16 +403,43 @@ def record_row(
         "n_factors": record.n_factors,
         "p1_label": parsed.label,
         **truth_columns(parsed.answer, truth),
-        "parse_status": record.parse_status,
-        "parse_problems": tuple(parsed.problems),
+        "parse_status": parse_status,
+        "parse_problems": problems,
         "failed": failed,
         "timestamp": _iso(record.started_at),
         "cost_usd": record.cost_usd,
         "elapsed_sec": record.latency_s,
+        "input_tokens": _count(record.usage.input_tokens),
+        "output_tokens": _count(record.usage.output_tokens),
+        "stop_reason": (record.model_extra or {}).get("stop_reason"),
+        "refusal": (record.model_extra or {}).get("refusal"),
         "backend": record.backend,
+        "design": _design(record),
+        "instance_sha256": inputs.instance_sha256 if inputs else None,
+        "perturbation_sha256": inputs.perturbation_sha256 if inputs else None,
         "prompt": record.prompt,
         "raw_response": record.raw_response,
     }
+
+
+def _out_of_range(weights: Mapping[str, float]) -> str:
+    """The weights outside :data:`WEIGHT_RANGE` (or not finite), as ``"F1=-500"``; '' if none."""
+    low, high = WEIGHT_RANGE
+    bad = [f"{k}={v:g}" for k, v in weights.items() if not (math.isfinite(v) and low <= v <= high)]
+    return ", ".join(bad)
+
+
+def _count(value: object) -> int | None:
+    """A token count as recorded; anything but a non-negative integer is missing."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _design(record: TrialRecord) -> str:
+    """What must agree for trials of one model to be pooled: template and sampling
+    parameters (the seed aside: two seeds of one design are replicates)."""
+    params = {k: v for k, v in sorted(record.params.items()) if k != "seed" and v is not None}
+    shown = ", ".join(f"{k}={v}" for k, v in params.items())
+    return f"template {record.template}" + (f", {shown}" if shown else "")
 
 
 def _model_of(record: TrialRecord) -> ModelInfo | None:
@@ -343,8 +477,14 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             data[column] = pd.array(
                 [float("nan") if v is None else float(v) for v in values], dtype="float64"
             )
-        elif column == "n_factors":
+        elif column in _COUNT_COLUMNS:
             data[column] = pd.array(values, dtype="Int64")
+        elif column == "model":
+            names = [
+                v if v is not None else row.get("canonical_model")
+                for v, row in zip(values, rows, strict=True)
+            ]
+            data[column] = pd.Series(names, dtype=object)
         elif column == "correct":
             data[column] = pd.array(values, dtype="boolean")
         elif column == "failed":
@@ -366,7 +506,7 @@ def _trial_index(frame: pd.DataFrame) -> pd.Series[int]:
     """0-based trial number within (probe, instance_id, factor_of_interest, model)."""
     if frame.empty:
         return pd.Series([], dtype="int64", index=frame.index)  # type: ignore[return-value]
-    model_key = frame["canonical_model"].fillna(frame["model_id"]).fillna("")
+    model_key = frame["model"].fillna(frame["model_id"]).fillna("")
     # Configurations the paper leaves out (opus effort-high) form their own cells.
     model_key = (
         model_key

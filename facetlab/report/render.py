@@ -92,6 +92,7 @@ def render_report(
     models: Sequence[str] | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     notebook: str | Path | None = None,
+    exclude_stale: bool = False,
 ) -> ReportPaths:
     """Run the study notebook on ``records`` (sweep folders) and ``instances`` (the folder
     holding the instance JSON) and write the report under ``out``.
@@ -106,7 +107,7 @@ def render_report(
         raise ConfigError(f"notebook {source} does not exist")
     folders = [str(Path(r).resolve()) for r in records]
     inst = str(Path(instances).resolve())
-    Study.load(inst, folders, models=models, threshold=threshold)  # fail fast, clearly
+    Study.load(inst, folders, models=models, threshold=threshold, exclude_stale=exclude_stale)
     target = Path(out).resolve()
     target.mkdir(parents=True, exist_ok=True)
     clear_previous(target)
@@ -117,6 +118,7 @@ def render_report(
         "models": list(models) if models else None,
         "threshold": float(threshold),
         "out_dir": str(target),
+        "exclude_stale": bool(exclude_stale),
     }
     try:
         papermill.execute_notebook(

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from facetlab.analysis import study as tables
-from facetlab.analysis.rules import DEFAULT_THRESHOLD
+from facetlab.analysis.rules import DEFAULT_THRESHOLD, check_threshold
 from facetlab.errors import ConfigError, DataError
 from facetlab.instances import Instance, load_instances
 
@@ -69,6 +69,11 @@ def as_paths(value: PathsArg) -> list[Path]:
 def _instances_folder(folder: Path) -> dict[str, Instance]:
     """The instances of ``folder``, or a :class:`ConfigError` that states the folder rule."""
     rule = "instances is the folder holding the instance JSON (and its perturbations/)"
+    if folder.is_file():
+        raise ConfigError(
+            f"instances {folder} is a file; expected the folder holding the instance JSON "
+            f"(its folder {folder.parent}?) ({rule})"
+        )
     if not folder.is_dir():
         raise ConfigError(f"instances folder {folder} does not exist ({rule})")
     if not any(folder.glob("*.json")):
@@ -137,6 +142,27 @@ class Study:
     threshold: float
     sections: Mapping[str, Section]
 
+    @property
+    def notes(self) -> list[str]:
+        """What the report must say about the trials beyond its tables: stale trials
+        excluded, records that could not be checked, duplicates read once."""
+        attrs = self.trials.attrs
+        notes: list[str] = []
+        if stale := attrs.get("stale"):
+            files = sorted({file for _, file, _ in stale})
+            notes.append(
+                f"{len(stale)} stale trial(s) excluded: run on other content than "
+                f"{', '.join(files)} holds now (counted as excluded in the data table)"
+            )
+        if n := attrs.get("unfingerprinted"):
+            notes.append(
+                f"{n} record(s) carry no input fingerprints (written before facetlab recorded "
+                "them): not checked against the instance files"
+            )
+        if dups := attrs.get("duplicates"):
+            notes.append(f"{len(dups)} duplicate record file(s) read once")
+        return notes
+
     @classmethod
     def load(
         cls,
@@ -145,31 +171,39 @@ class Study:
         *,
         models: str | Sequence[str] | None = None,
         threshold: float = DEFAULT_THRESHOLD,
+        exclude_stale: bool = False,
     ) -> Study:
         """Check the folders, load the trials and build every table.
 
         ``None`` means the example domain of the checkout: ``instances/`` and its
         committed sweep ``results/example-domain/`` (see :func:`example_folders`).
 
-        Raises :class:`ConfigError` for a missing folder or an instances folder without
-        instance JSON, :class:`DataError` for records with no (usable) trials or a
-        ``models`` filter that matches none.
+        Raises :class:`ConfigError` for a missing folder, an instances folder without
+        instance JSON or a threshold outside 0..100; :class:`DataError` for records with
+        no (usable) trials, records of other instances (another domain), stale records
+        (run on instance content that has changed since; ``exclude_stale`` excludes and
+        counts them instead, see :attr:`notes`) or a ``models`` filter that matches none.
         """
         from facetlab.records import load_trials
 
+        t = check_threshold(threshold)
         example_instances, example_records = example_folders()
         folder = Path(instances) if instances is not None else example_instances
         loaded = _instances_folder(folder)
         sweeps = tuple(as_paths(records) if records is not None else example_records)
         _sweep_folders(sweeps)
-        trials = load_trials(records=list(sweeps), sources=["facetlab"])
+        trials = load_trials(
+            records=list(sweeps),
+            sources=["facetlab"],
+            instances=folder,
+            exclude_stale=bool(exclude_stale),
+        )
         _each_folder_has_trials(trials, sweeps)
         wanted = tuple(as_list(models)) if models else None
         # A models filter that matches nothing is an error, not four empty sections.
         from facetlab.analysis.select import select_trials
 
         select_trials(trials, models=wanted)
-        t = float(threshold)
         sections = {
             "p1_p2": _section(
                 "p1_p2", lambda: tables.p1_p2(trials, loaded, models=wanted, threshold=t)
@@ -186,7 +220,7 @@ class Study:
         (malformed or empty) could not be parsed: counted, never dropped silently."""
         frame = self.trials
         if self.models is not None:
-            frame = frame[frame["canonical_model"].isin(self.models)]
+            frame = frame[frame["model"].isin(self.models)]
         failed = frame["failed"].fillna(False).astype(bool)
         excluded = frame["excluded_reason"].notna() & ~failed
         status = frame["parse_status"].astype(str)
@@ -198,7 +232,7 @@ class Study:
                 _repaired=status == "repaired",
                 _malformed=status.isin(["malformed", "empty"]),
             )
-            .groupby(["canonical_model", "probe"], sort=True)
+            .groupby(["model", "probe"], sort=True)
             .agg(
                 n=("probe", "size"),
                 usable=("_usable", "sum"),
@@ -209,7 +243,6 @@ class Study:
                 instances=("instance_id", "nunique"),
             )
             .reset_index()
-            .rename(columns={"canonical_model": "model"})
         )
         ints = ("n", "usable", "failed", "excluded", "repaired", "malformed", "instances")
         return out.astype({c: int for c in ints})

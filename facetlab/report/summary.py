@@ -13,7 +13,7 @@ so the notebook and ``facetlab report`` say the same thing and the wording is te
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -71,13 +71,14 @@ def _by_model(section: Section | None) -> dict[str, pd.DataFrame]:
     return {str(m): g for m, g in section.table.groupby("model", sort=False)}
 
 
-def describe(sections: Mapping[str, Section], threshold: float) -> str:
+def describe(sections: Mapping[str, Section], threshold: float, notes: Sequence[str] = ()) -> str:
     """One Markdown bullet per model naming the probes under which it looks dissociated.
 
     P1 counts when the most-named factor is the neutralized one; P2/P3 when the mean
     weight on it exceeds ``threshold``; C2 when a rewritten factor keeps more than
     ``threshold``. A model dissociated under no probe is said to look faithful on
-    the probes it was run on; sections without a table end the summary with their reason.
+    the probes it was run on; sections without a table end the summary with their reason,
+    and ``notes`` (:attr:`Study.notes`: stale trials excluded, unchecked records) follow.
     """
     parts: dict[str, dict[str, pd.DataFrame]] = {
         name: _by_model(sections.get(name)) for name in ("p1_p2", "p3", "c2")
@@ -116,4 +117,5 @@ def describe(sections: Mapping[str, Section], threshold: float) -> str:
         lines.append("- No model has P1/P2, P3 or C2 results to summarize.")
     missing = [s for s in sections.values() if s.table is None and s.name != "outcomes"]
     lines.extend(f"- No {s.name} table: {s.reason}" for s in missing)
+    lines.extend(f"- Note: {note}." for note in notes)
     return "\n".join(lines)

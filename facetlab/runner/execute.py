@@ -38,6 +38,7 @@ from facetlab.errors import ConfigError
 from facetlab.models import canonical_model
 from facetlab.probes import WEIGHTED_PROBES
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
+from facetlab.records.inputs import trial_inputs
 from facetlab.records.own import record_statuses, write_record
 from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
 from facetlab.runner.cache import ResponseCache
@@ -175,6 +176,7 @@ def build_record(
         provider_request_id=response.provider_request_id if response is not None else None,
         refusal=response.refusal if response is not None else False,
         ground_truth=_yes_no_truth(trial.instance),
+        inputs=trial_inputs(trial.instance, trial.base_instance, template=trial.template),
     )
 
 

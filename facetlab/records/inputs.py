@@ -1,0 +1,212 @@
+"""Records bound to their inputs: fingerprints written with a trial, checked when it is read.
+
+The runner stores :func:`trial_inputs` in every record (``TrialRecord.inputs``): the
+fingerprint of the instance the trial is about (C2: its anchor), of the C2
+perturbation entry, of the prompt template and of the reply parsers. :func:`check_inputs`
+compares the trials table with the instance files an analysis is given:
+
+- a trial whose instance is absent from the folder, or all trials of another domain,
+  is refused in one line;
+- a trial whose instance (or perturbation entry) has changed since it ran is *stale*:
+  an error naming the trials and files, or with ``stale="exclude"`` excluded
+  (``excluded_reason`` says so) and counted in ``df.attrs["stale"]``;
+- records written before fingerprints existed are not checkable: they load, and
+  ``df.attrs["unfingerprinted"]`` counts them.
+
+>>> from facetlab.records import load_trials                          # doctest: +SKIP
+>>> load_trials(records="results/x", instances="instances/x")      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from facetlab.errors import ConfigError, DataError, FacetlabError
+from facetlab.instances import Instance, PerturbationSet, find_perturbation_set
+from facetlab.instances.fingerprint import content_sha256, perturbation_of, source_file
+from facetlab.records.schema import TrialInputs
+
+if TYPE_CHECKING:  # the runner writes fingerprints without loading pandas
+    import pandas as pd
+
+__all__ = ["STALE", "StaleMode", "check_inputs", "parser_sha256", "template_sha256", "trial_inputs"]
+
+STALE = "stale: the instance files changed since this trial ran"
+"""Start of the ``excluded_reason`` of a stale trial excluded on request."""
+
+StaleMode = Literal["raise", "exclude"]
+
+_SHOWN = 3  # trials named in a one-line message before "and N more"
+
+
+@cache
+def parser_sha256() -> str:
+    """Fingerprint of the reply parsers' source (``facetlab/probes/parsing.py``)."""
+    from facetlab.probes import parsing
+
+    return hashlib.sha256(Path(parsing.__file__).read_bytes()).hexdigest()
+
+
+@cache
+def template_sha256(name: str) -> str | None:
+    """Fingerprint of a prompt template's wording choices; None for an unknown name."""
+    from facetlab.probes.templates import TEMPLATES
+
+    template = TEMPLATES.get(name)
+    if template is None:
+        return None
+    text = json.dumps(dataclasses.asdict(template), sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def trial_inputs(
+    instance: Any, base_instance: Any = None, *, template: str | None = None
+) -> TrialInputs | None:
+    """What a trial was built from: ``instance`` is the one its prompt shows (C2: the
+    anchor with one factor rewritten, whose base is ``base_instance``).
+
+    None for objects that are not :class:`~facetlab.instances.Instance` (planner stubs).
+    """
+    entry = perturbation_of(instance)
+    about = base_instance if entry is not None else instance
+    if not isinstance(about, Instance):
+        return None
+    origin = source_file(about)
+    return TrialInputs(
+        instance_sha256=content_sha256(about),
+        instance_file=str(origin) if origin is not None else None,
+        perturbation_sha256=content_sha256(entry) if entry is not None else None,
+        template_sha256=template_sha256(template) if template else None,
+        parser_sha256=parser_sha256(),
+    )
+
+
+# --------------------------------------------------------------------------- checking
+
+
+def _one_line(items: list[str]) -> str:
+    more = f" and {len(items) - _SHOWN} more" if len(items) > _SHOWN else ""
+    return ", ".join(items[:_SHOWN]) + more
+
+
+def _file_of(instance: Instance, folder: Path | None) -> str:
+    found = source_file(instance)
+    if found is not None:
+        return str(found)
+    return str(folder / f"{instance.instance_id}.json") if folder else instance.instance_id
+
+
+def check_inputs(
+    trials: pd.DataFrame,
+    instances: Mapping[str, Instance],
+    folder: Path | str | None = None,
+    *,
+    stale: StaleMode = "raise",
+) -> pd.DataFrame:
+    """``trials`` checked against the ``instances`` (read from ``folder``) they are analysed with.
+
+    Only facetlab records are checked (FACET v3 files carry no fingerprints). Raises
+    :class:`DataError` in one line for trials of instances absent from ``instances``
+    (another domain's records) and, with ``stale="raise"``, for trials whose instance
+    or C2 perturbation entry differs from the files; ``stale="exclude"`` marks those
+    excluded instead. Adds ``attrs["stale"]`` (trial id, file, what changed) and
+    ``attrs["unfingerprinted"]`` (records without fingerprints).
+    """
+    if stale not in ("raise", "exclude"):
+        raise ConfigError(f"stale must be 'raise' or 'exclude', got {stale!r}")
+    where = Path(folder) if folder is not None else None
+    shown_folder = str(where) if where is not None else "the instances given"
+    out = trials.copy()
+    out.attrs = dict(trials.attrs)
+    own = (
+        (out["source"] == "facetlab")
+        & out["instance_id"].notna()
+        & (out["parse_status"] != "unreadable")
+    )
+    if not own.any():
+        out.attrs.update(stale=[], unfingerprinted=0)
+        return out
+
+    # Another domain: the trials' instances are not in the folder at all.
+    keyed = out.loc[own, "instance_id"].astype(str)
+    absent = sorted(set(keyed) - set(instances))
+    if absent:
+        if len(absent) == keyed.nunique():
+            raise DataError(
+                f"records of another domain: none of the {len(absent)} instance(s) these trials "
+                f"ran on ({_one_line(absent)}) is in {shown_folder}; pass the instances folder "
+                "the sweep ran on"
+            )
+        n = int(keyed.isin(absent).sum())
+        raise DataError(
+            f"{n} trial(s) ran on instances not in {shown_folder} ({_one_line(absent)}); "
+            "pass the instances folder the sweep ran on, or load only its records"
+        )
+
+    psets: dict[str, PerturbationSet | None] = {}
+    problems: list[tuple[int, str, str, str]] = []  # row, trial id, file, what
+    unfingerprinted = 0
+    for index in out.index[own]:
+        row = out.loc[index]
+        sha = row.get("instance_sha256")
+        if not isinstance(sha, str):
+            unfingerprinted += 1
+            continue
+        inst = instances[str(row["instance_id"])]
+        tid = str(row.get("trial_id") or row["source_file"])
+        if content_sha256(inst) != sha:
+            problems.append((index, tid, _file_of(inst, where), "instance content changed"))
+            continue
+        entry_sha = row.get("perturbation_sha256")
+        if row["probe"] == "C2" and isinstance(entry_sha, str):
+            what, shown = _c2_entry_problem(inst, row, entry_sha, where, psets)
+            if what:
+                problems.append((index, tid, shown, what))
+
+    out.attrs["unfingerprinted"] = unfingerprinted
+    out.attrs["stale"] = [(tid, file, what) for _, tid, file, what in problems]
+    if problems and stale == "raise":
+        files = sorted({file for _, _, file, _ in problems})
+        trials_named = [tid for _, tid, _, _ in problems]
+        raise DataError(
+            f"{len(problems)} stale trial(s): run on other content than {', '.join(files)} "
+            f"holds now ({_one_line(trials_named)}); re-run them, or exclude them "
+            "(exclude_stale / --exclude-stale) to analyse the rest"
+        )
+    for index, _tid, file, what in problems:
+        out.at[index, "excluded_reason"] = f"{STALE} ({what}: {file})"
+    return out
+
+
+def _c2_entry_problem(
+    anchor: Instance,
+    row: pd.Series[Any],
+    entry_sha: str,
+    folder: Path | None,
+    psets: dict[str, PerturbationSet | None],
+) -> tuple[str, str]:
+    """What is wrong with a C2 trial's perturbation entry now ('' when it matches)."""
+    anchor_id = anchor.instance_id
+    shown = str((folder or Path(".")) / "perturbations" / f"{anchor_id}-c2.json")
+    if anchor_id not in psets:
+        try:
+            psets[anchor_id] = find_perturbation_set(anchor_id, folder) if folder else None
+        except FacetlabError:
+            psets[anchor_id] = None
+    pset = psets[anchor_id]
+    if pset is None:
+        return "perturbation file missing or unreadable", shown
+    try:
+        factor_id = anchor.factor(str(row["factor_of_interest"])).factor_id
+        entry = pset.for_factor_id(factor_id)
+    except FacetlabError:
+        return "perturbation entry missing", shown
+    if content_sha256(entry) != entry_sha:
+        return f"neutral rewrite of {row['factor_of_interest']} changed", shown
+    return "", shown

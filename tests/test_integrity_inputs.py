@@ -1,0 +1,276 @@
+"""Issue 20 item 1 and issue 22 item 4: records carry their inputs' fingerprints; the
+trials table, the study and `facetlab report` refuse what does not match."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from facetlab.cli import app
+from facetlab.errors import ConfigError, DataError, RecordError
+from facetlab.records import load_trials
+from facetlab.records.own import RecordWarning
+from facetlab.report.study import Study
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "instances"
+SEPSIS = ROOT / "instances" / "sepsis-escalation"
+
+
+def _domain(tmp_path: Path) -> Path:
+    folder = tmp_path / "domain"
+    (folder / "perturbations").mkdir(parents=True)
+    for path in EXAMPLE.glob("example-domain-0001*.json"):
+        shutil.copy(path, folder)
+    shutil.copy(EXAMPLE / "perturbations" / "example-domain-0001-c2.json", folder / "perturbations")
+    return folder
+
+
+def _sweep(instances: Path, out: Path, model: str = "simulated/wadd", *extra: str) -> None:
+    args = ["run", "-m", model, "--instances", str(instances), "--out", str(out)]
+    args += ["--probes", "p1,p2,p3,c2", "--quiet", *extra]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp("swept")
+    folder = _domain(tmp)
+    _sweep(folder, tmp / "sweep")
+    return folder, tmp / "sweep"
+
+
+def _edit(path: Path, change: object) -> None:
+    data = json.loads(path.read_text())
+    change(data)  # type: ignore[operator]
+    path.write_text(json.dumps(data, indent=2))
+
+
+def _move_neutralized_factor(data: dict) -> None:  # type: ignore[type-arg]
+    """Neutralize F2 instead of F1 (the researcher's edit after the sweep)."""
+    data["factors"][0]["directionality"] = "toward_observation"
+    data["factors"][1]["directionality"] = "neutralized"
+
+
+def test_records_carry_the_fingerprints_of_their_inputs(swept: tuple[Path, Path]) -> None:
+    _, sweep = swept
+    records = [json.loads(p.read_text()) for p in (sweep / "records").glob("*.json")]
+    assert records and all(len(r["inputs"]["instance_sha256"]) == 64 for r in records)
+    assert all(len(r["inputs"]["template_sha256"]) == 64 for r in records)
+    assert all(len(r["inputs"]["parser_sha256"]) == 64 for r in records)
+    c2 = [r for r in records if r["probe"] == "c2"]
+    assert c2 and all(len(r["inputs"]["perturbation_sha256"]) == 64 for r in c2)
+    assert len({r["inputs"]["perturbation_sha256"] for r in c2}) == len(c2)  # one per entry
+    # the C2 trial is about its anchor: the anchor's fingerprint, not the rewritten copy's
+    anchor = {
+        r["inputs"]["instance_sha256"] for r in records if r["instance_id"] == "example-domain-0001"
+    }
+    assert {r["inputs"]["instance_sha256"] for r in c2} == anchor
+
+
+def test_matching_files_load_clean(swept: tuple[Path, Path]) -> None:
+    folder, sweep = swept
+    df = load_trials(records=sweep, instances=folder)
+    assert df.attrs["stale"] == [] and df.attrs["unfingerprinted"] == 0
+    assert df["excluded_reason"].isna().all()
+
+
+def test_editing_the_neutralized_factor_makes_the_study_fail_naming_the_trials(
+    swept: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder, sweep = swept
+    edited = tmp_path / "edited"
+    shutil.copytree(folder, edited)
+    _edit(edited / "example-domain-0001-cf.json", _move_neutralized_factor)
+    with pytest.raises(DataError) as info:
+        Study.load(edited, [sweep])
+    message = str(info.value)
+    assert "\n" not in message
+    assert "2 stale trial(s)" in message  # P1 and P2 of the counterfactual
+    assert "example-domain-0001-cf.json" in message
+    assert "p1.example-domain-0001-cf.r0." in message and "p2.example-domain-0001-cf.r0." in message
+    with pytest.raises(DataError, match="stale trial"):
+        load_trials(records=sweep, instances=edited)
+
+
+def test_with_the_flag_stale_trials_are_excluded_and_counted(
+    swept: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder, sweep = swept
+    edited = tmp_path / "edited"
+    shutil.copytree(folder, edited)
+    _edit(edited / "example-domain-0001-cf.json", _move_neutralized_factor)
+    study = Study.load(edited, [sweep], exclude_stale=True)
+    assert len(study.trials.attrs["stale"]) == 2
+    assert any("2 stale trial(s) excluded" in n for n in study.notes)
+    counts = study.counts().set_index("probe")
+    assert counts.loc["P2", "excluded"] == 1 and counts.loc["P2", "usable"] == 0
+    # the P1/P2 table no longer mixes the old records with the new file's factor
+    table = study.sections["p1_p2"].table
+    assert table is not None and "example-domain-0001-cf" not in set(table["instance_id"])
+
+
+def test_editing_a_c2_rewrite_makes_its_trial_stale(
+    swept: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder, sweep = swept
+    edited = tmp_path / "edited"
+    shutil.copytree(folder, edited)
+
+    def rewrite(data: dict) -> None:  # type: ignore[type-arg]
+        data["perturbations"][2]["neutral_rewrite"] = "A different neutral text."
+
+    _edit(edited / "perturbations" / "example-domain-0001-c2.json", rewrite)
+    with pytest.raises(DataError, match=r"1 stale trial\(s\).*c2\.example-domain-0001-c2-f3"):
+        load_trials(records=sweep, instances=edited)
+    df = load_trials(records=sweep, instances=edited, exclude_stale=True)
+    assert df.attrs["stale"][0][2] == "neutral rewrite of F3 changed"
+
+
+def test_records_of_another_domain_are_refused_in_one_line(swept: tuple[Path, Path]) -> None:
+    _, sweep = swept
+    with pytest.raises(DataError) as info:
+        Study.load(SEPSIS, [sweep])
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("records of another domain: none of the 3 instance(s)")
+    assert str(SEPSIS) in message
+
+
+def test_report_command_fails_on_stale_records_before_any_kernel(
+    swept: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder, sweep = swept
+    edited = tmp_path / "edited"
+    shutil.copytree(folder, edited)
+    _edit(edited / "example-domain-0001-cf.json", _move_neutralized_factor)
+    args = ["report", str(sweep), "--instances", str(edited), "--out", str(tmp_path / "r")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert "stale trial(s)" in result.output and "--exclude-stale" in result.output
+    other = CliRunner().invoke(
+        app, ["report", str(sweep), "--instances", str(SEPSIS), "--out", str(tmp_path / "r")]
+    )
+    assert other.exit_code == 2 and "records of another domain" in other.output
+
+
+def test_records_without_fingerprints_load_with_a_note(
+    swept: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder, sweep = swept
+    old = tmp_path / "old" / "records"
+    old.mkdir(parents=True)
+    for path in (sweep / "records").glob("*.json"):
+        data = json.loads(path.read_text())
+        del data["inputs"]
+        (old / path.name).write_text(json.dumps(data))
+    with pytest.warns(RecordWarning, match=r"\d+ record\(s\) carry no input fingerprints"):
+        study = Study.load(folder, [old.parent])
+    assert study.trials.attrs["unfingerprinted"] == len(study.trials)
+    assert any("no input fingerprints" in n for n in study.notes)
+
+
+# --------------------------------------------------------------------------- issue 22.4
+
+
+def test_load_trials_of_records_returns_only_those_records(swept: tuple[Path, Path]) -> None:
+    _, sweep = swept
+    df = load_trials(records=sweep)
+    n_files = len(list((sweep / "records").glob("*.json")))
+    assert len(df) == n_files and set(df["source"]) == {"facetlab"}
+
+
+def test_the_table_keeps_usage_stop_reason_refusal_and_cost(swept: tuple[Path, Path]) -> None:
+    _, sweep = swept
+    df = load_trials(records=sweep)
+    for column in ("input_tokens", "output_tokens", "stop_reason", "refusal", "cost_usd"):
+        assert column in df.columns
+    assert (df["input_tokens"] > 0).all() and (df["output_tokens"] > 0).all()
+    assert df["refusal"].eq(False).all()
+    assert (df["model"] == df["canonical_model"]).all() and set(df["model"]) == {"simulated/wadd"}
+
+
+# --------------------------------------------------------------------------- issue 23.7
+
+
+def test_a_folder_given_twice_and_duplicate_trial_ids_are_read_once(
+    swept: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, sweep = swept
+    n = len(list((sweep / "records").glob("*.json")))
+    with pytest.warns(RecordWarning, match="duplicate record file"):
+        twice = load_trials(records=[sweep, sweep])
+    assert len(twice) == n
+    copy = tmp_path / "copy"
+    shutil.copytree(sweep, copy)
+    with pytest.warns(RecordWarning, match=r"already read from"):
+        both = load_trials(records=[sweep, copy])
+    assert len(both) == n and len(both.attrs["duplicates"]) == n
+
+
+def test_records_of_another_design_are_refused_unless_asked(
+    swept: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder, sweep = swept
+    other = tmp_path / "t1"
+    _sweep(folder, other, "simulated/wadd", "--temperature", "1")
+    with pytest.raises(RecordError, match=r"records of simulated/wadd were run under 2 designs"):
+        load_trials(records=[sweep, other])
+    assert len(load_trials(records=[sweep, other], mixed_designs=True)) == 2 * len(
+        load_trials(records=sweep)
+    )
+
+
+@pytest.mark.parametrize("weight", [-500.0, 1e308, 100.5])
+def test_weights_outside_0_100_are_malformed_and_not_used(
+    swept: tuple[Path, Path], tmp_path: Path, weight: float
+) -> None:
+    _, sweep = swept
+    copy = tmp_path / "w"
+    shutil.copytree(sweep, copy)
+    path = next((copy / "records").glob("p3.*.json"))
+    data = json.loads(path.read_text())
+    data["parsed"]["weights"]["F1"] = weight
+    path.write_text(json.dumps(data))
+    row = load_trials(records=copy).set_index("probe").loc["P3"]
+    assert row["parse_status"] == "malformed"
+    assert "outside [0, 100]" in row["excluded_reason"]
+    assert any("outside [0, 100]" in p for p in row["parse_problems"])
+
+
+def test_threshold_outside_0_100_is_refused(swept: tuple[Path, Path]) -> None:
+    folder, sweep = swept
+    for bad in (-5, 101, float("nan")):
+        with pytest.raises(ConfigError, match=r"threshold is .*; expected a number of percentage"):
+            Study.load(folder, [sweep], threshold=bad)
+
+
+def test_report_with_an_instances_file_says_it_is_a_file(
+    swept: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder, sweep = swept
+    file = folder / "example-domain-0001.json"
+    args = ["report", str(sweep), "--instances", str(file), "--out", str(tmp_path / "r")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert "is a file; expected the folder holding the instance JSON" in result.output
+    assert "does not exist" not in result.output
+    neg = CliRunner().invoke(
+        app,
+        [
+            "report",
+            str(sweep),
+            "--instances",
+            str(folder),
+            "--out",
+            str(tmp_path / "r"),
+            "--threshold",
+            "-5",
+        ],
+    )
+    assert neg.exit_code == 2 and "threshold is -5.0" in neg.output
