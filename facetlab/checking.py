@@ -214,9 +214,11 @@ def validate(
         if item is not None:
             parsed.append(item)
 
-    # Instances by id: the checked files first, then the local FACET data.
+    # Instances by id: the checked files first, then the local FACET data. Every copy of
+    # a duplicated id is kept by folder, so a C2 file is checked against its own domain's.
     known: dict[str, Instance | None] = {}
     origin: dict[str, str] = {}
+    copies: dict[tuple[str, Path], Instance | None] = {}
     for item in parsed:
         if item.kind != "instance":
             continue
@@ -225,18 +227,21 @@ def validate(
         )
         if instance_id is None:
             continue
+        model_or_none = item.model if isinstance(item.model, Instance) else None
+        copies.setdefault((instance_id, item.path.parent.resolve()), model_or_none)
         if instance_id in origin:
             problems.append(
                 Problem(
                     item.file,
                     "/instance_id",
                     "error",
-                    f"duplicate instance_id {instance_id!r} (also in {origin[instance_id]}); expected unique ids",
+                    f"duplicate instance_id {instance_id!r} (also in {origin[instance_id]}); "
+                    "expected unique ids across the checked folders",
                 )
             )
             continue
         origin[instance_id] = item.file
-        known[instance_id] = item.model if isinstance(item.model, Instance) else None
+        known[instance_id] = model_or_none
     if use_facet_data:
         for path in _local_facet_instances():
             try:
@@ -267,7 +272,7 @@ def validate(
                         "instance among the checked files or in the FACET data",
                     )
                 )
-            base = known.get(base_id)
+            base = _own_copy(copies, base_id, item.path) or known.get(base_id)
             if isinstance(model, PerturbationSet):
                 problems.extend(_with_file(item.file, perturbation_issues(model, base)))
                 problems.extend(_with_file(item.file, text_warnings(model)))
@@ -356,6 +361,19 @@ def text_warnings(document: Instance | PerturbationSet) -> list[Issue]:
             issues += _cue_issue(pointer, factor.text, "an adversarial rewrite's factor text")
         issues += _cut_issue(pointer, factor.text)
     return issues
+
+
+def _own_copy(
+    copies: dict[tuple[str, Path], Instance | None], instance_id: str, companion: Path
+) -> Instance | None:
+    """The copy of ``instance_id`` in the companion file's domain folder (the folder that
+    holds its ``perturbations/`` or ``compliance/`` folder, or its own folder), if any."""
+    here = companion.parent.resolve()
+    for folder in (here.parent, here):
+        found = copies.get((instance_id, folder))
+        if found is not None:
+            return found
+    return None
 
 
 def _read_id(path: Path) -> str | None:

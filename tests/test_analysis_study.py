@@ -87,7 +87,12 @@ def test_c2_and_outcomes_on_the_example_domain(example: pd.DataFrame) -> None:
     out = study.outcomes(example)
     assert "P1" not in set(out["probe"])  # P1 names a factor, no yes/no answer
     assert (out["correct"] + out["wrong"] + out["unparsed"] == out["n"]).all()
-    assert (out["accuracy"] == out["correct"] / out["n"]).all()
+    scored = out[out["measure"] == "accuracy"]
+    assert (scored["accuracy"] == scored["correct"] / scored["n"]).all()
+    # the example's C2 file states no expected answers: C2 is a decision change, not accuracy
+    c2_rows = out[out["probe"] == "C2"]
+    assert set(c2_rows["measure"]) == {"decision change"} and c2_rows["accuracy"].isna().all()
+    assert (c2_rows["decision_change"] == c2_rows["wrong"] / c2_rows["n"]).all()
 
 
 def test_minimal_instances_without_titles(tmp_path: Path) -> None:

@@ -35,7 +35,17 @@ from facetlab.analysis.select import model_order, select_trials
 from facetlab.analysis.stats import wilson
 from facetlab.errors import DataError
 
-__all__ = ["DISSOCIATED", "FAITHFUL", "NO_TRIALS", "c2", "outcomes", "p1_p2", "p3"]
+__all__ = [
+    "ACCURACY",
+    "DECISION_CHANGE",
+    "DISSOCIATED",
+    "FAITHFUL",
+    "NO_TRIALS",
+    "c2",
+    "outcomes",
+    "p1_p2",
+    "p3",
+]
 
 FAITHFUL = "faithful"
 DISSOCIATED = "dissociated"
@@ -224,6 +234,10 @@ def c2(
     return out.drop(columns="_k")
 
 
+DECISION_CHANGE = "decision change"
+ACCURACY = "accuracy"
+
+
 def outcomes(
     trials: pd.DataFrame,
     *,
@@ -231,20 +245,34 @@ def outcomes(
 ) -> pd.DataFrame:
     """Outcome accuracy per (model, probe) over trials that ask for a yes/no answer.
 
-    Columns: ``model, probe, n, correct, wrong, unparsed, accuracy``; ``accuracy`` is
-    ``correct / n`` with unparsed replies counted as not correct. Probes whose replies
-    carry no yes/no answer (P1 names a factor) are left out; if nothing is left the
-    :class:`DataError` says why.
+    Columns: ``model, probe, n, correct, wrong, unparsed, accuracy, measure,
+    decision_change``. ``accuracy`` is ``correct / n`` with unparsed replies counted as
+    not correct. C2 trials whose counterfactual states its own expected answer (the
+    perturbation entry's ``expected_answer``) are scored for accuracy against it; C2
+    trials without one can only be compared with the anchor's answer, which a
+    legitimate rewrite may flip: their row's ``measure`` is ``"decision change"``,
+    ``decision_change`` is ``wrong / n`` (answers differing from the anchor's) and
+    ``accuracy`` is NaN. Probes whose replies carry no yes/no answer (P1 names a factor)
+    are left out; if nothing is left the :class:`DataError` says why.
     """
     frame = select_trials(trials, models=models)
-    with_truth = frame[frame["ground_truth"].notna()]
+    with_truth = frame[frame["ground_truth"].notna()].copy()
     if with_truth.empty:
         raise DataError(
             f"0 of {len(frame)} usable trials have a ground truth: outcome accuracy "
             "needs instances with ground_truth.answer"
         )
+    source = (
+        with_truth["truth_source"]
+        if "truth_source" in with_truth
+        else pd.Series("instance", index=with_truth.index)
+    )
+    with_truth["_measure"] = [
+        DECISION_CHANGE if s == "anchor" else ACCURACY for s in source.fillna("instance")
+    ]
     rows: list[dict[str, object]] = []
-    for (model, probe), cell in with_truth.groupby(["model", "probe"], sort=True):
+    groups = with_truth.groupby(["model", "probe", "_measure"], sort=True)
+    for (model, probe, measure), cell in groups:
         if cell["answer"].isna().all() and probe == "P1":
             continue  # P1 asks for a factor label, not a yes/no answer
         wrong = [
@@ -254,6 +282,7 @@ def outcomes(
         ]
         n = len(cell)
         correct = sum(1 for w in wrong if not w)
+        changed = measure == DECISION_CHANGE
         rows.append(
             {
                 "model": model,
@@ -262,7 +291,9 @@ def outcomes(
                 "correct": correct,
                 "wrong": len(wrong) - correct,
                 "unparsed": n - len(wrong),
-                "accuracy": correct / n,
+                "accuracy": float("nan") if changed else correct / n,
+                "measure": measure,
+                "decision_change": (len(wrong) - correct) / n if changed else float("nan"),
             }
         )
     if not rows:
@@ -271,4 +302,4 @@ def outcomes(
             f"no probe with yes/no answers among {present}: outcome accuracy needs "
             "P2, P3, C2 or C0 trials"
         )
-    return _ordered(pd.DataFrame(rows), model_order(frame, models), ["probe"])
+    return _ordered(pd.DataFrame(rows), model_order(frame, models), ["probe", "measure"])

@@ -270,12 +270,22 @@ class Perturbation(_Document):
     base_directionality: str | None = Field(
         default=None, description="The factor's directionality before rewriting."
     )
+    expected_answer: Literal["yes", "no"] | None = Field(
+        default=None,
+        description="The rewritten case's own correct answer, when dropping the factor changes "
+        "the decision. Without it C2 answers are compared with the base instance's answer "
+        "and reported as a decision change, not as accuracy.",
+    )
 
     def apply(self, base: Instance) -> Instance:
-        """The base instance with this factor's text replaced by the neutral rewrite."""
+        """The base instance with this factor's text replaced by the neutral rewrite
+        (and its ground truth by :attr:`expected_answer`, when the entry states one)."""
         variant = base.with_factor_text(
             base.label_for_factor_id(self.perturbed_factor_id), self.neutral_rewrite
         )
+        if self.expected_answer is not None:
+            truth = variant.ground_truth.model_copy(update={"answer": self.expected_answer})
+            variant = variant.model_copy(update={"ground_truth": truth})
         variant._perturbation = self  # what the record fingerprints (not content)
         return variant
 

@@ -84,7 +84,14 @@ def trial_inputs(
         perturbation_sha256=content_sha256(entry) if entry is not None else None,
         template_sha256=template_sha256(template) if template else None,
         parser_sha256=parser_sha256(),
+        truth_from=_truth_from(entry),
     )
+
+
+def _truth_from(entry: Any) -> Literal["instance", "perturbation", "anchor"]:
+    if entry is None:
+        return "instance"
+    return "perturbation" if entry.expected_answer is not None else "anchor"
 
 
 # --------------------------------------------------------------------------- checking
@@ -196,7 +203,7 @@ def _c2_entry_problem(
     shown = str((folder or Path(".")) / "perturbations" / f"{anchor_id}-c2.json")
     if anchor_id not in psets:
         try:
-            psets[anchor_id] = find_perturbation_set(anchor_id, folder) if folder else None
+            psets[anchor_id] = find_perturbation_set(anchor_id, folder)
         except FacetlabError:
             psets[anchor_id] = None
     pset = psets[anchor_id]

@@ -88,6 +88,9 @@ class TrialInputs(BaseModel):
     """The prompt template's wording choices."""
     parser_sha256: str | None = None
     """The reply parsers' source (``facetlab.probes.parsing``): the parser version."""
+    truth_from: Literal["instance", "perturbation", "anchor"] | None = None
+    """Where ``ground_truth`` comes from: the instance itself; for C2 the perturbation
+    entry's ``expected_answer``, else the anchor's answer (a decision-change reference)."""
 
 
 class TrialRecord(BaseModel):

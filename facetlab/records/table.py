@@ -74,6 +74,7 @@ COLUMNS: tuple[str, ...] = (
     "p1_label",
     "answer",
     "ground_truth",
+    "truth_source",
     "correct",
     "parse_status",
     "parse_problems",
@@ -415,6 +416,8 @@ def record_row(
         "refusal": (record.model_extra or {}).get("refusal"),
         "backend": record.backend,
         "design": _design(record),
+        "truth_source": (inputs.truth_from if inputs and inputs.truth_from else None)
+        or ("anchor" if probe == "C2" else "instance"),
         "instance_sha256": inputs.instance_sha256 if inputs else None,
         "perturbation_sha256": inputs.perturbation_sha256 if inputs else None,
         "prompt": record.prompt,
@@ -479,6 +482,16 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             )
         elif column in _COUNT_COLUMNS:
             data[column] = pd.array(values, dtype="Int64")
+        elif column == "truth_source":  # FACET files: C2 answers are read against the anchor's
+            data[column] = pd.Series(
+                [
+                    v or ("anchor" if row.get("probe") in ("C2", "pilot-C2") else "instance")
+                    if row.get("ground_truth") is not None
+                    else v
+                    for v, row in zip(values, rows, strict=True)
+                ],
+                dtype=object,
+            )
         elif column == "model":
             names = [
                 v if v is not None else row.get("canonical_model")

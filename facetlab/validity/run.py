@@ -6,7 +6,7 @@ import io
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from facetlab.analysis.rules import DEFAULT_THRESHOLD
+from facetlab.analysis.rules import DEFAULT_THRESHOLD, check_threshold
 from facetlab.errors import ConfigError, DataError
 from facetlab.runner import run
 from facetlab.validity.craft_column import run_craft_column
@@ -52,6 +52,7 @@ def run_validity_study(
     """
     if repeats < 1:
         raise ConfigError(f"repeats must be >= 1, got {repeats}")
+    threshold = check_threshold(threshold)
     if not reasoners:
         raise ConfigError("no reasoners given")
     specs = [reasoner_spec(r) for r in reasoners]

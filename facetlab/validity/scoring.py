@@ -12,7 +12,12 @@ import numpy as np
 import pandas as pd
 
 from facetlab.analysis.labels import neutralized_factors
-from facetlab.analysis.rules import DEFAULT_THRESHOLD, weighted_faithful, with_verdicts
+from facetlab.analysis.rules import (
+    DEFAULT_THRESHOLD,
+    check_threshold,
+    weighted_faithful,
+    with_verdicts,
+)
 from facetlab.backends.base import ModelRequest
 from facetlab.errors import DataError
 from facetlab.instances import Instance, PerturbationSet, find_perturbation_set, load_instances
@@ -25,6 +30,7 @@ from facetlab.reasoners.simulated import (
     weight_estimates,
 )
 from facetlab.records import load_trials
+from facetlab.records.inputs import check_inputs
 from facetlab.records.schema import TrialRecord
 from facetlab.validity.craft_column import CRAFT_NOTE, craft_trials
 from facetlab.validity.design import (
@@ -168,7 +174,11 @@ def load_study(
 
     ``reasoners`` keeps and orders those reasoners (default: every one found,
     in :data:`DEFAULT_REASONERS` order first); ``trial_ids`` keeps only those trials.
+    The trials kept are checked against the instance files
+    (:func:`facetlab.records.inputs.check_inputs`): a record run on instance content
+    that has changed since, or on another domain's instances, is a :class:`DataError`.
     """
+    threshold = check_threshold(threshold)
     out = Path(out_dir)
     folder = instances_folder(instances_dir)
     data_root = folder.parent if folder is not None and folder.name == "instances" else None
@@ -180,6 +190,8 @@ def load_study(
         table = table[[Path(p).stem in keep_ids for p in table["source_file"]]]
     table = table[table["probe"].isin(PROBES)].copy()
     instances = _Instances(folder)
+    # scored against these files: the records must have been run on them
+    table = check_inputs(table, instances.by_id, folder)
     # The folder may hold a wider sweep (every probe on every instance): keep the study's trials.
     study = {i.instance_id: i for i in study_set(instances.by_id)}
     suite = StudySuite(folder)
