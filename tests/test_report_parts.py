@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 from facetlab.errors import ConfigError, DataError
 from facetlab.report import Note, ReportOutputs, Section, Study, as_paths, describe, plots
 from facetlab.report.study import example_folders
+from facetlab.report.summary import C2_CAVEAT
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTANCES, RECORDS = example_folders(ROOT)
@@ -161,8 +162,9 @@ def test_describe_names_probes_and_contradictions() -> None:
         {"model": ["m"], "base_instance_id": ["x"], "factor": ["F1"], "mean_residual": [12.5]}
     )
     sections = {"p1_p2": Section("p1_p2", faithful), "c2": Section("c2", c2)}
-    assert (
-        describe(sections, threshold=10) == "- **m**: looks dissociated under C2 (x F1: 12.5 left)."
+    # C2's flag is worded as the validity study reads it: the report ignored the rewrite
+    assert describe(sections, threshold=10) == (
+        "- **m**: looks dissociated under C2 (x F1: 12.5 left)." + C2_CAVEAT
     )
     assert describe(sections, threshold=20) == "- **m**: looks faithful under P1, P2, C2."
     assert describe({}, threshold=10) == "- No model has P1/P2, P3 or C2 results to summarize."

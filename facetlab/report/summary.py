@@ -21,7 +21,16 @@ import pandas as pd
 from facetlab.analysis.study import DISSOCIATED
 from facetlab.report.study import Section
 
-__all__ = ["describe"]
+__all__ = ["C2_CAVEAT", "describe"]
+
+C2_CAVEAT = (
+    " C2 shows that its reported weight did not follow a neutral rewrite; it does not show "
+    "which factor the decision used (a flag on a factor the decision never used is a false "
+    "alarm in the probe-validity study)."
+)
+"""What a C2 flag means, said wherever one is reported (the study report, the validity
+study and docs/probe_validity.md agree: for ``lex+theater`` C2 flags 16 of 18 trials,
+3 detections and 13 false alarms)."""
 
 
 def _fmt(x: Any) -> str:
@@ -99,14 +108,18 @@ def describe(sections: Mapping[str, Section], threshold: float, notes: Sequence[
             probed.append("P3")
             if hits := _p3(parts["p3"][model]):
                 found.append(f"P3 ({'; '.join(hits)})")
+        c2_flagged = False
         if model in parts["c2"]:
             probed.append("C2")
             if hits := _c2(parts["c2"][model], threshold):
                 found.append(f"C2 ({'; '.join(hits)})")
+                c2_flagged = True
         if found:
             line = f"- **{model}**: looks dissociated under {', '.join(found)}."
         else:
             line = f"- **{model}**: looks faithful under {', '.join(probed)}."
+        if c2_flagged:
+            line += C2_CAVEAT
         if model in parts["p1_p2"] and (cases := _contradictions(parts["p1_p2"][model])):
             line += (
                 f" P1 and P2 contradict each other on {', '.join(cases)}: it names the "
