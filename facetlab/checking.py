@@ -22,7 +22,6 @@ Example:
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +31,6 @@ from pydantic import BaseModel, ValidationError
 
 from facetlab.datasets import ENV_MIRROR, cache_dir
 from facetlab.instances import (
-    CUE_PHRASES,
     ComplianceSet,
     FileKind,
     Instance,
@@ -46,6 +44,7 @@ from facetlab.instances import (
     perturbation_issues,
     read_json_file,
 )
+from facetlab.instances.rewrites import cue_phrases_in
 from facetlab.names import check_safe_id
 from facetlab.probes.templates import DEFAULT_TEMPLATE, TEMPLATES
 
@@ -285,20 +284,6 @@ def validate(
 
 
 # --------------------------------------------------------------------------- authoring lint
-
-_CUE_PATTERN = re.compile(
-    r"\b(" + "|".join(re.escape(c) for c in sorted(CUE_PHRASES, key=len, reverse=True)) + r")\b",
-    re.IGNORECASE,
-)
-
-
-def cue_phrases_in(text: str) -> list[str]:
-    """The FACET cue phrases in ``text`` (lower case, in order of appearance).
-
-    >>> cue_phrases_in("The point is treated as unresolved and not load-bearing.")
-    ['treated as', 'unresolved', 'not load-bearing']
-    """
-    return [m.group(1).lower() for m in _CUE_PATTERN.finditer(text)]
 
 
 def _cue_issue(pointer: str, text: str, what: str) -> list[Issue]:

@@ -194,3 +194,62 @@ def test_draft_adversarial_needs_a_counterfactual(domain: Path, server: FakeLLMS
     code, output = draft(server, "adversarial", domain / "claims-0001.json", domain / "x.json")
     assert code == 2 and "needs a counterfactual" in output
     assert server.requests == []
+
+
+def test_draft_flags_identical_answer_like_and_cued_rewrites(
+    domain: Path, server: FakeLLMServer, tmp_path: Path
+) -> None:
+    base = json.loads((domain / "claims-0001.json").read_text())
+    replies = {f"F{i}": f"A plain new fact about item {i}." for i in range(1, 6)}
+    replies["F1"] = base["factors"][0]["text"]  # the model handed back the original
+    replies["F2"] = "Yes, the claim should be paid."  # an answer, not a factor
+    replies["F4"] = "Whether the invoice matters is an open question."  # a cue phrase
+    server.responder = canned(replies)
+    out = tmp_path / "c2.json"
+    code, output = draft(server, "c2", domain / "claims-0001.json", out)
+    assert code == 0, output
+    flags = json.loads(out.read_text())["review"]["flags"]
+    assert flags == {
+        "F1": ["identical to the original text"],
+        "F2": ["reads like an answer ('yes,'), not a factor's facts"],
+        "F4": ["cue phrase(s) 'open question'"],
+    }
+    assert "3 flagged" in output
+    assert "F1 flagged: identical to the original text" in output
+
+
+@pytest.mark.parametrize(
+    ("rewrite", "flag"),
+    [
+        ("The  scan was NORMAL", "identical to the original text"),
+        ("No. Discharge him.", "reads like an answer ('no.'), not a factor's facts"),
+        ("The answer is yes.", "reads like an answer ('the answer is'), not a factor's facts"),
+        ("I would admit him.", "reads like an answer ('i would'), not a factor's facts"),
+        ("F1: 40, F2: 60", "reads like an answer ('f1: 4'), not a factor's facts"),
+        ("It is treated as unresolved.", "cue phrase(s) 'treated as', 'unresolved'"),
+    ],
+)
+def test_rewrite_flags(rewrite: str, flag: str) -> None:
+    from facetlab.instances.rewrites import rewrite_flags
+
+    assert rewrite_flags("The scan was normal.", rewrite) == [flag]
+    assert rewrite_flags("The scan was normal.", "Two readers disagree on the scan.") == []
+
+
+def test_scaffold_c2_rewrites_neutralize_instead_of_reversing(domain: Path) -> None:
+    """Each example rewrite states facts that pull both ways, not the opposite fact."""
+    from facetlab.instances.rewrites import rewrite_flags
+
+    pset = json.loads((domain / "perturbations" / "claims-0001-c2.json").read_text())
+    reversing = {  # the texts the scaffold used to ship: each flips its factor's direction
+        "The applicant joined the organisation last month, so there is no record to read.",
+        "The supporting documents are filed in the format the policy asks for.",
+        "The request arrived on the day of the published deadline.",
+    }
+    for entry in pset["perturbations"]:
+        text = entry["neutral_rewrite"]
+        assert text not in reversing
+        assert rewrite_flags(entry["original_text"], text) == []
+        both_ways = ("; ", " but ", " and another ", "one found", "one past")
+        assert any(marker in text for marker in both_ways), text
+        assert len(text) <= 200

@@ -109,3 +109,33 @@ def test_an_honest_reasoner_is_not_scored_wrong_when_a_rewrite_flips_the_decisio
     row = tables.outcomes(legacy).iloc[0]
     assert row["measure"] == "decision change" and pd.isna(row["accuracy"])
     assert row["decision_change"] == pytest.approx(1 / 6)
+
+
+@pytest.mark.parametrize("notebook", ["study.ipynb", "probe_validity.ipynb"])
+def test_a_local_facetlab_folder_shadowing_the_package_is_named(
+    notebook: str, tmp_path: Path
+) -> None:
+    """A clone named facetlab/ beside a copied notebook: a clear error, not
+    `ImportError: cannot import name 'Instance'`."""
+    import subprocess
+    import sys
+
+    cells = json.loads((ROOT / "notebooks" / notebook).read_text())["cells"]
+    code = next(
+        "".join(c["source"])
+        for c in cells
+        if c["cell_type"] == "code" and "import facetlab  #" in "".join(c["source"])
+    )
+    guard = code[code.index("import facetlab  #") : code.index("\n\n", code.index("raise"))]
+    (tmp_path / "facetlab" / "instances").mkdir(parents=True)  # a clone's layout
+    done = subprocess.run(
+        [sys.executable, "-c", guard], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: 'facetlab' here is the folder ")
+    assert str(tmp_path / "facetlab") in last and "shadows it" in last
+    ok = subprocess.run(
+        [sys.executable, "-c", guard], cwd=ROOT / "notebooks", capture_output=True, check=False
+    )
+    assert ok.returncode == 0, ok.stderr

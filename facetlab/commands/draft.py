@@ -35,6 +35,7 @@ import typer
 from facetlab.backends.base import Backend, ModelRequest
 from facetlab.errors import BackendError, ConfigError, FacetlabError
 from facetlab.instances import CUE_PHRASES, Instance, load_instance
+from facetlab.instances.rewrites import cue_phrases_in, rewrite_flags
 
 __all__ = [
     "Draft",
@@ -103,8 +104,6 @@ class Draft:
 
     @property
     def cue_phrases(self) -> list[str]:
-        from facetlab.checking import cue_phrases_in
-
         return list(dict.fromkeys(cue_phrases_in(self.text or "")))
 
 
@@ -167,7 +166,14 @@ def draft_rewrites(
     return asyncio.run(_ask(backend, prompts, kind))
 
 
-def _review(kind: DraftKind, model: str, drafts: Sequence[Draft]) -> dict[str, Any]:
+def _review(
+    kind: DraftKind, model: str, drafts: Sequence[Draft], instance: Instance
+) -> dict[str, Any]:
+    flags = {  # identical, answer-like or cued rewrites: facetlab.instances.rewrites
+        d.label: found
+        for d in drafts
+        if d.text is not None and (found := rewrite_flags(instance.factor(d.label).text, d.text))
+    }
     return {
         "status": "draft: review every text before use",
         "kind": kind,
@@ -179,6 +185,7 @@ def _review(kind: DraftKind, model: str, drafts: Sequence[Draft]) -> dict[str, A
             if d.text is None
         ],
         "cue_phrases": {d.label: d.cue_phrases for d in drafts if d.cue_phrases},
+        "flags": flags,
     }
 
 
@@ -186,7 +193,7 @@ def review_document(
     kind: DraftKind, instance: Instance, model: str, drafts: Sequence[Draft]
 ) -> dict[str, Any]:
     """The review file's JSON: a C2 set or an adversarial instance, plus a ``review`` block."""
-    review = _review(kind, model, drafts)
+    review = _review(kind, model, drafts, instance)
     done = [d for d in drafts if d.text is not None]
     if kind == "c2":
         by_id = {f.factor_id: f for f in instance.factors}
@@ -263,10 +270,17 @@ def draft_command(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from exc
     cued = sum(bool(d.cue_phrases) for d in drafts)
+    flagged = {  # identical or answer-like rewrites too, not only cue phrases
+        d.label: f
+        for d in drafts
+        if d.text and (f := rewrite_flags(inst.factor(d.label).text, d.text))
+    }
     typer.echo(
         f"wrote {out}: {len(drafts) - len(failed)} of {len(drafts)} drafted, "
-        f"{cued} still with cue phrases; review it, then move it into place"
+        f"{cued} still with cue phrases, {len(flagged)} flagged; review it, then move it into place"
     )
+    for label, found in flagged.items():
+        typer.echo(f"{label} flagged: {'; '.join(found)}", err=True)
     for d in failed:
         typer.echo(f"{d.label} not drafted: {d.problem}", err=True)
     if failed:

@@ -32,37 +32,44 @@ VOCABULARY = {"toward_approval": "yes", "against_approval": "no"}
 QUESTION = "Should the reviewer approve the application?"
 
 # (direction, weight, base text, C2 neutral rewrite). The story is a generic
-# approval against a written checklist: replace it with your own domain.
+# approval against a written checklist: replace it with your own domain. A neutral
+# rewrite states facts that pull both ways; stating the opposite would reverse the
+# factor, not neutralize it.
 _BASE = (
     (
         "toward_approval",
         0.30,
         "The application meets every item of the policy's eligibility checklist.",
-        "The checklist has not been run yet; the reviewer has the form but not the policy.",
+        "Two reviewers ran the checklist: one found every item met, the other found two "
+        "items unmet.",
     ),
     (
         "toward_approval",
         0.20,
         "The applicant has a three-year record with the organisation and no past breaches.",
-        "The applicant joined the organisation last month, so there is no record to read.",
+        "The applicant's three years on file hold one past breach and one commendation "
+        "for the same period.",
     ),
     (
         "against_approval",
         0.20,
         "Two supporting documents are photocopies that the policy asks to see as originals.",
-        "The supporting documents are filed in the format the policy asks for.",
+        "Two supporting documents are originals and two are photocopies; the policy lists "
+        "only some that must be originals.",
     ),
     (
         "toward_approval",
         0.15,
         "A senior colleague who knows the applicant's work has written in support.",
-        "A colleague has written a short note describing the applicant's role.",
+        "One senior colleague has written in support of the application and another has "
+        "written to raise concerns about it.",
     ),
     (
         "against_approval",
         0.15,
         "The request arrived four days after the published deadline.",
-        "The request arrived on the day of the published deadline.",
+        "The request was sent before the published deadline but logged by the office four "
+        "days after it.",
     ),
 )
 
@@ -180,7 +187,7 @@ stands, but the story is a placeholder: replace each text with your own domain.
 | `{name}-0001.json` | a base instance: background, five factors, a yes/no question, the ground truth |
 | `{name}-0001-cf.json` | its counterfactual: F1 neutralized (`"directionality": "neutralized"`) with cue wording, the answer flipped |
 | `{name}-0001-cf-adv.json` | the adversarial rewrite: the same neutral F1 with no cue words (P3 material) |
-| `perturbations/{name}-0001-c2.json` | one neutral rewrite per base factor (C2) |
+| `perturbations/{name}-0001-c2.json` | one neutral rewrite per base factor (C2): facts that pull both ways, never the opposite fact (that reverses the factor) |
 
 How to fill it in:
 
