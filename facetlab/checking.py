@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from facetlab.datasets import ENV_MIRROR, cache_dir
+from facetlab.errors import InstanceError
 from facetlab.instances import (
     ComplianceSet,
     FileKind,
@@ -44,6 +45,13 @@ from facetlab.instances import (
     perturbation_issues,
     read_json_file,
 )
+from facetlab.instances.directionality import reversal_problem
+from facetlab.instances.domain import (
+    DOMAIN_FILE,
+    domain_settings,
+    read_domain_file,
+    with_domain_vocabulary,
+)
 from facetlab.instances.rewrites import cue_phrases_in
 from facetlab.names import check_safe_id
 from facetlab.probes.templates import DEFAULT_TEMPLATE, TEMPLATES
@@ -56,6 +64,7 @@ __all__ = [
     "text_warnings",
     "validate",
     "validate_paths",
+    "vocabulary_warnings",
 ]
 
 Severity = Literal["error", "warning"]
@@ -168,19 +177,63 @@ def _parse(file: str, path: Path) -> tuple[_Parsed | None, list[Problem]]:
     data, problem = read_json_file(path)
     if problem is not None:
         return None, [Problem(file, "", "error", problem)]
+    if path.name == DOMAIN_FILE:
+        return None, _domain_file_problems(file, path)
     kind = detect_kind(path, data)
     if not isinstance(data, dict):
         message = f"expected a JSON object ({_KIND_NAMES[kind]}), got {json_type(data)}"
         return None, [Problem(file, "", "error", message)]
+    found: list[Problem] = []
+    if kind == "instance":  # the folder's domain.json declares the shared vocabulary
+        try:
+            data = with_domain_vocabulary(data, domain_settings(path.parent))
+        except InstanceError as exc:
+            found.append(Problem(file, "", "error", f"its folder's {DOMAIN_FILE}: {exc}"))
     model_cls = _MODELS[kind]
     try:
         model = model_cls.model_validate(data)
     except ValidationError as exc:
         parsed = _Parsed(file, path, kind, None)
-        problems = _with_file(file, parse_issues(exc, model_cls))
+        found += _with_file(file, parse_issues(exc, model_cls))
         # Keep the id so that other files can still name this instance as their base.
-        return parsed if isinstance(data.get("instance_id"), str) else None, problems
-    return _Parsed(file, path, kind, model), []
+        assert isinstance(data, dict)
+        return parsed if isinstance(data.get("instance_id"), str) else None, found
+    return _Parsed(file, path, kind, model), found
+
+
+def _domain_file_problems(file: str, path: Path) -> list[Problem]:
+    """A ``domain.json``: its fields, and every declared word's reversal (CRAFT's negation)."""
+    try:
+        settings = read_domain_file(path)
+    except InstanceError as exc:
+        message = str(exc).removeprefix(f"{path}:").lstrip()
+        pointer, _, rest = message.partition(": ")
+        if pointer.startswith("/"):
+            return [Problem(file, pointer, "error", rest)]
+        return [Problem(file, "", "error", message)]
+    return _with_file(file, vocabulary_warnings(settings.directionality_vocabulary))
+
+
+def vocabulary_warnings(vocabulary: dict[str, Any] | None) -> list[Issue]:
+    """A warning for every declared word that CRAFT's negation cannot reverse.
+
+    ``facetlab validity`` negates a factor by swapping ``toward_X`` and ``against_X``;
+    a word without such a pair keeps its direction when negated, which silently
+    changes the CRAFT column (see ``docs/instances.md``).
+    """
+    issues: list[Issue] = []
+    for word in vocabulary or {}:
+        why = reversal_problem(word, vocabulary)
+        if why is not None:
+            issues.append(
+                Issue(
+                    f"/directionality_vocabulary/{word}",
+                    "warning",
+                    f"{why}; expected toward_X / against_X pairs (a negated factor would keep "
+                    "its direction in facetlab validity's CRAFT column)",
+                )
+            )
+    return issues
 
 
 def _local_facet_instances() -> list[Path]:
@@ -254,6 +307,7 @@ def validate(
         if isinstance(model, Instance):
             problems.extend(_with_file(item.file, instance_issues(model)))
             problems.extend(_with_file(item.file, text_warnings(model)))
+            problems.extend(_with_file(item.file, _reversal_warnings(model, item.path)))
             unsafe = check_safe_id(model.instance_id)
             if unsafe is not None:
                 problems.append(
@@ -278,6 +332,8 @@ def validate(
             else:
                 problems.extend(_with_file(item.file, compliance_issues(model, base)))
 
+    searched = [Path(p).resolve() for p in paths if Path(p).is_dir()]  # folders, not files
+    problems.extend(_key_cell_warnings(parsed, searched))
     order = {file: i for i, (file, _) in enumerate(files)}
     problems.sort(key=lambda p: order.get(p.file, -1))  # stable: keeps per-file order
     return ValidationReport(tuple(f for f, _ in files), tuple(problems))
@@ -346,6 +402,71 @@ def text_warnings(document: Instance | PerturbationSet) -> list[Issue]:
             issues += _cue_issue(pointer, factor.text, "an adversarial rewrite's factor text")
         issues += _cut_issue(pointer, factor.text)
     return issues
+
+
+def _reversal_warnings(instance: Instance, path: Path) -> list[Issue]:
+    """Direction words the file declares (or uses) that CRAFT's negation cannot reverse.
+
+    Words declared in the folder's ``domain.json`` are reported there, once.
+    """
+    vocabulary = instance.directionality_vocabulary or {}
+    try:
+        shared = domain_settings(path.parent).directionality_vocabulary or {}
+    except InstanceError:
+        shared = {}
+    own = {w: v for w, v in vocabulary.items() if w not in shared or shared[w] != v}
+    issues = [
+        i
+        for i in vocabulary_warnings(vocabulary)
+        if i.pointer.removeprefix("/directionality_vocabulary/") in own
+    ]
+    declared = {w.strip().lower() for w in vocabulary}
+    for n, factor in enumerate(instance.factors):
+        word = factor.directionality.strip().lower()
+        if word in declared:
+            continue  # reported at its declaration
+        why = reversal_problem(factor.directionality, vocabulary)
+        if why is not None:
+            issues.append(Issue(f"/factors/{n}/directionality", "warning", why))
+    return issues
+
+
+def _key_cell_warnings(parsed: Sequence[_Parsed], searched: Sequence[Path]) -> list[Problem]:
+    """A warning per domain folder (under a folder given to validate) that lacks what a
+    validity key cell needs: without counterfactuals, adversarial rewrites or C2 files
+    those cells have no trial."""
+    folders: dict[Path, list[Instance]] = {}
+    psets: set[Path] = set()
+    for item in parsed:
+        here = item.path.parent.resolve()
+        if isinstance(item.model, Instance):
+            if any(here == d or d in here.parents for d in searched):
+                folders.setdefault(here, []).append(item.model)
+        elif isinstance(item.model, PerturbationSet):
+            psets.add(here.parent)
+    problems: list[Problem] = []
+    for folder, instances in folders.items():
+        variants = any(i.is_counterfactual or i.is_adversarial for i in instances)
+        if not variants and folder not in psets:
+            continue  # base instances only: not (yet) a domain for the probes
+        missing: list[str] = []
+        if not any(i.is_counterfactual and i.neutralized_label for i in instances):
+            missing.append("no counterfactual (the P1/P2 cells of wadd+canonical and cue)")
+        if not any(i.is_adversarial for i in instances):
+            missing.append("no adversarial rewrite (the P3 cell of cue)")
+        if folder not in psets:
+            missing.append("no C2 perturbation file (the C2 cell of lex+theater)")
+        if missing:
+            problems.append(
+                Problem(
+                    str(folder),
+                    "",
+                    "warning",
+                    f"{'; '.join(missing)}: facetlab validity's key cells would have no trials "
+                    "here; expected a counterfactual, its -adv rewrite and a C2 file",
+                )
+            )
+    return problems
 
 
 def _own_copy(

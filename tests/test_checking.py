@@ -74,15 +74,17 @@ def test_every_broken_fixture_gives_exactly_its_one_problem() -> None:
         assert len(found) == 1, (name, found)
         assert (found[0].pointer, found[0].severity) == (pointer, severity), (name, found[0])
         assert fragment in found[0].message, (name, found[0].message)
-    assert report.errors == 14 and report.warnings == 3 and not report.ok
+    # + one folder warning: a bag of broken files is no domain the validity study can use
+    assert report.errors == 14 and report.warnings == 4 and not report.ok
+    assert any(p.file == str(BROKEN) and "key cells" in p.message for p in report.problems)
 
 
 def test_cli_prints_one_line_per_problem_and_exits_non_zero() -> None:
     result = CliRunner().invoke(app, ["validate", str(BROKEN), "--no-facet-data"])
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
-    assert lines[-1] == "17 files checked: 14 errors, 3 warnings"
-    assert len(lines) == 18
+    assert lines[-1] == "17 files checked: 14 errors, 4 warnings"
+    assert len(lines) == 19  # 17 problems of files, 1 of the folder, the summary
     assert f"{BROKEN / 'empty-text.json'}:/factors/2/text: error: expected non-empty text" in lines
 
 

@@ -42,7 +42,13 @@ def claim(directions: list[str], vocabulary: dict[str, str] | None = None) -> di
 
 
 DENIAL = ["toward_denial", "toward_denial", "toward_payment", "toward_denial", "neutral"]
-VOCAB = {"toward_denial": "no", "toward_payment": "yes"}
+# complete pairs: CRAFT's negation swaps toward_X and against_X, so both must map
+VOCAB = {
+    "toward_denial": "no",
+    "against_denial": "yes",
+    "toward_payment": "yes",
+    "against_payment": "no",
+}
 
 
 def write(tmp_path: Path, doc: dict[str, Any], name: str = "claim-0001.json") -> Path:
@@ -168,3 +174,82 @@ def test_text_the_template_cuts_is_a_warning(tmp_path: Path) -> None:
 
 def test_cue_phrase_matching_is_by_whole_words() -> None:
     assert cue_phrases_in("A diffuse pain; the INDECISIVE reviewer.") == ["diffuse"]
+
+
+# --------------------------------------------------------------------------- issue 20 item 2
+
+
+def test_unpaired_direction_words_warn_and_fail_strict(tmp_path: Path) -> None:
+    """toward_denial / toward_payment are no pair: CRAFT's negation cannot reverse them."""
+    path = write(tmp_path, claim(DENIAL, {"toward_denial": "no", "toward_payment": "yes"}))
+    report = validate([path], use_facet_data=False)
+    assert report.errors == 0
+    warned = {p.pointer: p.message for p in report.problems}
+    assert (
+        "its reversal 'against_denial' maps to no answer; expected it declared as 'yes'"
+        in (warned["/directionality_vocabulary/toward_denial"])
+    )
+    strict = CliRunner().invoke(app, ["validate", "--strict", str(path)])
+    assert strict.exit_code == 1
+
+
+def test_a_word_without_a_reversible_prefix_warns(tmp_path: Path) -> None:
+    doc = claim(["deny", "deny", "pay", "deny", "neutral"], {"deny": "no", "pay": "yes"})
+    problems = validate([write(tmp_path, doc)], use_facet_data=False).problems
+    assert [p.pointer for p in problems] == [
+        "/directionality_vocabulary/deny",
+        "/directionality_vocabulary/pay",
+    ]
+    assert "has no toward_/against_" in problems[0].message
+
+
+def test_domain_json_declares_the_vocabulary_once(tmp_path: Path) -> None:
+    from facetlab.instances import load_instances
+
+    (tmp_path / "domain.json").write_text(json.dumps({"directionality_vocabulary": VOCAB}))
+    write(tmp_path, claim(DENIAL))  # no vocabulary of its own
+    second = claim(DENIAL) | {"instance_id": "claim-0002"}
+    second["directionality_vocabulary"] = {"toward_yes_anyway": "yes"}  # adds to the domain's
+    write(tmp_path, second, "claim-0002.json")
+    report = validate([tmp_path], use_facet_data=False)
+    assert report.errors == 0, report.problems
+    assert len(report.files) == 3  # domain.json is checked, never read as an instance
+    loaded = load_instances(tmp_path)
+    assert sorted(loaded) == ["claim-0001", "claim-0002"]
+    assert (
+        loaded["claim-0001"].favours("F1") == "no" and loaded["claim-0001"].favours("F3") == "yes"
+    )
+    assert loaded["claim-0002"].directionality_vocabulary == {**VOCAB, "toward_yes_anyway": "yes"}
+    # the runner reads the folder the same way
+    out = tmp_path.parent / "sweep"
+    result = CliRunner().invoke(
+        app, ["run", "-m", "simulated/wadd", "--instances", str(tmp_path), "--out", str(out), "-q"]
+    )
+    assert result.exit_code == 0, result.output
+
+
+def test_domain_json_is_checked(tmp_path: Path) -> None:
+    (tmp_path / "domain.json").write_text(
+        json.dumps({"directionality_vocabulary": {"toward_denial": "deny"}, "colour": "blue"})
+    )
+    report = validate([tmp_path], use_facet_data=False)
+    assert [(p.pointer, p.severity) for p in report.problems] == [
+        ("/directionality_vocabulary/toward_denial", "error")
+    ]
+    (tmp_path / "domain.json").write_text(json.dumps({"directionality_vocabulary": {"pay": "yes"}}))
+    (problem,) = validate([tmp_path], use_facet_data=False).problems
+    assert problem.severity == "warning" and "has no toward_/against_" in problem.message
+
+
+def test_a_domain_without_what_a_key_cell_needs_warns(tmp_path: Path) -> None:
+    cf = claim(["neutralized", *DENIAL[1:]], VOCAB) | {
+        "instance_id": "claim-0001-cf",
+        "base_instance_id": "claim-0001",
+        "instance_type": "counterfactual",
+    }
+    write(tmp_path, claim(DENIAL, VOCAB))
+    write(tmp_path, cf, "claim-0001-cf.json")
+    (problem,) = validate([tmp_path], use_facet_data=False).problems
+    assert problem.file == str(tmp_path.resolve()) and problem.severity == "warning"
+    assert "no adversarial rewrite (the P3 cell of cue)" in problem.message
+    assert "no C2 perturbation file (the C2 cell of lex+theater)" in problem.message

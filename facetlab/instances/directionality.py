@@ -82,3 +82,52 @@ def favours(directionality: str, vocabulary: Mapping[str, Favours] | None = None
         return "neither"
     declared = {k.strip().lower(): v for k, v in (vocabulary or {}).items()}
     return declared.get(word, DIRECTION_WORDS.get(word))
+
+
+_REVERSIBLE = (("toward", "against"), ("for", "against"), ("pro", "anti"), ("supports", "opposes"))
+"""Prefix pairs CRAFT's negation swaps (``facetlab.craft.bridge.reverse_direction``)."""
+
+
+def reverse_word(directionality: str) -> str | None:
+    """The word CRAFT's negation turns ``directionality`` into, or None when it has no
+    reversible prefix (the negated factor would keep its direction).
+
+    >>> reverse_word("toward_payment"), reverse_word("against_duty"), reverse_word("pays")
+    ('against_payment', 'toward_duty', None)
+    """
+    word = directionality.strip()
+    low = word.lower()
+    for a, b in _REVERSIBLE:
+        for src, dst in ((a, b), (b, a)):
+            if low == src or low.startswith(src + "_"):
+                return dst + word[len(src) :]
+    return None
+
+
+def reversal_problem(directionality: str, vocabulary: Mapping[str, Favours] | None) -> str | None:
+    """Why CRAFT's negation cannot reverse a word that favours yes or no (None: it can).
+
+    >>> reversal_problem("toward_payment", {"toward_payment": "yes", "against_payment": "no"})
+    >>> reversal_problem("pays", {"pays": "yes"})
+    "'pays' has no toward_/against_ (for_/pro_/supports_) prefix: CRAFT's negation cannot reverse it"
+    >>> reversal_problem("toward_payment", {"toward_payment": "yes"})
+    "its reversal 'against_payment' maps to no answer; expected it declared as 'no'"
+    """
+    side = favours(directionality, vocabulary)
+    if side not in ("yes", "no"):
+        return None
+    other = "no" if side == "yes" else "yes"
+    reversed_word = reverse_word(directionality)
+    if reversed_word is None:
+        return (
+            f"{directionality.strip()!r} has no toward_/against_ (for_/pro_/supports_) prefix: "
+            "CRAFT's negation cannot reverse it"
+        )
+    found = favours(reversed_word, vocabulary)
+    if found is None:
+        return (
+            f"its reversal {reversed_word!r} maps to no answer; expected it declared as {other!r}"
+        )
+    if found != other:
+        return f"its reversal {reversed_word!r} maps to {found!r}; expected {other!r}"
+    return None

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from facetlab.errors import InstanceError
 from facetlab.instances.checks import Issue, instance_issues, parse_issues, perturbation_issues
+from facetlab.instances.domain import DOMAIN_FILE, domain_settings, with_domain_vocabulary
 from facetlab.instances.schema import ComplianceSet, FileKind, Instance, PerturbationSet
 from facetlab.jsonio import json_type, read_json_file
 
@@ -91,6 +92,10 @@ def load_instance(path: Path | str) -> Instance:
 
 
 def _load_instance(path: Path, data: object | None = None) -> Instance:
+    if data is None:
+        data = read_json(path)
+    # the folder's domain.json declares what every file shares (its vocabulary)
+    data = with_domain_vocabulary(data, domain_settings(path.parent))
     instance = _parse(path, Instance, data)
     _raise(path, instance_issues(instance))
     return instance
@@ -119,6 +124,8 @@ def _instance_files(directory: Path) -> list[tuple[Path, object | None]]:
     """The folder's instance files, each with its parsed JSON (read once, not twice)."""
     files: list[tuple[Path, object | None]] = []
     for path in sorted(directory.glob("*.json")):
+        if path.name == DOMAIN_FILE:
+            continue  # the folder's settings, not an instance
         data, problem = read_json_file(path)
         # An unreadable file is kept: loading it reports the problem precisely.
         if problem is not None:
