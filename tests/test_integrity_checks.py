@@ -139,3 +139,39 @@ def test_a_local_facetlab_folder_shadowing_the_package_is_named(
         [sys.executable, "-c", guard], cwd=ROOT / "notebooks", capture_output=True, check=False
     )
     assert ok.returncode == 0, ok.stderr
+
+
+def test_validity_says_which_direction_words_craft_cannot_reverse(tmp_path: Path) -> None:
+    from facetlab.commands.validity import domain_warnings
+
+    folder = _domain(tmp_path)
+    (folder / "domain.json").write_text(json.dumps({"directionality_vocabulary": {"pays": "yes"}}))
+    lines = domain_warnings(folder)
+    assert len(lines) == 1 and "'pays' has no toward_/against_" in lines[0]
+    assert domain_warnings(_domain(tmp_path, "clean")) == []
+
+
+def test_validity_refuses_a_threshold_outside_0_100(tmp_path: Path) -> None:
+    args = ["validity", "--instances", str(_domain(tmp_path)), "--out", str(tmp_path / "v")]
+    result = CliRunner().invoke(app, [*args, "--threshold", "-5", "--no-craft"])
+    assert result.exit_code == 2 and "threshold is -5.0" in result.output
+    assert not (tmp_path / "v").exists()  # refused before any sweep
+
+
+@pytest.mark.slow
+def test_validity_refuses_records_of_since_edited_instances(tmp_path: Path) -> None:
+    from facetlab.errors import DataError
+    from facetlab.validity import load_study, run_validity_study
+
+    folder = _domain(tmp_path)
+    out = tmp_path / "study"
+    run_validity_study(["wadd"], folder, out_dir=out, craft=False)
+    edited = tmp_path / "edited"
+    shutil.copytree(folder, edited)
+    path = edited / "example-domain-0001-cf.json"
+    doc = json.loads(path.read_text())
+    doc["factors"][0]["text"] = "A different text for the neutralized factor."
+    path.write_text(json.dumps(doc))
+    with pytest.raises(DataError, match=r"stale trial\(s\).*example-domain-0001-cf\.json"):
+        load_study(out, instances_dir=edited)
+    assert len(load_study(out, instances_dir=folder).trials)  # the files it ran on: fine

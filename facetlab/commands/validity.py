@@ -53,6 +53,9 @@ def validity_command(
     from facetlab.validity import DEFAULT_REASONERS, run_validity_study, write_outputs
 
     chosen = [r.strip() for r in reasoners.split(",") if r.strip()] if reasoners else None
+    if instances is not None:
+        for line in domain_warnings(instances):
+            typer.echo(line, err=True)
     try:
         result = run_validity_study(
             chosen or DEFAULT_REASONERS,
@@ -81,6 +84,20 @@ def validity_command(
         typer.echo(f"[{'holds' if row['holds'] else 'FAILS'}] {row['cell']}")
     if not result.key_cells["holds"].all():
         raise typer.Exit(code=1)
+
+
+def domain_warnings(instances: Path) -> list[str]:
+    """The ``validate`` warnings that change this study's results: direction words CRAFT's
+    negation cannot reverse, and what a key cell lacks (said before the run, not after)."""
+    from facetlab.checking import validate
+
+    report = validate([instances], use_facet_data=False)
+    keys = ("CRAFT's negation", "key cells")
+    return [
+        f"{p}"
+        for p in report.problems
+        if p.severity == "warning" and any(k in p.message for k in keys)
+    ]
 
 
 def register(app: typer.Typer) -> None:

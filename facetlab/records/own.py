@@ -41,6 +41,7 @@ __all__ = [
     "read_record",
     "read_records",
     "record_statuses",
+    "warn_unreadable",
     "write_record",
 ]
 
@@ -178,14 +179,20 @@ def record_statuses(folder: Path | str) -> dict[str, str]:
         if problem is None and not ("trial_id" in raw and "status" in raw):
             problem = "expected a facetlab record with trial_id and status"
         if problem is not None:
-            warnings.warn(
-                f"{path}: skipped on resume ({problem}); its trial is run again",
-                RecordWarning,
-                stacklevel=2,
-            )
+            warn_unreadable(path, problem, "records")
             continue
         found[str(raw["trial_id"])] = str(raw["status"])
     return found
+
+
+def warn_unreadable(path: Path, problem: str, where: str) -> None:
+    """Say (a :class:`RecordWarning`) that a file in a sweep's ``records`` or cache was
+    skipped on resume: never fatal, and its trial is simply run again."""
+    warnings.warn(
+        f"{path}: skipped on resume, not readable from {where} ({problem}); its trial is run again",
+        RecordWarning,
+        stacklevel=3,
+    )
 
 
 def _other_artifact(data: object) -> bool:

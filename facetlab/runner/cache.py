@@ -33,6 +33,7 @@ import filelock
 from facetlab.backends.base import ModelResponse, Usage
 from facetlab.files import atomic_write_text
 from facetlab.jsonio import read_json_file
+from facetlab.records.own import warn_unreadable
 
 
 def cache_key(
@@ -79,8 +80,10 @@ class ResponseCache:
     def get(self, key: str) -> ModelResponse | None:
         """The stored response, or ``None`` (a corrupt entry counts as a miss)."""
         path = self._path(key)
-        raw, _problem = read_json_file(path)  # depth/size-limited: a hostile entry is a miss
-        if not isinstance(raw, dict):
+        raw, problem = read_json_file(path, expect=dict)  # bounded: a hostile entry is a miss
+        if problem is not None:
+            if path.is_file():  # a bad entry (not a missing one) is said, then asked again
+                warn_unreadable(path, problem, "the cache")
             return None
         try:
             if raw.get("key") != key:
