@@ -224,6 +224,15 @@ def test_records_of_another_design_are_refused_unless_asked(
     assert len(load_trials(records=[sweep, other], mixed_designs=True)) == 2 * len(
         load_trials(records=sweep)
     )
+    with pytest.raises(RecordError, match="2 designs"):
+        Study.load(folder, [sweep, other])
+    assert Study.load(folder, [sweep, other], mixed_designs=True).counts()["n"].sum() == 2 * len(
+        load_trials(records=sweep)
+    )
+    args = ["report", str(sweep), str(other), "--instances", str(folder), "--out", str(tmp_path)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "--mixed-designs" in result.output
+    assert "were run under 2 designs" in result.output
 
 
 @pytest.mark.parametrize("weight", [-500.0, 1e308, 100.5])
@@ -274,3 +283,32 @@ def test_report_with_an_instances_file_says_it_is_a_file(
         ],
     )
     assert neg.exit_code == 2 and "threshold is -5.0" in neg.output
+
+
+@pytest.mark.slow
+def test_the_study_notebook_fails_on_stale_records_and_counts_them_when_asked(
+    swept: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import papermill
+
+    from facetlab.report.render import render_report, study_notebook
+
+    folder, sweep = swept
+    edited = tmp_path / "edited"
+    shutil.copytree(folder, edited)
+    _edit(edited / "example-domain-0001-cf.json", _move_neutralized_factor)
+    params = {"instances": str(edited), "records": [str(sweep)], "out_dir": str(tmp_path / "o")}
+    with pytest.raises(papermill.PapermillExecutionError, match=r"2 stale trial\(s\)"):
+        papermill.execute_notebook(
+            str(study_notebook()),
+            str(tmp_path / "run.ipynb"),
+            parameters=params,
+            cwd=str(study_notebook().parent),
+            kernel_name="python3",
+            progress_bar=False,
+        )
+    paths = render_report([sweep], edited, tmp_path / "report", exclude_stale=True)
+    html = paths.html.read_text()
+    assert "2 stale trial(s) excluded" in html
+    counts = (tmp_path / "report" / "tables" / "counts.csv").read_text()
+    assert "excluded" in counts.splitlines()[0]

@@ -50,6 +50,13 @@ def report_command(
             help="Exclude (and count) trials run on since-edited instance files instead of failing.",
         ),
     ] = False,
+    mixed_designs: Annotated[
+        bool,
+        typer.Option(
+            "--mixed-designs",
+            help="Pool records of one model run under different templates or sampling settings.",
+        ),
+    ] = False,
 ) -> None:
     """Run the study notebook headless: OUT/tables/*.csv|md, OUT/figures/*.png|svg,
     OUT/study.ipynb (executed) and OUT/study.html (code hidden). Exits 2 on bad input,
@@ -68,6 +75,7 @@ def report_command(
             threshold=threshold,
             notebook=notebook,
             exclude_stale=exclude_stale,
+            mixed_designs=mixed_designs,
         )
     except NotebookError as exc:
         typer.echo(f"error: {exc}", err=True)

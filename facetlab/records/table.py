@@ -279,7 +279,8 @@ def _one_design_per_model(frame: pd.DataFrame) -> None:
             raise RecordError(
                 f"records of {model} were run under {len(found)} designs "
                 f"({'; '.join(found[:2])}{'; ...' if len(found) > 2 else ''}): they would be "
-                "pooled as one model; load one design's sweeps, or pass mixed_designs=True"
+                "pooled as one model; load one design's sweeps, or pass mixed_designs=True "
+                "(facetlab report --mixed-designs)"
             )
 
 

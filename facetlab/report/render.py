@@ -93,6 +93,7 @@ def render_report(
     threshold: float = DEFAULT_THRESHOLD,
     notebook: str | Path | None = None,
     exclude_stale: bool = False,
+    mixed_designs: bool = False,
 ) -> ReportPaths:
     """Run the study notebook on ``records`` (sweep folders) and ``instances`` (the folder
     holding the instance JSON) and write the report under ``out``.
@@ -107,7 +108,8 @@ def render_report(
         raise ConfigError(f"notebook {source} does not exist")
     folders = [str(Path(r).resolve()) for r in records]
     inst = str(Path(instances).resolve())
-    Study.load(inst, folders, models=models, threshold=threshold, exclude_stale=exclude_stale)
+    checks = {"exclude_stale": bool(exclude_stale), "mixed_designs": bool(mixed_designs)}
+    Study.load(inst, folders, models=models, threshold=threshold, **checks)  # fail fast
     target = Path(out).resolve()
     target.mkdir(parents=True, exist_ok=True)
     clear_previous(target)
@@ -118,7 +120,7 @@ def render_report(
         "models": list(models) if models else None,
         "threshold": float(threshold),
         "out_dir": str(target),
-        "exclude_stale": bool(exclude_stale),
+        **checks,
     }
     try:
         papermill.execute_notebook(

@@ -172,6 +172,7 @@ class Study:
         models: str | Sequence[str] | None = None,
         threshold: float = DEFAULT_THRESHOLD,
         exclude_stale: bool = False,
+        mixed_designs: bool = False,
     ) -> Study:
         """Check the folders, load the trials and build every table.
 
@@ -182,7 +183,9 @@ class Study:
         instance JSON or a threshold outside 0..100; :class:`DataError` for records with
         no (usable) trials, records of other instances (another domain), stale records
         (run on instance content that has changed since; ``exclude_stale`` excludes and
-        counts them instead, see :attr:`notes`) or a ``models`` filter that matches none.
+        counts them instead, see :attr:`notes`) or a ``models`` filter that matches none;
+        :class:`~facetlab.errors.RecordError` for records of one model run under several
+        designs (template or sampling parameters) unless ``mixed_designs``.
         """
         from facetlab.records import load_trials
 
@@ -197,6 +200,7 @@ class Study:
             sources=["facetlab"],
             instances=folder,
             exclude_stale=bool(exclude_stale),
+            mixed_designs=bool(mixed_designs),
         )
         _each_folder_has_trials(trials, sweeps)
         wanted = tuple(as_list(models)) if models else None
