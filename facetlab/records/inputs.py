@@ -159,20 +159,22 @@ def check_inputs(
     psets: dict[str, PerturbationSet | None] = {}
     problems: list[tuple[int, str, str, str]] = []  # row, trial id, file, what
     unfingerprinted = 0
-    for index in out.index[own]:
-        row = out.loc[index]
-        sha = row.get("instance_sha256")
+    hashes: dict[str, str] = {}  # each instance hashed once, not once per trial
+    columns = ["instance_sha256", "instance_id", "trial_id", "source_file", "probe"]
+    for index, sha, iid, trial_id, shown_file, probe in out.loc[own, columns].itertuples():
         if not isinstance(sha, str):
             unfingerprinted += 1
             continue
-        inst = instances[str(row["instance_id"])]
-        tid = str(row.get("trial_id") or row["source_file"])
-        if content_sha256(inst) != sha:
+        inst = instances[str(iid)]
+        tid = str(trial_id or shown_file)
+        if str(iid) not in hashes:
+            hashes[str(iid)] = content_sha256(inst)
+        if hashes[str(iid)] != sha:
             problems.append((index, tid, _file_of(inst, where), "instance content changed"))
             continue
-        entry_sha = row.get("perturbation_sha256")
-        if row["probe"] == "C2" and isinstance(entry_sha, str):
-            what, shown = _c2_entry_problem(inst, row, entry_sha, where, psets)
+        entry_sha = out.at[index, "perturbation_sha256"]
+        if probe == "C2" and isinstance(entry_sha, str):
+            what, shown = _c2_entry_problem(inst, out.loc[index], entry_sha, where, psets)
             if what:
                 problems.append((index, tid, shown, what))
 
