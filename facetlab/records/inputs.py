@@ -80,7 +80,7 @@ def trial_inputs(
     origin = source_file(about)
     return TrialInputs(
         instance_sha256=content_sha256(about),
-        instance_file=str(origin) if origin is not None else None,
+        instance_file=origin.name if origin is not None else None,  # no local folder names
         perturbation_sha256=content_sha256(entry) if entry is not None else None,
         template_sha256=template_sha256(template) if template else None,
         parser_sha256=parser_sha256(),

@@ -81,7 +81,8 @@ class TrialInputs(BaseModel):
     instance_sha256: str
     """The instance the trial is about (C2: the anchor), as :func:`content_sha256` of it."""
     instance_file: str | None = None
-    """The file it was read from, as the runner saw it (for messages only)."""
+    """The name of the file it was read from (for messages only; no folder, so no local
+    path travels with a shared record)."""
     perturbation_sha256: str | None = None
     """C2: the perturbation file entry (the factor's neutral rewrite) that was applied."""
     template_sha256: str | None = None
