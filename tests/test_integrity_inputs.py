@@ -312,3 +312,21 @@ def test_the_study_notebook_fails_on_stale_records_and_counts_them_when_asked(
     assert "2 stale trial(s) excluded" in html
     counts = (tmp_path / "report" / "tables" / "counts.csv").read_text()
     assert "excluded" in counts.splitlines()[0]
+
+
+def test_loaded_instances_work_as_well_as_their_folder(
+    swept: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from facetlab.instances import load_instances
+
+    folder, sweep = swept
+    assert load_trials(records=sweep, instances=load_instances(folder)).attrs["stale"] == []
+    edited = tmp_path / "edited"
+    shutil.copytree(folder, edited)
+
+    def rewrite(data: dict) -> None:  # type: ignore[type-arg]
+        data["perturbations"][0]["neutral_rewrite"] = "Another neutral text."
+
+    _edit(edited / "perturbations" / "example-domain-0001-c2.json", rewrite)
+    with pytest.raises(DataError, match=r"c2\.example-domain-0001-c2-f1"):
+        load_trials(records=sweep, instances=load_instances(edited))

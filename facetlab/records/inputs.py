@@ -202,7 +202,12 @@ def _c2_entry_problem(
 ) -> tuple[str, str]:
     """What is wrong with a C2 trial's perturbation entry now ('' when it matches)."""
     anchor_id = anchor.instance_id
-    shown = str((folder or Path(".")) / "perturbations" / f"{anchor_id}-c2.json")
+    origin = source_file(anchor)
+    # the folder the anchor was read from holds its perturbations/ (never a download)
+    folder = folder or (origin.parent if origin is not None else None)
+    if folder is None:
+        return "", anchor_id  # loaded instances of unknown origin: the anchor check stands
+    shown = str(folder / "perturbations" / f"{anchor_id}-c2.json")
     if anchor_id not in psets:
         try:
             psets[anchor_id] = find_perturbation_set(anchor_id, folder)
