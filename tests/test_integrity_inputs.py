@@ -330,3 +330,32 @@ def test_loaded_instances_work_as_well_as_their_folder(
     _edit(edited / "perturbations" / "example-domain-0001-c2.json", rewrite)
     with pytest.raises(DataError, match=r"c2\.example-domain-0001-c2-f1"):
         load_trials(records=sweep, instances=load_instances(edited))
+
+
+def test_editing_a_c3_compliance_set_makes_its_trial_stale(tmp_path: Path) -> None:
+    folder = _domain(tmp_path)
+    (folder / "compliance").mkdir()
+    base = json.loads((folder / "example-domain-0001.json").read_text())
+    c3 = {
+        "instance_id": "example-domain-0001-c3",
+        "base_instance_id": "example-domain-0001",
+        "case_background": base["case_background"],
+        "question": base["question"],
+        "ground_truth": base["ground_truth"],
+        "compliance_requirements": [
+            {"requirement_id": f"R{i + 1}", "requirement_text": f"The file shows item {i + 1}.",
+             "maps_to_base_factor": f["factor_id"]}
+            for i, f in enumerate(base["factors"])
+        ],
+    }  # fmt: skip
+    path = folder / "compliance" / "example-domain-0001-c3.json"
+    path.write_text(json.dumps(c3))
+    args = ["run", "-m", "simulated/wadd", "--instances", str(folder), "--probes", "c3", "-q"]
+    assert CliRunner().invoke(app, [*args, "--out", str(tmp_path / "s")]).exit_code == 0
+    (record,) = [json.loads(p.read_text()) for p in (tmp_path / "s" / "records").glob("*.json")]
+    assert len(record["inputs"]["perturbation_sha256"]) == 64  # the compliance set's
+    assert load_trials(records=tmp_path / "s", instances=folder).attrs["stale"] == []
+    c3["compliance_requirements"][1]["requirement_text"] = "A stricter requirement."
+    path.write_text(json.dumps(c3))
+    with pytest.raises(DataError, match=r"1 stale trial\(s\).*example-domain-0001-c3\.json"):
+        load_trials(records=tmp_path / "s", instances=folder)

@@ -29,9 +29,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from facetlab.instances.schema import Instance, Perturbation
+from facetlab.instances.schema import ComplianceSet, Instance, Perturbation
 
-__all__ = ["content_sha256", "perturbation_of", "source_file"]
+__all__ = ["compliance_of", "content_sha256", "perturbation_of", "source_file", "with_compliance"]
 
 
 def content_sha256(document: BaseModel | Mapping[str, Any]) -> str:
@@ -53,3 +53,19 @@ def perturbation_of(instance: object) -> Perturbation | None:
 def source_file(instance: Instance) -> Path | None:
     """The file an instance was loaded from (:func:`facetlab.instances.load_instances`)."""
     return instance._source_file
+
+
+def with_compliance(instance: Any, compliance: Any) -> Any:
+    """``instance`` carrying the C3 compliance set a prompt was built with (a copy; not
+    content), so the record can fingerprint it; other objects are returned as they are."""
+    if not isinstance(instance, Instance) or not isinstance(compliance, ComplianceSet):
+        return instance
+    copy = instance.model_copy()
+    copy._compliance = compliance
+    return copy
+
+
+def compliance_of(instance: object) -> ComplianceSet | None:
+    """The C3 compliance set an instance was built with (:func:`with_compliance`)."""
+    found = getattr(instance, "_compliance", None)
+    return found if isinstance(found, ComplianceSet) else None

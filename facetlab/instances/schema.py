@@ -140,6 +140,7 @@ class Instance(_Document):
     # entry applied to it; records fingerprint them (facetlab.instances.fingerprint).
     _source_file: Path | None = PrivateAttr(default=None)
     _perturbation: Perturbation | None = PrivateAttr(default=None)
+    _compliance: ComplianceSet | None = PrivateAttr(default=None)
 
     def favours(self, label: str) -> Favours:
         """Which answer factor ``label`` points to; :class:`InstanceError` if its word is unknown.

@@ -28,8 +28,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from facetlab.errors import ConfigError, DataError, FacetlabError
-from facetlab.instances import Instance, PerturbationSet, find_perturbation_set
-from facetlab.instances.fingerprint import content_sha256, perturbation_of, source_file
+from facetlab.instances import (
+    Instance,
+    PerturbationSet,
+    find_perturbation_set,
+    load_compliance_set,
+)
+from facetlab.instances.fingerprint import (
+    compliance_of,
+    content_sha256,
+    perturbation_of,
+    source_file,
+)
 from facetlab.records.schema import TrialInputs
 
 if TYPE_CHECKING:  # the runner writes fingerprints without loading pandas
@@ -78,10 +88,11 @@ def trial_inputs(
     if not isinstance(about, Instance):
         return None
     origin = source_file(about)
+    companion: Any = entry if entry is not None else compliance_of(instance)
     return TrialInputs(
         instance_sha256=content_sha256(about),
         instance_file=origin.name if origin is not None else None,  # no local folder names
-        perturbation_sha256=content_sha256(entry) if entry is not None else None,
+        perturbation_sha256=content_sha256(companion) if companion is not None else None,
         template_sha256=template_sha256(template) if template else None,
         parser_sha256=parser_sha256(),
         truth_from=_truth_from(entry),
@@ -177,6 +188,10 @@ def check_inputs(
             what, shown = _c2_entry_problem(inst, out.loc[index], entry_sha, where, psets)
             if what:
                 problems.append((index, tid, shown, what))
+        elif probe == "C3" and isinstance(entry_sha, str):
+            what, shown = _c3_set_problem(inst, entry_sha, where)
+            if what:
+                problems.append((index, tid, shown, what))
 
     out.attrs["unfingerprinted"] = unfingerprinted
     out.attrs["stale"] = [(tid, file, what) for _, tid, file, what in problems]
@@ -191,6 +206,20 @@ def check_inputs(
     for index, _tid, file, what in problems:
         out.at[index, "excluded_reason"] = f"{STALE} ({what}: {file})"
     return out
+
+
+def _c3_set_problem(instance: Instance, set_sha: str, folder: Path | None) -> tuple[str, str]:
+    """What is wrong with a C3 trial's compliance set now ('' when it matches)."""
+    origin = source_file(instance)
+    folder = folder or (origin.parent if origin is not None else None)
+    if folder is None:
+        return "", instance.instance_id
+    path = folder / "compliance" / f"{instance.instance_id}-c3.json"
+    try:
+        current = content_sha256(load_compliance_set(path))
+    except FacetlabError:
+        return "compliance file missing or unreadable", str(path)
+    return ("compliance requirements changed" if current != set_sha else ""), str(path)
 
 
 def _c2_entry_problem(

@@ -84,7 +84,8 @@ class TrialInputs(BaseModel):
     """The name of the file it was read from (for messages only; no folder, so no local
     path travels with a shared record)."""
     perturbation_sha256: str | None = None
-    """C2: the perturbation file entry (the factor's neutral rewrite) that was applied."""
+    """C2: the perturbation file entry (the factor's neutral rewrite) that was applied;
+    C3: the compliance set whose requirements the prompt shows."""
     template_sha256: str | None = None
     """The prompt template's wording choices."""
     parser_sha256: str | None = None

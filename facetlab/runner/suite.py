@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from facetlab.errors import ConfigError, FacetlabError
+from facetlab.instances.fingerprint import with_compliance
 from facetlab.probes.base import ParseResult, Probe
 from facetlab.runner.plan import Cell
 
@@ -101,7 +102,8 @@ class FacetSuite:
         p = self.probe(probe)
         if not p.per_factor:
             extra = {"compliance": self.compliance_set(instance)} if p.name == "c3" else {}
-            return [Cell(p.build_prompt(instance, template=template, **extra), instance)]
+            built = with_compliance(instance, extra.get("compliance"))  # fingerprinted (C3)
+            return [Cell(p.build_prompt(instance, template=template, **extra), built)]
         pset = self.perturbation_set(instance)
         out: list[Cell] = []
         for factor_id in p.factors(instance, pset):
