@@ -11,8 +11,8 @@ trials frame, and the counting rules are those of CONVENTIONS ("Reading rules"):
 * every P3 and C2 trial counts (replications are intentional);
 * C2 per-model means pool all perturbations of all anchors.
 
-Rows are ordered by :data:`facetlab.models.PAPER_MODEL_ORDER` and the case order
-of :data:`facetlab.models.CASES`, so the frames (and the CSVs written from them)
+Rows are ordered by :data:`facetlab.paper.models.PAPER_MODEL_ORDER` and the case order
+of :data:`facetlab.paper.models.CASES`, so the frames (and the CSVs written from them)
 are deterministic.
 
 >>> sorted(_CASE_RANK)
@@ -33,7 +33,8 @@ from facetlab.analysis.select import select_trials
 from facetlab.analysis.stats import wilson
 from facetlab.analysis.summary import summarize
 from facetlab.errors import DataError
-from facetlab.models import CASES, MODELS, PAPER_MODEL_ORDER
+from facetlab.models import MODELS
+from facetlab.paper.models import CASES, PAPER_MODEL_ORDER, with_paper_cases
 
 Representative = Literal["first", "last", "mean"]
 
@@ -62,13 +63,15 @@ def paper_trials(trials: pd.DataFrame, probe: str | None = None) -> pd.DataFrame
     """Usable trials of the paper's 8 models (optionally of one probe), with verdict columns.
 
     The generic :func:`facetlab.analysis.select.select_trials` restricted to
-    :data:`~facetlab.models.PAPER_MODEL_ORDER` (its :class:`DataError` says which filter
+    :data:`~facetlab.paper.models.PAPER_MODEL_ORDER` (its :class:`DataError` says which filter
     left nothing). Adds ``model`` (= ``canonical_model``), ``weight`` (= ``foi_weight``)
-    and ``wrong`` (see :func:`facetlab.analysis.rules.wrong_outcome`).
+    and ``wrong`` (see :func:`facetlab.analysis.rules.wrong_outcome`); ``case`` is the
+    paper's case label (:func:`facetlab.paper.models.with_paper_cases`).
     """
     frame = select_trials(
         trials, probes=None if probe is None else [probe], models=PAPER_MODEL_ORDER
     )
+    frame = with_paper_cases(frame)
     frame["weight"] = frame["foi_weight"].astype(float)
     frame["wrong"] = [
         None if not isinstance(a, str) else rules.wrong_outcome(a, str(t))
@@ -398,6 +401,7 @@ def anchor_cases(trials: pd.DataFrame) -> dict[str, str]:
     The anchors carry no case themselves; a counterfactual's ``base_instance_id`` is
     its anchor (``facet-neg-cf-002`` → ``facet-neg-0002`` → ``CF-Barker``).
     """
+    trials = with_paper_cases(trials)
     known = trials[trials["case"].notna() & trials["base_instance_id"].notna()]
     out: dict[str, str] = {}
     for base, group in known.groupby("base_instance_id", sort=True):
