@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 from pathlib import Path
@@ -144,8 +145,13 @@ def test_report_opens_with_provenance_then_findings(tmp_path: Path) -> None:
     findings = lines.index("## Findings")
     assert provenance < 80 and findings < 150
     head = "\n".join(lines[:findings])
-    for needle in ("facetlab version", "code sha256", "pinned commit", "registry sha256", "date"):
+    for needle in ("facetlab version", "pinned commit", "registry sha256", "data files read"):
         assert needle in head
+    # the committed report records nothing that changes with every code commit
+    assert "code sha256" not in head and "source commit" not in head
+    assert "`facetlab reproduce --check`" in head
+    # a data_dir that is not the pinned data is never reported as verified
+    assert "**not the pinned data**: in the given `data_dir`" in head
     assert "| `threshold` | `15` | 03_p3_adversarial |" in head
     assert "| `dpi` | `200` | 03_p3_adversarial |" in head  # the notebook's default, shown
     assert "| `tables_dir` | `paper/tables` |" in head
@@ -183,6 +189,127 @@ def test_report_opens_with_provenance_then_findings(tmp_path: Path) -> None:
     assert again == report
 
 
+def test_a_report_outside_the_tree_names_the_code_and_the_verified_data(
+    tmp_path: Path, facet_data: Path
+) -> None:
+    root = _fake_checkout(tmp_path)
+    _write_claims(root, [["a", "data", "Table 2", "w", "1", "1", "0", "PASS", "PASS", ""]])
+    out = tmp_path / "elsewhere"
+    params = {"data_dir": str(facet_data)}
+    head = rep.write_report(
+        root, [], params, out_dir=out, claims_path=root / "paper" / "claims.csv"
+    )
+    text = head.read_text()
+    assert head.parent == out
+    assert "code sha256" in text and "source commit" in text
+    assert "verified: all" in text and "in the given `data_dir` match the registry" in text
+
+
+def test_plan_layout_puts_every_other_setting_under_build(tmp_path: Path) -> None:
+    paper = rep.plan_layout(ROOT, {})
+    assert paper.committed and paper.figures == ROOT / "figures" and paper.paper == ROOT / "paper"
+    # the values the paper uses, given explicitly, are still the paper's run
+    assert rep.plan_layout(ROOT, {"threshold": 10.0, "formats": "png,svg", "dpi": 200}).committed
+    for given, tag in (
+        ({"dpi": 100}, "dpi100"),
+        ({"alpha": 0.01}, "alpha0.01"),
+        ({"threshold": 15}, "t15-s20-first"),
+        ({"formats": "pdf"}, "formatspdf"),
+    ):
+        layout = rep.plan_layout(ROOT, given)
+        base = ROOT / "_build" / "variants" / tag
+        assert not layout.committed and layout.tag == tag
+        assert (layout.figures, layout.tables, layout.paper) == (
+            base / "figures",
+            base / "tables",
+            base,
+        )
+        assert layout.reference == base / "reference" and layout.notebooks == base / "notebooks"
+    copy = rep.plan_layout(ROOT, {"data_dir": str(tmp_path)})
+    assert not copy.committed and copy.tag is not None and copy.tag.startswith("data_dir-")
+    # --out moves everything, --check never writes the committed files
+    out = rep.plan_layout(ROOT, {}, out=tmp_path / "o")
+    assert not out.committed
+    for folder in (out.notebooks, out.figures, out.tables, out.paper, out.reference):
+        assert folder.is_relative_to(tmp_path / "o")
+    check = rep.plan_layout(ROOT, {}, check=True)
+    assert not check.committed and check.paper == ROOT / "_build" / "check" / "paper"
+    explicit = rep.plan_layout(ROOT, {"figures_dir": str(tmp_path / "f")})
+    assert explicit.figures == tmp_path / "f" and not explicit.committed
+
+
+def test_compare_claims_lists_every_change() -> None:
+    before = [
+        {"id": "a", "status": "PASS", "computed_value": "1"},
+        {"id": "b", "status": "MISMATCH", "computed_value": "5"},
+        {"id": "c", "status": "PASS", "computed_value": "2"},
+    ]
+    after = [
+        {"id": "a", "status": "PASS", "computed_value": "1"},
+        {"id": "b", "status": "MISMATCH", "computed_value": "6"},  # value only
+        {"id": "c", "status": "ERROR", "computed_value": ""},
+        {"id": "d", "status": "PASS", "computed_value": "0"},
+    ]
+    assert [c.line() for c in rep.compare_claims(before, after)] == [
+        "b: MISMATCH 5 -> MISMATCH 6",
+        "c: PASS 2 -> ERROR",
+        "d: absent -> PASS 0",
+    ]
+
+
+def _cli_with_claims(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows: list[dict[str, str]], *args: str
+) -> tuple[int, str]:
+    """Run ``facetlab reproduce`` with the notebooks replaced by writing ``rows``."""
+    from facetlab.paper.claims import AUDIT_COLUMNS
+
+    def fake(**kwargs: object) -> list[rep.NotebookResult]:
+        layout = kwargs["layout"]
+        assert isinstance(layout, rep.Layout)
+        layout.paper.mkdir(parents=True, exist_ok=True)
+        with (layout.paper / "claims.csv").open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(AUDIT_COLUMNS))
+            writer.writeheader()
+            writer.writerows([{**{k: "" for k in AUDIT_COLUMNS}, **r} for r in rows])
+        return [rep.NotebookResult("x", Path("x"), Path("y"), True, 0.1)]
+
+    monkeypatch.setattr(rep, "reproduce", fake)
+    result = CliRunner().invoke(
+        app, ["reproduce", "--root", str(ROOT), "--out", str(tmp_path / "o"), *args]
+    )
+    return result.exit_code, result.output
+
+
+def test_check_exits_1_listing_each_claim_that_differs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    committed = rep.committed_claims(ROOT)
+    same = [dict(r) for r in committed]
+    code, output = _cli_with_claims(tmp_path, monkeypatch, same, "--check")
+    assert code == 0, output
+    assert f"check: all {len(same)} claims as committed" in output
+    assert str(tmp_path / "o" / "claims.csv") in output  # the summary reads this run's file
+
+    changed = [dict(r) for r in committed]
+    flipped = next(r for r in changed if r["status"] == "MISMATCH")
+    flipped["computed_value"] = flipped["computed_value"] + "1"  # a MISMATCH changing value
+    code, output = _cli_with_claims(tmp_path, monkeypatch, changed, "--check")
+    assert code == 1
+    assert "check: 1 claim(s) differ from the committed paper/claims.csv" in output
+    assert f"  {flipped['id']}: MISMATCH " in output
+
+
+def test_reproduce_exits_1_on_error_claims(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [
+        {"id": "a", "kind": "data", "status": "ERROR", "expected_status": "PASS"},
+        {"id": "b", "kind": "data", "status": "PASS", "expected_status": "PASS"},
+    ]
+    code, output = _cli_with_claims(tmp_path, monkeypatch, rows)
+    assert code == 1
+    assert "1 claim(s) are ERROR or not the status the registry expects" in output
+    assert "a: ERROR (expected PASS)" in output
+
+
 def test_claim_counts_by_kind_and_status() -> None:
     rows = [
         {"kind": "data", "status": "PASS"},
@@ -213,6 +340,7 @@ def test_variant_settings_never_touch_the_committed_outputs(tmp_path: Path) -> N
     assert rep.output_dirs(tmp_path, {"threshold": 5}, "f", "t") == (Path("f"), Path("t"))
     assert rep.report_path(tmp_path) == tmp_path / "paper" / "REPRODUCTION.md"
     assert rep.report_path(tmp_path, {"threshold": 5}).parent.name == "t5-s20-first"
+    assert rep.report_path(tmp_path, {"dpi": 100}).parent.name == "dpi100"
 
 
 def test_interactive_defaults_write_under_build(tmp_path: Path) -> None:

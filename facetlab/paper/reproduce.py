@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import dataclasses
 import json
 import os
 import re
@@ -44,13 +45,18 @@ __all__ = [
     "PAPER_NOTEBOOKS",
     "PAPER_SETTINGS",
     "Artifact",
+    "ClaimChange",
+    "Layout",
     "NotebookResult",
     "Outputs",
     "Provenance",
     "SavedFigure",
     "cached_trials",
+    "changed_settings",
     "claim_counts",
     "code_digest",
+    "committed_claims",
+    "compare_claims",
     "copy_reference_figures",
     "declared_parameters",
     "failed",
@@ -58,14 +64,18 @@ __all__ = [
     "format_claim_counts",
     "notebook_defaults",
     "output_dirs",
+    "paper_defaults",
     "paper_tables",
     "parse_parameter",
+    "plan_layout",
     "read_claims",
     "reference_dir",
     "report_path",
     "reproduce",
     "run_notebooks",
+    "run_tag",
     "share_out",
+    "strict_problems",
     "variant_tag",
     "write_report",
 ]
@@ -518,6 +528,156 @@ def run_notebooks(
     return sorted(results, key=lambda r: order[r.name])
 
 
+_PLACEMENT = ("figures_dir", "tables_dir", "paper_dir")
+"""Parameters that say where outputs go, not how they are computed."""
+
+
+def paper_defaults(notebooks: Sequence[Path]) -> dict[str, Any]:
+    """Every parameter the notebooks declare, with its default (the paper's settings)."""
+    merged: dict[str, Any] = {}
+    for nb in notebooks:
+        for name, value in notebook_defaults(nb).items():
+            merged.setdefault(name, value)
+    return merged
+
+
+def _same(value: Any, default: Any) -> bool:
+    """``value`` (as ``-p`` read it) means the same as the notebook's ``default``."""
+    if value is None or default is None:
+        return value is default
+    if isinstance(default, list | tuple) or (isinstance(value, list | tuple)):
+        as_list = _formats(value) if isinstance(value, str) else tuple(map(str, value))
+        wanted = _formats(default) if isinstance(default, str) else tuple(map(str, default))
+        return as_list == wanted
+    if isinstance(default, int | float) and not isinstance(default, bool):
+        try:
+            return float(value) == float(default)
+        except (TypeError, ValueError):
+            return False
+    return str(value) == str(default)
+
+
+def changed_settings(parameters: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """The given parameters that differ from the paper's defaults (placement folders ignored).
+
+    >>> changed_settings({"dpi": 100, "threshold": 10.0, "figures_dir": "x"}, {"dpi": 200,
+    ...     "threshold": 10})
+    {'dpi': 100}
+    """
+    return {
+        name: value
+        for name, value in parameters.items()
+        if name not in _PLACEMENT and not (name in defaults and _same(value, defaults[name]))
+    }
+
+
+def run_tag(changed: Mapping[str, Any]) -> str | None:
+    """The ``_build/variants/<tag>/`` folder name of a run with these changed settings.
+
+    The analysis settings keep their short form (``t15-s20-first``); any other setting
+    is appended as ``name<value>``, a path by its hash (``data_dir-1a2b3c4d``).
+
+    >>> run_tag({}) is None
+    True
+    >>> run_tag({"threshold": 15}), run_tag({"dpi": 100}), run_tag({"alpha": 0.01})
+    ('t15-s20-first', 'dpi100', 'alpha0.01')
+    """
+    import hashlib
+
+    parts: list[str] = []
+    analysis = variant_tag({k: v for k, v in changed.items() if k in PAPER_SETTINGS})
+    if analysis:
+        parts.append(analysis)
+    for name in sorted(set(changed) - set(PAPER_SETTINGS)):
+        value = changed[name]
+        if name == "data_dir" or (isinstance(value, str) and ("/" in value or "\\" in value)):
+            text = str(Path(value).resolve()) if value else ""
+            parts.append(f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:8]}")
+            continue
+        shown = ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+        parts.append(name + re.sub(r"[^A-Za-z0-9.,_+-]+", "_", shown))
+    return "-".join(parts) or None
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where one reproduction run writes each kind of output."""
+
+    notebooks: Path
+    """Executed notebooks (and their ``.log`` files)."""
+    figures: Path
+    tables: Path
+    paper: Path
+    """``claims.csv`` and ``REPRODUCTION.md``."""
+    reference: Path
+    """The published figures, copied from the data for the report."""
+    tag: str | None
+    """``None`` for the committed outputs at the paper's settings."""
+    committed: bool
+    """The run writes the committed ``figures/``, ``paper/tables/`` and ``paper/``."""
+
+
+def plan_layout(
+    root: Path,
+    parameters: Mapping[str, Any] | None = None,
+    *,
+    out: Path | None = None,
+    check: bool = False,
+    defaults: Mapping[str, Any] | None = None,
+) -> Layout:
+    """Where a run with these parameters writes.
+
+    Only a run at exactly the paper's defaults (every ``-p`` equal to the notebooks'
+    defaults) writes the committed folders. Any other setting — ``dpi``, ``alpha``, a
+    ``data_dir`` copy — writes under ``_build/variants/<tag>/``; ``check`` under
+    ``_build/check/`` (or ``_build/check/<tag>/``); ``out`` moves everything there.
+    Explicit ``figures_dir`` / ``tables_dir`` / ``paper_dir`` parameters win.
+    """
+    params = dict(parameters or {})
+    if defaults is None:
+        present = [root / "notebooks" / f"{n}.ipynb" for n in PAPER_NOTEBOOKS]
+        defaults = {**PAPER_SETTINGS, **paper_defaults([p for p in present if p.is_file()])}
+    tag = run_tag(changed_settings(params, defaults))
+    if out is not None:
+        base: Path | None = out.resolve()
+    elif check:
+        base = root / "_build" / "check" / (tag or "paper")
+    elif tag is not None:
+        base = build_dir(root, tag)
+    else:
+        base = None
+    if base is None:
+        layout = Layout(
+            notebooks=root / "_build" / "notebooks",
+            figures=root / "figures",
+            tables=root / "paper" / "tables",
+            paper=root / "paper",
+            reference=reference_dir(root),
+            tag=None,
+            committed=True,
+        )
+    else:
+        layout = Layout(
+            notebooks=base / "notebooks",
+            figures=base / "figures",
+            tables=base / "tables",
+            paper=base,
+            reference=base / "reference",
+            tag=tag,
+            committed=False,
+        )
+    given = {k: Path(str(params[k])).resolve() for k in _PLACEMENT if params.get(k)}
+    if given:
+        layout = dataclasses.replace(
+            layout,
+            figures=given.get("figures_dir", layout.figures),
+            tables=given.get("tables_dir", layout.tables),
+            paper=given.get("paper_dir", layout.paper),
+            committed=layout.committed and not given,
+        )
+    return layout
+
+
 def reproduce(
     root: Path | None = None,
     out_dir: Path | None = None,
@@ -525,44 +685,113 @@ def reproduce(
     workers: int = DEFAULT_WORKERS,
     progress: bool = True,
     report: bool = True,
+    *,
+    layout: Layout | None = None,
 ) -> list[NotebookResult]:
     """Run every notebook of the checkout and write the reproduction report.
 
-    ``parameters`` go to every notebook that declares them. At the paper's
-    settings the outputs are the committed ``figures/``, ``paper/tables/`` and
-    ``paper/REPRODUCTION.md``; at other settings (see :func:`variant_tag`) they go
-    to ``_build/variants/<tag>/`` unless ``figures_dir`` / ``tables_dir`` are given.
-    Returns one :class:`NotebookResult` per notebook (the caller decides the exit code).
+    ``parameters`` go to every notebook that declares them. Where outputs go is
+    ``layout`` (default :func:`plan_layout`): the committed ``figures/``,
+    ``paper/tables/`` and ``paper/`` only at exactly the paper's defaults, else
+    ``_build/variants/<tag>/``. ``out_dir`` (older form) moves only the executed
+    notebooks. Returns one :class:`NotebookResult` per notebook (the caller decides
+    the exit code).
     """
     root = (root or project_root()).resolve()
-    out_dir = (out_dir or root / "_build" / "notebooks").resolve()
     params: dict[str, Any] = dict(parameters or {})
-    figs, tabs = output_dirs(root, params, params.get("figures_dir"), params.get("tables_dir"))
-    params["figures_dir"], params["tables_dir"] = str(figs), str(tabs)
-    # the claims audit and the report share one folder: paper/ or _build/variants/<tag>/
-    target = Path(params.get("paper_dir") or report_path(root, params).parent)
-    params["paper_dir"] = str(target)
     notebooks = find_notebooks(root / "notebooks")
-    results = _run_with_progress(notebooks, out_dir, params, workers, progress)
+    if layout is None:
+        layout = plan_layout(root, params, defaults=paper_defaults(notebooks))
+    notebooks_out = (out_dir or layout.notebooks).resolve()
+    params["figures_dir"], params["tables_dir"] = str(layout.figures), str(layout.tables)
+    params["paper_dir"] = str(layout.paper)
+    results = _run_with_progress(notebooks, notebooks_out, params, workers, progress)
     if report:
         write_report(
             root,
             results,
             params,
-            figures_dir=figs,
-            tables_dir=tabs,
-            claims_path=target / "claims.csv",
-            out_dir=target,
+            figures_dir=layout.figures,
+            tables_dir=layout.tables,
+            claims_path=layout.paper / "claims.csv",
+            out_dir=layout.paper,
             notebooks=notebooks,
+            reference=layout.reference,
+            committed=layout.committed,
         )
     return results
 
 
 def report_path(root: Path, parameters: Mapping[str, Any] | None = None) -> Path:
     """Where :func:`reproduce` writes ``REPRODUCTION.md`` for these parameters."""
-    tag = variant_tag(parameters or {})
-    folder = root / "paper" if tag is None else build_dir(root, tag)
-    return folder / "REPRODUCTION.md"
+    return plan_layout(root, parameters).paper / "REPRODUCTION.md"
+
+
+# --------------------------------------------------------------------------- the check
+
+
+@dataclass(frozen=True)
+class ClaimChange:
+    """One claim whose status or value differs between two audits."""
+
+    id: str
+    before: tuple[str, str]
+    """(status, computed value) in the reference (committed) audit; ``("", "")`` if absent."""
+    after: tuple[str, str]
+
+    def line(self) -> str:
+        """``res41.c2_no_flip: MISMATCH 1 -> PASS 0``."""
+        old = " ".join(p for p in self.before if p) or "absent"
+        new = " ".join(p for p in self.after if p) or "absent"
+        return f"{self.id}: {old} -> {new}"
+
+
+def compare_claims(
+    reference: Sequence[Mapping[str, str]], current: Sequence[Mapping[str, str]]
+) -> list[ClaimChange]:
+    """Every claim whose status or computed value differs, plus claims only in one audit.
+
+    >>> a = [{"id": "x", "status": "PASS", "computed_value": "3"}]
+    >>> [c.line() for c in compare_claims(a, [{"id": "x", "status": "MISMATCH",
+    ...     "computed_value": "4"}])]
+    ['x: PASS 3 -> MISMATCH 4']
+    """
+
+    def key(row: Mapping[str, str]) -> tuple[str, str]:
+        return row.get("status", ""), row.get("computed_value", "")
+
+    before = {r.get("id", ""): key(r) for r in reference}
+    after = {r.get("id", ""): key(r) for r in current}
+    changes = []
+    for claim_id in [*before, *(i for i in after if i not in before)]:
+        old, new = before.get(claim_id, ("", "")), after.get(claim_id, ("", ""))
+        if old != new:
+            changes.append(ClaimChange(claim_id, old, new))
+    return changes
+
+
+def committed_claims(root: Path) -> list[dict[str, str]]:
+    """``paper/claims.csv`` as committed (``git show HEAD:``), else as on disk."""
+    text = _git(root, "show", "HEAD:paper/claims.csv")
+    if not text:
+        path = root / "paper" / "claims.csv"
+        if not path.is_file():
+            raise ConfigError(f"{path}: no committed claims to check against")
+        return read_claims(path)
+    return list(csv.DictReader(text.splitlines()))
+
+
+def strict_problems(claims: Sequence[Mapping[str, str]]) -> list[str]:
+    """Claims that make a run fail: any ERROR, any status other than the registry expects.
+
+    >>> strict_problems([{"id": "a", "status": "ERROR", "expected_status": "PASS"}])
+    ['a: ERROR (expected PASS)']
+    """
+    return [
+        f"{r.get('id', '')}: {r.get('status', '')} (expected {r.get('expected_status', '')})"
+        for r in claims
+        if r.get("status") == "ERROR" or r.get("status") != r.get("expected_status")
+    ]
 
 
 def _run_with_progress(
@@ -792,6 +1021,8 @@ class Provenance:
     registry_sha256: str
     parameters: dict[str, tuple[Any, tuple[str, ...]]]
     """Every notebook parameter → (value used, the notebooks that take it)."""
+    data_check: DataCheck | None = None
+    """The data files read, hashed against the registry when the report was built."""
 
     @classmethod
     def collect(
@@ -827,7 +1058,65 @@ class Provenance:
             data_version=datasets.VERSION,
             registry_sha256=registry,
             parameters=used,
+            data_check=check_data(parameters.get("data_dir")),
         )
+
+
+@dataclass(frozen=True)
+class DataCheck:
+    """The registered data files in the folder a run read, against the registry's sha256."""
+
+    given: bool
+    """``-p data_dir=`` named the folder (else facetlab's own data dir)."""
+    checked: int
+    altered: tuple[str, ...]
+    missing: tuple[str, ...]
+    error: str = ""
+
+    @property
+    def verified(self) -> bool:
+        """Every registered file is present with its registered sha256."""
+        return not self.error and not self.altered and not self.missing
+
+    def text(self) -> str:
+        """What was verified, in one sentence."""
+        where = "the given `data_dir`" if self.given else "facetlab's data dir"
+        if self.error:
+            return f"**not verified**: {where} could not be checked ({self.error})"
+        if self.verified:
+            return (
+                f"verified: all {self.checked} registered files in {where} match the "
+                "registry's sha256 (hashed when this report was built)"
+            )
+        listed = ", ".join([*self.altered, *self.missing][:5])
+        more = len(self.altered) + len(self.missing) - 5
+        return (
+            f"**not the pinned data**: in {where}, {len(self.altered)} of {self.checked} "
+            f"registered files differ from the registry and {len(self.missing)} are missing "
+            f"({listed}{f' and {more} more' if more > 0 else ''}); every number below is "
+            "computed from this copy"
+        )
+
+
+def check_data(data_dir: str | Path | None) -> DataCheck:
+    """Hash the registered files of the folder a run read (``data_dir``, else facetlab's)."""
+    from facetlab import datasets
+    from facetlab.datasets.folder import sha256
+
+    given = data_dir is not None
+    try:
+        root = Path(data_dir) if data_dir is not None else datasets.data_dir()
+    except Exception as exc:  # a missing data dir is reported, not raised, in the report
+        return DataCheck(given, 0, (), (), error=str(exc).splitlines()[0])
+    registered = datasets.registry()
+    altered, missing = [], []
+    for name, expected in sorted(registered.items()):
+        path = root / name
+        if not path.is_file():
+            missing.append(name)
+        elif sha256(path) != expected:
+            altered.append(name)
+    return DataCheck(given, len(registered), tuple(altered), tuple(missing))
 
 
 def _shown(value: Any, root: Path) -> str:
@@ -842,22 +1131,36 @@ def _shown(value: Any, root: Path) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def _provenance_lines(prov: Provenance, root: Path) -> list[str]:
-    commit = prov.commit or "unknown (not a git checkout)"
-    if prov.dirty:
-        commit += " + uncommitted changes"
+def _provenance_lines(prov: Provenance, root: Path, *, committed: bool = False) -> list[str]:
     lines = [
         "## Provenance",
         "",
         "| what | value |",
         "|:--|:--|",
         f"| facetlab version | {prov.version} |",
-        f"| facetlab source commit | `{commit}` (last commit of `facetlab/`, `notebooks/`) |",
-        f"| facetlab code sha256 | `{prov.code_sha256}` (package `*.py` and notebook code) |",
+    ]
+    if committed:
+        # A commit hash or code digest here would change with every code commit and leave
+        # a fresh clone's tree modified; the check re-derives the claims instead.
+        lines.append(
+            "| facetlab code | not recorded in this committed file (it would change with "
+            "every commit): `facetlab reproduce --check` re-derives every claim with the "
+            "current code and exits 1, listing them, when any status or value differs from "
+            "`paper/claims.csv` |"
+        )
+    else:
+        commit = prov.commit or "unknown (not a git checkout)"
+        if prov.dirty:
+            commit += " + uncommitted changes"
+        lines += [
+            f"| facetlab source commit | `{commit}` (last commit of `facetlab/`, `notebooks/`) |",
+            f"| facetlab code sha256 | `{prov.code_sha256}` (package `*.py` and notebook code) |",
+        ]
+    check = prov.data_check.text() if prov.data_check else "not checked"
+    lines += [
         f"| data | {prov.data_repository} {prov.data_version}, pinned commit `{prov.data_commit}` |",
-        f"| data registry sha256 | `{prov.registry_sha256}` (every file verified against it) |",
-        f"| date | {prov.commit_date or 'unknown'} (date of the source commit: the report "
-        "changes only when its code, data or parameters do) |",
+        f"| data registry sha256 | `{prov.registry_sha256}` |",
+        f"| data files read | {check} |",
         "",
         "Parameters (every notebook parameter and the value used):",
         "",
@@ -1012,7 +1315,7 @@ def _figure_lines(
     if not png.is_file():
         return [f"_`{art.figure}` was not generated (see the notebook status above)._", ""]
     ours = Path(os.path.relpath(png, target_dir)).as_posix()
-    published_abs = reference_dir(root) / f"{art.figure}.png"
+    published_abs = (reference or reference_dir(root)) / f"{art.figure}.png"
     published = Path(os.path.relpath(published_abs, target_dir))
     lines = [
         "| facetlab (reproduced) | published (the paper) |",
@@ -1040,9 +1343,11 @@ def reference_dir(root: Path) -> Path:
     return root / "_build" / "reference"
 
 
-def copy_reference_figures(data_dir: Path | str | None, root: Path) -> Path | None:
-    """Copy the data's published figures to ``_build/reference/`` (git-ignored); the folder,
-    or ``None`` when the data has no ``reference/``."""
+def copy_reference_figures(
+    data_dir: Path | str | None, root: Path, target: Path | None = None
+) -> Path | None:
+    """Copy the data's published figures to ``target`` (default the git-ignored
+    ``_build/reference/``); the folder, or ``None`` when the data has no ``reference/``."""
     import shutil
 
     from facetlab import datasets
@@ -1058,7 +1363,7 @@ def copy_reference_figures(data_dir: Path | str | None, root: Path) -> Path | No
     if not found:
         return None
     source = found[0]
-    target = reference_dir(root)
+    target = target or reference_dir(root)
     target.mkdir(parents=True, exist_ok=True)
     for name in FIGURE_NAMES:
         if (source / f"{name}.png").is_file():
@@ -1097,6 +1402,8 @@ def write_report(
     claims_path: Path | None = None,
     out_dir: Path | None = None,
     notebooks: Sequence[Path] | None = None,
+    reference: Path | None = None,
+    committed: bool | None = None,
 ) -> Path:
     """Write ``REPRODUCTION.md`` (default ``<root>/paper/``) from the tables, figures and claims.
 
@@ -1114,8 +1421,11 @@ def write_report(
     params = dict(parameters or {})
     if notebooks is None:
         notebooks = [r.source for r in results]
+    if committed is None:
+        committed = target_dir.resolve() == paper.resolve()
     prov = Provenance.collect(root, notebooks, params)
-    reference = copy_reference_figures(params.get("data_dir"), root)
+    reference_folder = reference or reference_dir(root)
+    found = copy_reference_figures(params.get("data_dir"), root, reference_folder)
 
     def belongs(art: Artifact, row: Mapping[str, str]) -> bool:
         return any(re.search(p, row.get("location", "")) for p in art.locations)
@@ -1130,7 +1440,7 @@ def write_report(
         f"The paper's values come from the claims audit (`{claims_path.name}`, one row per "
         "number the paper states, with its `kind`).",
         "",
-        *_provenance_lines(prov, root),
+        *_provenance_lines(prov, root, committed=committed),
         "",
         *_headline_lines(claims, results),
         "",
@@ -1167,7 +1477,7 @@ def write_report(
     for art, mine in by_artifact:
         lines += ["", f"## {art.title}", ""]
         if art.figure is not None:
-            lines += _figure_lines(art, figures, target_dir, reference, root)
+            lines += _figure_lines(art, figures, target_dir, found, root)
         for stem in art.tables:
             lines += _table_lines(stem, tables, root)
         if mine:
