@@ -28,7 +28,7 @@ echo "== facetlab reproduce"
 .venv/bin/facetlab reproduce
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   # REPRODUCTION.md records no commit or code digest, so it changes only with a result
-  if ! git diff --exit-code --stat -- 'paper/tables/*.csv' paper/claims.csv paper/REPRODUCTION.md; then
+  if ! git diff --exit-code --stat -- 'paper/tables/*.csv' paper/claims.csv paper/findings.csv paper/REPRODUCTION.md; then
     echo "Regenerating the paper changed the committed outputs above: review the diff and commit it." >&2
     exit 1
   fi

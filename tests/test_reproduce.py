@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from facetlab.cli import app
 from facetlab.errors import ConfigError
 from facetlab.paper import reproduce as rep
+from facetlab.paper.findings import write_findings_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -133,6 +134,19 @@ def test_report_opens_with_provenance_then_findings(tmp_path: Path) -> None:
             ],
         ],
     )
+    # the findings the audit rendered from the data (the report never types them)
+    write_findings_csv(
+        [
+            {
+                "id": "c2-flip",
+                "severity": "number",
+                "title": "One C2 perturbation flips the outcome",
+                "summary": "Computed summary.",
+                "claims": "res41.c2_correct res41.c2_no_flip fig2img.only_wrong",
+            }
+        ],
+        root / "paper" / "findings.csv",
+    )
     nb = _fake_notebook(root, "03_p3_adversarial", "threshold = 10\ntables_dir = None\ndpi = 200\n")
     ok = rep.NotebookResult("03_p3_adversarial", nb, Path("x"), True, 1.0)
     bad = rep.NotebookResult("04_bimodality", root / "nb4.ipynb", Path("y"), False, 1.0, "boom")
@@ -160,7 +174,7 @@ def test_report_opens_with_provenance_then_findings(tmp_path: Path) -> None:
     assert "failed: 04_bimodality" in head and "boom" in report
 
     found = report.split("## Findings")[1].split("\n## ")[0]
-    assert "One C2 perturbation flips the outcome" in found
+    assert "One C2 perturbation flips the outcome" in found and "Computed summary." in found
     assert "*changes a reported number*" in found
     assert "(#evidence-res41-c2-no-flip) paper 0 / data 1 (MISMATCH)" in found
     assert "Ungrouped: `x.unknown`" in found

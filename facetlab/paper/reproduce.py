@@ -1215,23 +1215,35 @@ def _evidence_anchor(claim_id: str) -> str:
     return "evidence-" + re.sub(r"[^a-z0-9]+", "-", claim_id.lower()).strip("-")
 
 
-def _findings_lines(claims: Sequence[Mapping[str, str]]) -> list[str]:
-    """Each finding once: title, severity, its claims (paper vs data), link to the evidence."""
-    from facetlab.paper.findings import FINDINGS, SEVERITY_TEXT, unassigned
+def _findings_lines(
+    claims: Sequence[Mapping[str, str]], findings: Sequence[Mapping[str, str]] | None
+) -> list[str]:
+    """Each finding once: title, severity, its claims (paper vs data), link to the evidence.
+
+    ``findings`` are the rows of the run's ``findings.csv`` (titles and summaries filled in
+    from the data by the audit); ``None`` when the audit wrote none.
+    """
+    from facetlab.paper.findings import FINDINGS, SEVERITY_TEXT
 
     by_id = {r.get("id", ""): r for r in claims}
     lines = [
         "## Findings",
         "",
         "Where the paper and the data disagree, each issue once (most severe first); the "
-        "numbers are the claims audit's, the evidence is linked.",
+        "titles, summaries and numbers are computed from the data by the claims audit, the "
+        "evidence is linked.",
         "",
     ]
+    if findings is None:
+        if claims:
+            lines.append("_`findings.csv` is missing: the claims audit did not write it._")
+        return lines
     shown = 0
-    for finding in FINDINGS:
-        rows = [by_id[c] for c in finding.claims if c in by_id]
-        if not any(r.get("status") in ("MISMATCH", "ERROR") for r in rows):
-            continue  # the data no longer disagree: the finding is not listed
+    grouped: set[str] = set()
+    for finding in findings:
+        ids = finding.get("claims", "").split()
+        grouped.update(ids)
+        rows = [by_id[c] for c in ids if c in by_id]
         shown += 1
         parts = ", ".join(
             f"[`{r['id']}`](#{_evidence_anchor(r['id'])}) paper {r.get('paper_value', '')} / "
@@ -1240,11 +1252,18 @@ def _findings_lines(claims: Sequence[Mapping[str, str]]) -> list[str]:
             + ")"
             for r in rows
         )
+        texts = {str(k): v for k, v in SEVERITY_TEXT.items()}
+        severity = texts.get(finding.get("severity", ""), "severity not assessed")
         lines.append(
-            f"{shown}. **{_md_escape(finding.title)}** — *{SEVERITY_TEXT[finding.severity]}*. "
-            f"{_md_escape(finding.summary)} Claims: {parts}."
+            f"{shown}. **{_md_escape(finding.get('title', ''))}** — *{severity}*. "
+            f"{_md_escape(finding.get('summary', ''))} Claims: {parts}."
         )
-    loose = unassigned(r.get("id", "") for r in claims if r.get("status") in ("MISMATCH", "ERROR"))
+    grouped |= {c for f in FINDINGS for c in f.claims}
+    loose = [
+        r.get("id", "")
+        for r in claims
+        if r.get("status") in ("MISMATCH", "ERROR") and r.get("id", "") not in grouped
+    ]
     for claim_id in loose:
         shown += 1
         row = by_id[claim_id]
@@ -1417,7 +1436,11 @@ def write_report(
     figures = figures_dir or root / "figures"
     claims_path = claims_path or paper / "claims.csv"
     target_dir = out_dir or paper
+    from facetlab.paper.findings import read_findings
+
     claims = read_claims(claims_path) if claims_path.is_file() else []
+    findings_path = claims_path.with_name("findings.csv")
+    findings = read_findings(findings_path) if findings_path.is_file() else None
     params = dict(parameters or {})
     if notebooks is None:
         notebooks = [r.source for r in results]
@@ -1444,7 +1467,7 @@ def write_report(
         "",
         *_headline_lines(claims, results),
         "",
-        *_findings_lines(claims),
+        *_findings_lines(claims, findings),
     ]
     for r in results:
         if not r.ok:
