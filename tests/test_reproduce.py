@@ -452,3 +452,31 @@ def test_an_unreadable_notebook_is_a_clear_error_before_anything_runs(tmp_path: 
     with pytest.raises(ConfigError, match=r"01_overview.ipynb: not a readable notebook"):
         rep.run_notebooks([broken], tmp_path / "out", {})
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_summary_says_when_settings_differ_and_counts_distinct_values(tmp_path: Path) -> None:
+    root = _fake_checkout(tmp_path)
+    _write_claims(
+        root,
+        [
+            ["a", "data", "Table 2", "w", "8", "8", "0", "PASS", "PASS", ""],
+            ["b", "data", "§4.1", "w", "8", "8", "0", "PASS", "PASS", ""],
+            ["c", "data", "§4.2", "w", "3", "3", "0", "PASS", "PASS", ""],
+            [
+                "notation.threshold",
+                "setting",
+                "§1.2",
+                "w",
+                "10",
+                "15",
+                "0",
+                "MISMATCH",
+                "PASS",
+                "x",
+            ],
+        ],
+    )
+    head = rep.write_report(root, [], {"threshold": 15}).read_text().split("## Findings")[0]
+    assert "The 3 PASS claims check 2 distinct values" in head
+    assert "1 differ from the paper's because this run changed them: `notation.threshold`" in head
+    assert "cannot disagree" not in head

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Literal
 
 import pandas as pd
@@ -478,5 +479,59 @@ def outcome_correctness(trials: pd.DataFrame) -> pd.DataFrame:
         raise DataError(
             f"no outcome to count among {len(frame)} paper trials with a ground truth: "
             "no probe with a yes/no answer (P2, P3, C2, C0)"
+        )
+    return pd.DataFrame(rows)
+
+
+def prompt_caveats(
+    trials: pd.DataFrame, data_dir: str | Path | None = None, template: str = "facet-v3"
+) -> pd.DataFrame:
+    """How the recorded P2/P3 prompts were built from each counterfactual's instance file.
+
+    Under the FACET v3 template every factor text is cut to
+    ``TEMPLATES[template].weighted_cut`` characters and the ``CASE:`` header is the
+    instance's ``source_case``, which on the adversarial variants names the manipulated
+    factor. One row per P2/P3 instance of the paper's usable trials: the neutralized
+    factor's length, what the cut drops from it, how many factors are cut, and the note
+    the header carries (``header_names_factor``: the neutralized factor's label is in it).
+    """
+    import re
+
+    from facetlab import datasets
+    from facetlab.instances import load_instance
+    from facetlab.probes.templates import TEMPLATES
+
+    limit = TEMPLATES[template].weighted_cut
+    root = Path(data_dir) if data_dir is not None else datasets.data_dir()
+    used = pd.concat([paper_trials(trials, "P2"), paper_trials(trials, "P3")])
+    rows = []
+    for (probe, instance_id), group in used.groupby(["probe", "instance_id"], sort=True):
+        inst = load_instance(root / "instances" / f"{instance_id}.json")
+        neutral = [i for i, f in enumerate(inst.factors, 1) if f.directionality == "neutralized"]
+        if len(neutral) != 1:
+            raise DataError(f"{instance_id}: expected one neutralized factor, found {len(neutral)}")
+        label = f"F{neutral[0]}"
+        text = inst.factors[neutral[0] - 1].text
+        dropped = max(0, len(text) - limit) if limit is not None else 0
+        header = inst.source_case or ""
+        note = re.search(r"\(ADVERSARIAL:[^)]*\)", header)
+        rows.append(
+            {
+                "probe": probe,
+                "instance_id": instance_id,
+                "case": group["case"].iloc[0],
+                "n_trials": len(group),
+                "neutralized_factor": label,
+                "factor_chars": len(text),
+                "cut_at": limit,
+                "dropped_chars": dropped,
+                "dropped_pct": round(100 * dropped / len(text), 1) if text else 0.0,
+                "factors_cut": sum(
+                    1 for f in inst.factors if limit is not None and len(f.text) > limit
+                ),
+                "n_factors": len(inst.factors),
+                "header_note": note.group(0) if note else "",
+                "header_names_factor": bool(re.search(rf"\b{label}\b", header)),
+            }
         )
     return pd.DataFrame(rows)

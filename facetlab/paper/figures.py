@@ -277,7 +277,8 @@ def fig1_probe_comparison(
             for spine in ax.spines.values():
                 spine.set_visible(False)
             ax.set_title(title, fontweight="bold", fontsize=13)
-        axes[min(1, len(axes) - 1)].legend(
+        # one legend for the figure, below both panels' case labels (never over them)
+        fig.legend(
             handles=[
                 Patch(
                     color=COLORS["faithful"],
@@ -288,8 +289,7 @@ def fig1_probe_comparison(
                     label=f"Dissociation  (neutralized factor / weight > {threshold:g}%)",
                 ),
             ],
-            loc="upper center",
-            bbox_to_anchor=(0.5, -0.01),
+            loc="outside lower center",
             ncol=2,
             frameon=False,
             fontsize=11,
@@ -649,7 +649,8 @@ def fig5_asymmetry(
 
     ``points`` is :func:`facetlab.paper.cells.fig5_asymmetry`. Open-weight models
     green, closed red; dotted reference lines at ``threshold`` (y) and
-    ``c2_reference`` (x, the paper's 2% line).
+    ``c2_reference`` (x, the paper's 2% line). Each label gives the trials behind the
+    point (``c2_n`` / ``p3_n`` when the frame has them): a mean over one trial reads as such.
     """
     require_table(
         points,
@@ -662,7 +663,7 @@ def fig5_asymmetry(
         ax = fig.subplots()
         c2_max = float(points["c2_mean_residual"].max())
         # the x range ends just past the points plus the label column (no empty half)
-        xmax = max(c2_reference * 2.0, c2_max + 2.2)
+        xmax = max(c2_reference * 2.0, c2_max + 3.6)
         ymax = max(30.0, float(points["p3_barker_mean"].max()) + 2)
         ax.grid(True, color="#eeeeee")
         ax.axhline(threshold, color="#bbbbbb", linestyle=":", linewidth=1)
@@ -690,19 +691,23 @@ def fig5_asymmetry(
             "c2_mean_residual", ascending=True
         )
 
+        def label(row: pd.Series) -> str:
+            name = _short(str(row["model"]))
+            if "c2_n" in row.index and "p3_n" in row.index:
+                name += f"  (C2 n={int(row['c2_n'])}, P3 n={int(row['p3_n'])})"
+            return name
+
         def where(frame: pd.DataFrame) -> list[tuple[str, float, float]]:
             return [
-                (str(m), float(x), float(y))
-                for m, x, y in zip(
-                    frame["model"], frame["c2_mean_residual"], frame["p3_barker_mean"], strict=True
-                )
+                (label(row), float(row["c2_mean_residual"]), float(row["p3_barker_mean"]))
+                for _, row in frame.iterrows()
             ]
 
         top, bottom = threshold * 0.8, threshold * 0.18
         step = (top - bottom) / max(1, len(stacked) - 1)
-        for k, (model, x, y) in enumerate(where(stacked)):
+        for k, (text, x, y) in enumerate(where(stacked)):
             ax.annotate(
-                _short(model),
+                text,
                 (x, y),
                 xytext=(c2_max + 0.5, top - k * step),
                 va="center",
@@ -715,9 +720,9 @@ def fig5_asymmetry(
                     "shrinkB": 7,
                 },
             )
-        for model, x, y in where(points.drop(stacked.index)):
+        for text, x, y in where(points.drop(stacked.index)):
             ax.annotate(
-                _short(model),
+                text,
                 (x, y),
                 xytext=(12, 0),
                 textcoords="offset points",

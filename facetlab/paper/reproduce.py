@@ -59,6 +59,7 @@ __all__ = [
     "compare_claims",
     "copy_reference_figures",
     "declared_parameters",
+    "distinct_numbers",
     "failed",
     "find_notebooks",
     "format_claim_counts",
@@ -248,6 +249,7 @@ def paper_tables(
     threshold: float = 10.0,
     split_point: float = 20.0,
     representative: Representative = "first",
+    data_dir: str | Path | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Every table the notebooks write to ``paper/tables/``, by file stem.
 
@@ -267,6 +269,7 @@ def paper_tables(
         "stats": stats_table.stats_table(trials, threshold=threshold, split_point=split_point),
         "fig1_p1_p2": cells.fig1_p1_p2(trials, threshold=threshold),
         "table2_p3": cells.table2_p3(trials, threshold=threshold),
+        "prompt_caveats": cells.prompt_caveats(trials, data_dir),
         "fig2_p3": cells.fig2_p3(trials, representative=representative, threshold=threshold),
         "fig3_bimodality": cells.fig3_bimodality(trials, split_point=split_point),
         "fig3_modes": cells.bimodality_summary(trials, split_point=split_point),
@@ -854,7 +857,11 @@ ARTIFACTS: tuple[Artifact, ...] = (
         (r"Figure 1", r"§\s?4\.2"),
         "fig1_probe_comparison",
     ),
-    Artifact("Table 2 — P3 replication summary", ("table2_p3",), (r"^Table 2", r"§\s?4\.3")),
+    Artifact(
+        "Table 2 — P3 replication summary",
+        ("table2_p3", "prompt_caveats"),
+        (r"^Table 2", r"§\s?4\.3"),
+    ),
     Artifact(
         "Figure 2 — P3 adversarial, three panels",
         ("fig2_p3",),
@@ -1206,9 +1213,39 @@ def format_claim_counts(claims: Sequence[Mapping[str, str]]) -> str:
 
 _KIND_TEXT = {
     "metadata": "transcribed facts and facetlab's own model table (written from Table 1)",
-    "setting": "analysis parameters echoed back (they cannot disagree)",
+    "setting": "the analysis parameters of this run, compared with the paper's",
     "convention": "properties of the data the paper does not state (CONVENTIONS.md)",
 }
+
+
+def distinct_numbers(claims: Sequence[Mapping[str, str]], status: str = "PASS") -> int:
+    """How many different numbers the ``data`` claims of ``status`` check.
+
+    The paper states many numbers in several places (text, table, caption, figure); each
+    place is its own claim. Claims with the same paper value and the same computed value
+    count once here.
+
+    >>> distinct_numbers([{"kind": "data", "status": "PASS", "paper_value": "8",
+    ...     "computed_value": "8"}] * 3)
+    1
+    """
+    return len(
+        {
+            (r.get("paper_value", ""), r.get("computed_value", ""))
+            for r in claims
+            if r.get("kind") == "data" and r.get("status") == status
+        }
+    )
+
+
+def _setting_note(rows: Sequence[Mapping[str, str]]) -> str:
+    """Whether this run's settings are the paper's: computed, never assumed."""
+    off = [r.get("id", "") for r in rows if r.get("status") != "PASS"]
+    if not off:
+        return "all equal to the paper's in this run"
+    return f"{len(off)} differ from the paper's because this run changed them: " + ", ".join(
+        f"`{i}`" for i in off
+    )
 
 
 def _evidence_anchor(claim_id: str) -> str:
@@ -1300,11 +1337,16 @@ def _headline_lines(
     ]
     if not claims:
         return [*lines, "", "`claims.csv` is missing: the claims notebook did not run."]
+    passing = data.get("PASS", 0)
     lines += [
         "",
         f"**Claims derived from the raw data ({sum(data.values())}):** "
         + ", ".join(f"{n} {s}" for s, n in data.items())
         + ".",
+        "",
+        f"The {passing} PASS claims check {distinct_numbers(claims)} distinct values (pairs of "
+        "paper value and computed value): the paper states many numbers in several places "
+        "(text, table, caption, figure) and each place is its own claim.",
         "",
         "Reported apart (not evidence about the paper's results):",
         "",
@@ -1312,7 +1354,9 @@ def _headline_lines(
     for kind, text in _KIND_TEXT.items():
         if kind in counts:
             tally = ", ".join(f"{n} {s}" for s, n in counts[kind].items())
-            lines.append(f"- {kind} ({text}): {tally}")
+            mine = [r for r in claims if r.get("kind") == kind]
+            extra = f" — {_setting_note(mine)}" if kind == "setting" else ""
+            lines.append(f"- {kind} ({text}): {tally}{extra}")
     unexpected = [r for r in claims if r.get("status") != r.get("expected_status")]
     if unexpected:
         lines += [
@@ -1538,7 +1582,37 @@ def _table_lines(stem: str, tables: Path, root: Path) -> list[str]:
         return [f"_`{stem}` was not generated (see the notebook status above)._", ""]
     text = md.read_text(encoding="utf-8").strip()
     shown = Path(os.path.relpath(md.with_suffix(".csv"), root)).as_posix()
-    return [f"facetlab (`{shown}`):", "", text, ""]
+    note = _TABLE_NOTES.get(stem)
+    lead = [note(md.with_suffix(".csv")), ""] if note is not None else []
+    return [*lead, f"facetlab (`{shown}`):", "", text, ""]
+
+
+def _prompt_caveats_note(csv_path: Path) -> str:
+    """What the prompt-construction table says, in one paragraph computed from it."""
+    rows = read_claims(csv_path)  # any CSV of text rows
+    if not rows:
+        return "_No P2/P3 instances to describe._"
+    cut = {r.get("cut_at", "") for r in rows}
+    trimmed = [r for r in rows if float(r.get("dropped_chars") or 0) > 0]
+    named = [r for r in rows if r.get("header_names_factor") == "true"]
+    flagged = [r for r in rows if r.get("header_note")]
+    shown = ", ".join(
+        f"{r['instance_id'].removeprefix('facet-neg-')} {r['neutralized_factor']} "
+        f"{r['dropped_pct']}%"
+        for r in trimmed
+    )
+    return (
+        "**Prompt construction (read Table 2 with it).** The recorded P2/P3 prompts cut every "
+        f"factor text at {', '.join(sorted(cut))} characters: on {len(trimmed)} of {len(rows)} "
+        f"instances the cut drops part of the neutralized factor ({shown or 'none'}), which on "
+        "the adversarial rewrites is where the counter-evidence sits. The `CASE:` header of "
+        f"{len(flagged)} adversarial instances carries an “(ADVERSARIAL: …)” note, and "
+        f"{len(named)} of them name the manipulated factor. See `docs/probes.md`; the "
+        "`facetlab-v1` template removes both."
+    )
+
+
+_TABLE_NOTES: dict[str, Callable[[Path], str]] = {"prompt_caveats": _prompt_caveats_note}
 
 
 def failed(results: Sequence[NotebookResult]) -> list[NotebookResult]:
