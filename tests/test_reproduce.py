@@ -480,3 +480,72 @@ def test_summary_says_when_settings_differ_and_counts_distinct_values(tmp_path: 
     assert "The 3 PASS claims check 2 distinct values" in head
     assert "1 differ from the paper's because this run changed them: `notation.threshold`" in head
     assert "cannot disagree" not in head
+
+
+def _git_status() -> str:
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout if done.returncode == 0 else "not a git checkout"
+
+
+def _reproduce_cli(mirror: Path, *args: str) -> tuple[int, str]:
+    """The real ``facetlab reproduce`` in a subprocess (as a user runs it)."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", "from facetlab.cli import main; main()", "reproduce", *args],
+        cwd=ROOT,
+        env={**os.environ, "FACETLAB_DATA_MIRROR": str(mirror)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_other_settings_and_a_mutated_copy_leave_the_tree_alone(
+    facet_data: Path, tmp_path: Path
+) -> None:
+    # the audit's mutation: two models' C2 labels swapped in a copy of the data
+    copy = tmp_path / "data"
+    shutil.copytree(facet_data, copy)
+    a, b = "deepseek.v3.2", "mistral.mistral-large-3-675b-instruct"
+    for path in (copy / "results" / "weighted-probe" / "c2").glob("*.json"):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if record.get("model") in (a, b):
+            record["model"] = b if record["model"] == a else a
+            path.write_text(json.dumps(record), encoding="utf-8")
+    before = _git_status()
+    code, output = _reproduce_cli(
+        facet_data, "--check", "-p", f"data_dir={copy}", "-p", "dpi=100", "-p", "alpha=0.01"
+    )
+    assert _git_status() == before  # nothing committed was rewritten
+    assert code == 1, output
+    assert "check: " in output and "differ from the committed paper/claims.csv" in output
+    assert "res45.deepseek_mean: PASS" in output
+    tag = rep.run_tag({"data_dir": str(copy), "dpi": 100, "alpha": 0.01})
+    folder = ROOT / "_build" / "check" / str(tag)
+    report = (folder / "REPRODUCTION.md").read_text(encoding="utf-8")
+    assert "**not the pinned data**" in report  # the copy is never called verified
+    assert (folder / "figures" / "fig1_probe_comparison.png").is_file()
+
+
+@pytest.mark.slow
+def test_check_passes_on_the_pinned_data(tmp_path: Path, facet_data: Path) -> None:
+    before = _git_status()
+    code, output = _reproduce_cli(facet_data, "--check", "--out", str(tmp_path / "out"))
+    assert code == 0, output
+    assert "check: all" in output and "claims as committed in paper/claims.csv" in output
+    assert _git_status() == before
+    # --out moves everything
+    for part in ("notebooks", "figures", "tables", "claims.csv", "REPRODUCTION.md"):
+        assert (tmp_path / "out" / part).exists(), part

@@ -20,7 +20,7 @@ Every claim has a ``kind``, so a reader can tell evidence from echo:
 * ``data`` — derived from the raw files (only these count in the headline);
 * ``metadata`` — transcribed facts (licence, DOI) and facetlab's own model table
   (labs, open/closed weights), which was written from the paper's Table 1;
-* ``setting`` — an analysis parameter the audit was run with (it cannot disagree);
+* ``setting`` — an analysis parameter the audit was run with (PASS exactly at the paper's setting);
 * ``convention`` — a property of the data the paper does not state (CONVENTIONS.md).
 
 An explanation may name computed values: ``{name}`` placeholders are filled from
