@@ -1604,7 +1604,8 @@ def _prompt_caveats_note(csv_path: Path) -> str:
     return (
         "**Prompt construction (read Table 2 with it).** The recorded P2/P3 prompts cut every "
         f"factor text at {', '.join(sorted(cut))} characters: on {len(trimmed)} of {len(rows)} "
-        f"instances the cut drops part of the neutralized factor ({shown or 'none'}), which on "
+        f"instances the cut drops part of the neutralized factor ({_md_escape(shown) or 'none'}), "
+        "which on "
         "the adversarial rewrites is where the counter-evidence sits. The `CASE:` header of "
         f"{len(flagged)} adversarial instances carries an “(ADVERSARIAL: …)” note, and "
         f"{len(named)} of them name the manipulated factor. See `docs/probes.md`; the "
