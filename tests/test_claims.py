@@ -124,6 +124,16 @@ def audit(trials: pd.DataFrame, facet_data: Path, reproduced: Path | None) -> pd
     return run_audit(trials, data_dir=facet_data)
 
 
+@pytest.mark.slow
+def test_committed_findings_are_what_the_data_gives(
+    trials: pd.DataFrame, facet_data: Path, tmp_path: Path
+) -> None:
+    """``paper/findings.csv`` is the audit's own rendering, not text kept by hand."""
+    run_audit(trials, data_dir=facet_data, out_csv=tmp_path / "claims.csv")
+    fresh = (tmp_path / "findings.csv").read_text(encoding="utf-8")
+    assert fresh == (COMMITTED.parent / "findings.csv").read_text(encoding="utf-8")
+
+
 def test_every_claim_has_its_expected_status(audit: pd.DataFrame) -> None:
     bad = audit[audit["status"] != audit["expected_status"]]
     assert bad.empty, format_report(bad)
