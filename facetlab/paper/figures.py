@@ -64,6 +64,8 @@ FIGURE_NAMES = (
 INTENTIONAL_DIFFERENCES: dict[str, tuple[str, ...]] = {
     "fig1_probe_comparison": (
         "Sans-serif type like every facetlab figure (the published Figure 1 is set in serif).",
+        "One legend below both panels, clear of their case labels and counts (published: "
+        "under panel (b), over its labels).",
     ),
     "fig2_adversarial_3panel": (
         "Every cell with more than one trial carries its replication n, as §4.3 says the "
@@ -84,12 +86,14 @@ INTENTIONAL_DIFFERENCES: dict[str, tuple[str, ...]] = {
         "perturbations, the values below it in factor order).",
     ),
     "fig5_asymmetry": (
-        "The open-weight labels are stacked right of their points, below the 10% line, with "
+        "Each label gives the trials behind its point (C2 n, P3 n), so a mean over a single "
+        "CF-Barker P3 trial reads as one (published: no n).",
+        "The open-weight labels are stacked right of their points, below the threshold line, with "
         "leader lines that do not cross; smaller, translucent markers keep overlapping "
         "points visible.",
         "The x axis ends after the points and labels (the published axis runs to 12%).",
         "No “closed-source cluster” / “all open-weight models” annotations and no caption "
-        "“No model is faithful on both axes”: Claude Sonnet 4.6 is (see Findings).",
+        "“No model is faithful on both axes”: the data place a model there (see Findings).",
     ),
 }
 """What each facetlab figure does differently from the published one, on purpose
