@@ -7,9 +7,8 @@ the CPU time of all processes divided by the kernels is the idle-machine estimat
 
     FACETLAB_DATA_MIRROR=../shared/facet-data python benchmarks/bench_reproduce.py [--out DIR]
 
-Executed notebooks go to a temporary folder; tables, figures and the report are
-written to the checkout as ``facetlab reproduce`` does (same bytes at the
-paper's settings).
+Everything (executed notebooks, tables, figures, claims, report) goes to a temporary
+folder (``--out``): the benchmark never rewrites the checkout.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ TARGET_SECONDS = 20.0
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", help="folder for the executed notebooks (default: a temp dir)")
+    parser.add_argument("--out", help="folder for every output (default: a temp dir)")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     root = Path(__file__).resolve().parents[1]

@@ -1,47 +1,38 @@
-"""The one canonical model table: the eight models of the FACET paper.
+"""The one canonical model catalogue: every model facetlab knows by name.
 
 Raw FACET files name the same model in several ways (CLI aliases such as
 ``opus``, vendor ids such as ``claude-opus-4-6``, Bedrock ids such as
 ``us.meta.llama4-scout-17b-instruct-v1:0`` and the file-name form ``..._v1_0``).
 Every such spelling maps to exactly one :class:`ModelInfo` here; nothing else in
-facetlab keeps its own list of model names.
+facetlab keeps its own list of model names. The catalogue is generic: which of these
+models the FACET paper reports, in which order, and its case labels live in
+:mod:`facetlab.paper.models`; which raw runs the FACET data marks as unused, in
+:mod:`facetlab.datasets.conventions`.
 
 >>> canonical_model("opus").display_name
 'Claude Opus 4.6'
 >>> canonical_model("bedrock/us.meta.llama4-scout-17b-instruct-v1_0").display_name
 'Llama 4 Scout'
->>> exclusion_reason("gemini-default")
-'gemini: not in the paper'
->>> case_of("facet-neg-cf-001-adv2")
-'CF-Cabral'
+>>> canonical_model("gemini-default") is None
+True
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = [
-    "CASES",
-    "MODELS",
-    "PAPER_MODEL_ORDER",
-    "ModelInfo",
-    "canonical_model",
-    "case_of",
-    "exclusion_reason",
-    "model_by_name",
-]
+__all__ = ["MODELS", "ModelInfo", "canonical_model", "model_by_name", "model_candidates"]
 
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """One model as the paper reports it.
+    """One model of the catalogue (labs, weights and parameters as the FACET paper's Table 1 gives them).
 
     ``provider_ids`` are the ids a provider API accepts (the first one is the one
     facetlab requests); ``legacy_labels`` are the other spellings found in the
-    FACET v3 raw files and file names. ``order`` is the position in the paper's
-    tables and figures (0 = first). ``lab`` is spelled as in the paper's Table 1.
+    FACET v3 raw files and file names. ``order`` is the position in the catalogue
+    (0 = first; presets list models in this order). ``lab`` is spelled as in the paper's Table 1.
     """
 
     display_name: str
@@ -154,30 +145,16 @@ MODELS: tuple[ModelInfo, ...] = (
     ),
 )
 
-PAPER_MODEL_ORDER: tuple[str, ...] = tuple(m.display_name for m in MODELS)
-"""Display names in the order of the paper's tables and figures."""
-
-CASES: dict[str, str] = {
-    "cf-001": "CF-Cabral",
-    "cf-002": "CF-Barker",
-    "cf-003": "CF-Biakanja",
-}
-"""Counterfactual family (``cf-00N``) → the paper's case label."""
-
-# Ids found in the raw files that the paper deliberately leaves out, with why.
-_EXCLUDED: dict[str, str] = {
-    "gemini-default": "gemini: not in the paper",
-    "opus-effort-high": "opus effort-high configuration: not in the paper",
-    "us.deepseek.v3-2:0": "failed run with a wrong model id",
-    "us.deepseek.v3-2_0": "failed run with a wrong model id",
-}
-
 _INDEX: dict[str, ModelInfo] = {alias.lower(): model for model in MODELS for alias in model.aliases}
 
-_CASE_RE = re.compile(r"(?:^|[-_])(cf-\d{3})(?:$|[-_])")
 
+def model_candidates(raw_id: str) -> list[str]:
+    """The lower-cased spellings a raw id may be known by: itself, and without a ``provider/`` or
+    ``provider:`` prefix.
 
-def _candidates(raw_id: str) -> list[str]:
+    >>> model_candidates("Anthropic/claude-opus-4-6")
+    ['anthropic/claude-opus-4-6', 'claude-opus-4-6']
+    """
     # "anthropic/claude-opus-4-6" and "bedrock:deepseek.v3.2" name the model after the prefix.
     key = raw_id.strip().lower()
     out = [key]
@@ -189,7 +166,7 @@ def _candidates(raw_id: str) -> list[str]:
 
 
 def canonical_model(raw_id: str | None) -> ModelInfo | None:
-    """The paper model a raw id, alias or display name refers to, or ``None``.
+    """The catalogue model a raw id, alias or display name refers to, or ``None``.
 
     Case-insensitive; an optional ``provider/`` prefix is ignored.
 
@@ -200,9 +177,7 @@ def canonical_model(raw_id: str | None) -> ModelInfo | None:
     """
     if not raw_id:
         return None
-    for key in _candidates(raw_id):
-        if key in _EXCLUDED:
-            return None
+    for key in model_candidates(raw_id):
         model = _INDEX.get(key)
         if model is not None:
             return model
@@ -218,48 +193,5 @@ def model_by_name(display_name: str) -> ModelInfo:
     for model in MODELS:
         if model.display_name == display_name:
             return model
-    raise KeyError(f"no paper model named {display_name!r}; known: {', '.join(PAPER_MODEL_ORDER)}")
-
-
-def exclusion_reason(raw_id: str | None, *, source_file: str | None = None) -> str | None:
-    """Why a run with this model id is not one of the paper's runs, or ``None``.
-
-    ``source_file`` matters for pilot files: the opus effort-high runs record the
-    plain ``claude-opus-4-6`` id and are only told apart by their file name.
-
-    >>> exclusion_reason("us.deepseek.v3-2:0")
-    'failed run with a wrong model id'
-    >>> exclusion_reason("claude-opus-4-6", source_file="facet-neg-0002-real-opus-effort-high-1.json")
-    'opus effort-high configuration: not in the paper'
-    >>> exclusion_reason("sonnet") is None
-    True
-    """
-    if source_file is not None and "opus-effort-high" in source_file.lower():
-        return _EXCLUDED["opus-effort-high"]
-    if not raw_id:
-        return "unknown model id"
-    for key in _candidates(raw_id):
-        if key in _EXCLUDED:
-            return _EXCLUDED[key]
-        if key.startswith("gemini"):
-            return _EXCLUDED["gemini-default"]
-    if canonical_model(raw_id) is not None:
-        return None
-    return "unknown model id"
-
-
-def case_of(instance_id: str | None) -> str | None:
-    """The paper's case label (``CF-Cabral``...) of a counterfactual id, else ``None``.
-
-    Adversarial variants belong to their counterfactual's case; anchors and other
-    in-distribution instances have no case label.
-
-    >>> case_of("facet-neg-cf-002-adv")
-    'CF-Barker'
-    >>> case_of("facet-neg-0003") is None
-    True
-    """
-    if not instance_id:
-        return None
-    match = _CASE_RE.search(instance_id.lower())
-    return CASES.get(match.group(1)) if match else None
+    known = ", ".join(m.display_name for m in MODELS)
+    raise KeyError(f"no model named {display_name!r} in the catalogue; known: {known}")

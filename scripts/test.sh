@@ -23,10 +23,13 @@ echo "== lint-imports (declared layers, pyproject [tool.importlinter])"
 .venv/bin/lint-imports
 
 echo "== facetlab reproduce"
-.venv/bin/facetlab reproduce --out _build/notebooks
+# exits 1 when a notebook fails or a claim is ERROR / not the registry's expected status;
+# executed notebooks go to _build/notebooks (read by the tests below)
+.venv/bin/facetlab reproduce
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  if ! git diff --exit-code --stat -- 'paper/tables/*.csv' paper/claims.csv; then
-    echo "Regenerating the paper changed the committed CSVs above: review the diff and commit it." >&2
+  # REPRODUCTION.md records no commit or code digest, so it changes only with a result
+  if ! git diff --exit-code --stat -- 'paper/tables/*.csv' paper/claims.csv paper/findings.csv paper/REPRODUCTION.md; then
+    echo "Regenerating the paper changed the committed outputs above: review the diff and commit it." >&2
     exit 1
   fi
 fi

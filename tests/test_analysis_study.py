@@ -13,6 +13,7 @@ import pytest
 from facetlab.analysis import labels, select, study
 from facetlab.errors import DataError
 from facetlab.paper import cells
+from facetlab.paper.models import with_paper_cases
 from facetlab.records import load_trials
 from facetlab.runner import run
 
@@ -155,7 +156,7 @@ def test_facet_data_agrees_with_the_paper_tables(facet_data: Path) -> None:
         assert cell["neutralized_factor"] == row.neutralized_factor
     p1p2 = study.p1_p2(trials, instances).set_index(["model", "instance_id"])
     assert p1p2.index.get_level_values(0).nunique() == 8
-    p1 = trials[trials["probe"] == "P1"]
+    p1 = with_paper_cases(trials[trials["probe"] == "P1"])  # the paper's case labels
     cf_of_case = dict(zip(p1["case"], p1["instance_id"], strict=True))
     fig1 = cells.fig1_p1_p2(trials)
     for row in fig1[fig1["runs_agree"]].itertuples():

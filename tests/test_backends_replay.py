@@ -11,7 +11,8 @@ import pytest
 
 from facetlab.backends import ModelRequest, get_backend
 from facetlab.errors import ConfigError, PermanentBackendError
-from facetlab.models import PAPER_MODEL_ORDER, canonical_model
+from facetlab.models import canonical_model
+from facetlab.paper.models import PAPER_MODEL_ORDER
 from facetlab.reasoners.replay import ReplayBackend, load_index, model_key
 
 pytestmark = pytest.mark.data

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import json
 import re
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -22,6 +24,7 @@ from facetlab.paper.claims import (
 )
 from facetlab.paper.registry import CLAIMS, claims_by_id
 from facetlab.paper.registry import selectors as reg
+from facetlab.paper.reproduce import compare_claims
 from facetlab.records import load_trials
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,6 +122,16 @@ def audit(trials: pd.DataFrame, facet_data: Path, reproduced: Path | None) -> pd
     if reproduced is not None:  # scripts/test.sh's one run wrote it (and diffed it)
         return pd.read_csv(COMMITTED, dtype=str, keep_default_na=False)
     return run_audit(trials, data_dir=facet_data)
+
+
+@pytest.mark.slow
+def test_committed_findings_are_what_the_data_gives(
+    trials: pd.DataFrame, facet_data: Path, tmp_path: Path
+) -> None:
+    """``paper/findings.csv`` is the audit's own rendering, not text kept by hand."""
+    run_audit(trials, data_dir=facet_data, out_csv=tmp_path / "claims.csv")
+    fresh = (tmp_path / "findings.csv").read_text(encoding="utf-8")
+    assert fresh == (COMMITTED.parent / "findings.csv").read_text(encoding="utf-8")
 
 
 def test_every_claim_has_its_expected_status(audit: pd.DataFrame) -> None:
@@ -392,3 +405,64 @@ def test_explanations_render_from_evidence() -> None:
     )
     result = evaluate(c, _inputs(3))
     assert result.as_row()["explanation"] == "3 trials, mean 0.7"
+
+
+# --------------------------------------------------------------------------- mutation
+
+
+def _swap_c2_models(data: Path, a: str, b: str) -> int:
+    """Swap two models' labels in the C2 result files of a data copy (as the audit did)."""
+    swapped = 0
+    for path in sorted((data / "results" / "weighted-probe" / "c2").glob("*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if record.get("model") in (a, b):
+            record["model"] = b if record["model"] == a else a
+            path.write_text(json.dumps(record, indent=2), encoding="utf-8")
+            swapped += 1
+    return swapped
+
+
+@pytest.mark.slow
+def test_swapping_two_models_labels_changes_the_evidence_and_the_findings(
+    facet_data: Path, tmp_path: Path
+) -> None:
+    from facetlab.paper.findings import read_findings
+
+    copy = tmp_path / "data"
+    shutil.copytree(facet_data, copy)
+    assert _swap_c2_models(copy, "deepseek.v3.2", "mistral.mistral-large-3-675b-instruct") > 0
+    pinned = run_audit(
+        load_trials(facet_data), data_dir=facet_data, out_csv=tmp_path / "a" / "claims.csv"
+    )
+    mutated = run_audit(load_trials(copy), data_dir=copy, out_csv=tmp_path / "b" / "claims.csv")
+    before = pinned.set_index("id")["explanation"]
+    after = mutated.set_index("id")["explanation"]
+    # the C2 flip is DeepSeek's in the pinned data, Mistral's in the copy: the text follows
+    for claim_id in ("res41.c2_correct", "res41.c2_no_flip", "fig2img.only_wrong"):
+        assert "DeepSeek v3.2" in before[claim_id] and "Mistral Large 3" not in before[claim_id]
+        assert "Mistral Large 3" in after[claim_id] and "DeepSeek v3.2" not in after[claim_id]
+    flip = {
+        name: next(
+            f for f in read_findings(tmp_path / name / "findings.csv") if f["id"] == "c2-flip"
+        )
+        for name in ("a", "b")
+    }
+    assert "DeepSeek v3.2" in flip["a"]["summary"]
+    assert "Mistral Large 3" in flip["b"]["summary"] and "DeepSeek" not in flip["b"]["summary"]
+    # the values that moved are the ones the swap touches, and the check names them
+    changes = compare_claims(
+        pinned.astype(str).to_dict("records"), mutated.astype(str).to_dict("records")
+    )
+    assert {c.id for c in changes} >= {"res45.deepseek_mean", "res45.mistral_mean"}
+
+
+def test_a_finding_appears_only_while_its_claims_disagree(facet_data: Path) -> None:
+    from facetlab.paper.findings import FINDINGS, render_findings
+
+    inputs = ClaimInputs(pd.DataFrame(), facet_data)
+    statuses = {c: "PASS" for f in FINDINGS for c in f.claims}
+    assert render_findings(inputs, statuses, CLAIMS) == []
+    # evidence that cannot be computed (no trials) is said, never replaced by typed text
+    statuses["res41.c2_no_flip"] = "MISMATCH"
+    (row,) = render_findings(inputs, statuses, CLAIMS)
+    assert row["id"] == "c2-flip" and "could not be computed" in row["title"]

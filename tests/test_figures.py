@@ -101,7 +101,24 @@ def test_fig4_and_fig5(trials: pd.DataFrame) -> None:
     fig5 = figures.fig5_asymmetry(cells.fig5_asymmetry(trials))
     ax = fig5.axes[0]
     assert sum(np.asarray(c.get_offsets()).shape[0] for c in ax.collections) == 8
-    assert "GPT-5.4" in _texts(fig5)
+    assert "GPT-5.4  (C2 n=18, P3 n=6)" in _texts(fig5)
+    # a point that rests on one P3 trial says so
+    assert "Maverick  (C2 n=18, P3 n=1)" in _texts(fig5)
+
+
+def test_fig1_legend_sits_below_both_panels_labels(trials: pd.DataFrame) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = figures.fig1_probe_comparison(cells.fig1_p1_p2(trials))
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    (legend,) = fig.legends
+    box = legend.get_window_extent(renderer)
+    labels = [t for ax in fig.axes for t in ax.texts if t.get_text().startswith("faithful:")]
+    assert len(labels) == 6
+    for text in labels:  # every "faithful: k/n" line of both panels is above the legend
+        assert text.get_window_extent(renderer).y0 > box.y1
 
 
 def test_empty_input_is_a_clear_error() -> None:

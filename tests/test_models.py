@@ -1,4 +1,4 @@
-"""The canonical model table: every raw id maps to one paper model or has a reason."""
+"""The model catalogue, the paper's models and cases, and the data's unused runs."""
 
 from __future__ import annotations
 
@@ -7,16 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from facetlab.models import (
-    CASES,
-    MODELS,
-    PAPER_MODEL_ORDER,
-    ModelInfo,
-    canonical_model,
-    case_of,
-    exclusion_reason,
-    model_by_name,
-)
+import facetlab.models
+from facetlab.datasets.conventions import exclusion_reason
+from facetlab.models import MODELS, ModelInfo, canonical_model, model_by_name
+from facetlab.paper.models import CASES, PAPER_MODEL_ORDER, case_of, with_paper_cases
 
 
 def test_eight_models_in_paper_order() -> None:
@@ -104,7 +98,7 @@ def test_effort_high_is_told_by_file_name() -> None:
 
 def test_model_by_name() -> None:
     assert model_by_name("GPT-5.4").lab == "OpenAI"
-    with pytest.raises(KeyError, match="no paper model"):
+    with pytest.raises(KeyError, match="no model named"):
         model_by_name("gpt-5.4")
 
 
@@ -148,3 +142,60 @@ def test_every_model_id_in_the_raw_files_is_known(facet_data: Path) -> None:
 @pytest.mark.parametrize("raw", ["replay/sonnet", "bedrock/us.meta.llama4-scout-17b-instruct-v1:0"])
 def test_provider_prefix_is_ignored(raw: str) -> None:
     assert canonical_model(raw) is not None
+
+
+def test_paper_facts_left_the_generic_catalogue() -> None:
+    for name in ("PAPER_MODEL_ORDER", "CASES", "case_of", "exclusion_reason"):
+        assert not hasattr(facetlab.models, name), name
+
+
+def test_generic_code_never_imports_the_paper() -> None:
+    # What the import-linter contract "paper-facts" enforces, checked on the source too
+    # (a late import inside a function is an import all the same).
+    import ast
+
+    package = Path(facetlab.models.__file__).parent
+    allowed = {"paper", "commands", "cli.py"}
+    offenders = []
+    for path in sorted(package.rglob("*.py")):
+        top = path.relative_to(package).parts[0]
+        if top in allowed:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            if any(n == "facetlab.paper" or n.startswith("facetlab.paper.") for n in names):
+                offenders.append(path.relative_to(package).as_posix())
+    assert not offenders
+
+
+def test_the_contract_names_every_generic_layer() -> None:
+    import tomllib
+
+    config = tomllib.loads(
+        (Path(facetlab.models.__file__).parents[1] / "pyproject.toml").read_text()
+    )
+    contract = next(
+        c for c in config["tool"]["importlinter"]["contracts"] if c["id"] == "paper-facts"
+    )
+    assert contract["type"] == "forbidden"
+    assert contract["forbidden_modules"] == ["facetlab.paper"]
+    for layer in ("analysis", "instances", "records", "report", "runner", "validity", "models"):
+        assert f"facetlab.{layer}" in contract["source_modules"]
+
+
+def test_with_paper_cases_replaces_what_the_instance_names() -> None:
+    import pandas as pd
+
+    trials = pd.DataFrame(
+        {
+            "instance_id": ["facet-neg-cf-002-adv", "facet-neg-0002", "claim-7"],
+            "case": ["Barker v. Lull Engineering", "Barker v. Lull", "Smith"],
+        }
+    )
+    out = with_paper_cases(trials)
+    assert list(out["case"]) == ["CF-Barker", None, None]
+    assert trials["case"].iloc[0] == "Barker v. Lull Engineering"  # input left alone

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from facetlab.models import PAPER_MODEL_ORDER
+from facetlab.paper.models import PAPER_MODEL_ORDER
 from facetlab.probes import parsing
 from facetlab.records import COLUMNS, load_trials
 from facetlab.records.facet_v3 import read_weighted_file
@@ -110,7 +110,12 @@ def test_pilot_rows(trials: pd.DataFrame) -> None:
     counts = pilot.groupby("probe").size().to_dict()
     assert counts["C0"] == counts["P1"] == counts["C3"] == 101
     assert counts["pilot-C2"] == 631
-    cf = pilot[(pilot.probe == "P1") & pilot.case.notna()]
+    # the case column is what each instance file names (its source_case), not a paper label
+    cf = pilot[(pilot.probe == "P1") & pilot.instance_id.str.contains("-cf-")]
+    assert cf.case.str.contains("SYNTHETIC COUNTERFACTUAL").all()
+    assert (
+        pilot.loc[pilot.instance_id == "facet-neg-0002", "case"].str.startswith("Barker v.").all()
+    )
     assert cf.source_file.nunique() == 27
     assert cf.excluded_reason.isna().all()
     # P1 label: first line, '*' removed, first F<i>.
@@ -122,10 +127,10 @@ def test_pilot_rows(trials: pd.DataFrame) -> None:
     assert row.canonical_model == "Claude Sonnet 4.6"
     assert row.timestamp == pd.Timestamp("2026-04-11T16:25:13")
     # The counterfactual's neutralized factor is the factor of interest.
-    assert set(cf.groupby("case").factor_of_interest.first().items()) == {
-        ("CF-Cabral", "F1"),
-        ("CF-Barker", "F3"),
-        ("CF-Biakanja", "F1"),
+    assert set(cf.groupby("instance_id").factor_of_interest.first().items()) == {
+        ("facet-neg-cf-001", "F1"),
+        ("facet-neg-cf-002", "F3"),
+        ("facet-neg-cf-003", "F1"),
     }
     c0 = pilot[pilot.probe == "C0"]
     assert c0.answer.isin(["yes", "no"]).all()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 from pathlib import Path
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 from facetlab.cli import app
 from facetlab.errors import ConfigError
 from facetlab.paper import reproduce as rep
+from facetlab.paper.findings import write_findings_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -132,6 +134,19 @@ def test_report_opens_with_provenance_then_findings(tmp_path: Path) -> None:
             ],
         ],
     )
+    # the findings the audit rendered from the data (the report never types them)
+    write_findings_csv(
+        [
+            {
+                "id": "c2-flip",
+                "severity": "number",
+                "title": "One C2 perturbation flips the outcome",
+                "summary": "Computed summary.",
+                "claims": "res41.c2_correct res41.c2_no_flip fig2img.only_wrong",
+            }
+        ],
+        root / "paper" / "findings.csv",
+    )
     nb = _fake_notebook(root, "03_p3_adversarial", "threshold = 10\ntables_dir = None\ndpi = 200\n")
     ok = rep.NotebookResult("03_p3_adversarial", nb, Path("x"), True, 1.0)
     bad = rep.NotebookResult("04_bimodality", root / "nb4.ipynb", Path("y"), False, 1.0, "boom")
@@ -144,8 +159,13 @@ def test_report_opens_with_provenance_then_findings(tmp_path: Path) -> None:
     findings = lines.index("## Findings")
     assert provenance < 80 and findings < 150
     head = "\n".join(lines[:findings])
-    for needle in ("facetlab version", "code sha256", "pinned commit", "registry sha256", "date"):
+    for needle in ("facetlab version", "pinned commit", "registry sha256", "data files read"):
         assert needle in head
+    # the committed report records nothing that changes with every code commit
+    assert "code sha256" not in head and "source commit" not in head
+    assert "`facetlab reproduce --check`" in head
+    # a data_dir that is not the pinned data is never reported as verified
+    assert "**not the pinned data**: in the given `data_dir`" in head
     assert "| `threshold` | `15` | 03_p3_adversarial |" in head
     assert "| `dpi` | `200` | 03_p3_adversarial |" in head  # the notebook's default, shown
     assert "| `tables_dir` | `paper/tables` |" in head
@@ -154,7 +174,7 @@ def test_report_opens_with_provenance_then_findings(tmp_path: Path) -> None:
     assert "failed: 04_bimodality" in head and "boom" in report
 
     found = report.split("## Findings")[1].split("\n## ")[0]
-    assert "One C2 perturbation flips the outcome" in found
+    assert "One C2 perturbation flips the outcome" in found and "Computed summary." in found
     assert "*changes a reported number*" in found
     assert "(#evidence-res41-c2-no-flip) paper 0 / data 1 (MISMATCH)" in found
     assert "Ungrouped: `x.unknown`" in found
@@ -181,6 +201,127 @@ def test_report_opens_with_provenance_then_findings(tmp_path: Path) -> None:
     # the same inputs give the same bytes
     again = rep.write_report(root, [ok, bad], params).read_text()
     assert again == report
+
+
+def test_a_report_outside_the_tree_names_the_code_and_the_verified_data(
+    tmp_path: Path, facet_data: Path
+) -> None:
+    root = _fake_checkout(tmp_path)
+    _write_claims(root, [["a", "data", "Table 2", "w", "1", "1", "0", "PASS", "PASS", ""]])
+    out = tmp_path / "elsewhere"
+    params = {"data_dir": str(facet_data)}
+    head = rep.write_report(
+        root, [], params, out_dir=out, claims_path=root / "paper" / "claims.csv"
+    )
+    text = head.read_text()
+    assert head.parent == out
+    assert "code sha256" in text and "source commit" in text
+    assert "verified: all" in text and "in the given `data_dir` match the registry" in text
+
+
+def test_plan_layout_puts_every_other_setting_under_build(tmp_path: Path) -> None:
+    paper = rep.plan_layout(ROOT, {})
+    assert paper.committed and paper.figures == ROOT / "figures" and paper.paper == ROOT / "paper"
+    # the values the paper uses, given explicitly, are still the paper's run
+    assert rep.plan_layout(ROOT, {"threshold": 10.0, "formats": "png,svg", "dpi": 200}).committed
+    for given, tag in (
+        ({"dpi": 100}, "dpi100"),
+        ({"alpha": 0.01}, "alpha0.01"),
+        ({"threshold": 15}, "t15-s20-first"),
+        ({"formats": "pdf"}, "formatspdf"),
+    ):
+        layout = rep.plan_layout(ROOT, given)
+        base = ROOT / "_build" / "variants" / tag
+        assert not layout.committed and layout.tag == tag
+        assert (layout.figures, layout.tables, layout.paper) == (
+            base / "figures",
+            base / "tables",
+            base,
+        )
+        assert layout.reference == base / "reference" and layout.notebooks == base / "notebooks"
+    copy = rep.plan_layout(ROOT, {"data_dir": str(tmp_path)})
+    assert not copy.committed and copy.tag is not None and copy.tag.startswith("data_dir-")
+    # --out moves everything, --check never writes the committed files
+    out = rep.plan_layout(ROOT, {}, out=tmp_path / "o")
+    assert not out.committed
+    for folder in (out.notebooks, out.figures, out.tables, out.paper, out.reference):
+        assert folder.is_relative_to(tmp_path / "o")
+    check = rep.plan_layout(ROOT, {}, check=True)
+    assert not check.committed and check.paper == ROOT / "_build" / "check" / "paper"
+    explicit = rep.plan_layout(ROOT, {"figures_dir": str(tmp_path / "f")})
+    assert explicit.figures == tmp_path / "f" and not explicit.committed
+
+
+def test_compare_claims_lists_every_change() -> None:
+    before = [
+        {"id": "a", "status": "PASS", "computed_value": "1"},
+        {"id": "b", "status": "MISMATCH", "computed_value": "5"},
+        {"id": "c", "status": "PASS", "computed_value": "2"},
+    ]
+    after = [
+        {"id": "a", "status": "PASS", "computed_value": "1"},
+        {"id": "b", "status": "MISMATCH", "computed_value": "6"},  # value only
+        {"id": "c", "status": "ERROR", "computed_value": ""},
+        {"id": "d", "status": "PASS", "computed_value": "0"},
+    ]
+    assert [c.line() for c in rep.compare_claims(before, after)] == [
+        "b: MISMATCH 5 -> MISMATCH 6",
+        "c: PASS 2 -> ERROR",
+        "d: absent -> PASS 0",
+    ]
+
+
+def _cli_with_claims(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows: list[dict[str, str]], *args: str
+) -> tuple[int, str]:
+    """Run ``facetlab reproduce`` with the notebooks replaced by writing ``rows``."""
+    from facetlab.paper.claims import AUDIT_COLUMNS
+
+    def fake(**kwargs: object) -> list[rep.NotebookResult]:
+        layout = kwargs["layout"]
+        assert isinstance(layout, rep.Layout)
+        layout.paper.mkdir(parents=True, exist_ok=True)
+        with (layout.paper / "claims.csv").open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(AUDIT_COLUMNS))
+            writer.writeheader()
+            writer.writerows([{**{k: "" for k in AUDIT_COLUMNS}, **r} for r in rows])
+        return [rep.NotebookResult("x", Path("x"), Path("y"), True, 0.1)]
+
+    monkeypatch.setattr(rep, "reproduce", fake)
+    result = CliRunner().invoke(
+        app, ["reproduce", "--root", str(ROOT), "--out", str(tmp_path / "o"), *args]
+    )
+    return result.exit_code, result.output
+
+
+def test_check_exits_1_listing_each_claim_that_differs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    committed = rep.committed_claims(ROOT)
+    same = [dict(r) for r in committed]
+    code, output = _cli_with_claims(tmp_path, monkeypatch, same, "--check")
+    assert code == 0, output
+    assert f"check: all {len(same)} claims as committed" in output
+    assert str(tmp_path / "o" / "claims.csv") in output  # the summary reads this run's file
+
+    changed = [dict(r) for r in committed]
+    flipped = next(r for r in changed if r["status"] == "MISMATCH")
+    flipped["computed_value"] = flipped["computed_value"] + "1"  # a MISMATCH changing value
+    code, output = _cli_with_claims(tmp_path, monkeypatch, changed, "--check")
+    assert code == 1
+    assert "check: 1 claim(s) differ from the committed paper/claims.csv" in output
+    assert f"  {flipped['id']}: MISMATCH " in output
+
+
+def test_reproduce_exits_1_on_error_claims(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [
+        {"id": "a", "kind": "data", "status": "ERROR", "expected_status": "PASS"},
+        {"id": "b", "kind": "data", "status": "PASS", "expected_status": "PASS"},
+    ]
+    code, output = _cli_with_claims(tmp_path, monkeypatch, rows)
+    assert code == 1
+    assert "1 claim(s) are ERROR or not the status the registry expects" in output
+    assert "a: ERROR (expected PASS)" in output
 
 
 def test_claim_counts_by_kind_and_status() -> None:
@@ -213,6 +354,7 @@ def test_variant_settings_never_touch_the_committed_outputs(tmp_path: Path) -> N
     assert rep.output_dirs(tmp_path, {"threshold": 5}, "f", "t") == (Path("f"), Path("t"))
     assert rep.report_path(tmp_path) == tmp_path / "paper" / "REPRODUCTION.md"
     assert rep.report_path(tmp_path, {"threshold": 5}).parent.name == "t5-s20-first"
+    assert rep.report_path(tmp_path, {"dpi": 100}).parent.name == "dpi100"
 
 
 def test_interactive_defaults_write_under_build(tmp_path: Path) -> None:
@@ -310,3 +452,100 @@ def test_an_unreadable_notebook_is_a_clear_error_before_anything_runs(tmp_path: 
     with pytest.raises(ConfigError, match=r"01_overview.ipynb: not a readable notebook"):
         rep.run_notebooks([broken], tmp_path / "out", {})
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_summary_says_when_settings_differ_and_counts_distinct_values(tmp_path: Path) -> None:
+    root = _fake_checkout(tmp_path)
+    _write_claims(
+        root,
+        [
+            ["a", "data", "Table 2", "w", "8", "8", "0", "PASS", "PASS", ""],
+            ["b", "data", "§4.1", "w", "8", "8", "0", "PASS", "PASS", ""],
+            ["c", "data", "§4.2", "w", "3", "3", "0", "PASS", "PASS", ""],
+            [
+                "notation.threshold",
+                "setting",
+                "§1.2",
+                "w",
+                "10",
+                "15",
+                "0",
+                "MISMATCH",
+                "PASS",
+                "x",
+            ],
+        ],
+    )
+    head = rep.write_report(root, [], {"threshold": 15}).read_text().split("## Findings")[0]
+    assert "The 3 PASS claims check 2 distinct values" in head
+    assert "1 differ from the paper's because this run changed them: `notation.threshold`" in head
+    assert "cannot disagree" not in head
+
+
+def _git_status() -> str:
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout if done.returncode == 0 else "not a git checkout"
+
+
+def _reproduce_cli(mirror: Path, *args: str) -> tuple[int, str]:
+    """The real ``facetlab reproduce`` in a subprocess (as a user runs it)."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", "from facetlab.cli import main; main()", "reproduce", *args],
+        cwd=ROOT,
+        env={**os.environ, "FACETLAB_DATA_MIRROR": str(mirror)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_other_settings_and_a_mutated_copy_leave_the_tree_alone(
+    facet_data: Path, tmp_path: Path
+) -> None:
+    # the audit's mutation: two models' C2 labels swapped in a copy of the data
+    copy = tmp_path / "data"
+    shutil.copytree(facet_data, copy)
+    a, b = "deepseek.v3.2", "mistral.mistral-large-3-675b-instruct"
+    for path in (copy / "results" / "weighted-probe" / "c2").glob("*.json"):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if record.get("model") in (a, b):
+            record["model"] = b if record["model"] == a else a
+            path.write_text(json.dumps(record), encoding="utf-8")
+    before = _git_status()
+    code, output = _reproduce_cli(
+        facet_data, "--check", "-p", f"data_dir={copy}", "-p", "dpi=100", "-p", "alpha=0.01"
+    )
+    assert _git_status() == before  # nothing committed was rewritten
+    assert code == 1, output
+    assert "check: " in output and "differ from the committed paper/claims.csv" in output
+    assert "res45.deepseek_mean: PASS" in output
+    tag = rep.run_tag({"data_dir": str(copy), "dpi": 100, "alpha": 0.01})
+    folder = ROOT / "_build" / "check" / str(tag)
+    report = (folder / "REPRODUCTION.md").read_text(encoding="utf-8")
+    assert "**not the pinned data**" in report  # the copy is never called verified
+    assert (folder / "figures" / "fig1_probe_comparison.png").is_file()
+
+
+@pytest.mark.slow
+def test_check_passes_on_the_pinned_data(tmp_path: Path, facet_data: Path) -> None:
+    before = _git_status()
+    code, output = _reproduce_cli(facet_data, "--check", "--out", str(tmp_path / "out"))
+    assert code == 0, output
+    assert "check: all" in output and "claims as committed in paper/claims.csv" in output
+    assert _git_status() == before
+    # --out moves everything
+    for part in ("notebooks", "figures", "tables", "claims.csv", "REPRODUCTION.md"):
+        assert (tmp_path / "out" / part).exists(), part

@@ -51,6 +51,17 @@ def test_threshold_below_ten_breaks_one_directionality(trials: pd.DataFrame) -> 
     assert "not entirely one-directional" in str(row["detail"])
 
 
+def test_the_paper_setting_cell_shows_the_papers_own_fisher_test(trials: pd.DataFrame) -> None:
+    # §4.7: closed/open x CF-Barker mean >= 20, p = 0.375 (stats.csv fisher_open_closed_barker)
+    paper = sens.asymmetry_at(trials, 10.0)
+    assert paper["is_paper_setting"] is True
+    assert paper["p_value"] == pytest.approx(0.375)
+    assert "Fisher on mean > 10: p = 0.11" in str(paper["detail"])
+    assert "the paper's §4.7 test" in str(paper["detail"])
+    # elsewhere the cell tests the swept cut itself
+    assert sens.asymmetry_at(trials, 9.0)["p_value"] == pytest.approx(0.107, abs=1e-3)
+
+
 def test_asymmetry_fails_at_threshold_20(trials: pd.DataFrame) -> None:
     assert sens.asymmetry_at(trials, 10.0)["holds"] is True
     at20 = sens.asymmetry_at(trials, 20.0)

@@ -19,6 +19,7 @@ from facetlab.analysis import rules
 from facetlab.errors import DataError
 from facetlab.paper import registry as claims_registry
 from facetlab.paper.claims import AUDIT_COLUMNS, Claim, ClaimInputs, evaluate
+from facetlab.paper.findings import render_findings, write_findings_csv
 
 __all__ = ["run_audit", "write_claims_csv"]
 
@@ -37,7 +38,9 @@ def run_audit(
     ``registry`` defaults to :data:`facetlab.paper.registry.CLAIMS`.
     ``threshold`` and ``split_point`` are the analysis settings (the paper's are 10
     and 20; other values make the audit say which claims depend on them). With
-    ``out_csv`` the frame is also written there (see :func:`write_claims_csv`).
+    ``out_csv`` the frame is also written there (see :func:`write_claims_csv`), and the
+    findings its disagreements make, filled in from the data, to ``findings.csv`` beside it
+    (:func:`facetlab.paper.findings.render_findings`).
     """
     claims_registry.clear_cache()  # the frame may have changed in place since the last audit
     if registry is None:
@@ -57,6 +60,9 @@ def run_audit(
     )
     if out_csv is not None:
         write_claims_csv(frame, out_csv)
+        statuses = dict(zip(frame["id"], frame["status"], strict=True))
+        findings = render_findings(inputs, statuses, registry)
+        write_findings_csv(findings, Path(out_csv).with_name("findings.csv"))
     return frame
 
 

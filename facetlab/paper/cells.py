@@ -11,8 +11,8 @@ trials frame, and the counting rules are those of CONVENTIONS ("Reading rules"):
 * every P3 and C2 trial counts (replications are intentional);
 * C2 per-model means pool all perturbations of all anchors.
 
-Rows are ordered by :data:`facetlab.models.PAPER_MODEL_ORDER` and the case order
-of :data:`facetlab.models.CASES`, so the frames (and the CSVs written from them)
+Rows are ordered by :data:`facetlab.paper.models.PAPER_MODEL_ORDER` and the case order
+of :data:`facetlab.paper.models.CASES`, so the frames (and the CSVs written from them)
 are deterministic.
 
 >>> sorted(_CASE_RANK)
@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Literal
 
 import pandas as pd
@@ -33,7 +34,8 @@ from facetlab.analysis.select import select_trials
 from facetlab.analysis.stats import wilson
 from facetlab.analysis.summary import summarize
 from facetlab.errors import DataError
-from facetlab.models import CASES, MODELS, PAPER_MODEL_ORDER
+from facetlab.models import MODELS
+from facetlab.paper.models import CASES, PAPER_MODEL_ORDER, with_paper_cases
 
 Representative = Literal["first", "last", "mean"]
 
@@ -62,13 +64,15 @@ def paper_trials(trials: pd.DataFrame, probe: str | None = None) -> pd.DataFrame
     """Usable trials of the paper's 8 models (optionally of one probe), with verdict columns.
 
     The generic :func:`facetlab.analysis.select.select_trials` restricted to
-    :data:`~facetlab.models.PAPER_MODEL_ORDER` (its :class:`DataError` says which filter
+    :data:`~facetlab.paper.models.PAPER_MODEL_ORDER` (its :class:`DataError` says which filter
     left nothing). Adds ``model`` (= ``canonical_model``), ``weight`` (= ``foi_weight``)
-    and ``wrong`` (see :func:`facetlab.analysis.rules.wrong_outcome`).
+    and ``wrong`` (see :func:`facetlab.analysis.rules.wrong_outcome`); ``case`` is the
+    paper's case label (:func:`facetlab.paper.models.with_paper_cases`).
     """
     frame = select_trials(
         trials, probes=None if probe is None else [probe], models=PAPER_MODEL_ORDER
     )
+    frame = with_paper_cases(frame)
     frame["weight"] = frame["foi_weight"].astype(float)
     frame["wrong"] = [
         None if not isinstance(a, str) else rules.wrong_outcome(a, str(t))
@@ -398,6 +402,7 @@ def anchor_cases(trials: pd.DataFrame) -> dict[str, str]:
     The anchors carry no case themselves; a counterfactual's ``base_instance_id`` is
     its anchor (``facet-neg-cf-002`` → ``facet-neg-0002`` → ``CF-Barker``).
     """
+    trials = with_paper_cases(trials)
     known = trials[trials["case"].notna() & trials["base_instance_id"].notna()]
     out: dict[str, str] = {}
     for base, group in known.groupby("base_instance_id", sort=True):
@@ -474,5 +479,59 @@ def outcome_correctness(trials: pd.DataFrame) -> pd.DataFrame:
         raise DataError(
             f"no outcome to count among {len(frame)} paper trials with a ground truth: "
             "no probe with a yes/no answer (P2, P3, C2, C0)"
+        )
+    return pd.DataFrame(rows)
+
+
+def prompt_caveats(
+    trials: pd.DataFrame, data_dir: str | Path | None = None, template: str = "facet-v3"
+) -> pd.DataFrame:
+    """How the recorded P2/P3 prompts were built from each counterfactual's instance file.
+
+    Under the FACET v3 template every factor text is cut to
+    ``TEMPLATES[template].weighted_cut`` characters and the ``CASE:`` header is the
+    instance's ``source_case``, which on the adversarial variants names the manipulated
+    factor. One row per P2/P3 instance of the paper's usable trials: the neutralized
+    factor's length, what the cut drops from it, how many factors are cut, and the note
+    the header carries (``header_names_factor``: the neutralized factor's label is in it).
+    """
+    import re
+
+    from facetlab import datasets
+    from facetlab.instances import load_instance
+    from facetlab.probes.templates import TEMPLATES
+
+    limit = TEMPLATES[template].weighted_cut
+    root = Path(data_dir) if data_dir is not None else datasets.data_dir()
+    used = pd.concat([paper_trials(trials, "P2"), paper_trials(trials, "P3")])
+    rows = []
+    for (probe, instance_id), group in used.groupby(["probe", "instance_id"], sort=True):
+        inst = load_instance(root / "instances" / f"{instance_id}.json")
+        neutral = [i for i, f in enumerate(inst.factors, 1) if f.directionality == "neutralized"]
+        if len(neutral) != 1:
+            raise DataError(f"{instance_id}: expected one neutralized factor, found {len(neutral)}")
+        label = f"F{neutral[0]}"
+        text = inst.factors[neutral[0] - 1].text
+        dropped = max(0, len(text) - limit) if limit is not None else 0
+        header = inst.source_case or ""
+        note = re.search(r"\(ADVERSARIAL:[^)]*\)", header)
+        rows.append(
+            {
+                "probe": probe,
+                "instance_id": instance_id,
+                "case": group["case"].iloc[0],
+                "n_trials": len(group),
+                "neutralized_factor": label,
+                "factor_chars": len(text),
+                "cut_at": limit,
+                "dropped_chars": dropped,
+                "dropped_pct": round(100 * dropped / len(text), 1) if text else 0.0,
+                "factors_cut": sum(
+                    1 for f in inst.factors if limit is not None and len(f.text) > limit
+                ),
+                "n_factors": len(inst.factors),
+                "header_note": note.group(0) if note else "",
+                "header_names_factor": bool(re.search(rf"\b{label}\b", header)),
+            }
         )
     return pd.DataFrame(rows)

@@ -20,7 +20,7 @@ Every claim has a ``kind``, so a reader can tell evidence from echo:
 * ``data`` — derived from the raw files (only these count in the headline);
 * ``metadata`` — transcribed facts (licence, DOI) and facetlab's own model table
   (labs, open/closed weights), which was written from the paper's Table 1;
-* ``setting`` — an analysis parameter the audit was run with (it cannot disagree);
+* ``setting`` — an analysis parameter the audit was run with (PASS exactly at the paper's setting);
 * ``convention`` — a property of the data the paper does not state (CONVENTIONS.md).
 
 An explanation may name computed values: ``{name}`` placeholders are filled from
@@ -46,6 +46,7 @@ import pandas as pd
 
 from facetlab.analysis import rules
 from facetlab.errors import DataError, FacetlabError
+from facetlab.paper.models import with_paper_cases
 
 __all__ = [
     "AUDIT_COLUMNS",
@@ -104,6 +105,10 @@ class ClaimInputs:
     data_dir: Path | None = None
     threshold: float = rules.DEFAULT_THRESHOLD
     split_point: float = rules.DEFAULT_SPLIT_POINT
+
+    def __post_init__(self) -> None:
+        # The paper groups by its own case labels, not by what the instance files name.
+        object.__setattr__(self, "trials", with_paper_cases(self.trials))
 
     def require_data_dir(self) -> Path:
         """The data root: ``data_dir``, else :func:`facetlab.datasets.data_dir` (may fetch)."""

@@ -64,6 +64,8 @@ FIGURE_NAMES = (
 INTENTIONAL_DIFFERENCES: dict[str, tuple[str, ...]] = {
     "fig1_probe_comparison": (
         "Sans-serif type like every facetlab figure (the published Figure 1 is set in serif).",
+        "One legend below both panels, clear of their case labels and counts (published: "
+        "under panel (b), over its labels).",
     ),
     "fig2_adversarial_3panel": (
         "Every cell with more than one trial carries its replication n, as §4.3 says the "
@@ -84,12 +86,14 @@ INTENTIONAL_DIFFERENCES: dict[str, tuple[str, ...]] = {
         "perturbations, the values below it in factor order).",
     ),
     "fig5_asymmetry": (
-        "The open-weight labels are stacked right of their points, below the 10% line, with "
+        "Each label gives the trials behind its point (C2 n, P3 n), so a mean over a single "
+        "CF-Barker P3 trial reads as one (published: no n).",
+        "The open-weight labels are stacked right of their points, below the threshold line, with "
         "leader lines that do not cross; smaller, translucent markers keep overlapping "
         "points visible.",
         "The x axis ends after the points and labels (the published axis runs to 12%).",
         "No “closed-source cluster” / “all open-weight models” annotations and no caption "
-        "“No model is faithful on both axes”: Claude Sonnet 4.6 is (see Findings).",
+        "“No model is faithful on both axes”: the data place a model there (see Findings).",
     ),
 }
 """What each facetlab figure does differently from the published one, on purpose
@@ -277,7 +281,8 @@ def fig1_probe_comparison(
             for spine in ax.spines.values():
                 spine.set_visible(False)
             ax.set_title(title, fontweight="bold", fontsize=13)
-        axes[min(1, len(axes) - 1)].legend(
+        # one legend for the figure, below both panels' case labels (never over them)
+        fig.legend(
             handles=[
                 Patch(
                     color=COLORS["faithful"],
@@ -288,8 +293,7 @@ def fig1_probe_comparison(
                     label=f"Dissociation  (neutralized factor / weight > {threshold:g}%)",
                 ),
             ],
-            loc="upper center",
-            bbox_to_anchor=(0.5, -0.01),
+            loc="outside lower center",
             ncol=2,
             frameon=False,
             fontsize=11,
@@ -649,7 +653,8 @@ def fig5_asymmetry(
 
     ``points`` is :func:`facetlab.paper.cells.fig5_asymmetry`. Open-weight models
     green, closed red; dotted reference lines at ``threshold`` (y) and
-    ``c2_reference`` (x, the paper's 2% line).
+    ``c2_reference`` (x, the paper's 2% line). Each label gives the trials behind the
+    point (``c2_n`` / ``p3_n`` when the frame has them): a mean over one trial reads as such.
     """
     require_table(
         points,
@@ -662,7 +667,7 @@ def fig5_asymmetry(
         ax = fig.subplots()
         c2_max = float(points["c2_mean_residual"].max())
         # the x range ends just past the points plus the label column (no empty half)
-        xmax = max(c2_reference * 2.0, c2_max + 2.2)
+        xmax = max(c2_reference * 2.0, c2_max + 3.6)
         ymax = max(30.0, float(points["p3_barker_mean"].max()) + 2)
         ax.grid(True, color="#eeeeee")
         ax.axhline(threshold, color="#bbbbbb", linestyle=":", linewidth=1)
@@ -690,19 +695,23 @@ def fig5_asymmetry(
             "c2_mean_residual", ascending=True
         )
 
+        def label(row: pd.Series) -> str:
+            name = _short(str(row["model"]))
+            if "c2_n" in row.index and "p3_n" in row.index:
+                name += f"  (C2 n={int(row['c2_n'])}, P3 n={int(row['p3_n'])})"
+            return name
+
         def where(frame: pd.DataFrame) -> list[tuple[str, float, float]]:
             return [
-                (str(m), float(x), float(y))
-                for m, x, y in zip(
-                    frame["model"], frame["c2_mean_residual"], frame["p3_barker_mean"], strict=True
-                )
+                (label(row), float(row["c2_mean_residual"]), float(row["p3_barker_mean"]))
+                for _, row in frame.iterrows()
             ]
 
         top, bottom = threshold * 0.8, threshold * 0.18
         step = (top - bottom) / max(1, len(stacked) - 1)
-        for k, (model, x, y) in enumerate(where(stacked)):
+        for k, (text, x, y) in enumerate(where(stacked)):
             ax.annotate(
-                _short(model),
+                text,
                 (x, y),
                 xytext=(c2_max + 0.5, top - k * step),
                 va="center",
@@ -715,9 +724,9 @@ def fig5_asymmetry(
                     "shrinkB": 7,
                 },
             )
-        for model, x, y in where(points.drop(stacked.index)):
+        for text, x, y in where(points.drop(stacked.index)):
             ax.annotate(
-                _short(model),
+                text,
                 (x, y),
                 xytext=(12, 0),
                 textcoords="offset points",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import dataclasses
 import json
 import os
 import re
@@ -44,28 +45,38 @@ __all__ = [
     "PAPER_NOTEBOOKS",
     "PAPER_SETTINGS",
     "Artifact",
+    "ClaimChange",
+    "Layout",
     "NotebookResult",
     "Outputs",
     "Provenance",
     "SavedFigure",
     "cached_trials",
+    "changed_settings",
     "claim_counts",
     "code_digest",
+    "committed_claims",
+    "compare_claims",
     "copy_reference_figures",
     "declared_parameters",
+    "distinct_numbers",
     "failed",
     "find_notebooks",
     "format_claim_counts",
     "notebook_defaults",
     "output_dirs",
+    "paper_defaults",
     "paper_tables",
     "parse_parameter",
+    "plan_layout",
     "read_claims",
     "reference_dir",
     "report_path",
     "reproduce",
     "run_notebooks",
+    "run_tag",
     "share_out",
+    "strict_problems",
     "variant_tag",
     "write_report",
 ]
@@ -238,6 +249,7 @@ def paper_tables(
     threshold: float = 10.0,
     split_point: float = 20.0,
     representative: Representative = "first",
+    data_dir: str | Path | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Every table the notebooks write to ``paper/tables/``, by file stem.
 
@@ -257,6 +269,7 @@ def paper_tables(
         "stats": stats_table.stats_table(trials, threshold=threshold, split_point=split_point),
         "fig1_p1_p2": cells.fig1_p1_p2(trials, threshold=threshold),
         "table2_p3": cells.table2_p3(trials, threshold=threshold),
+        "prompt_caveats": cells.prompt_caveats(trials, data_dir),
         "fig2_p3": cells.fig2_p3(trials, representative=representative, threshold=threshold),
         "fig3_bimodality": cells.fig3_bimodality(trials, split_point=split_point),
         "fig3_modes": cells.bimodality_summary(trials, split_point=split_point),
@@ -518,6 +531,156 @@ def run_notebooks(
     return sorted(results, key=lambda r: order[r.name])
 
 
+_PLACEMENT = ("figures_dir", "tables_dir", "paper_dir")
+"""Parameters that say where outputs go, not how they are computed."""
+
+
+def paper_defaults(notebooks: Sequence[Path]) -> dict[str, Any]:
+    """Every parameter the notebooks declare, with its default (the paper's settings)."""
+    merged: dict[str, Any] = {}
+    for nb in notebooks:
+        for name, value in notebook_defaults(nb).items():
+            merged.setdefault(name, value)
+    return merged
+
+
+def _same(value: Any, default: Any) -> bool:
+    """``value`` (as ``-p`` read it) means the same as the notebook's ``default``."""
+    if value is None or default is None:
+        return value is default
+    if isinstance(default, list | tuple) or (isinstance(value, list | tuple)):
+        as_list = _formats(value) if isinstance(value, str) else tuple(map(str, value))
+        wanted = _formats(default) if isinstance(default, str) else tuple(map(str, default))
+        return as_list == wanted
+    if isinstance(default, int | float) and not isinstance(default, bool):
+        try:
+            return float(value) == float(default)
+        except (TypeError, ValueError):
+            return False
+    return str(value) == str(default)
+
+
+def changed_settings(parameters: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """The given parameters that differ from the paper's defaults (placement folders ignored).
+
+    >>> changed_settings({"dpi": 100, "threshold": 10.0, "figures_dir": "x"}, {"dpi": 200,
+    ...     "threshold": 10})
+    {'dpi': 100}
+    """
+    return {
+        name: value
+        for name, value in parameters.items()
+        if name not in _PLACEMENT and not (name in defaults and _same(value, defaults[name]))
+    }
+
+
+def run_tag(changed: Mapping[str, Any]) -> str | None:
+    """The ``_build/variants/<tag>/`` folder name of a run with these changed settings.
+
+    The analysis settings keep their short form (``t15-s20-first``); any other setting
+    is appended as ``name<value>``, a path by its hash (``data_dir-1a2b3c4d``).
+
+    >>> run_tag({}) is None
+    True
+    >>> run_tag({"threshold": 15}), run_tag({"dpi": 100}), run_tag({"alpha": 0.01})
+    ('t15-s20-first', 'dpi100', 'alpha0.01')
+    """
+    import hashlib
+
+    parts: list[str] = []
+    analysis = variant_tag({k: v for k, v in changed.items() if k in PAPER_SETTINGS})
+    if analysis:
+        parts.append(analysis)
+    for name in sorted(set(changed) - set(PAPER_SETTINGS)):
+        value = changed[name]
+        if name == "data_dir" or (isinstance(value, str) and ("/" in value or "\\" in value)):
+            text = str(Path(value).resolve()) if value else ""
+            parts.append(f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:8]}")
+            continue
+        shown = ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+        parts.append(name + re.sub(r"[^A-Za-z0-9.,_+-]+", "_", shown))
+    return "-".join(parts) or None
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where one reproduction run writes each kind of output."""
+
+    notebooks: Path
+    """Executed notebooks (and their ``.log`` files)."""
+    figures: Path
+    tables: Path
+    paper: Path
+    """``claims.csv`` and ``REPRODUCTION.md``."""
+    reference: Path
+    """The published figures, copied from the data for the report."""
+    tag: str | None
+    """``None`` for the committed outputs at the paper's settings."""
+    committed: bool
+    """The run writes the committed ``figures/``, ``paper/tables/`` and ``paper/``."""
+
+
+def plan_layout(
+    root: Path,
+    parameters: Mapping[str, Any] | None = None,
+    *,
+    out: Path | None = None,
+    check: bool = False,
+    defaults: Mapping[str, Any] | None = None,
+) -> Layout:
+    """Where a run with these parameters writes.
+
+    Only a run at exactly the paper's defaults (every ``-p`` equal to the notebooks'
+    defaults) writes the committed folders. Any other setting — ``dpi``, ``alpha``, a
+    ``data_dir`` copy — writes under ``_build/variants/<tag>/``; ``check`` under
+    ``_build/check/`` (or ``_build/check/<tag>/``); ``out`` moves everything there.
+    Explicit ``figures_dir`` / ``tables_dir`` / ``paper_dir`` parameters win.
+    """
+    params = dict(parameters or {})
+    if defaults is None:
+        present = [root / "notebooks" / f"{n}.ipynb" for n in PAPER_NOTEBOOKS]
+        defaults = {**PAPER_SETTINGS, **paper_defaults([p for p in present if p.is_file()])}
+    tag = run_tag(changed_settings(params, defaults))
+    if out is not None:
+        base: Path | None = out.resolve()
+    elif check:
+        base = root / "_build" / "check" / (tag or "paper")
+    elif tag is not None:
+        base = build_dir(root, tag)
+    else:
+        base = None
+    if base is None:
+        layout = Layout(
+            notebooks=root / "_build" / "notebooks",
+            figures=root / "figures",
+            tables=root / "paper" / "tables",
+            paper=root / "paper",
+            reference=reference_dir(root),
+            tag=None,
+            committed=True,
+        )
+    else:
+        layout = Layout(
+            notebooks=base / "notebooks",
+            figures=base / "figures",
+            tables=base / "tables",
+            paper=base,
+            reference=base / "reference",
+            tag=tag,
+            committed=False,
+        )
+    given = {k: Path(str(params[k])).resolve() for k in _PLACEMENT if params.get(k)}
+    if given:
+        layout = dataclasses.replace(
+            layout,
+            figures=given.get("figures_dir", layout.figures),
+            tables=given.get("tables_dir", layout.tables),
+            paper=given.get("paper_dir", layout.paper),
+            committed=layout.committed and not given,
+        )
+    return layout
+
+
 def reproduce(
     root: Path | None = None,
     out_dir: Path | None = None,
@@ -525,44 +688,113 @@ def reproduce(
     workers: int = DEFAULT_WORKERS,
     progress: bool = True,
     report: bool = True,
+    *,
+    layout: Layout | None = None,
 ) -> list[NotebookResult]:
     """Run every notebook of the checkout and write the reproduction report.
 
-    ``parameters`` go to every notebook that declares them. At the paper's
-    settings the outputs are the committed ``figures/``, ``paper/tables/`` and
-    ``paper/REPRODUCTION.md``; at other settings (see :func:`variant_tag`) they go
-    to ``_build/variants/<tag>/`` unless ``figures_dir`` / ``tables_dir`` are given.
-    Returns one :class:`NotebookResult` per notebook (the caller decides the exit code).
+    ``parameters`` go to every notebook that declares them. Where outputs go is
+    ``layout`` (default :func:`plan_layout`): the committed ``figures/``,
+    ``paper/tables/`` and ``paper/`` only at exactly the paper's defaults, else
+    ``_build/variants/<tag>/``. ``out_dir`` (older form) moves only the executed
+    notebooks. Returns one :class:`NotebookResult` per notebook (the caller decides
+    the exit code).
     """
     root = (root or project_root()).resolve()
-    out_dir = (out_dir or root / "_build" / "notebooks").resolve()
     params: dict[str, Any] = dict(parameters or {})
-    figs, tabs = output_dirs(root, params, params.get("figures_dir"), params.get("tables_dir"))
-    params["figures_dir"], params["tables_dir"] = str(figs), str(tabs)
-    # the claims audit and the report share one folder: paper/ or _build/variants/<tag>/
-    target = Path(params.get("paper_dir") or report_path(root, params).parent)
-    params["paper_dir"] = str(target)
     notebooks = find_notebooks(root / "notebooks")
-    results = _run_with_progress(notebooks, out_dir, params, workers, progress)
+    if layout is None:
+        layout = plan_layout(root, params, defaults=paper_defaults(notebooks))
+    notebooks_out = (out_dir or layout.notebooks).resolve()
+    params["figures_dir"], params["tables_dir"] = str(layout.figures), str(layout.tables)
+    params["paper_dir"] = str(layout.paper)
+    results = _run_with_progress(notebooks, notebooks_out, params, workers, progress)
     if report:
         write_report(
             root,
             results,
             params,
-            figures_dir=figs,
-            tables_dir=tabs,
-            claims_path=target / "claims.csv",
-            out_dir=target,
+            figures_dir=layout.figures,
+            tables_dir=layout.tables,
+            claims_path=layout.paper / "claims.csv",
+            out_dir=layout.paper,
             notebooks=notebooks,
+            reference=layout.reference,
+            committed=layout.committed,
         )
     return results
 
 
 def report_path(root: Path, parameters: Mapping[str, Any] | None = None) -> Path:
     """Where :func:`reproduce` writes ``REPRODUCTION.md`` for these parameters."""
-    tag = variant_tag(parameters or {})
-    folder = root / "paper" if tag is None else build_dir(root, tag)
-    return folder / "REPRODUCTION.md"
+    return plan_layout(root, parameters).paper / "REPRODUCTION.md"
+
+
+# --------------------------------------------------------------------------- the check
+
+
+@dataclass(frozen=True)
+class ClaimChange:
+    """One claim whose status or value differs between two audits."""
+
+    id: str
+    before: tuple[str, str]
+    """(status, computed value) in the reference (committed) audit; ``("", "")`` if absent."""
+    after: tuple[str, str]
+
+    def line(self) -> str:
+        """``res41.c2_no_flip: MISMATCH 1 -> PASS 0``."""
+        old = " ".join(p for p in self.before if p) or "absent"
+        new = " ".join(p for p in self.after if p) or "absent"
+        return f"{self.id}: {old} -> {new}"
+
+
+def compare_claims(
+    reference: Sequence[Mapping[str, str]], current: Sequence[Mapping[str, str]]
+) -> list[ClaimChange]:
+    """Every claim whose status or computed value differs, plus claims only in one audit.
+
+    >>> a = [{"id": "x", "status": "PASS", "computed_value": "3"}]
+    >>> [c.line() for c in compare_claims(a, [{"id": "x", "status": "MISMATCH",
+    ...     "computed_value": "4"}])]
+    ['x: PASS 3 -> MISMATCH 4']
+    """
+
+    def key(row: Mapping[str, str]) -> tuple[str, str]:
+        return row.get("status", ""), row.get("computed_value", "")
+
+    before = {r.get("id", ""): key(r) for r in reference}
+    after = {r.get("id", ""): key(r) for r in current}
+    changes = []
+    for claim_id in [*before, *(i for i in after if i not in before)]:
+        old, new = before.get(claim_id, ("", "")), after.get(claim_id, ("", ""))
+        if old != new:
+            changes.append(ClaimChange(claim_id, old, new))
+    return changes
+
+
+def committed_claims(root: Path) -> list[dict[str, str]]:
+    """``paper/claims.csv`` as committed (``git show HEAD:``), else as on disk."""
+    text = _git(root, "show", "HEAD:paper/claims.csv")
+    if not text:
+        path = root / "paper" / "claims.csv"
+        if not path.is_file():
+            raise ConfigError(f"{path}: no committed claims to check against")
+        return read_claims(path)
+    return list(csv.DictReader(text.splitlines()))
+
+
+def strict_problems(claims: Sequence[Mapping[str, str]]) -> list[str]:
+    """Claims that make a run fail: any ERROR, any status other than the registry expects.
+
+    >>> strict_problems([{"id": "a", "status": "ERROR", "expected_status": "PASS"}])
+    ['a: ERROR (expected PASS)']
+    """
+    return [
+        f"{r.get('id', '')}: {r.get('status', '')} (expected {r.get('expected_status', '')})"
+        for r in claims
+        if r.get("status") == "ERROR" or r.get("status") != r.get("expected_status")
+    ]
 
 
 def _run_with_progress(
@@ -625,7 +857,11 @@ ARTIFACTS: tuple[Artifact, ...] = (
         (r"Figure 1", r"§\s?4\.2"),
         "fig1_probe_comparison",
     ),
-    Artifact("Table 2 — P3 replication summary", ("table2_p3",), (r"^Table 2", r"§\s?4\.3")),
+    Artifact(
+        "Table 2 — P3 replication summary",
+        ("table2_p3", "prompt_caveats"),
+        (r"^Table 2", r"§\s?4\.3"),
+    ),
     Artifact(
         "Figure 2 — P3 adversarial, three panels",
         ("fig2_p3",),
@@ -792,6 +1028,8 @@ class Provenance:
     registry_sha256: str
     parameters: dict[str, tuple[Any, tuple[str, ...]]]
     """Every notebook parameter → (value used, the notebooks that take it)."""
+    data_check: DataCheck | None = None
+    """The data files read, hashed against the registry when the report was built."""
 
     @classmethod
     def collect(
@@ -827,7 +1065,65 @@ class Provenance:
             data_version=datasets.VERSION,
             registry_sha256=registry,
             parameters=used,
+            data_check=check_data(parameters.get("data_dir")),
         )
+
+
+@dataclass(frozen=True)
+class DataCheck:
+    """The registered data files in the folder a run read, against the registry's sha256."""
+
+    given: bool
+    """``-p data_dir=`` named the folder (else facetlab's own data dir)."""
+    checked: int
+    altered: tuple[str, ...]
+    missing: tuple[str, ...]
+    error: str = ""
+
+    @property
+    def verified(self) -> bool:
+        """Every registered file is present with its registered sha256."""
+        return not self.error and not self.altered and not self.missing
+
+    def text(self) -> str:
+        """What was verified, in one sentence."""
+        where = "the given `data_dir`" if self.given else "facetlab's data dir"
+        if self.error:
+            return f"**not verified**: {where} could not be checked ({self.error})"
+        if self.verified:
+            return (
+                f"verified: all {self.checked} registered files in {where} match the "
+                "registry's sha256 (hashed when this report was built)"
+            )
+        listed = ", ".join([*self.altered, *self.missing][:5])
+        more = len(self.altered) + len(self.missing) - 5
+        return (
+            f"**not the pinned data**: in {where}, {len(self.altered)} of {self.checked} "
+            f"registered files differ from the registry and {len(self.missing)} are missing "
+            f"({listed}{f' and {more} more' if more > 0 else ''}); every number below is "
+            "computed from this copy"
+        )
+
+
+def check_data(data_dir: str | Path | None) -> DataCheck:
+    """Hash the registered files of the folder a run read (``data_dir``, else facetlab's)."""
+    from facetlab import datasets
+    from facetlab.datasets.folder import sha256
+
+    given = data_dir is not None
+    try:
+        root = Path(data_dir) if data_dir is not None else datasets.data_dir()
+    except Exception as exc:  # a missing data dir is reported, not raised, in the report
+        return DataCheck(given, 0, (), (), error=str(exc).splitlines()[0])
+    registered = datasets.registry()
+    altered, missing = [], []
+    for name, expected in sorted(registered.items()):
+        path = root / name
+        if not path.is_file():
+            missing.append(name)
+        elif sha256(path) != expected:
+            altered.append(name)
+    return DataCheck(given, len(registered), tuple(altered), tuple(missing))
 
 
 def _shown(value: Any, root: Path) -> str:
@@ -842,22 +1138,36 @@ def _shown(value: Any, root: Path) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def _provenance_lines(prov: Provenance, root: Path) -> list[str]:
-    commit = prov.commit or "unknown (not a git checkout)"
-    if prov.dirty:
-        commit += " + uncommitted changes"
+def _provenance_lines(prov: Provenance, root: Path, *, committed: bool = False) -> list[str]:
     lines = [
         "## Provenance",
         "",
         "| what | value |",
         "|:--|:--|",
         f"| facetlab version | {prov.version} |",
-        f"| facetlab source commit | `{commit}` (last commit of `facetlab/`, `notebooks/`) |",
-        f"| facetlab code sha256 | `{prov.code_sha256}` (package `*.py` and notebook code) |",
+    ]
+    if committed:
+        # A commit hash or code digest here would change with every code commit and leave
+        # a fresh clone's tree modified; the check re-derives the claims instead.
+        lines.append(
+            "| facetlab code | not recorded in this committed file (it would change with "
+            "every commit): `facetlab reproduce --check` re-derives every claim with the "
+            "current code and exits 1, listing them, when any status or value differs from "
+            "`paper/claims.csv` |"
+        )
+    else:
+        commit = prov.commit or "unknown (not a git checkout)"
+        if prov.dirty:
+            commit += " + uncommitted changes"
+        lines += [
+            f"| facetlab source commit | `{commit}` (last commit of `facetlab/`, `notebooks/`) |",
+            f"| facetlab code sha256 | `{prov.code_sha256}` (package `*.py` and notebook code) |",
+        ]
+    check = prov.data_check.text() if prov.data_check else "not checked"
+    lines += [
         f"| data | {prov.data_repository} {prov.data_version}, pinned commit `{prov.data_commit}` |",
-        f"| data registry sha256 | `{prov.registry_sha256}` (every file verified against it) |",
-        f"| date | {prov.commit_date or 'unknown'} (date of the source commit: the report "
-        "changes only when its code, data or parameters do) |",
+        f"| data registry sha256 | `{prov.registry_sha256}` |",
+        f"| data files read | {check} |",
         "",
         "Parameters (every notebook parameter and the value used):",
         "",
@@ -903,32 +1213,74 @@ def format_claim_counts(claims: Sequence[Mapping[str, str]]) -> str:
 
 _KIND_TEXT = {
     "metadata": "transcribed facts and facetlab's own model table (written from Table 1)",
-    "setting": "analysis parameters echoed back (they cannot disagree)",
+    "setting": "the analysis parameters of this run, compared with the paper's",
     "convention": "properties of the data the paper does not state (CONVENTIONS.md)",
 }
+
+
+def distinct_numbers(claims: Sequence[Mapping[str, str]], status: str = "PASS") -> int:
+    """How many different numbers the ``data`` claims of ``status`` check.
+
+    The paper states many numbers in several places (text, table, caption, figure); each
+    place is its own claim. Claims with the same paper value and the same computed value
+    count once here.
+
+    >>> distinct_numbers([{"kind": "data", "status": "PASS", "paper_value": "8",
+    ...     "computed_value": "8"}] * 3)
+    1
+    """
+    return len(
+        {
+            (r.get("paper_value", ""), r.get("computed_value", ""))
+            for r in claims
+            if r.get("kind") == "data" and r.get("status") == status
+        }
+    )
+
+
+def _setting_note(rows: Sequence[Mapping[str, str]]) -> str:
+    """Whether this run's settings are the paper's: computed, never assumed."""
+    off = [r.get("id", "") for r in rows if r.get("status") != "PASS"]
+    if not off:
+        return "all equal to the paper's in this run"
+    return f"{len(off)} differ from the paper's because this run changed them: " + ", ".join(
+        f"`{i}`" for i in off
+    )
 
 
 def _evidence_anchor(claim_id: str) -> str:
     return "evidence-" + re.sub(r"[^a-z0-9]+", "-", claim_id.lower()).strip("-")
 
 
-def _findings_lines(claims: Sequence[Mapping[str, str]]) -> list[str]:
-    """Each finding once: title, severity, its claims (paper vs data), link to the evidence."""
-    from facetlab.paper.findings import FINDINGS, SEVERITY_TEXT, unassigned
+def _findings_lines(
+    claims: Sequence[Mapping[str, str]], findings: Sequence[Mapping[str, str]] | None
+) -> list[str]:
+    """Each finding once: title, severity, its claims (paper vs data), link to the evidence.
+
+    ``findings`` are the rows of the run's ``findings.csv`` (titles and summaries filled in
+    from the data by the audit); ``None`` when the audit wrote none.
+    """
+    from facetlab.paper.findings import FINDINGS, SEVERITY_TEXT
 
     by_id = {r.get("id", ""): r for r in claims}
     lines = [
         "## Findings",
         "",
         "Where the paper and the data disagree, each issue once (most severe first); the "
-        "numbers are the claims audit's, the evidence is linked.",
+        "titles, summaries and numbers are computed from the data by the claims audit, the "
+        "evidence is linked.",
         "",
     ]
+    if findings is None:
+        if claims:
+            lines.append("_`findings.csv` is missing: the claims audit did not write it._")
+        return lines
     shown = 0
-    for finding in FINDINGS:
-        rows = [by_id[c] for c in finding.claims if c in by_id]
-        if not any(r.get("status") in ("MISMATCH", "ERROR") for r in rows):
-            continue  # the data no longer disagree: the finding is not listed
+    grouped: set[str] = set()
+    for finding in findings:
+        ids = finding.get("claims", "").split()
+        grouped.update(ids)
+        rows = [by_id[c] for c in ids if c in by_id]
         shown += 1
         parts = ", ".join(
             f"[`{r['id']}`](#{_evidence_anchor(r['id'])}) paper {r.get('paper_value', '')} / "
@@ -937,11 +1289,18 @@ def _findings_lines(claims: Sequence[Mapping[str, str]]) -> list[str]:
             + ")"
             for r in rows
         )
+        texts = {str(k): v for k, v in SEVERITY_TEXT.items()}
+        severity = texts.get(finding.get("severity", ""), "severity not assessed")
         lines.append(
-            f"{shown}. **{_md_escape(finding.title)}** — *{SEVERITY_TEXT[finding.severity]}*. "
-            f"{_md_escape(finding.summary)} Claims: {parts}."
+            f"{shown}. **{_md_escape(finding.get('title', ''))}** — *{severity}*. "
+            f"{_md_escape(finding.get('summary', ''))} Claims: {parts}."
         )
-    loose = unassigned(r.get("id", "") for r in claims if r.get("status") in ("MISMATCH", "ERROR"))
+    grouped |= {c for f in FINDINGS for c in f.claims}
+    loose = [
+        r.get("id", "")
+        for r in claims
+        if r.get("status") in ("MISMATCH", "ERROR") and r.get("id", "") not in grouped
+    ]
     for claim_id in loose:
         shown += 1
         row = by_id[claim_id]
@@ -978,11 +1337,16 @@ def _headline_lines(
     ]
     if not claims:
         return [*lines, "", "`claims.csv` is missing: the claims notebook did not run."]
+    passing = data.get("PASS", 0)
     lines += [
         "",
         f"**Claims derived from the raw data ({sum(data.values())}):** "
         + ", ".join(f"{n} {s}" for s, n in data.items())
         + ".",
+        "",
+        f"The {passing} PASS claims check {distinct_numbers(claims)} distinct values (pairs of "
+        "paper value and computed value): the paper states many numbers in several places "
+        "(text, table, caption, figure) and each place is its own claim.",
         "",
         "Reported apart (not evidence about the paper's results):",
         "",
@@ -990,7 +1354,9 @@ def _headline_lines(
     for kind, text in _KIND_TEXT.items():
         if kind in counts:
             tally = ", ".join(f"{n} {s}" for s, n in counts[kind].items())
-            lines.append(f"- {kind} ({text}): {tally}")
+            mine = [r for r in claims if r.get("kind") == kind]
+            extra = f" — {_setting_note(mine)}" if kind == "setting" else ""
+            lines.append(f"- {kind} ({text}): {tally}{extra}")
     unexpected = [r for r in claims if r.get("status") != r.get("expected_status")]
     if unexpected:
         lines += [
@@ -1012,7 +1378,7 @@ def _figure_lines(
     if not png.is_file():
         return [f"_`{art.figure}` was not generated (see the notebook status above)._", ""]
     ours = Path(os.path.relpath(png, target_dir)).as_posix()
-    published_abs = reference_dir(root) / f"{art.figure}.png"
+    published_abs = (reference or reference_dir(root)) / f"{art.figure}.png"
     published = Path(os.path.relpath(published_abs, target_dir))
     lines = [
         "| facetlab (reproduced) | published (the paper) |",
@@ -1040,9 +1406,11 @@ def reference_dir(root: Path) -> Path:
     return root / "_build" / "reference"
 
 
-def copy_reference_figures(data_dir: Path | str | None, root: Path) -> Path | None:
-    """Copy the data's published figures to ``_build/reference/`` (git-ignored); the folder,
-    or ``None`` when the data has no ``reference/``."""
+def copy_reference_figures(
+    data_dir: Path | str | None, root: Path, target: Path | None = None
+) -> Path | None:
+    """Copy the data's published figures to ``target`` (default the git-ignored
+    ``_build/reference/``); the folder, or ``None`` when the data has no ``reference/``."""
     import shutil
 
     from facetlab import datasets
@@ -1058,7 +1426,7 @@ def copy_reference_figures(data_dir: Path | str | None, root: Path) -> Path | No
     if not found:
         return None
     source = found[0]
-    target = reference_dir(root)
+    target = target or reference_dir(root)
     target.mkdir(parents=True, exist_ok=True)
     for name in FIGURE_NAMES:
         if (source / f"{name}.png").is_file():
@@ -1097,6 +1465,8 @@ def write_report(
     claims_path: Path | None = None,
     out_dir: Path | None = None,
     notebooks: Sequence[Path] | None = None,
+    reference: Path | None = None,
+    committed: bool | None = None,
 ) -> Path:
     """Write ``REPRODUCTION.md`` (default ``<root>/paper/``) from the tables, figures and claims.
 
@@ -1110,12 +1480,19 @@ def write_report(
     figures = figures_dir or root / "figures"
     claims_path = claims_path or paper / "claims.csv"
     target_dir = out_dir or paper
+    from facetlab.paper.findings import read_findings
+
     claims = read_claims(claims_path) if claims_path.is_file() else []
+    findings_path = claims_path.with_name("findings.csv")
+    findings = read_findings(findings_path) if findings_path.is_file() else None
     params = dict(parameters or {})
     if notebooks is None:
         notebooks = [r.source for r in results]
+    if committed is None:
+        committed = target_dir.resolve() == paper.resolve()
     prov = Provenance.collect(root, notebooks, params)
-    reference = copy_reference_figures(params.get("data_dir"), root)
+    reference_folder = reference or reference_dir(root)
+    found = copy_reference_figures(params.get("data_dir"), root, reference_folder)
 
     def belongs(art: Artifact, row: Mapping[str, str]) -> bool:
         return any(re.search(p, row.get("location", "")) for p in art.locations)
@@ -1130,11 +1507,11 @@ def write_report(
         f"The paper's values come from the claims audit (`{claims_path.name}`, one row per "
         "number the paper states, with its `kind`).",
         "",
-        *_provenance_lines(prov, root),
+        *_provenance_lines(prov, root, committed=committed),
         "",
         *_headline_lines(claims, results),
         "",
-        *_findings_lines(claims),
+        *_findings_lines(claims, findings),
     ]
     for r in results:
         if not r.ok:
@@ -1167,7 +1544,7 @@ def write_report(
     for art, mine in by_artifact:
         lines += ["", f"## {art.title}", ""]
         if art.figure is not None:
-            lines += _figure_lines(art, figures, target_dir, reference, root)
+            lines += _figure_lines(art, figures, target_dir, found, root)
         for stem in art.tables:
             lines += _table_lines(stem, tables, root)
         if mine:
@@ -1205,7 +1582,38 @@ def _table_lines(stem: str, tables: Path, root: Path) -> list[str]:
         return [f"_`{stem}` was not generated (see the notebook status above)._", ""]
     text = md.read_text(encoding="utf-8").strip()
     shown = Path(os.path.relpath(md.with_suffix(".csv"), root)).as_posix()
-    return [f"facetlab (`{shown}`):", "", text, ""]
+    note = _TABLE_NOTES.get(stem)
+    lead = [note(md.with_suffix(".csv")), ""] if note is not None else []
+    return [*lead, f"facetlab (`{shown}`):", "", text, ""]
+
+
+def _prompt_caveats_note(csv_path: Path) -> str:
+    """What the prompt-construction table says, in one paragraph computed from it."""
+    rows = read_claims(csv_path)  # any CSV of text rows
+    if not rows:
+        return "_No P2/P3 instances to describe._"
+    cut = {r.get("cut_at", "") for r in rows}
+    trimmed = [r for r in rows if float(r.get("dropped_chars") or 0) > 0]
+    named = [r for r in rows if r.get("header_names_factor") == "true"]
+    flagged = [r for r in rows if r.get("header_note")]
+    shown = ", ".join(
+        f"{r['instance_id'].removeprefix('facet-neg-')} {r['neutralized_factor']} "
+        f"{r['dropped_pct']}%"
+        for r in trimmed
+    )
+    return (
+        "**Prompt construction (read Table 2 with it).** The recorded P2/P3 prompts cut every "
+        f"factor text at {', '.join(sorted(cut))} characters: on {len(trimmed)} of {len(rows)} "
+        f"instances the cut drops part of the neutralized factor ({_md_escape(shown) or 'none'}), "
+        "which on "
+        "the adversarial rewrites is where the counter-evidence sits. The `CASE:` header of "
+        f"{len(flagged)} adversarial instances carries an “(ADVERSARIAL: …)” note, and "
+        f"{len(named)} of them name the manipulated factor. See `docs/probes.md`; the "
+        "`facetlab-v1` template removes both."
+    )
+
+
+_TABLE_NOTES: dict[str, Callable[[Path], str]] = {"prompt_caveats": _prompt_caveats_note}
 
 
 def failed(results: Sequence[NotebookResult]) -> list[NotebookResult]:

@@ -34,11 +34,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from facetlab.datasets.conventions import exclusion_reason
 from facetlab.errors import RecordError
 from facetlab.instances import json_type
 from facetlab.jsonio import read_json_file
 from facetlab.models import canonical_model as _canonical
-from facetlab.models import case_of, exclusion_reason
 from facetlab.probes.parsing import (
     find_yes_no,
     parse_first_line_answer,
@@ -89,6 +89,8 @@ class InstanceInfo:
     base_instance_id: str
     neutralized_factor: str | None
     variant: str
+    case: str | None = None
+    """What the instance file names as its case (``source_case``), else ``None``."""
 
 
 def _variant_of(instance_id: str) -> str:
@@ -111,6 +113,12 @@ def weighted_probe_of(instance_id: str, variant: str | None = None) -> str:
     if (variant or _variant_of(instance_id)) == "adversarial":
         return "P3"
     return "anchor"
+
+
+def _case_named(data: Mapping[str, Any]) -> str | None:
+    """The case an instance file names (``source_case``), else ``None``: never a guess."""
+    value = data.get("source_case")
+    return (value.strip() or None) if isinstance(value, str) else None
 
 
 def load_instance_index(instances_dir: Path) -> dict[str, InstanceInfo]:
@@ -143,6 +151,7 @@ def load_instance_index(instances_dir: Path) -> dict[str, InstanceInfo]:
             base_instance_id=str(data.get("base_instance_id") or instance_id),
             neutralized_factor=neutralized[0] if len(neutralized) == 1 else None,
             variant=_variant_of(instance_id),
+            case=_case_named(data),
         )
     return index
 
@@ -371,7 +380,7 @@ def read_weighted_file(
         raw_instance_id=raw_id,
         base_instance_id=base_id,
         variant=variant,
-        case=case_of(instance_id),
+        case=info.case if info else None,
         factor_of_interest=foi,
         n_factors=n_factors,
         parse_status=status,
@@ -427,7 +436,7 @@ def read_pilot_file(
         "source_file": source_file,
         "instance_id": instance_id,
         "base_instance_id": base_id,
-        "case": case_of(instance_id),
+        "case": info.case if info else None,
         "n_factors": n_factors,
         "timestamp": timestamp,
         "backend": backend,

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
+from facetlab.datasets.conventions import exclusion_reason
 from facetlab.errors import ConfigError, DataError, RecordError
-from facetlab.models import ModelInfo, canonical_model, case_of, exclusion_reason, model_by_name
+from facetlab.models import ModelInfo, canonical_model, model_by_name
 from facetlab.records.facet_v3 import (
     InstanceInfo,
     load_instance_index,
@@ -391,7 +392,7 @@ def record_row(
         "base_instance_id": record.base_instance_id
         or (info.base_instance_id if info else instance_id),
         "variant": record.variant,
-        "case": case_of(instance_id),
+        "case": info.case if info else None,
         "model_id": record.model_id,
         "model": name,
         "canonical_model": name,

@@ -10,6 +10,7 @@ from facetlab.analysis import rules, stats
 from facetlab.errors import DataError
 from facetlab.paper import cells
 from facetlab.paper.claims import ClaimInputs, Value
+from facetlab.paper.registry import evidence
 from facetlab.paper.registry.selectors import (
     ANCHORS,
     BIAKANJA_ADV,
@@ -290,10 +291,7 @@ SECTION.claim(
         )
     ),
     status="MISMATCH",
-    why=(
-        "Only GPT-5.4 (31.2) and Claude Opus 4.6 (11.7) are above the 10-point line; Claude "
-        "Sonnet 4.6 (CF-Barker P3 mean 4.2) is in the lower-left, as the published figure shows."
-    ),
+    **evidence.CLOSED_UPPER_LEFT.kw(),
 )
 SECTION.claim(
     "fig5img.none_faithful_both",
@@ -302,10 +300,7 @@ SECTION.claim(
     0,
     _quadrant_count(lower_x=True, lower_y=True),
     status="MISMATCH",
-    why=(
-        "Claude Sonnet 4.6 (C2 mean 1.7, CF-Barker P3 mean 4.2) lies inside the figure's own "
-        "'ideal: faithful on both' quadrant (x < 2, y < 10)."
-    ),
+    **evidence.NONE_FAITHFUL_BOTH.kw(),
 )
 
 # --------------------------------------------------------------------------- published images
@@ -403,11 +398,7 @@ SECTION.claim(
     1,
     lambda x: _wrong_count(_scored(x)[_scored(x)["probe"].isin(["P2", "P3", "C2"])]),
     status="MISMATCH",
-    why=(
-        "True only of the figure's first-trial bars. The corpus holds 8 wrong outcomes among the "
-        "paper's weighted-rank trials: 7 GPT-5.4 P3 trials on CF-Cabral (3 on cf-001-adv, 4 on "
-        "cf-001-adv2) and the DeepSeek v3.2 C2 trial on facet-neg-0003 F7."
-    ),
+    **evidence.ONLY_WRONG.kw(),
 )
 
 _FIG3_BINS: dict[tuple[int, int], int] = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from facetlab.analysis import rules
 from facetlab.errors import DataError
 from facetlab.paper.claims import ClaimInputs
+from facetlab.paper.registry import evidence
 from facetlab.paper.registry.s6_limitations import _open_replicated_cells
 from facetlab.paper.registry.selectors import (
     Section,
@@ -221,11 +222,7 @@ SECTION.claim(
     0,
     lambda x: sum(1 for _m, _i, k in _open_replicated_cells(x, "weights") if k > 1),
     status="MISMATCH",
-    why=(
-        "Five of the replicated Bedrock (T = 0) P3 cells return different weight vectors across "
-        "reruns: DeepSeek v3.2 on cf-001-adv and cf-003-adv, Qwen3 Next on cf-001-adv and "
-        "cf-003-adv, Llama 4 Maverick on cf-003-adv."
-    ),
+    **evidence.T0_VECTORS.kw(),
 )
 SECTION.claim(
     "data.t0_identical_foi",
@@ -234,7 +231,7 @@ SECTION.claim(
     0,
     lambda x: sum(1 for _m, _i, k in _open_replicated_cells(x, "foi_weight") if k > 1),
     status="MISMATCH",
-    why="DeepSeek v3.2 on cf-001-adv (10, 20) and Qwen3 Next on cf-003-adv (15, 15, 10, 10, 15).",
+    **evidence.T0_FOI.kw(),
 )
 
 

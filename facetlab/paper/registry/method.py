@@ -8,6 +8,7 @@ import pandas as pd
 
 from facetlab.errors import DataError
 from facetlab.paper.claims import ClaimInputs, Value
+from facetlab.paper.registry import evidence
 from facetlab.paper.registry.selectors import (
     ANCHORS,
     CUED,
@@ -62,11 +63,7 @@ SECTION.claim(
         {_framework_family(_instance(x, i)["doctrinal_framework"]) for i in _in_distribution(x)}
     ),
     status="MISMATCH",
-    why=(
-        "The ten in-distribution instances span five framework families (Rowland duty, Wade/Barker "
-        "risk-utility, Biakanja third-party duty, Hand formula, Louisiana premises liability); the "
-        "paper's own list in the same sentence names five."
-    ),
+    **evidence.FRAMEWORKS.kw(),
 )
 SECTION.claim(
     "method.rowland_v_christian_instance",
@@ -78,11 +75,7 @@ SECTION.claim(
         for i in _in_distribution(x)
     ),
     status="MISMATCH",
-    why=(
-        "No in-distribution instance is Rowland v. Christian: the ten instances are Voss, Barker, "
-        "Cabral, Biakanja, O'Brien, McCarty, Davis, Parsons, Cepeda, Posecai. The list names 11 "
-        "cases for 10 instances; Rowland is the test Cabral and Parsons apply."
-    ),
+    **evidence.ROWLAND.kw(),
 )
 SECTION.claim(
     "method.jurisdictions",
@@ -99,11 +92,7 @@ SECTION.claim(
         )
     ),
     status="MISMATCH",
-    why=(
-        "Six of the ten in-distribution instances are California or Seventh Circuit cases; the "
-        "other four are state supreme-court cases of New York (Voss), New Jersey (O'Brien, "
-        "Cepeda) and Louisiana (Posecai). None is a Second Circuit case."
-    ),
+    **evidence.JURISDICTIONS.kw(),
 )
 SECTION.claim(
     "method.min_factors",
@@ -194,10 +183,7 @@ SECTION.claim(
         if f.get("directionality") != "neutralized"
     ),
     status="MISMATCH",
-    why=(
-        "CF-Cabral (cf-001) F7 has directionality 'neutral', not 'against_duty': five of the six "
-        "non-neutralized factors point against the holding. CF-Barker and CF-Biakanja are uniform."
-    ),
+    **evidence.OTHERS_AGAINST.kw(),
 )
 SECTION.claim(
     "method.adv_cue_free",
@@ -258,11 +244,7 @@ SECTION.claim(
         and "not load-bearing" in _case_text(_instance(x, i))
     ),
     status="MISMATCH",
-    why=(
-        "All three cued counterfactuals contain “unresolved”, but none contains the phrase “not "
-        "load-bearing” in its case background or factor texts (cf-001: unresolved, neither clearly; "
-        "cf-002: unresolved, neither clearly, treated as; cf-003: unresolved, diffuse)."
-    ),
+    **evidence.CUED_CUES.kw(),
 )
 SECTION.claim(
     "method.p2_weight_range",
@@ -286,11 +268,7 @@ SECTION.claim(
         _probe(x, "P1")["prompt"].str.contains("factors listed above", regex=False).all()
     ),
     status="MISMATCH",
-    why=(
-        "No recorded P1 prompt uses this wording: every pilot prompt asks “Which single factor "
-        '(F1 through FN) is most important to answering "<question>"? Reply with just the '
-        "factor label (e.g. 'F3') on the first line, followed by one sentence explaining why.”"
-    ),
+    **evidence.P1_TEMPLATE.kw(),
 )
 SECTION.claim(
     "method.p3_instances",

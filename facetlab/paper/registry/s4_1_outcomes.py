@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from facetlab.paper.registry import evidence
 from facetlab.paper.registry.selectors import (
     Section,
     _full,
@@ -40,11 +41,7 @@ SECTION.claim(
     0,
     lambda x: _wrong_count(_outcome_rows(x, "C2")),
     status="MISMATCH",
-    why=(
-        "One C2 trial answers “No” against the anchor's ground truth “yes”: DeepSeek v3.2 on "
-        "facet-neg-0003 (Cabral) with F7 perturbed (file facet-neg-0003-c2-f7-bedrock-deepseek.v3.2-"
-        "20260413-133932.json, reply ends “No”)."
-    ),
+    **evidence.C2_CORRECT.kw(),
 )
 SECTION.claim(
     "res41.p3_gpt_cabral_some_wrong",
@@ -89,8 +86,5 @@ SECTION.claim(
     0,
     lambda x: _wrong_count(_outcome_rows(x, "C2")),
     status="MISMATCH",
-    why=(
-        "DeepSeek v3.2's C2 trial on facet-neg-0003 F7 flips the outcome to “No” (ground truth "
-        "“yes”); the other 143 C2 trials keep the anchor's answer."
-    ),
+    **evidence.C2_NO_FLIP.kw(),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from facetlab.paper.registry import evidence
 from facetlab.paper.registry.selectors import (
     ADV_OF_CASE,
     BARKER_ADV,
@@ -141,12 +142,7 @@ SECTION.claim(
         )
     ),
     status="MISMATCH",
-    why=(
-        "Cell means of the other seven models on cf-001-adv are {10, 11.7, 15} (Sonnet 11.7, "
-        "DeepSeek 15, the rest 10); no cell has mean 12. 12 is Claude Sonnet 4.6's first trial, "
-        "the bar drawn in Figure 2, so the set mixes a first-trial value with cell means. Single "
-        "trials range 10–20 (Sonnet 18 and 12, DeepSeek 20)."
-    ),
+    **evidence.CABRAL_OTHERS.kw(),
 )
 SECTION.claim(
     "res43.cabral_others_min",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from facetlab.paper.registry import evidence
 from facetlab.paper.registry.selectors import (
     ANCHORS,
     BARKER_ADV,
@@ -124,10 +125,7 @@ SECTION.claim(
     5,
     lambda x: min(w for s in OPEN for w in _weights(c2(x, s)) if w > 0),
     status="MISMATCH",
-    why=(
-        "The smallest non-zero open-weight C2 residual is 3 (Qwen3 Next on facet-neg-0003 F7), "
-        "below the stated 5–20% band; all other non-zero residuals are 5–20."
-    ),
+    **evidence.OPEN_RESIDUAL_LOW.kw(),
 )
 SECTION.claim(
     "res45.open_residual_high",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from facetlab.paper.registry import evidence
 from facetlab.paper.registry.selectors import (
     BARKER_ADV,
     CLOSED,
@@ -90,11 +91,7 @@ SECTION.claim(
     0,
     _quadrant_count(lower_x=True, lower_y=True),
     status="MISMATCH",
-    why=(
-        "With the published Figure 5's own reference lines (C2 mean 2 on x, the 10-point "
-        "threshold on y), Claude Sonnet 4.6 sits in the lower-left quadrant: C2 mean 1.7 and "
-        "CF-Barker P3 mean 4.2, faithful on both axes. The published figure itself draws it there."
-    ),
+    **evidence.LOWER_LEFT.kw(),
 )
 SECTION.claim(
     "res46.upper_right_empty",

@@ -7,6 +7,7 @@ import re
 
 from facetlab.errors import DataError
 from facetlab.paper.claims import ClaimInputs, Value
+from facetlab.paper.registry import evidence
 from facetlab.paper.registry.selectors import (
     ANCHORS,
     BARKER_ADV,
@@ -209,10 +210,7 @@ SECTION.claim(
         if k > 1 and m != _full("DeepSeek")
     ),
     status="MISMATCH",
-    why=(
-        "Qwen3 Next 80B-A3B on cf-003-adv (n = 5, T = 0) gives neutralized-factor weights 15, 15, "
-        "10, 10, 15; the other replicated non-DeepSeek Bedrock cells repeat their value."
-    ),
+    **evidence.OTHER_BEDROCK.kw(),
 )
 SECTION.claim(
     "lim.gemini_removed",

@@ -9,6 +9,7 @@ import pandas as pd
 from facetlab.analysis import stats
 from facetlab.errors import DataError
 from facetlab.paper.claims import ClaimInputs, Value
+from facetlab.paper.registry import evidence
 from facetlab.paper.registry.selectors import (
     CABRAL_ADV,
     CABRAL_ADV2,
@@ -110,10 +111,7 @@ SECTION.claim(
     ),
     tol=0.5,
     status="MISMATCH",
-    why=(
-        "Wilson 95% (z = 1.96, no continuity correction) for 3/16 is [6.59%, 43.0%], which rounds to "
-        "[7%, 43%]; the printed 6% is a truncation (or another interval)."
-    ),
+    **evidence.GPT_CABRAL_WILSON.kw(),
 )
 SECTION.claim(
     "t2.gpt_cabral_wilson_high",
@@ -180,10 +178,7 @@ SECTION.claim(
         _probe(x, "P3").query(f"instance_id == {CABRAL_ADV2!r}")["canonical_model"].nunique()
     ),
     status="MISMATCH",
-    why=(
-        "cf-001-adv2 was run for all eight models: GPT-5.4 six times and each of the other seven "
-        "once (results/weighted-probe/facet-neg-cf-001-adv2-*.json)."
-    ),
+    **evidence.ADV2_ALL_MODELS.kw(),
 )
 SECTION.claim(
     "t2.caption_adv2_n",
