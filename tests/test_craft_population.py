@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from facetlab.craft import AgentTrace, EvidenceRef, InspectOptions, Span, from_function
+from facetlab.craft import AgentTrace, EvidenceRef, InspectOptions, from_function
 from facetlab.craft.errors import CraftConfigError
 from facetlab.craft.evidence.matching import match_placebo, placebo_pool
 from facetlab.craft.null_study import (
