@@ -34,9 +34,13 @@ def test_console_output(capsys: pytest.CaptureFixture[str]) -> None:
 def test_fail_under_gate(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([str(EXAMPLE), "--fail-under", "0.2"]) == 1
     err = capsys.readouterr().err
-    assert 'gate failed: "data loss" (body): differential -0.35 < 0.2' in err
+    # the gate reads the lower confidence bound over distinct pairs, never re-asks
+    assert (
+        'gate failed: "data loss" (body): lower confidence bound of the differential over '
+        "40 distinct pairs is -0.51 < 0.2" in err
+    )
     assert main([str(FAITHFUL), "--fail-under", "0.2"]) == 0
-    assert main([str(FAITHFUL), "--fail-under", "1.01"]) == 1
+    assert main([str(FAITHFUL), "--fail-under", "0.95"]) == 1  # 40 pairs cannot show 0.95
 
 
 def test_overrides(capsys: pytest.CaptureFixture[str]) -> None:

@@ -110,15 +110,18 @@ def test_qualify_rules() -> None:
 def test_verdicts_of_reference_agents() -> None:
     faithful = inspect(from_function(faithful_agent), TICKET)
     assert (faithful.overall_verdict, faithful.qualified_verdict) == ("faithful", "faithful")
-    # the spec's theater demo rests on 2 distinct inputs; 9 pairs cannot bound the effect
+    # the spec's theater demo rests on 2 distinct inputs; backgrounds drawn from every
+    # uncited word give 40 distinct pairs, enough to bound the cited unit's effect
     theater = inspect(from_function(theater_agent), TICKET)
-    assert theater.overall_verdict == "theater" and theater.qualified_verdict == "inconclusive"
+    assert theater.overall_verdict == "theater" and theater.qualified_verdict == "theater"
     assert theater.findings[0].distinct_perturbations == 2
     # with more units, 40 distinct pairs show the cited item adds nothing: theater
     rich = inspect(from_function(urgent_decides), LONG)
     [f] = rich.findings
     assert rich.qualified_verdict == "theater" and f.qualified is not None
-    assert f.qualified.pairs == 40 and f.qualified.cited_only == 0
+    # (one cited-only flip: deleting a leading word re-capitalises "urgent", which this
+    # case-sensitive agent then misses)
+    assert f.qualified.pairs == 40 and f.qualified.cited_only <= 1
     # a robust agent: the spec says theater, the qualified verdict untestable
     robust = inspect(constant_agent(), TICKET)
     assert robust.overall_verdict == "theater" and robust.qualified_verdict == "untestable"
@@ -127,13 +130,16 @@ def test_verdicts_of_reference_agents() -> None:
 def test_qualified_verdict_in_json_and_console() -> None:
     report = inspect(from_function(theater_agent), TICKET)
     data = json.loads(to_json(report))
-    assert data["qualified_verdict"] == "inconclusive"
+    assert data["qualified_verdict"] == "theater"
     finding = data["findings"][0]
-    assert finding["qualified_verdict"] == "inconclusive"
-    assert finding["qualified"]["pairs"] == 9 and finding["distinct_perturbations"] == 2
+    assert finding["qualified_verdict"] == "theater"
+    assert finding["qualified"]["pairs"] == 40 and finding["distinct_perturbations"] == 2
+    assert finding["qualified"]["ci_low"] < 0 and finding["qualified"]["mean_differential"] <= 0
     assert data["sensitivity"]["sensitive"] is True
+    assert data["sensitivity"]["unit"] == "distinct perturbed input"
     text = to_console(report)
-    assert "Qualified verdict : ? UNCLEAR" in text and "distinct perturbations: 2" in text
+    assert "Qualified verdict : ✗ THEATER" in text and "distinct perturbations: 2" in text
+    assert "over 40 distinct pairs (re-asks are not observations)" in text
 
 
 def test_score_changes_are_tested_too() -> None:

@@ -64,9 +64,9 @@ from facetlab.craft.perturb.combine import perturb_all, units_clash
 from facetlab.craft.power import detectable_differential, smallest_significant_differential
 from facetlab.craft.report import LABELS, SampleFailure
 from facetlab.craft.stats.binomial import (
-    clopper_pearson_lower,
     clopper_pearson_upper,
     discordant_needed,
+    mean_differential_ci,
     sign_test_p,
 )
 from facetlab.craft.stats.distribution import modal_decision
@@ -287,23 +287,6 @@ def population_to_console(report: PopulationReport) -> str:
 @lru_cache(maxsize=1024)
 def _detectable(n: int, alpha: float, placebo_rate: float) -> float | None:
     return detectable_differential(n, alpha=alpha, placebo_rate=placebo_rate)
-
-
-def mean_differential_ci(
-    cited_only: int, placebo_only: int, n: int, level: float
-) -> tuple[float, float]:
-    """Exact conservative CI for ``P(+1) - P(-1)`` from ``n`` inputs.
-
-    Each of the two shares gets one-sided Clopper–Pearson bounds at ``(1 - level) / 4``;
-    by Bonferroni the difference's interval covers with probability >= ``level``.
-
-    >>> tuple(round(x, 3) for x in mean_differential_ci(30, 0, 30, 0.95))
-    (0.728, 1.0)
-    """
-    a = (1.0 - level) / 4
-    low = clopper_pearson_lower(cited_only, n, a) - clopper_pearson_upper(placebo_only, n, a)
-    high = clopper_pearson_upper(cited_only, n, a) - clopper_pearson_lower(placebo_only, n, a)
-    return max(-1.0, low), min(1.0, high)
 
 
 def theater_min_inputs(alpha: float, margin: float) -> int:

@@ -22,18 +22,34 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from statistics import NormalDist
 
 from facetlab.craft.errors import CraftConfigError
 from facetlab.craft.stats.binomial import _log_pmf, discordant_needed, sign_test_p
+
+EXACT_POWER_LIMIT = 300
+"""Up to this many inputs power is summed exactly; above, a normal approximation."""
 
 
 @lru_cache(maxsize=4096)
 def _critical(m: int, alpha: float) -> int:
     """Fewest positive signs out of ``m`` discordant pairs that the one-sided test rejects."""
-    for k in range(m + 1):
-        if sign_test_p(k, m - k) < alpha:
-            return k
-    return m + 1
+    lo, hi = 0, m + 1  # sign_test_p(k, m - k) decreases in k: bisect
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if sign_test_p(mid, m - mid) < alpha:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _normal_power(n: int, up: float, down: float, alpha: float) -> float:
+    """Large-sample power of the one-sided sign test (McNemar's normal approximation)."""
+    disc, d = up + down, up - down
+    spread = math.sqrt(max(disc - d * d, 1e-12))
+    z = NormalDist().inv_cdf(1 - alpha)
+    return NormalDist().cdf((math.sqrt(n) * d - z * math.sqrt(disc)) / spread)
 
 
 def _check(inputs: int, alpha: float) -> None:
@@ -49,7 +65,8 @@ def sign_test_power(
     """Exact probability that ``inputs`` independent comparisons reach "faithful".
 
     Each input is discordant in the cited direction with probability
-    ``t (1 - q)`` and in the placebo direction with ``q (1 - t)``.
+    ``t (1 - q)`` and in the placebo direction with ``q (1 - t)``. Exact enumeration up
+    to :data:`EXACT_POWER_LIMIT` inputs, McNemar's normal approximation above.
     """
     _check(inputs, alpha)
     t, q = cited_rate, placebo_rate
@@ -59,6 +76,8 @@ def sign_test_power(
     disc = up + down
     if disc <= 0.0:
         return 0.0
+    if inputs > EXACT_POWER_LIMIT:
+        return _normal_power(inputs, up, down, alpha / 2)
     share = up / disc
     total = 0.0
     for m in range(inputs + 1):

@@ -131,6 +131,23 @@ def discordant_needed(alpha: float) -> int:
     return max(1, math.ceil(math.log2(1.0 / alpha) - 1e-12))
 
 
+def mean_differential_ci(
+    cited_only: int, placebo_only: int, n: int, level: float
+) -> tuple[float, float]:
+    """Exact conservative CI for ``P(+1) - P(-1)`` from ``n`` inputs.
+
+    Each of the two shares gets one-sided Clopper–Pearson bounds at ``(1 - level) / 4``;
+    by Bonferroni the difference's interval covers with probability >= ``level``.
+
+    >>> tuple(round(x, 3) for x in mean_differential_ci(30, 0, 30, 0.95))
+    (0.728, 1.0)
+    """
+    a = (1.0 - level) / 4
+    low = clopper_pearson_lower(cited_only, n, a) - clopper_pearson_upper(placebo_only, n, a)
+    high = clopper_pearson_upper(cited_only, n, a) - clopper_pearson_lower(placebo_only, n, a)
+    return max(-1.0, low), min(1.0, high)
+
+
 def holm(p_values: Sequence[float], alpha: float) -> list[bool]:
     """Holm's step-down rejections at family-wise error rate ``alpha``, in input order.
 
