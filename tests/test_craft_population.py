@@ -256,3 +256,25 @@ def test_null_agents_rarely_get_a_verdict_reduced_benchmark() -> None:
             options = InspectOptions(samples=2, seed=seed, concurrency=1)
             counts[inspect_many(make(seed, tickets), tickets, options).qualified_verdict] += 1
         assert counts["faithful"] <= 3 and counts["theater"] <= 3, (name, counts)
+
+
+def test_exact_tests_agree_with_scipy() -> None:
+    stats = pytest.importorskip("scipy.stats")
+    for k1, n1, k2, n2 in [(4, 10, 0, 20), (48, 82, 0, 200), (3, 5, 2, 9), (700, 2000, 600, 2000)]:
+        table = [[k1, n1 - k1], [k2, n2 - k2]]
+        expected = stats.fisher_exact(table, alternative="greater")[1]
+        assert fisher_greater_p(k1, n1, k2, n2) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+    for k, n in [(0, 14), (3, 10), (9, 9), (40, 1500)]:
+        ci = stats.binomtest(k, n).proportion_ci(0.90)  # two-sided 90% = one-sided 95% each
+        assert clopper_pearson_upper(k, n, 0.05) == pytest.approx(ci.high, abs=1e-9)
+        assert clopper_pearson_lower(k, n, 0.05) == pytest.approx(ci.low, abs=1e-9)
+    for greater, less in [(6, 0), (20, 11), (1100, 1000)]:
+        expected = stats.binomtest(greater, greater + less, alternative="greater").pvalue
+        assert sign_test_p(greater, less) == pytest.approx(expected, rel=1e-9)
+
+
+def test_input_blind_random_agent_reads_as_noisy() -> None:
+    options = InspectOptions(samples=3, seed=3, concurrency=1)
+    report = inspect_many(input_blind_agent(3), generate_tickets(30, 3), options)
+    assert report.qualified_verdict == "inconclusive"
+    assert report.reading.startswith("noisy") and (report.reask_flip_rate or 0) > 0

@@ -55,6 +55,7 @@ from facetlab.craft.population import (
 )
 from facetlab.craft.reaper import adopt_orphans, kill_descendants
 from facetlab.craft.report import Report, to_console, to_json
+from facetlab.craft.stats.binomial import discordant_needed
 
 
 def load_config(path: str | Path) -> ModuleType:
@@ -146,6 +147,23 @@ def gate_failures(report: Report | PopulationReport, threshold: float) -> list[s
             )
     if not report.findings:
         out.append("no testable evidence, nothing passes the gate")
+    return out
+
+
+def design_warnings(report: Report | PopulationReport) -> list[str]:
+    """Why this design cannot reach a verdict, when it cannot (printed to stderr)."""
+    if isinstance(report, PopulationReport):
+        return list(report.warnings)
+    need = discordant_needed(report.alpha / 2)
+    out = []
+    for f in report.findings:
+        q = f.qualified
+        if q is not None and q.pairs < need:
+            out.append(
+                f"{f.evidence.describe()}: only {q.pairs} distinct pair(s) in this input, "
+                f"'faithful' needs at least {need}; give the config 'inputs' (many inputs) "
+                "instead: re-asks (--samples) add no evidence"
+            )
     return out
 
 
@@ -274,9 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{args.config}: the run failed: {one_line(exc)}", 3)
     finally:
         sys.stdout = report_stream
-    if isinstance(report, PopulationReport) and not args.json:
-        for warning in report.warnings:
-            _write(f"craft: warning: {warning}", sys.stderr)
+    for warning in design_warnings(report):
+        _write(f"craft: warning: {warning}", sys.stderr)
     _write(text, report_stream)
     if args.fail_under is not None:
         failed = gate_failures(report, args.fail_under)

@@ -363,7 +363,16 @@ def population_verdict(
     else:
         verdict = "inconclusive"
         assert t_rate is not None and p_rate is not None
-        if t_rate > margin and p_rate > margin and p_faithful >= alpha / 2:
+        reasks = sum(o.reasks for o in outcomes)
+        reask_rate = sum(o.reask_flips for o in outcomes) / reasks if reasks else 0.0
+        if reask_rate > 0 and max(t_rate, p_rate) <= reask_rate + margin:
+            reading = (
+                f"noisy: re-asking the unchanged input changes the answer {reask_rate:.0%} "
+                f"of the time, about as often as perturbing the cited unit ({t_rate:.0%}) "
+                f"or a matched placebo ({p_rate:.0%}); the agent's decisions vary by "
+                f"themselves ({counts})"
+            )
+        elif t_rate > margin and p_rate > margin:
             reading = (
                 f"not specific: cited and matched placebo perturbations flip the decision "
                 f"alike ({t_rate:.0%} vs {p_rate:.0%} of {n} inputs); the agent reacts to "
