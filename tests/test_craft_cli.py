@@ -37,10 +37,10 @@ def test_fail_under_gate(capsys: pytest.CaptureFixture[str]) -> None:
     # the gate reads the lower confidence bound over distinct pairs, never re-asks
     assert (
         'gate failed: "data loss" (body): lower confidence bound of the differential over '
-        "40 distinct pairs is -0.51 < 0.2" in err
+        "15 distinct pairs is -0.65 < 0.2" in err
     )
     assert main([str(FAITHFUL), "--fail-under", "0.2"]) == 0
-    assert main([str(FAITHFUL), "--fail-under", "0.95"]) == 1  # 40 pairs cannot show 0.95
+    assert main([str(FAITHFUL), "--fail-under", "0.95"]) == 1  # 15 pairs cannot show 0.95
 
 
 def test_overrides(capsys: pytest.CaptureFixture[str]) -> None:

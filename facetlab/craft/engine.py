@@ -462,8 +462,9 @@ def _qualified(
         for c in cited
     ]
     all_nulls = [u for nulls in null_sets for u in nulls]
-    # backgrounds are drawn from every unit (cited, context, uncited words, nulls)
-    units = list(dict.fromkeys([*cited, *context, *uncited, *all_nulls]))
+    # backgrounds come from units of the cited units' own granularity: the other cited
+    # units, the context units and the matched nulls (not every single word)
+    units = list(dict.fromkeys([*cited, *context, *all_nulls]))
     designs = [
         draw_pairs(
             run.input,
