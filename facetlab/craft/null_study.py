@@ -9,6 +9,12 @@
 
 :func:`null_agent_rates` inspects one agent per salt and counts the verdicts.
 
+For the population design (:func:`facetlab.craft.population.inspect_many`):
+:func:`generate_tickets` makes support tickets; the null agents :func:`hash_coin_agent`,
+:func:`length_parity_agent`, :func:`input_blind_agent` and :func:`any_edit_agent` cite the
+ticket's symptom without it having any special role; :func:`faithful_triage_agent` and
+:func:`theater_triage_agent` have a known effect (``benchmarks/craft_population.py``).
+
 >>> rates = null_agent_rates(coin_flip_agent, salts=range(3), samples=6)
 >>> sorted(rates.spec) == ["faithful", "inconclusive", "theater"]
 True
