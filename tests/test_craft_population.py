@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from facetlab.craft import AgentTrace, EvidenceRef, InspectOptions, from_function
+from facetlab.craft import AgentTrace, EvidenceRef, InspectOptions, Span, from_function
 from facetlab.craft.errors import CraftConfigError
 from facetlab.craft.evidence.matching import match_placebo, placebo_pool
 from facetlab.craft.null_study import (
@@ -278,3 +278,16 @@ def test_input_blind_random_agent_reads_as_noisy() -> None:
     report = inspect_many(input_blind_agent(3), generate_tickets(30, 3), options)
     assert report.qualified_verdict == "inconclusive"
     assert report.reading.startswith("noisy") and (report.reask_flip_rate or 0) > 0
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"placebo_evidence": [EvidenceRef("body", "text", span=Span(0, 6, "Ticket"))]},
+        {"context_evidence": []},
+        {"sequential": True},
+    ],
+)
+def test_one_input_options_are_refused_across_inputs(option: dict[str, object]) -> None:
+    with pytest.raises(CraftConfigError, match="one input"):
+        inspect_many(faithful_triage_agent(1, 0.9), TICKETS[:3], InspectOptions(**option))  # type: ignore[arg-type]

@@ -397,7 +397,11 @@ def inspect_many(
 
     ``options.samples`` re-asks per unchanged input (the agent's randomness);
     ``options.seed`` fixes every random choice (cited unit, strategy, placebo);
-    ``options.alpha``, ``ci`` and ``equivalence_margin`` set the tests.
+    ``options.alpha``, ``ci`` and ``equivalence_margin`` set the tests; ``strategies``,
+    ``decision_equals``, ``categories``, ``infer_evidence``, ``concurrency`` and
+    ``timeout`` apply as for one input. ``method``, ``iterations`` and
+    ``contextual_pairs`` belong to the one-input tests and are not used;
+    ``placebo_evidence``, ``context_evidence`` and ``sequential`` are refused.
     """
     options = options or InspectOptions()
     items = as_inputs(inputs)
@@ -407,6 +411,17 @@ def inspect_many(
             f"got {type(adapter).__name__}"
         )
     o = options
+    if o.placebo_evidence is not None or o.context_evidence is not None:
+        raise CraftConfigError(
+            "InspectOptions.placebo_evidence and context_evidence name units of one input; "
+            "across inputs each input gets matched placebos drawn from its own units "
+            "(leave them unset, or inspect one input at a time)"
+        )
+    if o.sequential:
+        raise CraftConfigError(
+            "InspectOptions.sequential (adaptive sampling) applies to one input; across "
+            "inputs each perturbed input is asked once (leave sequential=False)"
+        )
     failures: list[SampleFailure] = []
     calls = 0
 
