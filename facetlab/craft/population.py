@@ -46,7 +46,6 @@ the smallest differential the design could detect.
 from __future__ import annotations
 
 import json
-import math
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -61,7 +60,11 @@ from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
 from facetlab.craft.evidence.matching import match_placebo, placebo_pool
 from facetlab.craft.evidence.resolver import derive_placebo, resolve_explicit, resolve_inferred
 from facetlab.craft.perturb.combine import perturb_all, units_clash
-from facetlab.craft.power import detectable_differential, smallest_significant_differential
+from facetlab.craft.power import (
+    detectable_differential,
+    smallest_significant_differential,
+    theater_min_inputs,
+)
 from facetlab.craft.report import LABELS, SampleFailure
 from facetlab.craft.stats.binomial import (
     clopper_pearson_upper,
@@ -287,15 +290,6 @@ def population_to_console(report: PopulationReport) -> str:
 @lru_cache(maxsize=1024)
 def _detectable(n: int, alpha: float, placebo_rate: float) -> float | None:
     return detectable_differential(n, alpha=alpha, placebo_rate=placebo_rate)
-
-
-def theater_min_inputs(alpha: float, margin: float) -> int:
-    """Fewest inputs whose cited flip-rate upper bound (no flips) is below ``margin``.
-
-    >>> theater_min_inputs(0.05, 0.2)
-    14
-    """
-    return math.floor(math.log(alpha) / math.log(1.0 - margin)) + 1 if margin < 1 else 1
 
 
 def population_verdict(

@@ -20,6 +20,7 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
@@ -125,6 +126,56 @@ def detectable_differential(
         else:
             lo = mid
     return round(hi - q, 3)
+
+
+def theater_min_inputs(alpha: float, margin: float) -> int:
+    """Fewest inputs whose cited flip-rate upper bound (no flips) is below ``margin``.
+
+    >>> theater_min_inputs(0.05, 0.2)
+    14
+    """
+    return math.floor(math.log(alpha) / math.log(1.0 - margin)) + 1 if margin < 1 else 1
+
+
+@dataclass(frozen=True)
+class DesignPower:
+    """What a population design can reach, before running it (:func:`design_power`)."""
+
+    inputs: int
+    usable: int
+    """Inputs with at least one eligible placebo unit (the others cannot be compared)."""
+    smallest_significant_differential: float | None
+    detectable_differential: float | None
+    """Found with probability ``power`` at the given placebo flip rate."""
+    theater_reachable: bool
+    """Enough usable inputs for the theater bound to go below the margin."""
+
+
+def design_power(
+    eligible_placebos: Sequence[int],
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    placebo_rate: float = 0.0,
+    margin: float = 0.2,
+) -> DesignPower:
+    """Power of a design from its placebo pool: eligible placebo units per input.
+
+    >>> design_power([3] * 25 + [0] * 5).usable
+    25
+    >>> design_power([2] * 10).theater_reachable
+    False
+    """
+    usable = sum(1 for k in eligible_placebos if k > 0)
+    return DesignPower(
+        inputs=len(eligible_placebos),
+        usable=usable,
+        smallest_significant_differential=smallest_significant_differential(usable, alpha),
+        detectable_differential=detectable_differential(
+            usable, alpha=alpha, power=power, placebo_rate=placebo_rate
+        ),
+        theater_reachable=usable >= theater_min_inputs(alpha, margin),
+    )
 
 
 @dataclass(frozen=True)
