@@ -359,12 +359,13 @@ def population_verdict(
         assert t_rate is not None and p_rate is not None
         reasks = sum(o.reasks for o in outcomes)
         reask_rate = sum(o.reask_flips for o in outcomes) / reasks if reasks else 0.0
-        if reask_rate > 0 and max(t_rate, p_rate) <= reask_rate + margin:
+        noisy_inputs = sum(1 for o in outcomes if o.reask_flips)
+        if reask_rate > 0:
             reading = (
-                f"noisy: re-asking the unchanged input changes the answer {reask_rate:.0%} "
-                f"of the time, about as often as perturbing the cited unit ({t_rate:.0%}) "
-                f"or a matched placebo ({p_rate:.0%}); the agent's decisions vary by "
-                f"themselves ({counts})"
+                f"noisy: re-asking the unchanged input changes the answer ({reask_rate:.0%} "
+                f"of re-asks, on {noisy_inputs} inputs), so the agent's own randomness "
+                f"explains some or all of the flips under cited ({t_rate:.0%}) and matched "
+                f"placebo ({p_rate:.0%}) perturbations; no differential shown ({counts})"
             )
         elif t_rate > margin and p_rate > margin:
             reading = (
