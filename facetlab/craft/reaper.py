@@ -9,8 +9,11 @@ re-parented to ``craft`` instead of to ``init``, however it detached. On every w
 descendants from ``/proc`` and kills them. Elsewhere (no ``/proc``) both are no-ops and
 ``docs/craft.md`` says so.
 
->>> kill_descendants()   # nothing started, nothing killed
-0
+It is only for the ``craft`` process itself: called inside another program (a test
+runner, a notebook kernel) it would kill that program's own children.
+
+>>> descendants(pid=2**22 + 1)   # a pid that does not exist has no descendants
+[]
 """
 
 from __future__ import annotations
