@@ -287,3 +287,21 @@ def test_config_with_input_and_inputs_is_refused(
     )
     assert main([str(config)]) == 2
     assert "defines both 'input' and 'inputs'" in capsys.readouterr().err
+
+
+def test_one_input_design_that_cannot_reach_faithful_warns(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "tiny.py"
+    config.write_text(
+        "from facetlab.craft import AgentTrace, EvidenceRef, Span, from_function\n"
+        "def agent(inp):\n"
+        "    body = inp['body']\n"
+        "    cite = [EvidenceRef('body', 'text', span=Span.find(body, 'loss'))] if 'loss' in body else []\n"
+        "    return AgentTrace('P1' if cite else 'P3', 'loss', cite)\n"
+        "adapter = from_function(agent)\ninput = {'body': 'data loss now'}\n",
+        encoding="utf-8",
+    )
+    assert main([str(config)]) == 0
+    err = capsys.readouterr().err
+    assert 'craft: warning: "loss" (body): only' in err and "'faithful' needs at least 6" in err

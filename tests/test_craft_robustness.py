@@ -90,10 +90,12 @@ def test_agent_raising_base_exception_is_one_line_exit_3(
         "adapter = from_function(agent)\ninput = {'body': BODY}\n",
         "--samples",
         "20",
+        "--json",
         *timeout,
     )
     _one_error_line(done, 3, "agent raised Boom: out of band")
     assert "timed out" not in done.stderr
+    assert done.stdout == ""  # no partial report
 
 
 @pytest.mark.parametrize("timeout", [[], ["--timeout", "5"]])

@@ -218,7 +218,11 @@ def build_parser() -> argparse.ArgumentParser:
         "(unit: input, or distinct pair for one input) is below X",
     )
     parser.add_argument("--samples", type=int, help="override options.samples")
-    parser.add_argument("--seed", type=int, help="override options.seed (bootstrap seed)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="override options.seed (fixes every random choice: bootstrap, pairs, placebos)",
+    )
     parser.add_argument(
         "--timeout",
         type=_finite("--timeout", positive=True),
