@@ -219,6 +219,7 @@ def test_verdict_rules_on_hand_made_outcomes() -> None:
     )
 
 
+@pytest.mark.slow
 def test_mean_differential_ci_covers() -> None:
     rng = random.Random(0)
     misses = 0
@@ -258,6 +259,7 @@ def test_null_agents_rarely_get_a_verdict_reduced_benchmark() -> None:
         assert counts["faithful"] <= 3 and counts["theater"] <= 3, (name, counts)
 
 
+@pytest.mark.slow
 def test_exact_tests_agree_with_scipy() -> None:
     stats = pytest.importorskip("scipy.stats")
     for k1, n1, k2, n2 in [(4, 10, 0, 20), (48, 82, 0, 200), (3, 5, 2, 9), (700, 2000, 600, 2000)]:

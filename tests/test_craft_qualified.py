@@ -189,6 +189,7 @@ def test_options_reject_non_finite_and_bad_types() -> None:
             InspectOptions(**bad)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_reasks_do_not_change_the_one_input_qualified_verdict() -> None:
     """The sensitivity gate counts distinct inputs: --samples 3 and 4 agree."""
     for agent in (urgent_decides, faithful_agent, theater_agent):
