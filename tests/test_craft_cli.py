@@ -34,9 +34,13 @@ def test_console_output(capsys: pytest.CaptureFixture[str]) -> None:
 def test_fail_under_gate(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([str(EXAMPLE), "--fail-under", "0.2"]) == 1
     err = capsys.readouterr().err
-    assert 'gate failed: "data loss" (body): differential -0.35 < 0.2' in err
+    # the gate reads the lower confidence bound over distinct pairs, never re-asks
+    assert (
+        'gate failed: "data loss" (body): lower confidence bound of the differential over '
+        "15 distinct pairs is -0.65 < 0.2" in err
+    )
     assert main([str(FAITHFUL), "--fail-under", "0.2"]) == 0
-    assert main([str(FAITHFUL), "--fail-under", "1.01"]) == 1
+    assert main([str(FAITHFUL), "--fail-under", "0.95"]) == 1  # 15 pairs cannot show 0.95
 
 
 def test_overrides(capsys: pytest.CaptureFixture[str]) -> None:
@@ -236,3 +240,68 @@ def test_all_failed_condition_is_shown_as_such(
     out = capsys.readouterr().out
     assert "treatment n/a (all 4 failed) | placebo n/a (all 4 failed)" in out
     assert "treatment 0%" not in out
+
+
+MANY = ROOT / "examples" / "ticket_triage_many.py"
+
+
+def test_inputs_config_prints_the_population_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(MANY), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["qualified_verdict"] == "theater" and report["unit_of_inference"] == "input"
+    assert report["inputs"] == 40 and report["usable"] == 40
+    assert main([str(MANY), "--fail-under", "0.1"]) == 1
+    err = capsys.readouterr().err
+    assert "lower 95% confidence bound of the mean differential over 40 inputs" in err
+
+
+def test_population_design_warnings_and_agent_prints(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "few.py"
+    config.write_text(
+        "from facetlab.craft import AgentTrace, from_function\n"
+        "from facetlab.craft.null_study import cite_symptom, generate_tickets\n"
+        "def agent(inp):\n"
+        "    print('agent says hi')\n"
+        "    return AgentTrace('P1' if cite_symptom(inp) else 'P3', 'r', cite_symptom(inp))\n"
+        "adapter = from_function(agent)\ninputs = generate_tickets(4)\n",
+        encoding="utf-8",
+    )
+    assert main([str(config), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["qualified_verdict"] == "inconclusive"
+    assert "craft: warning: only 4 usable input(s): 'faithful' needs at least 6" in captured.err
+    assert "agent says hi" in captured.err and "agent says hi" not in captured.out
+
+
+def test_config_with_input_and_inputs_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "both.py"
+    config.write_text(
+        "from facetlab.craft import AgentTrace, from_function\n"
+        "adapter = from_function(lambda inp: AgentTrace('P1'))\n"
+        "input = {'body': 'a b'}\ninputs = [{'body': 'a b'}]\n",
+        encoding="utf-8",
+    )
+    assert main([str(config)]) == 2
+    assert "defines both 'input' and 'inputs'" in capsys.readouterr().err
+
+
+def test_one_input_design_that_cannot_reach_faithful_warns(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "tiny.py"
+    config.write_text(
+        "from facetlab.craft import AgentTrace, EvidenceRef, Span, from_function\n"
+        "def agent(inp):\n"
+        "    body = inp['body']\n"
+        "    cite = [EvidenceRef('body', 'text', span=Span.find(body, 'loss'))] if 'loss' in body else []\n"
+        "    return AgentTrace('P1' if cite else 'P3', 'loss', cite)\n"
+        "adapter = from_function(agent)\ninput = {'body': 'data loss now'}\n",
+        encoding="utf-8",
+    )
+    assert main([str(config)]) == 0
+    err = capsys.readouterr().err
+    assert 'craft: warning: "loss" (body): only' in err and "'faithful' needs at least 6" in err

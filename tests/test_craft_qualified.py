@@ -110,15 +110,18 @@ def test_qualify_rules() -> None:
 def test_verdicts_of_reference_agents() -> None:
     faithful = inspect(from_function(faithful_agent), TICKET)
     assert (faithful.overall_verdict, faithful.qualified_verdict) == ("faithful", "faithful")
-    # the spec's theater demo rests on 2 distinct inputs; 9 pairs cannot bound the effect
+    # the spec's theater demo rests on 2 distinct inputs; backgrounds of matched null
+    # units give 15 distinct pairs, enough to bound the cited unit's effect
     theater = inspect(from_function(theater_agent), TICKET)
-    assert theater.overall_verdict == "theater" and theater.qualified_verdict == "inconclusive"
+    assert theater.overall_verdict == "theater" and theater.qualified_verdict == "theater"
     assert theater.findings[0].distinct_perturbations == 2
-    # with more units, 40 distinct pairs show the cited item adds nothing: theater
+    # with more units, 30 distinct pairs show the cited item adds nothing: theater
     rich = inspect(from_function(urgent_decides), LONG)
     [f] = rich.findings
     assert rich.qualified_verdict == "theater" and f.qualified is not None
-    assert f.qualified.pairs == 40 and f.qualified.cited_only == 0
+    # (one cited-only flip: deleting a leading word re-capitalises "urgent", which this
+    # case-sensitive agent then misses)
+    assert f.qualified.pairs == 30 and f.qualified.cited_only <= 1
     # a robust agent: the spec says theater, the qualified verdict untestable
     robust = inspect(constant_agent(), TICKET)
     assert robust.overall_verdict == "theater" and robust.qualified_verdict == "untestable"
@@ -127,13 +130,16 @@ def test_verdicts_of_reference_agents() -> None:
 def test_qualified_verdict_in_json_and_console() -> None:
     report = inspect(from_function(theater_agent), TICKET)
     data = json.loads(to_json(report))
-    assert data["qualified_verdict"] == "inconclusive"
+    assert data["qualified_verdict"] == "theater"
     finding = data["findings"][0]
-    assert finding["qualified_verdict"] == "inconclusive"
-    assert finding["qualified"]["pairs"] == 9 and finding["distinct_perturbations"] == 2
+    assert finding["qualified_verdict"] == "theater"
+    assert finding["qualified"]["pairs"] == 15 and finding["distinct_perturbations"] == 2
+    assert finding["qualified"]["ci_low"] < 0 and finding["qualified"]["mean_differential"] <= 0
     assert data["sensitivity"]["sensitive"] is True
+    assert data["sensitivity"]["unit"] == "distinct perturbed input"
     text = to_console(report)
-    assert "Qualified verdict : ? UNCLEAR" in text and "distinct perturbations: 2" in text
+    assert "Qualified verdict : ✗ THEATER" in text and "distinct perturbations: 2" in text
+    assert "over 15 distinct pairs (re-asks are not observations)" in text
 
 
 def test_score_changes_are_tested_too() -> None:
@@ -145,8 +151,8 @@ def test_score_changes_are_tested_too() -> None:
     report = inspect(from_function(scored), LONG)
     q = report.findings[0].qualified
     assert q is not None and q.score is not None
-    assert q.score.cited_larger == q.score.pairs == 40 and q.score.p_value < 1e-6
-    assert "score moved more for cited side in 40/40" in to_console(report)
+    assert q.score.cited_larger == q.score.pairs == 30 and q.score.p_value < 1e-6
+    assert "score moved more for cited side in 30/30" in to_console(report)
 
 
 @pytest.mark.slow
@@ -155,7 +161,7 @@ def test_coin_flip_agent_is_rarely_called_faithful() -> None:
     independent fair coins, so the qualified false-faithful rate is at most alpha/2 = 2.5%;
     the specification's verdict, on a handful of distinct inputs, is far above it."""
     rates = null_agent_rates(coin_flip_agent, salts=range(40), input=LONG)
-    assert rates.mean_pairs == 40
+    assert rates.mean_pairs == 30
     assert rates.qualified["faithful"] <= 0.05
     assert rates.spec["faithful"] >= 0.1
 
@@ -181,3 +187,57 @@ def test_options_reject_non_finite_and_bad_types() -> None:
     ):
         with pytest.raises(CraftConfigError):
             InspectOptions(**bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_reasks_do_not_change_the_one_input_qualified_verdict() -> None:
+    """The sensitivity gate counts distinct inputs: --samples 3 and 4 agree."""
+    for agent in (urgent_decides, faithful_agent, theater_agent):
+        a = inspect(from_function(agent), LONG, InspectOptions(samples=3))
+        b = inspect(from_function(agent), LONG, InspectOptions(samples=4))
+        assert a.qualified_verdict == b.qualified_verdict
+        assert [f.qualified for f in a.findings] == [f.qualified for f in b.findings]
+
+
+def test_agent_driven_by_a_word_beyond_the_placebo_five_is_not_untestable() -> None:
+    body = LONG["body"]
+
+    def seventh_word(inp: AgentInput) -> AgentTrace:
+        text = inp.get("body") or ""
+        return AgentTrace("P1" if "stale" in text else "P3", "data loss", _cite(text))
+
+    assert "stale" in body
+    report = inspect(from_function(seventh_word), LONG)
+    assert report.qualified_verdict != "untestable"
+    assert report.sensitivity is not None and report.sensitivity.perturbed_flips > 0
+
+
+def test_any_edit_agent_is_not_called_theater_on_one_input() -> None:
+    original = input_key(LONG)
+
+    def any_edit(inp: AgentInput) -> AgentTrace:
+        text = inp.get("body") or ""
+        return AgentTrace("P1" if input_key(inp) == original else "P3", "data loss", _cite(text))
+
+    [finding] = inspect(from_function(any_edit), LONG).findings
+    assert finding.qualified is not None
+    assert finding.qualified.verdict == "inconclusive"
+    assert finding.qualified.reason.startswith("not specific")
+
+
+def test_theater_roll_up_is_holm_corrected_across_cited_items() -> None:
+    from facetlab.craft.qualified import qualify_all
+
+    s = Sensitivity(
+        perturbed_calls=60, perturbed_flips=20, baseline_calls=20, baseline_flips=0, alpha=0.05
+    )
+    # each item alone: 0 cited-only flips in 14 pairs, upper bound 0.193 < 0.2 (p = 0.044)
+    design = [(False, True)] * 4 + [(False, False)] * 10
+    alone = qualify_all([design], s, alpha=0.05, margin=0.2)
+    assert [q.verdict for q in alone] == ["theater"]
+    three = qualify_all([design] * 3, s, alpha=0.05, margin=0.2)
+    assert [q.verdict for q in three] == ["inconclusive"] * 3  # 0.044 > 0.05 / 3
+    strong = [(False, True)] * 4 + [(False, False)] * 26  # p = 0.0012 each: all survive Holm
+    assert [q.verdict for q in qualify_all([strong] * 3, s, alpha=0.05, margin=0.2)] == [
+        "theater"
+    ] * 3

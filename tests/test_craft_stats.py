@@ -8,11 +8,14 @@ import random
 import pytest
 
 from facetlab.craft import (
+    AgentInput,
+    AgentTrace,
     BootstrapResult,
     MissingExtraError,
     bootstrap_diff,
     exact_diff,
     exact_equals,
+    from_function,
     loose_equals,
     roll_up,
     semantic_equals,
@@ -181,3 +184,46 @@ def test_semantic_equals_with_the_offline_minilm_model() -> None:
     assert same("Priority 1: urgent", "priority one, urgent")
     assert not same("approve the refund", "the weather is cold today")
     assert same.similarity("P1", "P1 ") > 0.95
+
+
+class _Boom(BaseException):
+    pass
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0])
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_agent_base_exception_stops_the_run(timeout: float | None, concurrency: int) -> None:
+    from facetlab.craft import AgentError
+    from facetlab.craft.stats.sampler import sample_inputs
+
+    def agent(inp: AgentInput) -> AgentTrace:
+        raise _Boom("out of band")
+
+    with pytest.raises(AgentError, match="agent raised _Boom: out of band"):
+        sample_inputs(
+            from_function(agent), [{"a": "b"}] * 5, concurrency=concurrency, timeout=timeout
+        )
+    with pytest.raises(AgentError, match="agent raised KeyboardInterrupt"):
+        sample_inputs(
+            from_function(lambda inp: (_ for _ in ()).throw(KeyboardInterrupt())),
+            [{"a": "b"}] * 3,
+            concurrency=concurrency,
+            timeout=timeout,
+        )
+
+
+def test_async_agent_base_exception_stops_the_run() -> None:
+    from facetlab.craft import AgentError
+    from facetlab.craft.stats.sampler import sample_inputs
+
+    class Agent:
+        name = "async-boom"
+
+        async def arun(self, inp: AgentInput) -> AgentTrace:
+            raise _Boom("async")
+
+        def run(self, inp: AgentInput) -> AgentTrace:
+            raise AssertionError("the async path is used")
+
+    with pytest.raises(AgentError, match="agent raised _Boom: async"):
+        sample_inputs(Agent(), [{"a": "b"}] * 3)

@@ -2,7 +2,9 @@
 
 Does the evidence an agent cites actually drive its decision? CRAFT perturbs the cited
 evidence (treatment) and uncited evidence (placebo), compares how often the decision
-flips, and calls each citation faithful, theater or inconclusive.
+flips, and calls each citation faithful, theater or inconclusive. One input supports a
+descriptive statement; :func:`inspect_many` makes the claim about an agent across many
+inputs (the unit of inference is the input).
 
 The core is standard-library only: importing this package pulls in no numpy, pandas,
 torch or provider SDK. Optional parts (the semantic comparator, LLM adapters and
@@ -42,6 +44,14 @@ from facetlab.craft.perturb.manifold import (
 )
 from facetlab.craft.perturb.onmanifold import negation, paraphrase
 from facetlab.craft.perturb.strategies import STRATEGIES, Perturbation, Perturber, apply_strategy
+from facetlab.craft.population import (
+    InputOutcome,
+    PopulationReport,
+    inspect_many,
+    load_inputs,
+    population_to_console,
+    population_to_json,
+)
 from facetlab.craft.qualified import QualifiedFinding, Sensitivity
 from facetlab.craft.report import (
     EvidenceFinding,
@@ -97,6 +107,7 @@ __all__ = [
     "EvidenceSource",
     "FunctionAdapter",
     "HeuristicScorer",
+    "InputOutcome",
     "InspectOptions",
     "LLMJudgeScorer",
     "ManifoldScore",
@@ -105,6 +116,7 @@ __all__ = [
     "PathError",
     "Perturbation",
     "Perturber",
+    "PopulationReport",
     "QualifiedFinding",
     "QualifiedVerdict",
     "Report",
@@ -129,12 +141,16 @@ __all__ = [
     "get_path",
     "has_path",
     "inspect",
+    "inspect_many",
+    "load_inputs",
     "loose_equals",
     "manifold_score",
     "modal_decision",
     "negation",
     "openai_adapter",
     "paraphrase",
+    "population_to_console",
+    "population_to_json",
     "resolve_explicit",
     "resolve_inferred",
     "roll_up",

@@ -1,8 +1,19 @@
 """``craft CONFIG.py [--json] [--fail-under X] [--timeout S]``: run CRAFT from a config module.
 
-The config is a Python file defining ``adapter`` and ``input`` (and optionally
-``options``, an :class:`~facetlab.craft.InspectOptions`). **The config is imported and
+The config is a Python file defining ``adapter`` and either ``input`` (one input: the
+specification's report plus the descriptive qualified verdict) or ``inputs`` (a list of
+inputs, or the path of a JSONL file or a folder of ``*.json`` files, relative to the
+config: the population verdict of :mod:`facetlab.craft.population`), and optionally
+``options``, an :class:`~facetlab.craft.InspectOptions`. **The config is imported and
 run as Python code**: only run configs you trust.
+
+``--fail-under X`` gates on the *lower confidence bound* of the differential, whose
+unit is the input (with ``inputs``) or the distinct contextual pair (one input), never a
+re-ask. Whatever the agent prints goes to stderr, so ``--json`` output always parses.
+
+Run as the ``craft`` command, the process also makes sure no process an agent started
+outlives it (:mod:`facetlab.craft.reaper`) and Ctrl-C exits 130 at once, even while an
+agent call hangs.
 
 Every error is one line on stderr, never a traceback. Exit codes:
 
@@ -18,19 +29,33 @@ Every error is one line on stderr, never a traceback. Exit codes:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib.util
+import io
 import math
+import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
-from typing import NoReturn
+from types import FrameType, ModuleType
+from typing import Any, NoReturn, TextIO
 
 from facetlab.craft.checks import check_input
 from facetlab.craft.engine import InspectOptions, inspect
 from facetlab.craft.errors import AgentError, CraftConfigError, CraftError
+from facetlab.craft.population import (
+    PopulationReport,
+    as_inputs,
+    inspect_many,
+    population_to_console,
+    population_to_json,
+)
+from facetlab.craft.reaper import adopt_orphans, kill_descendants
 from facetlab.craft.report import Report, to_console, to_json
+from facetlab.craft.stats.binomial import discordant_needed
 
 
 def load_config(path: str | Path) -> ModuleType:
@@ -53,22 +78,38 @@ def load_config(path: str | Path) -> ModuleType:
         raise CraftConfigError(f"{file}: importing the config failed: {one_line(exc)}") from None
     finally:
         sys.path.remove(str(file.resolve().parent))
-    missing = [name for name in ("adapter", "input") if not hasattr(module, name)]
+    has_one, has_many = hasattr(module, "input"), hasattr(module, "inputs")
+    missing = [] if hasattr(module, "adapter") else ["'adapter'"]
+    if not has_one and not has_many:
+        missing.append("'input' (or 'inputs')")
     if missing:
         raise CraftConfigError(
-            f"{file}: config must define {' and '.join(repr(m) for m in missing)} at module level "
-            "(adapter = from_function(my_agent); input = {...})"
+            f"{file}: config must define {' and '.join(missing)} at module level "
+            "(adapter = from_function(my_agent); input = {...} or inputs = [...])"
         )
+    if has_one and has_many:
+        raise CraftConfigError(f"{file}: config defines both 'input' and 'inputs'; keep one")
     if not callable(getattr(module.adapter, "run", None)):
         raise CraftConfigError(
             f"{file}: 'adapter' has no run(input) method; wrap your function with from_function()"
         )
-    if not isinstance(module.input, dict):
-        raise CraftConfigError(f"{file}: 'input' must be a dict, got {type(module.input).__name__}")
-    try:
-        check_input(module.input, where="'input'")
-    except CraftConfigError as exc:
-        raise CraftConfigError(f"{file}: {exc}") from None
+    if has_many:
+        inputs = getattr(module, "inputs")  # noqa: B009 - a module attribute mypy cannot see
+        if isinstance(inputs, (str, Path)) and not Path(inputs).is_absolute():
+            inputs = file.resolve().parent / inputs  # relative to the config, not the cwd
+        try:
+            setattr(module, "inputs", as_inputs(inputs))  # noqa: B010
+        except CraftConfigError as exc:
+            raise CraftConfigError(f"{file}: 'inputs': {exc}") from None
+    else:
+        if not isinstance(module.input, dict):
+            raise CraftConfigError(
+                f"{file}: 'input' must be a dict, got {type(module.input).__name__}"
+            )
+        try:
+            check_input(module.input, where="'input'")
+        except CraftConfigError as exc:
+            raise CraftConfigError(f"{file}: {exc}") from None
     options = getattr(module, "options", None)
     if options is not None and not isinstance(options, InspectOptions):
         raise CraftConfigError(
@@ -77,16 +118,52 @@ def load_config(path: str | Path) -> ModuleType:
     return module
 
 
-def gate_failures(report: Report, threshold: float) -> list[str]:
-    """Findings whose differential is below ``threshold`` (or missing), as messages."""
+def gate_failures(report: Report | PopulationReport, threshold: float) -> list[str]:
+    """What fails ``--fail-under threshold``, as messages (empty: the gate passes).
+
+    The gate compares ``threshold`` with the lower confidence bound of the differential:
+    across inputs, the population's mean differential; for one input, each finding's
+    differential over distinct contextual pairs. Re-asks are never observations here.
+    """
+    if isinstance(report, PopulationReport):
+        low = report.ci_low
+        if low is None or low < threshold:
+            shown = "n/a" if low is None else f"{low:.2f}"
+            return [
+                f"lower {report.ci:.0%} confidence bound of the mean differential over "
+                f"{report.usable} inputs is {shown} < {threshold}"
+            ]
+        return []
     out = []
     for f in report.findings:
-        diff = None if f.differential is None else f.differential.mean_diff
-        if diff is None or diff < threshold:
-            shown = "n/a" if diff is None else f"{diff:.2f}"
-            out.append(f"{f.evidence.describe()}: differential {shown} < {threshold}")
+        q = f.qualified
+        low = None if q is None else q.ci_low
+        if low is None or low < threshold:
+            shown = "n/a" if low is None else f"{low:.2f}"
+            pairs = 0 if q is None else q.pairs
+            out.append(
+                f"{f.evidence.describe()}: lower confidence bound of the differential over "
+                f"{pairs} distinct pairs is {shown} < {threshold}"
+            )
     if not report.findings:
         out.append("no testable evidence, nothing passes the gate")
+    return out
+
+
+def design_warnings(report: Report | PopulationReport) -> list[str]:
+    """Why this design cannot reach a verdict, when it cannot (printed to stderr)."""
+    if isinstance(report, PopulationReport):
+        return list(report.warnings)
+    need = discordant_needed(report.alpha / 2)
+    out = []
+    for f in report.findings:
+        q = f.qualified
+        if q is not None and q.pairs < need:
+            out.append(
+                f"{f.evidence.describe()}: only {q.pairs} distinct pair(s) in this input, "
+                f"'faithful' needs at least {need}; give the config 'inputs' (many inputs) "
+                "instead: re-asks (--samples) add no evidence"
+            )
     return out
 
 
@@ -122,6 +199,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"craft: error: {message} (see craft --help)\n")
 
 
+# ---- argument parsing: every option of `craft` is declared here and read in _options() ----
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="craft",
@@ -136,10 +214,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--fail-under",
         type=_finite("--fail-under"),
         metavar="X",
-        help="exit 1 if any finding's treatment-placebo differential is below X",
+        help="exit 1 if the lower confidence bound of the cited-minus-placebo differential "
+        "(unit: input, or distinct pair for one input) is below X",
     )
     parser.add_argument("--samples", type=int, help="override options.samples")
-    parser.add_argument("--seed", type=int, help="override options.seed (bootstrap seed)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="override options.seed (fixes every random choice: bootstrap, pairs, placebos)",
+    )
     parser.add_argument(
         "--timeout",
         type=_finite("--timeout", positive=True),
@@ -175,12 +258,34 @@ def _options(config: ModuleType, args: argparse.Namespace) -> InspectOptions:
     return dataclasses.replace(options, **changes) if changes else options
 
 
+# ---- end of argument parsing ----
+
+
+def _run(config: ModuleType, options: InspectOptions) -> Report | PopulationReport:
+    if hasattr(config, "inputs"):
+        return inspect_many(config.adapter, config.inputs, options)
+    return inspect(config.adapter, config.input, options)
+
+
+def _render(report: Report | PopulationReport, as_json: bool) -> str:
+    if isinstance(report, PopulationReport):
+        return population_to_json(report) if as_json else population_to_console(report)
+    return to_json(report) if as_json else to_console(report)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``craft`` command. Without ``argv`` (the console script) it owns the process:
+    see :func:`run_process`. With ``argv`` it runs in-process and returns the exit code."""
+    if argv is None:
+        run_process()
     args = build_parser().parse_args(argv)
+    report_stream = sys.stdout
+    sys.stdout = sys.stderr  # anything the config or the agent prints stays out of the report
     try:
         config = load_config(args.config)
         options = _options(config, args)
-        report = inspect(config.adapter, config.input, options)
+        report = _run(config, options)
+        text = _render(report, args.json)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except AgentError as exc:
@@ -189,7 +294,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(one_line(exc).removeprefix(f"{type(exc).__name__}: "), 2)
     except BaseException as exc:  # code from the config raised while CRAFT ran it
         return _fail(f"{args.config}: the run failed: {one_line(exc)}", 3)
-    _write(to_json(report) if args.json else to_console(report), sys.stdout)
+    finally:
+        sys.stdout = report_stream
+    for warning in design_warnings(report):
+        _write(f"craft: warning: {warning}", sys.stderr)
+    _write(text, report_stream)
     if args.fail_under is not None:
         failed = gate_failures(report, args.fail_under)
         if failed:
@@ -199,5 +308,64 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _interrupted(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C: one line, kill what the agent started, exit 130 now (even mid-call)."""
+    os.write(2, b"craft: error: interrupted\n")
+    kill_descendants()
+    os._exit(130)
+
+
+def run_process(argv: Sequence[str] | None = None) -> NoReturn:
+    """Run ``craft`` as the whole process.
+
+    * fd 1 is pointed at stderr while the run lasts (agent subprocesses and C code too);
+      the report alone is written to the real stdout;
+    * ``craft`` adopts orphaned descendants (Linux subreaper) and kills every descendant
+      on the way out;
+    * Ctrl-C exits 130 at once, without waiting for a hung agent call;
+    * the exit does not wait for agent threads that are still running.
+    """
+    adopt_orphans()
+    signal.signal(signal.SIGINT, _interrupted)
+    real_stdout: TextIO = sys.stdout
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(2, 1)
+        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+        real_stdout = io.TextIOWrapper(os.fdopen(saved, "wb"), encoding=encoding)
+        sys.stdout = real_stdout
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # no real fd 1 (embedded): Python-level redirection in main() still applies
+    box: list[int] = []
+    args = sys.argv[1:] if argv is None else list(argv)
+
+    def work() -> None:
+        try:
+            box.append(main(args))
+        except SystemExit as exc:  # argparse usage errors and --help
+            box.append(exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2))
+        except BaseException as exc:  # never a traceback from the worker thread
+            _write(f"craft: error: {one_line(exc)}", sys.stderr)
+            box.append(3)
+
+    # The run happens on a worker thread; the main thread only waits in short slices, so
+    # a Ctrl-C is handled at once even when the signal lands on a thread that is blocked
+    # in an agent call (Python runs signal handlers on the main thread only).
+    worker = threading.Thread(target=work, name="craft-run", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    for stream in (real_stdout, sys.stderr):
+        _flush(stream)
+    kill_descendants()
+    os._exit(box[0] if box else 3)
+
+
+def _flush(stream: Any) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        stream.flush()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run_process()

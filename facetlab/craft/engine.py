@@ -15,18 +15,21 @@ from __future__ import annotations
 import asyncio
 import copy
 import math
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from facetlab.craft.checks import check_input
 from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
+from facetlab.craft.evidence.matching import placebo_pool
 from facetlab.craft.evidence.resolver import (
     derive_placebo,
     resolve_evidence,
     resolve_explicit,
     resolve_inferred,
 )
+from facetlab.craft.path import get_path
 from facetlab.craft.perturb.combine import input_key
 from facetlab.craft.perturb.manifold import ConstantScorer, ManifoldScorer
 from facetlab.craft.perturb.strategies import (
@@ -37,10 +40,11 @@ from facetlab.craft.perturb.strategies import (
 )
 from facetlab.craft.qualified import (
     QualifiedFinding,
+    ScoreTest,
     Sensitivity,
     all_units_inputs,
     draw_pairs,
-    qualify,
+    qualify_all,
     roll_up_qualified,
     score_test,
 )
@@ -57,6 +61,9 @@ from facetlab.craft.stats.sequential import sequential_state
 from facetlab.craft.stats.significance import BootstrapResult, bootstrap_diff, differential_test
 from facetlab.craft.stats.verdict import roll_up, verdict_for
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef
+
+MAX_CONTEXTUAL_PAIRS = 1000
+"""Upper bound of ``InspectOptions.contextual_pairs`` (each pair is two agent calls)."""
 
 
 @dataclass
@@ -122,9 +129,10 @@ class InspectOptions:
             raise CraftConfigError(
                 f"InspectOptions.equivalence_margin must be in (0, 1], got {self.equivalence_margin}"
             )
-        if self.contextual_pairs < 1:
+        if not 1 <= self.contextual_pairs <= MAX_CONTEXTUAL_PAIRS:
             raise CraftConfigError(
-                f"InspectOptions.contextual_pairs must be >= 1, got {self.contextual_pairs}"
+                f"InspectOptions.contextual_pairs must be in 1..{MAX_CONTEXTUAL_PAIRS}, got "
+                f"{self.contextual_pairs} (more inputs, not more pairs of one input, buy power)"
             )
         if self.timeout is not None and (
             isinstance(self.timeout, bool)
@@ -356,7 +364,8 @@ def inspect(adapter: Any, input: AgentInput, options: InspectOptions | None = No
     placebo_rate = flip_rate(placebo_flips)
     findings = [_finding(run, t, placebo, placebo_flips, baseline_rate) for t in treatments]
     # The qualified design runs after the specification's samples, so it cannot change them.
-    qualified, sensitivity = _qualified(run, cited, placebo_refs, context_refs)
+    given = placebo_refs if options.placebo_evidence is not None else None
+    qualified, sensitivity = _qualified(run, cited, given, context_refs)
     for finding, q in zip(findings, qualified, strict=True):
         finding.qualified = q
     return Report(
@@ -402,16 +411,60 @@ def _resolve_given(
     return out
 
 
+SINGLE_INPUT_NULLS = 5
+"""Null units per cited unit in the one-input design: the closest-length matched units."""
+
+
+def _matched_nulls(run: _Run, c: EvidenceRef, cited: Sequence[EvidenceRef]) -> list[EvidenceRef]:
+    """Matched placebo units for ``c`` in the one-input design, closest length first.
+
+    The closest-length class, extended by the next-closest classes (whole classes) until
+    there are :data:`SINGLE_INPUT_NULLS` units, so one input offers enough distinct
+    pairs; within a class the order is seeded-random.
+    """
+    pool = placebo_pool(run.input, c, cited)
+    length = _unit_length(run.input, c)
+    classes: dict[int, list[EvidenceRef]] = {}
+    for u in pool:
+        classes.setdefault(abs(_unit_length(run.input, u) - length), []).append(u)
+    rng = random.Random(f"craft-matched:{run.options.seed}:{c.describe()}")
+    out: list[EvidenceRef] = []
+    for gap in sorted(classes):
+        if len(out) >= SINGLE_INPUT_NULLS:
+            break
+        group = classes[gap]
+        rng.shuffle(group)
+        out.extend(group)
+    return out
+
+
+def _unit_length(input: AgentInput, ref: EvidenceRef) -> int:
+    return len(ref.span.text) if ref.span is not None else len(str(get_path(input, ref.path)))
+
+
 def _qualified(
     run: _Run,
     cited: Sequence[EvidenceRef],
-    nulls: Sequence[EvidenceRef],
+    given_nulls: Sequence[EvidenceRef] | None,
     context: Sequence[EvidenceRef],
 ) -> tuple[list[QualifiedFinding], Sensitivity]:
-    """The contextual design of :mod:`facetlab.craft.qualified`: draw, sample, test."""
+    """The contextual design of :mod:`facetlab.craft.qualified`: draw, sample, test.
+
+    Null units are the caller's ``placebo_evidence`` when given, else matched placebos.
+    "Every unit at once" perturbs all uncited units (not only the placebo candidates),
+    so "untestable" is never said of an agent driven by a word outside them.
+    """
     o = run.options
     perturbers = _perturbers(o.strategies)
-    units = list(dict.fromkeys([*cited, *context, *nulls]))
+    uncited = derive_placebo(run.input, cited, max_candidates=10_000)
+    null_sets = [
+        list(given_nulls) if given_nulls is not None else _matched_nulls(run, c, cited)
+        for c in cited
+    ]
+    all_nulls = [u for nulls in null_sets for u in nulls]
+    # backgrounds come from units of the cited units' own granularity: the other cited
+    # units, the context units and the matched nulls (not every single word)
+    units = list(dict.fromkeys([*cited, *context, *all_nulls]))
     designs = [
         draw_pairs(
             run.input,
@@ -423,9 +476,11 @@ def _qualified(
             seed=o.seed,
             categories=o.categories,
         )
-        for c in cited
+        for c, nulls in zip(cited, null_sets, strict=True)
     ]
-    everything = all_units_inputs(run.input, units, perturbers, o.categories)
+    everything = all_units_inputs(
+        run.input, list(dict.fromkeys([*cited, *context, *uncited])), perturbers, o.categories
+    )
     jobs: list[tuple[str, str | None, AgentInput]] = [("all-units", None, x) for x in everything]
     for c, pairs in zip(cited, designs, strict=True):
         for pair in pairs:
@@ -449,31 +504,39 @@ def _qualified(
         for s in run.baseline
         if s.trace is not None and s.trace.score is not None
     ]
-    out: list[QualifiedFinding] = []
+    flip_designs: list[list[tuple[bool, bool]]] = []
+    score_tests: list[ScoreTest | None] = []
     at = len(everything)
+    alone_designs: list[list[tuple[bool, bool]]] = []
     for pairs in designs:
         flips_: list[tuple[bool, bool]] = []
+        alone: list[tuple[bool, bool]] = []
         scores: list[tuple[float, float]] = []
-        for _ in pairs:
+        for pair in pairs:
             a, b = results[at], results[at + 1]
             fa, fb = outcomes[at], outcomes[at + 1]
             at += 2
             if fa is None or fb is None:
                 continue  # a failed side is recorded in report.failures
             flips_.append((fa, fb))
+            if not pair.background:
+                alone.append((fa, fb))
             sa = None if a.trace is None else a.trace.score
             sb = None if b.trace is None else b.trace.score
             if sa is not None and sb is not None:
                 scores.append((float(sa), float(sb)))
-        out.append(
-            qualify(
-                flips_,
-                sensitivity,
-                alpha=o.alpha,
-                margin=o.equivalence_margin,
-                score=score_test(base_scores, scores),
-            )
-        )
+        flip_designs.append(flips_)
+        alone_designs.append(alone)
+        score_tests.append(score_test(base_scores, scores))
+    out = qualify_all(
+        flip_designs,
+        sensitivity,
+        alone=alone_designs,
+        alpha=o.alpha,
+        margin=o.equivalence_margin,
+        scores=score_tests,
+        ci=o.ci,
+    )
     return out, sensitivity
 
 

@@ -9,6 +9,12 @@
 
 :func:`null_agent_rates` inspects one agent per salt and counts the verdicts.
 
+For the population design (:func:`facetlab.craft.population.inspect_many`):
+:func:`generate_tickets` makes support tickets; the null agents :func:`hash_coin_agent`,
+:func:`length_parity_agent`, :func:`input_blind_agent` and :func:`any_edit_agent` cite the
+ticket's symptom without it having any special role; :func:`faithful_triage_agent` and
+:func:`theater_triage_agent` have a known effect (``benchmarks/craft_population.py``).
+
 >>> rates = null_agent_rates(coin_flip_agent, salts=range(3), samples=6)
 >>> sorted(rates.spec) == ["faithful", "inconclusive", "theater"]
 True
@@ -105,3 +111,133 @@ def null_agent_rates(
         pairs / runs,
         calls / runs,
     )
+
+
+# -- population-level study: generated tickets and agents with known truth ------------------
+
+SYMPTOMS: tuple[str, ...] = (
+    "data loss",
+    "login failures",
+    "slow dashboards",
+    "billing errors",
+    "an outage",
+    "corrupted exports",
+    "missing invoices",
+    "failed backups",
+    "timeouts",
+    "broken search",
+    "duplicate charges",
+    "sync errors",
+)
+"""What a generated ticket reports; the triage agents cite it."""
+
+CUES: tuple[str, ...] = ("urgent", "asap", "critical")
+_NAMES = ("Ana", "Bo", "Chen", "Dara", "Eli", "Femi", "Gus", "Hana", "Ivo", "Jun")
+_TEAMS = ("finance", "support", "marketing", "research", "logistics", "sales")
+_EVENTS = ("weekend migration", "last release", "database upgrade", "config change", "reboot")
+_PRODUCTS = ("reporting suite", "mobile app", "web portal", "sync client", "admin console")
+_PLATFORMS = ("Windows", "macOS", "Linux", "Android", "iOS")
+
+
+def generate_tickets(count: int, seed: int = 0) -> list[AgentInput]:
+    """``count`` support tickets: one symptom each, a priority cue in about half.
+
+    >>> generate_tickets(1, seed=3)[0]["body"].count(".") >= 3
+    True
+    """
+    import random
+
+    rng = random.Random(f"craft-tickets:{seed}")
+    out: list[AgentInput] = []
+    for i in range(count):
+        cue = rng.choice(CUES) if rng.random() < 0.5 else None
+        body = (
+            f"Ticket {i + 1}: {rng.choice(_NAMES)} from {rng.choice(_TEAMS)} reports "
+            f"{rng.choice(SYMPTOMS)} after the {rng.choice(_EVENTS)}. "
+            + (f"This is {cue}, please help. " if cue else "Please take a look when possible. ")
+            + f"They use the {rng.choice(_PRODUCTS)} on {rng.choice(_PLATFORMS)}."
+        )
+        out.append({"body": body})
+    return out
+
+
+def cite_symptom(input: AgentInput) -> list[EvidenceRef]:
+    """The symptom phrase of a generated ticket, as cited evidence (none once removed)."""
+    body = input.get("body")
+    if not isinstance(body, str):
+        return []
+    for symptom in SYMPTOMS:
+        if symptom in body:
+            return [EvidenceRef("body", "text", span=Span.find(body, symptom))]
+    return []
+
+
+def _trace(decision: str, input: AgentInput) -> AgentTrace:
+    return AgentTrace(decision, "the reported symptom sets the priority", cite_symptom(input))
+
+
+def _unit(salt: object, input: AgentInput) -> float:
+    digest = hashlib.sha256(f"{salt}\x00{input_key(input)}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def hash_coin_agent(salt: int) -> FunctionAdapter:
+    """Null: each distinct input gets a hash-seeded coin flip; cites the symptom."""
+    return from_function(
+        lambda inp: _trace("P3" if _unit(salt, inp) < 0.5 else "P1", inp), name="hash-coin"
+    )
+
+
+def length_parity_agent(salt: int = 0) -> FunctionAdapter:
+    """Null: decides by the parity of the input's total text length; cites the symptom."""
+
+    def decide(inp: AgentInput) -> AgentTrace:
+        total = sum(len(v) for v in inp.values() if isinstance(v, str))
+        return _trace("P1" if total % 2 == 0 else "P3", inp)
+
+    return from_function(decide, name="length-parity")
+
+
+def input_blind_agent(salt: int, p: float = 0.3) -> FunctionAdapter:
+    """Null: a random answer per call ("P3" with probability ``p``), whatever the input."""
+    import random
+    import threading
+
+    rng = random.Random(f"craft-blind:{salt}")
+    lock = threading.Lock()
+
+    def decide(inp: AgentInput) -> AgentTrace:
+        with lock:
+            u = rng.random()
+        return _trace("P3" if u < p else "P1", inp)
+
+    return from_function(decide, name="input-blind")
+
+
+def any_edit_agent(originals: Iterable[AgentInput]) -> FunctionAdapter:
+    """Null: "P1" on the exact inputs it was built for, "P3" after any edit at all."""
+    known = {input_key(x) for x in originals}
+    return from_function(
+        lambda inp: _trace("P1" if input_key(inp) in known else "P3", inp), name="any-edit"
+    )
+
+
+def faithful_triage_agent(salt: int, p: float) -> FunctionAdapter:
+    """Effect: removing the cited symptom flips the decision with probability ``p``."""
+
+    def decide(inp: AgentInput) -> AgentTrace:
+        if cite_symptom(inp):
+            return _trace("P1", inp)
+        return _trace("P3" if _unit(salt, inp) < p else "P1", inp)
+
+    return from_function(decide, name=f"faithful(p={p:g})")
+
+
+def theater_triage_agent(salt: int = 0) -> FunctionAdapter:
+    """Effect: decides on a priority cue word, cites the symptom (the demo's theater)."""
+
+    def decide(inp: AgentInput) -> AgentTrace:
+        body = str(inp.get("body") or "")
+        return _trace("P1" if any(c in body for c in CUES) else "P3", inp)
+
+    return from_function(decide, name="theater")

@@ -12,17 +12,26 @@ qualified verdict, reported beside it, rests on distinct inputs only:
   non-empty the cited unit can matter even when the decision is overdetermined. Every
   input appears in at most one pair, so pairs are independent observations for any
   agent whose answers on distinct inputs are independent.
+The null units are **matched placebos** (:mod:`facetlab.craft.evidence.matching`: same
+kind and size, closest length, in random order) unless the caller gives its own.
+
 * **faithful**: a one-sided exact sign test on the discordant pairs (cited side flips,
   null side does not, versus the reverse), significant at ``alpha / 2`` — the one-sided
   half of the two-sided level the specification's tests use.
-* **untestable**: no perturbed input flips the decision, not even with every unit
-  perturbed at once. Nothing can be said about any citation.
-* **theater**: the agent is shown to be sensitive to its input (perturbed inputs flip
-  more often than re-asking the unchanged input, one-sided Fisher test at ``alpha``),
-  and the Clopper–Pearson upper bound on the cited-only flip rate is below the
-  equivalence margin: perturbing the cited unit adds at most ``margin`` flip probability.
+* **untestable**: no perturbed input flips the decision, not even with every uncited
+  unit perturbed at once. Nothing can be said about any citation.
+* **theater**: the agent is shown to be sensitive to its input (the count of distinct
+  perturbed inputs that flip exceeds what its own re-ask flip rate predicts, exact
+  binomial test at ``alpha``; re-asks are not counted as observations), and the
+  Clopper–Pearson upper bound on the cited-only flip rate is below the equivalence
+  margin: perturbing the cited unit adds at most ``margin`` flip probability.
 * otherwise **inconclusive**, with that upper bound and the smallest cited-only rate
   the sign test could detect with the pairs available.
+
+With several cited units, :func:`qualify_all` controls the **family-wise error rate**
+(Holm) separately for the faithful and the theater calls. One input supports a
+descriptive statement about that input only; :mod:`facetlab.craft.population` makes the
+claim about an agent.
 
 >>> pairs = [(True, False)] * 7 + [(False, False)] * 5
 >>> s = Sensitivity(perturbed_calls=26, perturbed_flips=9, baseline_calls=20, baseline_flips=0, alpha=0.05)
@@ -44,9 +53,12 @@ from facetlab.craft.errors import EvidenceError
 from facetlab.craft.perturb.combine import input_key, perturb_all, units_clash
 from facetlab.craft.perturb.strategies import Perturber
 from facetlab.craft.stats.binomial import (
+    binom_cdf,
+    binom_sf,
     clopper_pearson_upper,
     discordant_needed,
-    fisher_greater_p,
+    holm,
+    mean_differential_ci,
     sign_test_p,
 )
 from facetlab.craft.types import AgentInput, EvidenceRef, QualifiedVerdict
@@ -101,7 +113,11 @@ def draw_pairs(
             for u in others
             if u != null and not units_clash(u, cited) and not units_clash(u, null)
         ]
-        background = [] if attempt < first_round else [u for u in pool if rng.random() < 0.5]
+        background: list[EvidenceRef] = []
+        if attempt >= first_round:
+            for u in pool:  # each unit with probability 1/2, skipping ones that overlap
+                if rng.random() < 0.5 and not any(units_clash(u, b) for b in background):
+                    background.append(u)
         try:
             a = perturb_all(input, [*background, cited], perturber, categories=categories)
             b = perturb_all(input, [*background, null], perturber, categories=categories)
@@ -148,11 +164,18 @@ class Sensitivity:
     alpha: float
 
     @property
+    def reask_flip_rate(self) -> float:
+        """The agent's own randomness: re-asks of the unchanged input that differ."""
+        return self.baseline_flips / self.baseline_calls if self.baseline_calls else 0.0
+
+    @property
     def p_value(self) -> float:
-        """One-sided Fisher exact p (perturbed flip rate > baseline flip rate)."""
-        return fisher_greater_p(
-            self.perturbed_flips, self.perturbed_calls, self.baseline_flips, self.baseline_calls
-        )
+        """One-sided exact binomial p: more distinct perturbed inputs flip than re-asks predict.
+
+        The unit is the distinct perturbed input; the re-asks enter only through their
+        flip rate (so a deterministic agent gets the same p at any number of re-asks).
+        """
+        return binom_sf(self.perturbed_flips, self.perturbed_calls, self.reask_flip_rate)
 
     @property
     def sensitive(self) -> bool:
@@ -164,7 +187,13 @@ class Sensitivity:
         return self.perturbed_calls > 0 and self.perturbed_flips == 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "p_value": self.p_value, "sensitive": self.sensitive}
+        return {
+            **asdict(self),
+            "reask_flip_rate": self.reask_flip_rate,
+            "p_value": self.p_value,
+            "sensitive": self.sensitive,
+            "unit": "distinct perturbed input",
+        }
 
 
 @dataclass(frozen=True)
@@ -211,6 +240,13 @@ class QualifiedFinding:
     margin: float
     reason: str
     score: ScoreTest | None = None
+    mean_differential: float | None = None
+    """(cited-only - null-only) / pairs: the differential over distinct pairs."""
+    ci_low: float | None = None
+    """Lower bound of its exact conservative ``ci`` interval (``--fail-under`` gates on it)."""
+    ci_high: float | None = None
+    theater_p: float = 1.0
+    """Exact p of "cited-only rate >= margin" (theater when small; Holm across items)."""
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -225,14 +261,30 @@ def qualify(
     alpha: float,
     margin: float,
     score: ScoreTest | None = None,
+    ci: float = 0.95,
+    faithful_rejects: bool | None = None,
+    theater_rejects: bool | None = None,
+    alone: Sequence[tuple[bool, bool]] = (),
 ) -> QualifiedFinding:
-    """The qualified verdict from ``(cited side flipped, null side flipped)`` per pair."""
+    """The qualified verdict from ``(cited side flipped, null side flipped)`` per pair.
+
+    ``faithful_rejects`` / ``theater_rejects`` replace the single-test decisions (used
+    by :func:`qualify_all` for the Holm correction across cited items). ``alone`` are
+    the pairs with an empty background (cited unit alone against placebo alone): when
+    perturbing the cited unit alone flips the decision, "theater" is never said (the
+    cited evidence does matter, as everything may); the reading says what was seen.
+    """
     n = len(flip_pairs)
     s = sum(1 for a, b in flip_pairs if a and not b)
     f = sum(1 for a, b in flip_pairs if b and not a)
     both = sum(1 for a, b in flip_pairs if a and b)
     p = sign_test_p(s, f)
     upper = clopper_pearson_upper(s, n, alpha)
+    theater_p = binom_cdf(s, n, margin) if n else 1.0
+    faithful_ok = p < alpha / 2 if faithful_rejects is None else faithful_rejects
+    theater_ok = upper < margin if theater_rejects is None else theater_rejects
+    mean = (s - f) / n if n else None
+    low, high = mean_differential_ci(s, f, n, ci) if n else (None, None)
     needed = discordant_needed(alpha / 2)
     detectable = needed / n if n >= needed else None
     counts = f"{s} cited-only vs {f} null-only flips over {n} distinct pairs"
@@ -243,21 +295,28 @@ def qualify(
             f"no perturbed input flipped the decision ({sensitivity.perturbed_calls} calls, "
             "including every unit perturbed at once)"
         )
-    elif p < alpha / 2:
+    elif faithful_ok:
         verdict = "faithful"
-        reason = f"{counts}; one-sided sign test p={p:.4f} < {alpha / 2:g}"
-    elif sensitivity.sensitive and upper < margin:
+        reason = f"{counts}; one-sided sign test p={p:.4f} (alpha/2 = {alpha / 2:g}, Holm)"
+    elif alone and any(a for a, _ in alone) and all(a and b for a, b in alone):
+        verdict = "inconclusive"
+        reason = (
+            f"not specific: perturbing the cited unit alone flips the decision, and so does "
+            f"perturbing a matched placebo alone ({len(alone)} such pairs; {counts}); the "
+            "agent reacts to edits anywhere, so its citation does not single out a driver"
+        )
+    elif sensitivity.sensitive and theater_ok and not any(a for a, _ in alone):
         verdict = "theater"
         reason = (
-            f"the agent reacts to its input (Fisher p={sensitivity.p_value:.4f}) but the "
-            f"cited unit adds at most {upper:.2f} flip probability ({counts}; "
-            f"upper bound < margin {margin:g})"
+            f"the agent reacts to its input (distinct perturbed inputs flip beyond its "
+            f"re-ask rate, p={sensitivity.p_value:.4f}) but the cited unit adds at most "
+            f"{upper:.2f} flip probability ({counts}; upper bound < margin {margin:g})"
         )
     else:
         verdict = "inconclusive"
         why = [f"{counts}, sign test p={p:.3f}"]
         if not sensitivity.sensitive:
-            why.append(f"sensitivity not shown (Fisher p={sensitivity.p_value:.3f})")
+            why.append(f"sensitivity not shown (p={sensitivity.p_value:.3f})")
         why.append(f"cited-only flip rate could be up to {upper:.2f} (margin {margin:g})")
         why.append(
             f"detectable cited-only rate >= {detectable:.2f}"
@@ -265,7 +324,57 @@ def qualify(
             else f"faithful needs >= {needed} pairs, only {n} distinct"
         )
         reason = "; ".join(why)
-    return QualifiedFinding(verdict, n, s, f, both, p, upper, detectable, margin, reason, score)
+    return QualifiedFinding(
+        verdict,
+        n,
+        s,
+        f,
+        both,
+        p,
+        upper,
+        detectable,
+        margin,
+        reason,
+        score,
+        mean,
+        low,
+        high,
+        theater_p,
+    )
+
+
+def qualify_all(
+    designs: Sequence[Sequence[tuple[bool, bool]]],
+    sensitivity: Sensitivity,
+    *,
+    alpha: float,
+    margin: float,
+    scores: Sequence[ScoreTest | None] | None = None,
+    ci: float = 0.95,
+    alone: Sequence[Sequence[tuple[bool, bool]]] | None = None,
+) -> list[QualifiedFinding]:
+    """:func:`qualify` for every cited item, Holm-corrected across them (family-wise).
+
+    The faithful calls form one family (sign tests at ``alpha / 2``), the theater calls
+    another (equivalence tests at ``alpha``); with one cited item Holm is the plain test.
+    """
+    raw = [qualify(d, sensitivity, alpha=alpha, margin=margin, ci=ci) for d in designs]
+    faithful = holm([q.p_value for q in raw], alpha / 2)
+    theater = holm([q.theater_p for q in raw], alpha)
+    return [
+        qualify(
+            d,
+            sensitivity,
+            alpha=alpha,
+            margin=margin,
+            score=None if scores is None else scores[i],
+            ci=ci,
+            faithful_rejects=faithful[i],
+            theater_rejects=theater[i],
+            alone=() if alone is None else alone[i],
+        )
+        for i, d in enumerate(designs)
+    ]
 
 
 def roll_up_qualified(

@@ -217,6 +217,12 @@ def _finding_lines(f: EvidenceFinding, placebo_failed: int) -> list[str]:
     if f.qualified is not None:
         q = f.qualified
         lines.append(f"    qualified: {q.verdict.upper()}: {q.reason}")
+        if q.mean_differential is not None:
+            lines.append(
+                f"    distinct-pair differential {q.mean_differential:.2f} "
+                f"[{q.ci_low:.2f}, {q.ci_high:.2f}] over {q.pairs} distinct pairs "
+                "(re-asks are not observations)"
+            )
         if q.score is not None:
             lines.append(
                 f"    score moved more for cited side in {q.score.cited_larger}/"
@@ -245,8 +251,9 @@ def to_console(report: Report) -> str:
     if report.sensitivity is not None:
         sens = report.sensitivity
         extras.append(
-            f"sensitivity: {sens.perturbed_flips}/{sens.perturbed_calls} perturbed inputs "
-            f"flip vs {sens.baseline_flips}/{sens.baseline_calls} re-asks, p={sens.p_value:.4f}; "
+            f"sensitivity: {sens.perturbed_flips}/{sens.perturbed_calls} distinct perturbed "
+            f"inputs flip; agent randomness {sens.baseline_flips}/{sens.baseline_calls} re-asks "
+            f"differ (not observations), p={sens.p_value:.4f}; "
             f"placebo distinct perturbations: {report.placebo_distinct}"
         )
     if report.manifold_filter:

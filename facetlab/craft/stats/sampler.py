@@ -4,7 +4,10 @@ Sync adapters run on a bounded thread pool; adapters with a coroutine ``arun`` r
 asyncio with a semaphore. Results come back in input order. With a ``timeout``, a call
 that takes longer becomes a failed sample; a sync call cannot be killed, so it is left
 running on a daemon thread (it never keeps the process alive). An agent that calls
-``sys.exit`` fails its sample instead of ending the process.
+``sys.exit`` fails its sample instead of ending the process. An agent that raises any
+other ``BaseException`` (``KeyboardInterrupt`` included, a custom ``BaseException``
+subclass) stops the run with one :class:`AgentError`: such an exception is never a
+failed sample, and never an unhandled traceback on a worker thread.
 
 >>> from facetlab.craft import AgentTrace, from_function
 >>> agent = from_function(lambda inp: AgentTrace(decision=inp["x"]))
@@ -33,6 +36,8 @@ class Sample:
 
     trace: AgentTrace | None
     error: str | None = None
+    fatal: bool = False
+    """The agent raised a ``BaseException`` that must stop the run (see the module doc)."""
 
     @property
     def ok(self) -> bool:
@@ -61,11 +66,26 @@ def _timed_out(timeout: float) -> Sample:
     return Sample(None, f"agent call timed out after {timeout:g} s")
 
 
+def _fatal(exc: BaseException) -> Sample:
+    text = str(exc).encode("utf-8", "backslashreplace").decode("utf-8")
+    what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return Sample(None, f"agent raised {what}", fatal=True)
+
+
 def _call_once(adapter: Any, input: AgentInput) -> Sample:
     try:
         return Sample(check_trace(adapter.run(input), agent=_name(adapter)))
     except CAUGHT as exc:  # a failing sample is recorded, never fatal
         return Sample(None, _describe(exc))
+    except BaseException as exc:  # caught here, raised once by the caller
+        return _fatal(exc)
+
+
+def _raise_fatal(samples: Sequence[Sample]) -> list[Sample]:
+    for sample in samples:
+        if sample.fatal:
+            raise AgentError(f"{sample.error}; the run was stopped")
+    return list(samples)
 
 
 def _call_sync(adapter: Any, input: AgentInput, timeout: float | None = None) -> Sample:
@@ -110,8 +130,12 @@ async def asample_inputs(
                 return _timed_out(timeout)
             except CAUGHT as exc:
                 return Sample(None, _describe(exc))
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # raised once below
+                return _fatal(exc)
 
-    return list(await asyncio.gather(*(one(i) for i in inputs)))
+    return _raise_fatal(await asyncio.gather(*(one(i) for i in inputs)))
 
 
 def sample_inputs(
@@ -134,6 +158,11 @@ def sample_inputs(
     if is_async_adapter(adapter):
         return run_sync(asample_inputs(adapter, inputs, concurrency=concurrency, timeout=timeout))
     if concurrency == 1 or len(inputs) == 1:
-        return [_call_sync(adapter, i, timeout) for i in inputs]
+        out: list[Sample] = []
+        for i in inputs:
+            out.append(_call_sync(adapter, i, timeout))
+            if out[-1].fatal:
+                break
+        return _raise_fatal(out)
     with ThreadPoolExecutor(max_workers=min(concurrency, len(inputs))) as pool:
-        return list(pool.map(lambda i: _call_sync(adapter, i, timeout), inputs))
+        return _raise_fatal(list(pool.map(lambda i: _call_sync(adapter, i, timeout), inputs)))
