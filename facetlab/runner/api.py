@@ -24,6 +24,8 @@ from typing import Any, ParamSpec, TextIO, TypeVar
 
 from facetlab.backends._common import redact_url
 from facetlab.backends.base import Backend, SamplingParams
+from facetlab.client.limits import Limits
+from facetlab.client.retry import RetryPolicy
 from facetlab.errors import ConfigError, StorageError, SweepInterrupted
 from facetlab.records.own import read_records
 from facetlab.records.schema import TrialRecord
@@ -43,12 +45,10 @@ from facetlab.runner.execute import (
     records_dir,
 )
 from facetlab.runner.interrupt import Interrupter
-from facetlab.runner.limits import Limits
 from facetlab.runner.lock import sweep_lock
 from facetlab.runner.options import RunOptions
 from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, plan_sweep
 from facetlab.runner.progress import Mode, Progress, ProgressDisplay, RunStats
-from facetlab.runner.retry import RetryPolicy
 from facetlab.runner.sweepfile import read_sweep_json, write_sweep_json
 from facetlab.syncbridge import run_sync
 
@@ -476,7 +476,15 @@ def summary_line(stats: RunStats) -> str:
     bad = {k: v for k, v in stats.parse_status.items() if k != "ok"}
     if bad:
         text += "; parse: " + ", ".join(f"{k} {v}" for k, v in sorted(bad.items()))
-    return text
+    return text + failure_lines(stats)
+
+
+def failure_lines(stats: RunStats) -> str:
+    """Failed trials counted by cause, most frequent first, one example trial id each."""
+    causes = sorted(stats.failure_causes.items(), key=lambda item: (-item[1][0], item[0]))
+    return "".join(
+        f"\n  failed: {count} x {cause} (e.g. {example})" for cause, (count, example) in causes
+    )
 
 
 def _blocking(coro_fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:

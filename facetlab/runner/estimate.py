@@ -2,7 +2,7 @@
 
 Tokens are estimated as prompt characters / 4 (plus the system prompt); replies as
 a typical length per probe, capped at ``max_tokens``, with the worst case (every
-reply at ``max_tokens``) beside it. Prices come from :mod:`facetlab.runner.pricing`.
+reply at ``max_tokens``) beside it. Prices come from :mod:`facetlab.client.pricing`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from facetlab.client.cache import ResponseCache
+from facetlab.client.pricing import cost_usd, estimate_tokens
 from facetlab.errors import BudgetExceededError
-from facetlab.runner.cache import ResponseCache
 from facetlab.runner.execute import existing_status, keeps_record
 from facetlab.runner.plan import Plan, Trial
-from facetlab.runner.pricing import cost_usd, estimate_tokens
 
 # Rough reply lengths per probe, for estimates only (a weight line plus yes/no is ~30
 # tokens; models that reason first write several hundred). Capped at max_tokens.

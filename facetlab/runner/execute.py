@@ -29,24 +29,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
-
 import facetlab
 from facetlab.backends._common import redact
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
-from facetlab.errors import ConfigError
+from facetlab.client.cache import ResponseCache
+from facetlab.client.limits import Limits, ProviderLimiter
+from facetlab.client.meter import NO_RESERVATION, CostMeter
+from facetlab.client.model import CallFailed, CallHooks, ModelClient, Stopped
+from facetlab.client.pricing import split_model
+from facetlab.client.retry import RetryPolicy, describe, is_rate_limit
+from facetlab.errors import BudgetExceededError, ConfigError
 from facetlab.jsonio import read_json_file
 from facetlab.models import canonical_model
 from facetlab.probes import WEIGHTED_PROBES
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.own import write_record
 from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
-from facetlab.runner.cache import ResponseCache
-from facetlab.runner.limits import Limits, ProviderLimiter
 from facetlab.runner.plan import ProbeSuite, Trial, weight_estimates
-from facetlab.runner.pricing import cost_usd, split_model
 from facetlab.runner.progress import Progress, ProgressDisplay, RunStats
-from facetlab.runner.retry import RetryPolicy, describe, is_rate_limit, is_transient, retry_after_of
 from facetlab.timestamps import now_iso
 
 UNCACHED_PROVIDERS = frozenset({"replay", "simulated"})
@@ -56,8 +56,11 @@ Collector = Callable[["Executor", Sequence[Trial]], Awaitable[None]]
 """Answers pending trials through an executor (the batch path)."""
 
 
-class _Stopped(Exception):
-    """Raised instead of a call once the run is stopping (never retried, never recorded)."""
+class _Unset:
+    """No cost given: price the response here (answers that did not come through a client)."""
+
+
+_UNSET = _Unset()
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,38 @@ class ExecOptions:
     """After an interrupt, how long calls in flight may still finish before they are cancelled."""
     secrets: tuple[str, ...] = ()
     """Known key values, removed from every stored reply (a provider may echo a header)."""
+
+
+class _ExecutorHooks(CallHooks):
+    """The executor's live counters, told by its clients what each call is doing."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+        self.progress = executor.progress
+        self.stats = executor.stats
+
+    def stopped(self) -> bool:
+        return self.executor.stop  # budget reached, interrupted or disk full
+
+    def call_started(self) -> None:
+        self.progress.in_flight += 1
+        self.stats.calls += 1
+
+    def call_ended(self) -> None:
+        self.progress.in_flight -= 1
+
+    def retry_waiting(self, error: BaseException) -> None:
+        self.stats.retries += 1
+        if is_rate_limit(error):
+            self.stats.rate_limited += 1
+        self.progress.retrying += 1
+        self.executor.refresh_display()
+
+    def retry_started(self) -> None:
+        self.progress.retrying -= 1
+
+    def cancelled(self) -> None:
+        self.stats.cancelled_in_flight += 1
 
 
 def records_dir(out: Path) -> Path:
@@ -220,6 +255,9 @@ class Executor:
         self._estimate = estimate_tokens or (lambda t: 0)
         self._rng = random.Random(options.rng_seed)
         self._tasks: list[asyncio.Future[None]] = []
+        self.meter = CostMeter(options.budget_usd)
+        self._clients: dict[str, ModelClient] = {}
+        self._hooks = _ExecutorHooks(self)
 
     def limiter(self, provider: str) -> ProviderLimiter:
         """The one limiter of ``provider`` (its own limits, else the defaults)."""
@@ -227,6 +265,26 @@ class Executor:
             lim = self.options.limits.get(provider, self.options.default_limits)
             self._limiters[provider] = ProviderLimiter(lim)
         return self._limiters[provider]
+
+    def client(self, model: str) -> ModelClient:
+        """The one client of ``model``: its provider's limiter, the run's meter and retry policy."""
+        found = self._clients.get(model)
+        if found is None:
+            backend = self.backends.get(model)
+            if backend is None:
+                raise ConfigError(f"no backend for model {model!r}")
+            found = ModelClient(
+                backend,
+                limiter=self.limiter(backend.provider),
+                retry=self.options.retry,
+                timeout_s=self.options.timeout_s,
+                meter=self.meter,
+                cache=self.cache,
+                price_model=model,
+                rng=self._rng,
+            )
+            self._clients[model] = found
+        return found
 
     def refresh_display(self) -> None:
         """Redraw live progress (also called by the batch collector while it polls)."""
@@ -261,19 +319,20 @@ class Executor:
         self.refresh_display()
 
     def _account(
-        self, trial: Trial, response: ModelResponse, *, batch: bool = False
+        self, trial: Trial, response: ModelResponse, cost: float | _Unset | None
     ) -> float | None:
-        cost = cost_usd(
-            trial.model, response.usage.input_tokens, response.usage.output_tokens, batch=batch
-        )
+        """Count a paid response's tokens and cost (settled on the meter by the client,
+        or here for answers that came another way: provider batches)."""
+        if isinstance(cost, _Unset):
+            client = self.client(trial.model)
+            cost = client.cost_of(response, batch=True)
+            self.meter.settle(NO_RESERVATION, cost)
         self.stats.input_tokens += response.usage.input_tokens or 0
         self.stats.output_tokens += response.usage.output_tokens or 0
-        if cost is not None:
-            self.stats.spend_usd += cost
-        else:
+        if cost is None:
             self.stats.unpriced += 1
-        budget = self.options.budget_usd
-        if budget is not None and self.stats.spend_usd >= budget and not self.stop:
+        self.stats.spend_usd = self.meter.spent_usd
+        if self.meter.exhausted and not self.stop:
             self.stop = True
             self.stats.stopped_by_budget = True
         return cost
@@ -328,8 +387,14 @@ class Executor:
         attempts: int,
         started_at: str,
         batch: bool = False,
+        cost: float | _Unset | None = None,
     ) -> None:
-        """Cache, price, parse and record a fresh (paid) response."""
+        """Cache, price, parse and record a fresh (paid) response.
+
+        ``cost`` is what the client charged; a batch result (``batch=True``) is priced here.
+        """
+        if batch:
+            cost = _UNSET
         if self.options.secrets:
             response = dataclasses.replace(
                 response, text=redact(response.text, self.options.secrets)
@@ -339,7 +404,7 @@ class Executor:
                 self.cache.put(trial.key, response, batch=batch)
             except OSError as exc:
                 self._storage_failed(exc, f"the cache entry of {trial.trial_id}")
-        cost = self._account(trial, response, batch=batch)
+        cost = self._account(trial, response, cost)
         parsed = safe_parse(self.suite, trial, response.text, self.options.parser)
         self._finish(
             build_record(
@@ -358,8 +423,14 @@ class Executor:
             )
         )
 
-    def finish_failure(self, trial: Trial, error: str, *, attempts: int, started_at: str) -> None:
-        """Record a trial that failed for good, with the provider's message."""
+    def finish_failure(
+        self, trial: Trial, error: str, *, attempts: int, started_at: str, cause: str | None = None
+    ) -> None:
+        """Record a trial that failed for good, with the provider's message.
+
+        ``cause`` (a short category) is counted for the console's summary.
+        """
+        self.stats.count_failure(cause or error.split(":", 1)[0], trial.trial_id)
         self._finish(
             build_record(
                 trial,
@@ -397,103 +468,30 @@ class Executor:
                 await self._call(trial)
 
     async def _call(self, trial: Trial) -> None:
-        """Call the trial's backend with retries (``tenacity``); record the outcome."""
-        backend = self.backends.get(trial.model)
-        if backend is None:
-            raise ConfigError(f"no backend for model {trial.model!r}")
-        limiter = self.limiter(backend.provider)
-        policy = self.options.retry
+        """Ask the trial's model through its client (limits, retries, budget); record the outcome."""
+        client = self.client(trial.model)
         request = ModelRequest(trial.prompt, trial.request_params(), trial.context())
-        tokens = self._estimate(trial)
         started_at = now_iso()
-        waiting = [False]  # between a failed attempt and the next: shown as "retrying"
-
-        def retryable(error: BaseException) -> bool:
-            return is_transient(error, backend) and not self._too_long(error)
-
-        def before_sleep(state: RetryCallState) -> None:
-            error = state.outcome.exception() if state.outcome is not None else None
-            self.stats.retries += 1
-            if error is not None and is_rate_limit(error):
-                limiter.rate_limited()
-                self.stats.rate_limited += 1
-                retry_after = retry_after_of(error)
-                if retry_after is not None:
-                    limiter.pause(retry_after)
-            waiting[0] = True
-            self.progress.retrying += 1
-            self.refresh_display()
-
-        async def attempt_once() -> tuple[ModelResponse, float]:
-            if waiting[0]:
-                waiting[0] = False
-                self.progress.retrying -= 1
-            return await self._attempt(backend, limiter, request, tokens)
-
-        attempts = 0
         try:
-            async for attempt in AsyncRetrying(
-                stop=stop_after_attempt(policy.max_attempts),
-                wait=policy.tenacity_wait(self._rng),
-                retry=retry_if_exception(retryable),
-                before_sleep=before_sleep,
-                reraise=True,
-            ):
-                with attempt:
-                    attempts = attempt.retry_state.attempt_number
-                    response, started = await attempt_once()
-        except _Stopped:  # no new call once stopped: no record, the next run asks again
+            answer = await client.call(request, tokens=self._estimate(trial), hooks=self._hooks)
+        except Stopped:  # no new call once stopped: no record, the next run asks again
             self.stats.not_started += 1
             return
-        except Exception as error:  # not CancelledError (a BaseException): that propagates
+        except BudgetExceededError:  # this call's worst case does not fit what is left
+            self.stats.not_started += 1
+            self.stats.stopped_by_budget = True
+            self.stop = True
+            return
+        except CallFailed as failure:
             self.finish_failure(
-                trial, self._failure_message(error, backend, attempts),
-                attempts=attempts, started_at=started_at,
+                trial, str(failure), attempts=failure.attempts, started_at=started_at,
+                cause=failure.cause,
             )  # fmt: skip
             return
-        finally:
-            if waiting[0]:
-                self.progress.retrying -= 1
-        limiter.accepted(started)
-        self.finish_response(trial, response, attempts=attempts, started_at=started_at)
-
-    async def _attempt(
-        self, backend: Backend, limiter: ProviderLimiter, request: ModelRequest, tokens: int
-    ) -> tuple[ModelResponse, float]:
-        """One call within the provider's limits: the response and its start time."""
-        timeout = self.options.timeout_s
-        async with limiter.slot(tokens) as started:
-            if self.stop:  # budget reached, interrupted or disk full
-                raise _Stopped
-            self.progress.in_flight += 1
-            self.stats.calls += 1
-            try:
-                call = backend.agenerate(request)
-                response = await (asyncio.wait_for(call, timeout) if timeout else call)
-            except asyncio.CancelledError:
-                self.stats.cancelled_in_flight += 1
-                raise
-            finally:
-                self.progress.in_flight -= 1
-        return response, started
-
-    def _too_long(self, error: BaseException) -> bool:
-        retry_after = retry_after_of(error)
-        return retry_after is not None and retry_after > self.options.retry.max_retry_after_s
-
-    def _failure_message(self, error: BaseException, backend: Backend, attempts: int) -> str:
-        message = describe(error)
-        if not is_transient(error, backend):
-            return message
-        if self._too_long(error):
-            cap = self.options.retry.max_retry_after_s
-            # a provider asking for an hour must not hold the sweep for an hour
-            return (
-                f"{message} (the provider asked to wait {retry_after_of(error):g}s "
-                f"(retry-after), more than the cap of {cap:g}s: not retried; raise the cap "
-                "with --max-retry-after or re-run later with --retry-errors)"
-            )
-        return f"{message} (gave up after {attempts} attempts)"
+        self.finish_response(
+            trial, answer.response, attempts=answer.attempts, started_at=started_at,
+            cost=answer.cost_usd,
+        )  # fmt: skip
 
     def interrupt(self) -> None:
         """Stop starting calls; cancel those still in flight after the grace period.

@@ -45,8 +45,8 @@ def _candidates(provider: str) -> list[str]:
             return sorted(load_index().models())
         except Exception:  # no data: the backend's own error says so
             return []
+    from facetlab.client.pricing import price_table
     from facetlab.models import MODELS
-    from facetlab.runner.pricing import price_table
 
     return sorted({i for m in MODELS for i in m.provider_ids} | set(price_table()))
 

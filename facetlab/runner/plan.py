@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from facetlab.backends.base import SamplingParams, TrialContext
+from facetlab.client.cache import cache_key
 from facetlab.errors import ConfigError
 from facetlab.probes import PROBES
 from facetlab.probes.base import ParseResult
-from facetlab.runner.cache import cache_key
 
 KNOWN_PROBES: tuple[str, ...] = tuple(PROBES)
 """Probe names a sweep accepts: the keys of :data:`facetlab.probes.PROBES`."""

@@ -1,0 +1,299 @@
+"""``ModelClient``: the one way facetlab calls a model.
+
+A backend sends one request and says what a failure was; the client does
+everything around it: waits for the provider's limits (concurrency, requests and
+tokens per window, a ``retry-after`` pause), reserves the call's worst-case cost
+against the budget, calls with a timeout, retries what the provider calls
+retryable (never sooner than its ``retry-after``, never for longer than the cap),
+settles the cost and, given a key, answers from and stores into the response cache.
+The sweep runner, CRAFT's LLM adapters, the FACET-CRAFT bridge and ``facetlab
+draft`` all call models through it; nothing else calls a backend's ``agenerate``
+(``tests/test_client_only_caller.py``).
+
+>>> from facetlab.backends import get_backend
+>>> client = ModelClient(get_backend("simulated/wadd"))           # doctest: +SKIP
+>>> answer = await client.generate(ModelRequest("..."))           # doctest: +SKIP
+>>> answer.response.text, answer.attempts, answer.cost_usd        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from facetlab.backends.base import Backend, ModelRequest, ModelResponse
+from facetlab.client.cache import ResponseCache
+from facetlab.client.limits import Limits, ProviderLimiter
+from facetlab.client.meter import CostMeter, Reservation
+from facetlab.client.pricing import cost_usd, estimate_tokens, price_for
+from facetlab.client.retry import (
+    RetryPolicy,
+    describe,
+    is_rate_limit,
+    is_transient,
+    retry_after_of,
+)
+from facetlab.errors import BackendError, BudgetExceededError, ConfigError
+
+
+class CallFailed(BackendError):
+    """A call that failed for good: the provider's last error, how often it was tried, and why.
+
+    ``message`` is the full line a record keeps; ``cause`` a short category the console
+    counts failures by (``HTTP 400``, ``retry-after above the 120s cap``, ``timeout``...).
+    """
+
+    def __init__(self, message: str, *, cause: str, attempts: int, error: BaseException) -> None:
+        super().__init__(
+            message,
+            provider=getattr(error, "provider", ""),
+            status=getattr(error, "status", None),
+            transient=False,
+        )
+        self.cause = cause
+        self.attempts = attempts
+        self.error = error
+
+
+class Stopped(Exception):
+    """The caller asked to stop (budget, interrupt, full disk): no call was made."""
+
+
+class CallHooks:
+    """What a caller wants to hear about a call (the runner's live progress); no-ops here."""
+
+    def stopped(self) -> bool:
+        """Checked right before a request leaves: True refuses it with :class:`Stopped`."""
+        return False
+
+    def call_started(self) -> None: ...
+
+    def call_ended(self) -> None: ...
+
+    def retry_waiting(self, error: BaseException) -> None:
+        """A failed attempt will be retried after a backoff."""
+
+    def retry_started(self) -> None:
+        """The attempt after a backoff starts."""
+
+    def cancelled(self) -> None:
+        """A call in flight was cancelled (it may have been billed)."""
+
+
+_NO_HOOKS = CallHooks()
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A model's answer and what it took: attempts and cost (0 when it came from the cache)."""
+
+    response: ModelResponse
+    attempts: int
+    cost_usd: float | None
+    cached: bool = False
+
+
+def price_key(backend: Any) -> str:
+    """The price-table key of a backend: its own ``price_key`` or ``provider/model``."""
+    declared = getattr(backend, "price_key", None)
+    if isinstance(declared, str) and declared:
+        return declared
+    return f"{getattr(backend, 'provider', '')}/{getattr(backend, 'model', '')}"
+
+
+class ModelClient:
+    """Limits, retries, budget, cost and cache around one backend.
+
+    ``limiter`` and ``meter`` may be shared: the runner gives every model of one
+    provider the same limiter and every client of a run the same meter.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        limiter: ProviderLimiter | None = None,
+        limits: Limits | None = None,
+        retry: RetryPolicy | None = None,
+        timeout_s: float | None = 600.0,
+        meter: CostMeter | None = None,
+        cache: ResponseCache | None = None,
+        price_model: str | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.backend = backend
+        self.limiter = limiter or ProviderLimiter(limits or Limits())
+        self.retry = retry or RetryPolicy()
+        self.timeout_s = timeout_s
+        self.meter = meter or CostMeter()
+        self.cache = cache
+        self.price_model = price_model or price_key(backend)
+        self._rng = rng or random.Random()
+        if self.meter.budget_usd is not None and price_for(self.price_model) is None:
+            raise ConfigError(
+                f"--budget-usd needs a price for {self.price_model!r}, and the price table has "
+                "none; add it with FACETLAB_PRICES=<file.json>"
+            )
+
+    @property
+    def name(self) -> str:
+        """``provider/model`` of the backend."""
+        return f"{getattr(self.backend, 'provider', '?')}/{getattr(self.backend, 'model', '?')}"
+
+    def worst_cost(self, request: ModelRequest) -> float | None:
+        """The most ``request`` can cost: its estimated prompt and a reply at ``max_tokens``."""
+        system = request.params.system or ""
+        return cost_usd(
+            self.price_model, estimate_tokens(request.prompt + system), request.params.max_tokens
+        )
+
+    async def generate(
+        self,
+        request: ModelRequest,
+        *,
+        key: str | None = None,
+        tokens: int = 0,
+        hooks: CallHooks | None = None,
+    ) -> Answer:
+        """Answer ``request``: from the cache under ``key`` if there, else by calling the model.
+
+        Raises :class:`CallFailed` when every attempt failed, :class:`Stopped` when
+        ``hooks`` said stop, :class:`~facetlab.errors.BudgetExceededError` when the
+        call's worst case does not fit the budget (nothing was sent in the last two).
+        """
+        if key is None or self.cache is None:
+            return await self.call(request, tokens=tokens, hooks=hooks)
+        if (hit := self.cache.get(key)) is not None:
+            return Answer(hit, 0, 0.0, cached=True)
+        async with self.cache.claim(key):
+            if (hit := self.cache.get(key)) is not None:  # another process paid meanwhile
+                return Answer(hit, 0, 0.0, cached=True)
+            answer = await self.call(request, tokens=tokens, hooks=hooks)
+            self.cache.put(key, answer.response)
+            return answer
+
+    async def call(
+        self, request: ModelRequest, *, tokens: int = 0, hooks: CallHooks | None = None
+    ) -> Answer:
+        """Call the model (with retries), no cache; see :meth:`generate`."""
+        hooks = hooks or _NO_HOOKS
+        policy = self.retry
+        limiter = self.limiter
+        waiting = [False]  # between a failed attempt and the next one
+
+        def retryable(error: BaseException) -> bool:
+            return is_transient(error, self.backend) and not self._too_long(error)
+
+        def before_sleep(state: RetryCallState) -> None:
+            error = state.outcome.exception() if state.outcome is not None else None
+            if error is not None and is_rate_limit(error):
+                limiter.rate_limited()
+                retry_after = retry_after_of(error)
+                if retry_after is not None:
+                    limiter.pause(retry_after)
+            waiting[0] = True
+            hooks.retry_waiting(error or RuntimeError("retry"))
+
+        attempts = 0
+        try:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_attempt(policy.max_attempts),
+                wait=policy.tenacity_wait(self._rng),
+                retry=retry_if_exception(retryable),
+                before_sleep=before_sleep,
+                reraise=True,
+            ):
+                with attempt:
+                    attempts = attempt.retry_state.attempt_number
+                    if waiting[0]:
+                        waiting[0] = False
+                        hooks.retry_started()
+                    response, cost, started = await self._attempt(request, tokens, hooks)
+        except (Stopped, BudgetExceededError):
+            raise
+        except Exception as error:  # not CancelledError (a BaseException): that propagates
+            raise self._failed(error, attempts) from None
+        finally:
+            if waiting[0]:
+                hooks.retry_started()
+        limiter.accepted(started)
+        return Answer(response, attempts, cost)
+
+    async def _attempt(
+        self, request: ModelRequest, tokens: int, hooks: CallHooks
+    ) -> tuple[ModelResponse, float | None, float]:
+        """One call within the limits and the budget: response, cost and start time."""
+        async with self.limiter.slot(tokens) as started:
+            if hooks.stopped():
+                raise Stopped
+            reservation = self.meter.reserve(self.worst_cost(request))
+            hooks.call_started()
+            paid = False
+            try:
+                call = self.backend.agenerate(request)
+                timeout = self.timeout_s
+                response = await (asyncio.wait_for(call, timeout) if timeout else call)
+                paid = True
+            except asyncio.CancelledError:
+                hooks.cancelled()
+                raise
+            finally:
+                hooks.call_ended()
+                if not paid:
+                    self.meter.release(reservation)
+        cost = self.cost_of(response)
+        self.settle(reservation, cost)
+        return response, cost, started
+
+    def cost_of(self, response: ModelResponse, *, batch: bool = False) -> float | None:
+        """What ``response`` cost by the price table (None: no price or no usage)."""
+        return cost_usd(
+            self.price_model,
+            response.usage.input_tokens,
+            response.usage.output_tokens,
+            batch=batch,
+        )
+
+    def settle(self, reservation: Reservation, cost: float | None) -> None:
+        """Charge a paid call (its reservation when the cost is unknown)."""
+        self.meter.settle(reservation, cost)
+
+    def _too_long(self, error: BaseException) -> bool:
+        retry_after = retry_after_of(error)
+        return retry_after is not None and retry_after > self.retry.max_retry_after_s
+
+    def _failed(self, error: BaseException, attempts: int) -> CallFailed:
+        message = describe(error)
+        status = getattr(error, "status", None)
+        kind = f"HTTP {status}" if status else type(error).__name__
+        if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
+            kind = f"timeout (--timeout {self.timeout_s:g}s)"
+        if not is_transient(error, self.backend):
+            return CallFailed(
+                message, cause=f"{kind}, not retryable", attempts=attempts, error=error
+            )
+        if self._too_long(error):
+            cap = self.retry.max_retry_after_s
+            # a provider asking for an hour must not hold the sweep for an hour
+            return CallFailed(
+                f"{message} (the provider asked to wait {retry_after_of(error):g}s "
+                f"(retry-after), more than the cap of {cap:g}s: not retried; raise the cap "
+                "with --max-retry-after or re-run later with --retry-errors)",
+                cause=f"{kind} with a retry-after above the {cap:g}s cap (--max-retry-after)",
+                attempts=attempts,
+                error=error,
+            )
+        return CallFailed(
+            f"{message} (gave up after {attempts} attempts)",
+            cause=f"{kind}, still failing after {attempts} attempts",
+            attempts=attempts,
+            error=error,
+        )
+
+    async def aclose(self) -> None:
+        """Release the backend's connections."""
+        await self.backend.aclose()
