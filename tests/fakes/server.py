@@ -26,6 +26,7 @@ Behaviour knobs (all may be changed between requests; reads/writes are locked):
 - ``responder``: ``Callable[[FakeRequest], str]`` producing the reply text
   (default: :func:`default_responder`, deterministic in the prompt).
 - ``retry_after``: the value sent with scripted/random 429s (seconds).
+- ``alternate``: a fault answered to every other request (the 1st, 3rd, ...).
 
 Faults: ``RATE_LIMIT`` (429), ``SERVER_ERROR`` (500), ``OVERLOADED`` (529),
 ``BAD_REQUEST`` (400), ``UNAUTHORIZED`` (401), ``NOT_FOUND`` (404), ``GARBAGE``
@@ -175,6 +176,8 @@ class _Config:
     hang_s: float = 30.0
     script: deque[Fault] = field(default_factory=deque)
     fault_rates: dict[Fault, float] = field(default_factory=dict)
+    alternate: Fault | None = None
+    decided: int = 0
 
 
 class FakeLLMServer:
@@ -191,6 +194,7 @@ class FakeLLMServer:
         retry_after: float | None = 1.0,
         hang_s: float = 30.0,
         responder: Callable[[FakeRequest], str] = default_responder,
+        alternate: Fault | None = None,
         model_id: str | None = None,
         extra_routes: Mapping[tuple[str, str], Route] | None = None,
         host: str = "127.0.0.1",
@@ -204,6 +208,7 @@ class FakeLLMServer:
             hang_s=hang_s,
             script=deque(script or []),
             fault_rates=dict(fault_rates or {}),
+            alternate=alternate,
         )
         self._rng = random.Random(seed)
         self._accepted: deque[float] = deque()
@@ -313,6 +318,9 @@ class FakeLLMServer:
         with self._lock:
             cfg = self._config
             now = time.monotonic()
+            cfg.decided += 1
+            if cfg.alternate is not None and cfg.decided % 2 == 1:
+                return cfg.alternate.value, cfg.retry_after, cfg.latency_s
             if cfg.script:
                 return cfg.script.popleft().value, cfg.retry_after, cfg.latency_s
             for fault, rate in cfg.fault_rates.items():

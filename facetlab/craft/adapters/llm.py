@@ -177,8 +177,13 @@ class LLMAgentAdapter:
         temperature: float | None = 1.0,
         max_tokens: int = 1024,
         system: str | None = None,
+        client: Any | None = None,
     ) -> None:
+        from facetlab.client import ModelClient
+
         self.backend = backend
+        self.client: ModelClient = client or ModelClient(backend)
+        """Every call goes through it: retries, rate limits, budget (see :meth:`use_limits`)."""
         self.task = task
         self.decisions = list(decisions) if decisions else None
         self.temperature = temperature
@@ -192,9 +197,26 @@ class LLMAgentAdapter:
     def prompt(self, input: AgentInput) -> str:
         return build_prompt(input, task=self.task, decisions=self.decisions)
 
+    def use_limits(
+        self, *, budget_usd: float | None = None, requests_per_minute: float | None = None
+    ) -> None:
+        """Send later calls within a budget (USD) and a request rate (``craft --budget-usd --rpm``).
+
+        A call whose worst-case cost no longer fits the budget is not sent; the sample
+        fails with the budget's message.
+        """
+        self.client = limited_client(
+            self.backend, budget_usd=budget_usd, requests_per_minute=requests_per_minute
+        )
+
+    @property
+    def spend_usd(self) -> float:
+        """What this adapter's calls have cost so far (by the price table)."""
+        return float(self.client.meter.spent_usd)
+
     async def _call(self, input: AgentInput) -> AgentTrace:
         from facetlab.backends.base import ModelRequest, SamplingParams
-        from facetlab.errors import BackendError
+        from facetlab.errors import BackendError, BudgetExceededError
 
         request = ModelRequest(
             self.prompt(input),
@@ -204,7 +226,9 @@ class LLMAgentAdapter:
             context={"probe": "craft-agent"},
         )
         try:
-            response = await self.backend.agenerate(request)
+            response = (await self.client.generate(request)).response
+        except BudgetExceededError as exc:
+            raise AgentError(f"{self.name}: not sent, budget reached: {exc}") from exc
         except BackendError as exc:
             raise AgentError(f"{self.name}: backend error: {exc}") from exc
         if response.refusal:
@@ -224,6 +248,19 @@ class LLMAgentAdapter:
 
     async def aclose(self) -> None:
         await aon_backend_loop(self.backend.aclose())
+
+
+def limited_client(
+    backend: Any, *, budget_usd: float | None = None, requests_per_minute: float | None = None
+) -> Any:
+    """A :class:`~facetlab.client.ModelClient` for ``backend`` with a budget and a request rate."""
+    from facetlab.client import CostMeter, Limits, ModelClient
+
+    return ModelClient(
+        backend,
+        limits=Limits(requests_per_minute=requests_per_minute),
+        meter=CostMeter(budget_usd),
+    )
 
 
 DEFAULT_MODELS: dict[str, str] = {
