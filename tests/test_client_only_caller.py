@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import facetlab
 
 PACKAGE = Path(facetlab.__file__).resolve().parent
@@ -34,6 +36,7 @@ def test_scan_finds_calls_but_not_docstrings() -> None:
     assert generate_calls(code) == [3]
 
 
+@pytest.mark.slow  # reads every module (~0.5 s)
 def test_only_the_client_calls_a_backend() -> None:
     offenders = []
     for path in sorted(PACKAGE.rglob("*.py")):

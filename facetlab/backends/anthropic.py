@@ -31,7 +31,7 @@ from facetlab.backends._common import (
     sdk_client_options,
     sdk_error_types,
 )
-from facetlab.backends.base import ModelRequest, ModelResponse, SamplingParams, Usage
+from facetlab.backends.base import Declaration, ModelRequest, ModelResponse, SamplingParams, Usage
 
 ENV_KEY = "ANTHROPIC_API_KEY"
 logger = logging.getLogger("facetlab.backends.anthropic")
@@ -76,6 +76,7 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
     request_id_header = "request-id"
     unsupported_params: frozenset[str] = frozenset({"seed", "temperature", "top_p"})
     """Sampling parameters this API does not take; they are not sent."""
+    declaration = Declaration(sends=frozenset({"max_tokens", "system"}), batch_api="anthropic")
 
     def __init__(
         self,

@@ -14,7 +14,7 @@ records.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -125,6 +125,64 @@ class ModelResponse:
     latency_s: float | None = None
     refusal: bool = False
     provider_request_id: str | None = None
+
+
+SAMPLING_FIELDS: frozenset[str] = frozenset(
+    {"temperature", "max_tokens", "system", "seed", "top_p"}
+)
+"""Every :class:`SamplingParams` field."""
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """What a backend is, declared once by its class, so no layer above tests provider names.
+
+    >>> Declaration(sends=frozenset({"max_tokens", "system"})).sent(SamplingParams(temperature=0.7))
+    SamplingParams(temperature=None, max_tokens=1024, system=None, seed=None, top_p=None)
+    """
+
+    sends: frozenset[str] = SAMPLING_FIELDS
+    """The :class:`SamplingParams` fields its request body carries (the rest are not sent)."""
+    batch_api: str | None = None
+    """The provider batch API it answers through with ``--batch`` (``"anthropic"``, ``"openai"``)."""
+    free: bool = False
+    """Calls cost nothing (a local server, an offline reasoner): no price is needed."""
+    offline: bool = False
+    """Answers without a network, deterministically and for free: built before a sweep starts
+    (a misspelt name fails at once), never cached."""
+    model_names: str | None = None
+    """``"module:function"`` listing its model names (for a did-you-mean); None: the price table's."""
+    endpoint_env: tuple[str, ...] = ()
+    """Environment variables naming the server it talks to (``OLLAMA_HOST``): part of the
+    trial key when set, so two servers never share answers."""
+    endpoint_option: str | None = None
+    """A model-string option that names the server (Bedrock ``region``): when given it is
+    already in the model string, and ``endpoint_env`` is not read."""
+
+    def sent(self, params: SamplingParams) -> SamplingParams:
+        """``params`` as this backend sends them: fields it does not send are ``None``."""
+        unsent: dict[str, Any] = {
+            name: None for name in SAMPLING_FIELDS - self.sends if name != "max_tokens"
+        }
+        return replace(params, **unsent) if unsent else params
+
+    def unsent(self, params: SamplingParams) -> list[str]:
+        """The fields of ``params`` that were set but are not sent."""
+        return sorted(
+            name
+            for name in SAMPLING_FIELDS - self.sends
+            if name != "max_tokens" and getattr(params, name) is not None
+        )
+
+
+DEFAULT_DECLARATION = Declaration()
+"""A backend that declares nothing: sends every parameter, costs money, has no batch API."""
+
+
+def declaration_of(backend: object) -> Declaration:
+    """A backend's (or backend class's) :class:`Declaration`; the default when it has none."""
+    declared = getattr(backend, "declaration", None)
+    return declared if isinstance(declared, Declaration) else DEFAULT_DECLARATION
 
 
 @runtime_checkable

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,7 @@ import botocore.exceptions
 from botocore.parsers import ResponseParserError
 
 from facetlab.backends._common import option_float, parse_retry_after, redact
-from facetlab.backends.base import ModelRequest, ModelResponse, SamplingParams, Usage
+from facetlab.backends.base import Declaration, ModelRequest, ModelResponse, SamplingParams, Usage
 from facetlab.errors import BackendError, ConfigError, PermanentBackendError, TransientBackendError
 
 if TYPE_CHECKING:
@@ -138,6 +139,11 @@ class BedrockBackend:
 
     provider = "bedrock"
     unsupported_params: frozenset[str] = frozenset({"seed"})
+    declaration = Declaration(
+        sends=frozenset({"max_tokens", "system", "temperature", "top_p"}),
+        endpoint_env=("AWS_REGION", "AWS_DEFAULT_REGION"),
+        endpoint_option="region",
+    )
 
     def __init__(
         self,
@@ -158,6 +164,8 @@ class BedrockBackend:
         self.profile = profile
         self._access_key_id: str | None = None
         if client is None:
+            # boto3 reads AWS_DEFAULT_REGION; AWS_REGION (the AWS SDKs' and CLI v2's name) too
+            region = region or os.environ.get("AWS_REGION", "").strip() or None
             try:
                 session = boto3.Session(profile_name=profile, region_name=region)
             except botocore.exceptions.ProfileNotFound as exc:

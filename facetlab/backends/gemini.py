@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from facetlab.backends.base import Declaration
 from facetlab.backends.openai import OpenAIBackend
 
 GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
@@ -24,6 +25,7 @@ class GeminiBackend(OpenAIBackend):
 
     provider = "gemini"
     env_key = ENV_KEY
+    declaration = Declaration()  # every parameter sent; no batch API in facetlab
 
     def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
         options.setdefault("max_tokens_param", "max_tokens")

@@ -30,7 +30,7 @@ from facetlab.backends._common import (
     sdk_client_options,
     sdk_error_types,
 )
-from facetlab.backends.base import ModelRequest, ModelResponse, SamplingParams, Usage
+from facetlab.backends.base import Declaration, ModelRequest, ModelResponse, SamplingParams, Usage
 from facetlab.errors import ConfigError
 
 ENV_KEY = "OPENAI_API_KEY"
@@ -97,6 +97,7 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
     sdk_errors = sdk_error_types(openai)
     env_key = ENV_KEY
     unsupported_params: frozenset[str] = frozenset()
+    declaration = Declaration(batch_api="openai")
 
     def __init__(
         self,

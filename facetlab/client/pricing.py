@@ -75,9 +75,6 @@ _TABLE: dict[str, Price] = {
     **_OTHER_PRICES,
 }
 
-# Providers whose calls cost nothing (local servers, offline backends).
-FREE_PROVIDERS = frozenset({"replay", "simulated", "ollama", "fake"})
-
 
 def _overrides() -> dict[str, Price]:
     path = os.environ.get("FACETLAB_PRICES")
@@ -130,10 +127,14 @@ def split_model(model: str) -> tuple[str, str]:
 def price_for(model: str) -> Price | None:
     """The price of a model string or bare model id; ``None`` when unknown.
 
-    Free providers (replay, simulated, ollama) price at zero.
+    Providers that declare themselves free (local servers, offline reasoners) price
+    at zero; model-string options (``?region=``) never change the price.
     """
+    from facetlab.backends import provider_declaration
+
     provider, model_id = split_model(model)
-    if provider in FREE_PROVIDERS:
+    model_id = model_id.partition("?")[0]  # options (region, profile, timeout) do not change it
+    if provider and provider_declaration(provider).free:
         return Price(0.0, 0.0)
     table = {**_TABLE, **_overrides()}
     if model_id in table:

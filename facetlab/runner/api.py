@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TextIO, TypeVar
 
+from facetlab.backends import endpoint_of, model_declaration
 from facetlab.backends._common import redact_url
 from facetlab.backends.base import Backend, SamplingParams
 from facetlab.client.limits import Limits
@@ -232,6 +233,16 @@ async def arun(
             )
             for m, own in params_by_model.items()
         }
+    declarations = {m: model_declaration(m, (backends or {}).get(m)) for m in models}
+    for m in models:  # asked for, not sent: said once, recorded apart (requested_params)
+        own = sweep_params if isinstance(sweep_params, SamplingParams) else sweep_params[m]
+        if unsent := declarations[m].unsent(own):
+            _print(
+                console,
+                f"note: {m}: {', '.join(unsent)} not sent (the provider does not take "
+                "them); records state the parameters sent, and keep what was asked as "
+                "requested_params",
+            )
     insts, instances_dir = resolve_instances(instances)
     preflight.check_instances(insts)
     if suite is None:
@@ -251,6 +262,7 @@ async def arun(
         params=sweep_params,
         seed=seed,
         endpoints={m: _endpoint(m, base_url, backends) for m in models},
+        declarations=declarations,
     )
     cache_dir = opts.cache_dir
     if cache_dir is None and os.environ.get("FACETLAB_CACHE_DIR"):
@@ -432,9 +444,7 @@ def _endpoint(
     if backends is not None and model in backends:
         url = getattr(backends[model], "base_url", None)
     else:
-        from facetlab.backends import available_providers, parse_model_string
-
-        url = base_url or parse_model_string(model, available_providers()).options.get("base_url")
+        url = endpoint_of(model, base_url=base_url)
     cleaned = redact_url(url) if isinstance(url, str) and url else None
     return cleaned.rstrip("/") if cleaned else None
 

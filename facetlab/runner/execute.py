@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import facetlab
+from facetlab.backends import model_declaration
 from facetlab.backends._common import redact
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.client.cache import ResponseCache
@@ -48,9 +49,6 @@ from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
 from facetlab.runner.plan import ProbeSuite, Trial, weight_estimates
 from facetlab.runner.progress import Progress, ProgressDisplay, RunStats
 from facetlab.timestamps import now_iso
-
-UNCACHED_PROVIDERS = frozenset({"replay", "simulated"})
-
 
 Collector = Callable[["Executor", Sequence[Trial]], Awaitable[None]]
 """Answers pending trials through an executor (the batch path)."""
@@ -195,7 +193,8 @@ def build_record(
         model_id_reported=response.model_id if response is not None else None,
         canonical_model=info.display_name if info else None,
         backend=provider + ("-batch" if batch else ""),
-        params=trial.params.to_dict(),
+        params=trial.sent_params().to_dict(),
+        requested_params=trial.params.to_dict() if trial.unsent_params() else None,
         template=trial.template,
         prompt=trial.prompt,
         prompt_sha256=prompt_sha256(trial.prompt),
@@ -350,7 +349,7 @@ class Executor:
 
     def _caches(self, trial: Trial) -> bool:
         # Offline backends answer deterministically for free: caching them buys nothing.
-        return split_model(trial.model)[0] not in UNCACHED_PROVIDERS
+        return not model_declaration(trial.model, self.backends.get(trial.model)).offline
 
     def finish_from_cache(self, trial: Trial) -> bool:
         """Record ``trial`` from the cache if its answer is there; returns whether it was."""
