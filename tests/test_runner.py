@@ -115,6 +115,8 @@ def test_sweep_records_every_trial_with_context_cost_and_residual(tmp_path: Path
         assert rec["status"] == "ok" and rec["usage"] == {
             "input_tokens": 1000,
             "output_tokens": 100,
+            "cached_input_tokens": None,
+            "reasoning_tokens": None,
         }
         # gpt-5.4 at $2.50 / $15 per 1M tokens
         assert rec["cost_usd"] == pytest.approx((1000 * 2.5 + 100 * 15) / 1e6)

@@ -27,7 +27,7 @@ import botocore.config
 import botocore.exceptions
 from botocore.parsers import ResponseParserError
 
-from facetlab.backends._common import option_float, parse_retry_after, redact
+from facetlab.backends._common import option_float, parse_retry_after, redact, thinking_config
 from facetlab.backends.base import Declaration, ModelRequest, ModelResponse, SamplingParams, Usage
 from facetlab.errors import BackendError, ConfigError, PermanentBackendError, TransientBackendError
 
@@ -63,10 +63,12 @@ def response_from_converse(
     skipped); ``refusal`` is true for ``guardrail_intervened`` / ``content_filtered``.
     """
     message = (response.get("output") or {}).get("message") or {}
-    text = "".join(
-        str(block["text"])
-        for block in message.get("content") or []
-        if isinstance(block, dict) and "text" in block
+    blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
+    text = "".join(str(block["text"]) for block in blocks if "text" in block)
+    thinking = "".join(
+        str(((block.get("reasoningContent") or {}).get("reasoningText") or {}).get("text", ""))
+        for block in blocks
+        if "reasoningContent" in block
     )
     usage = response.get("usage") or {}
     stop = response.get("stopReason")
@@ -74,11 +76,16 @@ def response_from_converse(
     return ModelResponse(
         text=text,
         model_id=model_id,
-        usage=Usage(input_tokens=usage.get("inputTokens"), output_tokens=usage.get("outputTokens")),
+        usage=Usage(
+            input_tokens=usage.get("inputTokens"),
+            output_tokens=usage.get("outputTokens"),
+            cached_input_tokens=usage.get("cacheReadInputTokens"),
+        ),
         stop_reason=stop,
         latency_s=latency_s,
         refusal=stop in REFUSAL_STOPS,
         provider_request_id=meta.get("RequestId"),
+        thinking=thinking or None,
     )
 
 
@@ -143,6 +150,8 @@ class BedrockBackend:
         sends=frozenset({"max_tokens", "system", "temperature", "top_p"}),
         endpoint_env=("AWS_REGION", "AWS_DEFAULT_REGION"),
         endpoint_option="region",
+        thinking=frozenset({"off", "adaptive", "budget"}),
+        min_thinking_budget=1024,
     )
 
     def __init__(
@@ -222,6 +231,9 @@ class BedrockBackend:
         }
         if params.system is not None:
             body["system"] = [{"text": params.system}]
+        if params.thinking is not None:
+            # Claude on Bedrock takes the Messages API's thinking as a model-specific field
+            body["additionalModelRequestFields"] = {"thinking": thinking_config(params.thinking)}
         return body
 
     def map_error(self, exc: BaseException) -> BackendError:

@@ -44,7 +44,9 @@ class OllamaBackend(OpenAIBackend):
 
     provider = "ollama"
     env_key = "OLLAMA_API_KEY"
-    declaration = Declaration(free=True, endpoint_env=("OLLAMA_HOST",))
+    declaration = Declaration(
+        free=True, endpoint_env=("OLLAMA_HOST",), efforts=frozenset({"low", "medium", "high"})
+    )
 
     def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
         options.setdefault("max_tokens_param", "max_tokens")

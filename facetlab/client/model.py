@@ -25,7 +25,7 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from facetlab.backends.base import Backend, ModelRequest, ModelResponse
+from facetlab.backends.base import Backend, ModelRequest, ModelResponse, declaration_of
 from facetlab.client.cache import ResponseCache
 from facetlab.client.limits import Limits, ProviderLimiter
 from facetlab.client.meter import CostMeter, Reservation
@@ -132,8 +132,13 @@ class ModelClient:
         self.meter = meter or CostMeter()
         self.cache = cache
         self.price_model = price_model or price_key(backend)
+        base_url = getattr(backend, "base_url", None)
+        self.endpoint = base_url if isinstance(base_url, str) else None
+        """The server asked (a loopback one is free unless FACETLAB_PRICES names the model)."""
+        self.declaration = declaration_of(backend)
         self._rng = rng or random.Random()
-        if self.meter.budget_usd is not None and price_for(self.price_model) is None:
+        price = price_for(self.price_model, endpoint=self.endpoint)
+        if self.meter.budget_usd is not None and price is None:
             raise ConfigError(
                 f"--budget-usd needs a price for {self.price_model!r}, and the price table has "
                 "none; add it with FACETLAB_PRICES=<file.json>"
@@ -148,7 +153,10 @@ class ModelClient:
         """The most ``request`` can cost: its estimated prompt and a reply at ``max_tokens``."""
         system = request.params.system or ""
         return cost_usd(
-            self.price_model, estimate_tokens(request.prompt + system), request.params.max_tokens
+            self.price_model,
+            estimate_tokens(request.prompt + system),
+            request.params.max_tokens,
+            endpoint=self.endpoint,
         )
 
     async def generate(
@@ -181,6 +189,9 @@ class ModelClient:
     ) -> Answer:
         """Call the model (with retries), no cache; see :meth:`generate`."""
         hooks = hooks or _NO_HOOKS
+        refusal = self.declaration.refusal(request.params, self.name.split("/", 1)[0])
+        if refusal is not None:  # before any request: the provider has no field for it
+            raise ConfigError(refusal)
         policy = self.retry
         limiter = self.limiter
         waiting = [False]  # between a failed attempt and the next one
@@ -251,11 +262,14 @@ class ModelClient:
 
     def cost_of(self, response: ModelResponse, *, batch: bool = False) -> float | None:
         """What ``response`` cost by the price table (None: no price or no usage)."""
+        usage = response.usage
         return cost_usd(
             self.price_model,
-            response.usage.input_tokens,
-            response.usage.output_tokens,
+            usage.input_tokens,
+            usage.output_tokens,
             batch=batch,
+            cached_input_tokens=usage.cached_input_tokens,
+            endpoint=self.endpoint,
         )
 
     def settle(self, reservation: Reservation, cost: float | None) -> None:

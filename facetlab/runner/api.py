@@ -236,6 +236,9 @@ async def arun(
     declarations = {m: model_declaration(m, (backends or {}).get(m)) for m in models}
     for m in models:  # asked for, not sent: said once, recorded apart (requested_params)
         own = sweep_params if isinstance(sweep_params, SamplingParams) else sweep_params[m]
+        provider = m.partition("/")[0]
+        if refusal := declarations[m].refusal(own, provider):
+            raise ConfigError(f"{m}: {refusal}")  # before any request: no field to send it in
         if unsent := declarations[m].unsent(own):
             _print(
                 console,
@@ -483,6 +486,11 @@ def summary_line(stats: RunStats) -> str:
         text += f" — stopped: {stats.storage_error}"
     if stats.stopped_by_budget:
         text += " — stopped: budget reached (re-run with a higher --budget-usd to continue)"
+    if stats.emptied_by_reasoning:
+        text += (
+            f"\nwarning: {stats.emptied_by_reasoning} repl(y/ies) emptied by reasoning: the "
+            "whole --max-tokens went to thinking; recorded as failed (raise --max-tokens)"
+        )
     bad = {k: v for k, v in stats.parse_status.items() if k != "ok"}
     if bad:
         text += "; parse: " + ", ".join(f"{k} {v}" for k, v in sorted(bad.items()))

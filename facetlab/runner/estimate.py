@@ -70,7 +70,13 @@ def expected_input_tokens(trial: Trial) -> int:
 
 
 def expected_output_tokens(trial: Trial) -> int:
-    """The reply length an estimate assumes: the probe's typical length, capped at max_tokens."""
+    """The reply length an estimate assumes: the probe's typical length, capped at max_tokens.
+
+    A model asked to reason (``effort``, ``thinking`` other than off) may spend the whole
+    limit thinking first: its expected reply is ``max_tokens``.
+    """
+    if trial.params.reasoning:
+        return trial.params.max_tokens
     return min(trial.params.max_tokens, EXPECTED_OUTPUT_TOKENS.get(trial.probe, 300))
 
 
@@ -95,6 +101,7 @@ def estimate(
     to_call = [t for t in pending if cache is None or t.key not in cache]
     # Tokens per model; each model is priced once, on its totals.
     tokens: dict[str, _ModelTokens] = {}
+    endpoints = {t.model: t.endpoint for t in to_call}
     for t in to_call:
         entry = tokens.setdefault(t.model, _ModelTokens())
         entry.calls += 1
@@ -105,8 +112,9 @@ def estimate(
     unpriced: list[str] = []
     cost = max_cost = 0.0
     for model, entry in tokens.items():
-        expected = cost_usd(model, entry.input, entry.output, batch=batch)
-        worst = cost_usd(model, entry.input, entry.max_output, batch=batch)
+        where = endpoints.get(model)
+        expected = cost_usd(model, entry.input, entry.output, batch=batch, endpoint=where)
+        worst = cost_usd(model, entry.input, entry.max_output, batch=batch, endpoint=where)
         per_model[model] = {
             "trials": entry.calls,
             "input_tokens": entry.input,

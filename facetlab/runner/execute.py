@@ -54,6 +54,17 @@ Collector = Callable[["Executor", Sequence[Trial]], Awaitable[None]]
 """Answers pending trials through an executor (the batch path)."""
 
 
+EMPTIED_BY_REASONING = (
+    "the reply is empty: the token limit went to reasoning (raise --max-tokens, lower "
+    "--effort or give --thinking a smaller budget); the answer was paid for and is cached"
+)
+
+
+def reply_error(response: ModelResponse) -> str | None:
+    """Why a paid reply is not an ``ok`` trial (None: it is)."""
+    return EMPTIED_BY_REASONING if response.emptied_by_reasoning else None
+
+
 class _Unset:
     """No cost given: price the response here (answers that did not come through a client)."""
 
@@ -198,7 +209,7 @@ def build_record(
         template=trial.template,
         prompt=trial.prompt,
         prompt_sha256=prompt_sha256(trial.prompt),
-        status="ok" if response is not None else "failed",
+        status="ok" if response is not None and error is None else "failed",
         error=error,
         attempts=attempts,
         raw_response=response.text if response is not None else None,
@@ -218,6 +229,7 @@ def build_record(
         stop_reason=response.stop_reason if response is not None else None,
         provider_request_id=response.provider_request_id if response is not None else None,
         refusal=response.refusal if response is not None else False,
+        thinking=response.thinking if response is not None else None,
         ground_truth=_yes_no_truth(trial.instance),
     )
 
@@ -312,6 +324,9 @@ class Executor:
             st.ok += 1
         else:
             st.failed += 1
+            if record.raw_response is not None and record.error == EMPTIED_BY_REASONING:
+                st.emptied_by_reasoning += 1
+                st.count_failure("reply emptied by reasoning (max_tokens reached)", record.trial_id)
         if record.cached:
             st.cached += 1
         st.parse_status[record.parse_status] = st.parse_status.get(record.parse_status, 0) + 1
@@ -367,7 +382,7 @@ class Executor:
                 backend,
                 response=response,
                 parsed=parsed,
-                error=None,
+                error=reply_error(response),
                 attempts=0,
                 started_at=stamp,
                 finished_at=stamp,
@@ -411,7 +426,7 @@ class Executor:
                 self.backends.get(trial.model),
                 response=response,
                 parsed=parsed,
-                error=None,
+                error=reply_error(response),
                 attempts=attempts,
                 started_at=started_at,
                 finished_at=now_iso(),

@@ -91,6 +91,8 @@ class Trial:
     base_instance: Any = field(compare=False, repr=False, default=None)
     declaration: Declaration = field(compare=False, repr=False, default=DEFAULT_DECLARATION)
     """What the model's backend sends (its :class:`~facetlab.backends.Declaration`)."""
+    endpoint: str | None = field(compare=False, repr=False, default=None)
+    """The server asked when it is not the provider's default (in the key; prices a local one)."""
 
     def context(self) -> TrialContext:
         """The :attr:`ModelRequest.context` of this trial."""
@@ -330,6 +332,7 @@ def plan_sweep(
                                 instance=cell.built_from,
                                 base_instance=cell_base,
                                 declaration=declared[model],
+                                endpoint=(endpoints or {}).get(model),
                             )
                         )
     return Plan(tuple(trials), tuple(skipped))
