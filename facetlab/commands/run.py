@@ -233,6 +233,20 @@ def _command_line(ctx: typer.Context) -> list[str]:
     return argv
 
 
+def prices_command() -> None:
+    """Print the price table in use (built-in, plus FACETLAB_PRICES): USD per 1M tokens,
+    each with its date and source."""
+    from facetlab.client.pricing import describe_table
+    from facetlab.errors import FacetlabError
+
+    try:
+        typer.echo(describe_table())
+    except FacetlabError as exc:  # a broken FACETLAB_PRICES file
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+
+
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the ``facetlab`` app."""
     app.command("run")(run_command)
+    app.command("prices")(prices_command)
