@@ -51,8 +51,6 @@ class CostMeter:
         self.reserved_usd = 0.0
         self.unpriced = 0
         """Answered calls whose cost is unknown (no price, or no usage on a free-form backend)."""
-        self.refused = 0
-        """Calls not made because their worst case did not fit the budget."""
         self._lock = threading.Lock()
 
     @property
@@ -66,7 +64,6 @@ class CostMeter:
             return NO_RESERVATION
         with self._lock:
             if self.spent_usd + self.reserved_usd + worst_usd > self.budget_usd:
-                self.refused += 1
                 raise BudgetExceededError(
                     f"the next call may cost up to ${worst_usd:.4f}: with ${self.spent_usd:.4f} "
                     f"spent and ${self.reserved_usd:.4f} reserved by calls in flight that could "

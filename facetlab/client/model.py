@@ -19,13 +19,15 @@ draft`` all call models through it; nothing else calls a backend's ``agenerate``
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
 import random
 from dataclasses import dataclass
 from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from facetlab.backends.base import Backend, ModelRequest, ModelResponse, declaration_of
+from facetlab.backends.base import Backend, ModelRequest, ModelResponse, Usage, declaration_of
 from facetlab.client.cache import ResponseCache
 from facetlab.client.limits import Limits, ProviderLimiter
 from facetlab.client.meter import CostMeter, Reservation
@@ -38,6 +40,12 @@ from facetlab.client.retry import (
     retry_after_of,
 )
 from facetlab.errors import BackendError, BudgetExceededError, ConfigError
+
+
+logger = logging.getLogger("facetlab.client")
+
+RESERVE_POLL_S = 0.005
+"""How often a call whose worst case does not fit yet looks again (calls in flight settle)."""
 
 
 class CallFailed(BackendError):
@@ -97,6 +105,32 @@ class Answer:
     cached: bool = False
 
 
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def checked_usage(response: ModelResponse) -> tuple[ModelResponse, str | None]:
+    """``response`` with only usable token counts (others None), and what was wrong.
+
+    Input and output tokens must be reported as counts >= 0; anything else (missing,
+    null, negative, not a number) cannot be priced.
+    """
+    usage = response.usage
+    names = ("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens")
+    bad = {
+        name: getattr(usage, name)
+        for name in names
+        if getattr(usage, name) is not None and not _is_count(getattr(usage, name))
+    }
+    missing = [n for n in names[:2] if getattr(usage, n) is None]
+    if not bad and not missing:
+        return response, None
+    clean = Usage(**{n: None if n in bad else getattr(usage, n) for n in names})
+    said = [f"{n} missing" for n in missing] + [f"{n}={v!r}" for n, v in bad.items()]
+    problem = "token usage not reported as counts (" + ", ".join(said) + ")"
+    return dataclasses.replace(response, usage=clean), problem
+
+
 def price_key(backend: Any) -> str:
     """The price-table key of a backend: its own ``price_key`` or ``provider/model``."""
     declared = getattr(backend, "price_key", None)
@@ -136,6 +170,8 @@ class ModelClient:
         self.endpoint = base_url if isinstance(base_url, str) else None
         """The server asked (a loopback one is free unless FACETLAB_PRICES names the model)."""
         self.declaration = declaration_of(backend)
+        self.unusable_usage = 0
+        """Replies whose token usage was missing or not a count (charged their worst case)."""
         self._rng = rng or random.Random()
         price = price_for(self.price_model, endpoint=self.endpoint)
         if self.meter.budget_usd is not None and price is None:
@@ -239,9 +275,7 @@ class ModelClient:
     ) -> tuple[ModelResponse, float | None, float]:
         """One call within the limits and the budget: response, cost and start time."""
         async with self.limiter.slot(tokens) as started:
-            if hooks.stopped():
-                raise Stopped
-            reservation = self.meter.reserve(self.worst_cost(request))
+            reservation = await self._reserve(request, hooks)
             hooks.call_started()
             paid = False
             try:
@@ -256,9 +290,34 @@ class ModelClient:
                 hooks.call_ended()
                 if not paid:
                     self.meter.release(reservation)
+        response, problem = checked_usage(response)
         cost = self.cost_of(response)
+        worst = self.worst_cost(request) if problem is not None and cost is None else None
+        if worst is not None:
+            # a priced reply whose usage cannot be priced is charged its worst case: a
+            # budget holds whatever the provider reports
+            cost = worst
+            self.unusable_usage += 1
+            if self.unusable_usage == 1:
+                logger.warning(
+                    "%s: %s; charged the call's worst case ($%.6f) instead", self.name, problem, worst
+                )
         self.settle(reservation, cost)
         return response, cost, started
+
+    async def _reserve(self, request: ModelRequest, hooks: CallHooks) -> Reservation:
+        """Reserve the call's worst case; while calls in flight hold reservations that may
+        settle lower, wait for them rather than give up (the budget is then used up)."""
+        worst = self.worst_cost(request)
+        while True:
+            if hooks.stopped():
+                raise Stopped
+            try:
+                return self.meter.reserve(worst)
+            except BudgetExceededError:
+                if self.meter.reserved_usd <= 0:  # nothing in flight: it will never fit
+                    raise
+            await asyncio.sleep(RESERVE_POLL_S)
 
     def cost_of(self, response: ModelResponse, *, batch: bool = False) -> float | None:
         """What ``response`` cost by the price table (None: no price or no usage)."""
