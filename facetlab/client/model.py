@@ -41,7 +41,6 @@ from facetlab.client.retry import (
 )
 from facetlab.errors import BackendError, BudgetExceededError, ConfigError
 
-
 logger = logging.getLogger("facetlab.client")
 
 RESERVE_POLL_S = 0.005
@@ -300,7 +299,10 @@ class ModelClient:
             self.unusable_usage += 1
             if self.unusable_usage == 1:
                 logger.warning(
-                    "%s: %s; charged the call's worst case ($%.6f) instead", self.name, problem, worst
+                    "%s: %s; charged the call's worst case ($%.6f) instead",
+                    self.name,
+                    problem,
+                    worst,
                 )
         self.settle(reservation, cost)
         return response, cost, started
