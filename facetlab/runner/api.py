@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TextIO, TypeVar
 
-from facetlab.backends import endpoint_of, model_declaration
+from facetlab.backends import Declaration, endpoint_of, model_declaration
 from facetlab.backends._common import redact_url
 from facetlab.backends.base import Backend, SamplingParams
 from facetlab.client.limits import Limits
@@ -233,19 +233,7 @@ async def arun(
             )
             for m, own in params_by_model.items()
         }
-    declarations = {m: model_declaration(m, (backends or {}).get(m)) for m in models}
-    for m in models:  # asked for, not sent: said once, recorded apart (requested_params)
-        own = sweep_params if isinstance(sweep_params, SamplingParams) else sweep_params[m]
-        provider = m.partition("/")[0]
-        if refusal := declarations[m].refusal(own, provider):
-            raise ConfigError(f"{m}: {refusal}")  # before any request: no field to send it in
-        if unsent := declarations[m].unsent(own):
-            _print(
-                console,
-                f"note: {m}: {', '.join(unsent)} not sent (the provider does not take "
-                "them); records state the parameters sent, and keep what was asked as "
-                "requested_params",
-            )
+    declarations = _declarations(models, sweep_params, backends, console)
     insts, instances_dir = resolve_instances(instances)
     preflight.check_instances(insts)
     if suite is None:
@@ -267,12 +255,7 @@ async def arun(
         endpoints={m: _endpoint(m, base_url, backends) for m in models},
         declarations=declarations,
     )
-    cache_dir = opts.cache_dir
-    if cache_dir is None and os.environ.get("FACETLAB_CACHE_DIR"):
-        cache_dir = os.environ["FACETLAB_CACHE_DIR"]  # one cache shared by every sweep
-    cache_path = Path(cache_dir).expanduser() if cache_dir else None
-    if cache_path is not None and cache_path.exists() and not cache_path.is_dir():
-        raise ConfigError(f"--cache-dir {cache_path} is a file; expected a folder")
+    cache_path = _cache_path(opts)
     design = preflight.design_of(models, _params_json(sweep_params), template)
     if out_dir is not None and not opts.new_design:
         preflight.check_design(read_sweep_json(out_dir), design, out_dir)
@@ -313,16 +296,12 @@ async def arun(
         raise ConfigError(f"no backend for model(s) {', '.join(missing)}")
     exec_options = ExecOptions(
         out=out_dir,
+        run=opts,
         limits=provider_limits,
         default_limits=default_limits,
         retry=retry or RetryPolicy(),
         cache_dir=cache_path,
-        budget_usd=budget_usd,
-        retry_errors=retry_errors,
-        parser=parser,
-        timeout_s=opts.timeout_s,
         sweep=out_dir.name,
-        interrupt_grace_s=opts.interrupt_grace_s,
         secrets=known_secrets(),
     )
     sweep_extra = {
@@ -388,6 +367,40 @@ async def arun(
             "re-run the same command to resume"
         )
     return SweepResult(out_dir, plan, est, stats)
+
+
+def _declarations(
+    models: Sequence[str],
+    params: SamplingParams | Mapping[str, SamplingParams],
+    backends: Mapping[str, Backend] | None,
+    console: TextIO | None,
+) -> dict[str, Declaration]:
+    """What each model's backend sends; a setting one cannot send is refused here, before
+    any request, and a parameter it drops is noted once (records keep it apart)."""
+    declarations = {m: model_declaration(m, (backends or {}).get(m)) for m in models}
+    for m in models:
+        own = params if isinstance(params, SamplingParams) else params[m]
+        if refusal := declarations[m].refusal(own, m.partition("/")[0]):
+            raise ConfigError(f"{m}: {refusal}")
+        if unsent := declarations[m].unsent(own):
+            _print(
+                console,
+                f"note: {m}: {', '.join(unsent)} not sent (the provider does not take "
+                "them); records state the parameters sent, and keep what was asked as "
+                "requested_params",
+            )
+    return declarations
+
+
+def _cache_path(opts: RunOptions) -> Path | None:
+    """The response cache: ``--cache-dir``, else ``FACETLAB_CACHE_DIR``, else None (``<out>/cache``)."""
+    cache_dir = opts.cache_dir
+    if cache_dir is None and os.environ.get("FACETLAB_CACHE_DIR"):
+        cache_dir = os.environ["FACETLAB_CACHE_DIR"]  # one cache shared by every sweep
+    cache_path = Path(cache_dir).expanduser() if cache_dir else None
+    if cache_path is not None and cache_path.exists() and not cache_path.is_dir():
+        raise ConfigError(f"--cache-dir {cache_path} is a file; expected a folder")
+    return cache_path
 
 
 def known_secrets() -> tuple[str, ...]:

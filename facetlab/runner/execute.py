@@ -46,6 +46,7 @@ from facetlab.probes import WEIGHTED_PROBES
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.own import write_record
 from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
+from facetlab.runner.options import RunOptions
 from facetlab.runner.plan import ProbeSuite, Trial, weight_estimates
 from facetlab.runner.progress import Progress, ProgressDisplay, RunStats
 from facetlab.timestamps import now_iso
@@ -74,25 +75,22 @@ _UNSET = _Unset()
 
 @dataclass(frozen=True)
 class ExecOptions:
-    """How to run (not what): limits, retries, cache, budget."""
+    """Where and how to run (not what): the run's :class:`RunOptions` (budget, cache,
+    parser, timeouts, resume) plus what :func:`~facetlab.runner.arun` resolved around
+    them: the folder, the limits, the retry policy."""
 
     out: Path
+    run: RunOptions = field(default_factory=RunOptions)
     limits: Mapping[str, Limits] = field(default_factory=dict)
     """Per provider; providers not listed get ``default_limits``."""
     default_limits: Limits = field(default_factory=Limits)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     cache_dir: Path | None = None
-    """Default: ``<out>/cache``."""
-    budget_usd: float | None = None
-    retry_errors: bool = False
-    parser: str = "strict"
-    timeout_s: float | None = 600.0
+    """The resolved cache (``--cache-dir`` or ``FACETLAB_CACHE_DIR``); default ``<out>/cache``."""
     sweep: str | None = None
     """The sweep's name, stored in every record."""
     rng_seed: int | None = None
     """Seed of the backoff jitter (tests); None draws from the OS."""
-    interrupt_grace_s: float = 5.0
-    """After an interrupt, how long calls in flight may still finish before they are cancelled."""
     secrets: tuple[str, ...] = ()
     """Known key values, removed from every stored reply (a provider may echo a header)."""
 
@@ -262,20 +260,33 @@ class Executor:
         self.display = display
         self.stats = self.progress.stats  # one set of counters: the display reads them live
         self.stop = False
-        self._limiters: dict[str, ProviderLimiter] = {}
+        self._limiters: dict[tuple[str, str | None], ProviderLimiter] = {}
         self._estimate = estimate_tokens or (lambda t: 0)
         self._rng = random.Random(options.rng_seed)
         self._tasks: list[asyncio.Future[None]] = []
-        self.meter = CostMeter(options.budget_usd)
+        self.meter = CostMeter(options.run.budget_usd)
         self._clients: dict[str, ModelClient] = {}
         self._hooks = _ExecutorHooks(self)
 
-    def limiter(self, provider: str) -> ProviderLimiter:
-        """The one limiter of ``provider`` (its own limits, else the defaults)."""
-        if provider not in self._limiters:
+    def limiter(self, provider: str, endpoint: str | None = None) -> ProviderLimiter:
+        """The one limiter of ``provider`` at ``endpoint`` (its own limits, else the defaults).
+
+        Limits are configured per provider; two servers of one provider (api.openai.com
+        and a local vLLM) are limited apart.
+        """
+        where = (provider, endpoint)
+        if where not in self._limiters:
             lim = self.options.limits.get(provider, self.options.default_limits)
-            self._limiters[provider] = ProviderLimiter(lim)
-        return self._limiters[provider]
+            self._limiters[where] = ProviderLimiter(lim)
+        return self._limiters[where]
+
+    def limiter_of(self, model: str) -> ProviderLimiter:
+        """The limiter a model's calls go through (its backend's provider and server)."""
+        backend = self.backends.get(model)
+        if backend is None:
+            return self.limiter(model)
+        url = getattr(backend, "base_url", None)
+        return self.limiter(backend.provider, url if isinstance(url, str) else None)
 
     def client(self, model: str) -> ModelClient:
         """The one client of ``model``: its provider's limiter, the run's meter and retry policy."""
@@ -286,9 +297,9 @@ class Executor:
                 raise ConfigError(f"no backend for model {model!r}")
             found = ModelClient(
                 backend,
-                limiter=self.limiter(backend.provider),
+                limiter=self.limiter_of(model),
                 retry=self.options.retry,
-                timeout_s=self.options.timeout_s,
+                timeout_s=self.options.run.timeout_s,
                 meter=self.meter,
                 cache=self.cache,
                 price_model=model,
@@ -356,7 +367,7 @@ class Executor:
         have = existing_status(self.options.out)
         todo: list[Trial] = []
         for trial in trials:
-            if keeps_record(have.get(trial.trial_id), retry_errors=self.options.retry_errors):
+            if keeps_record(have.get(trial.trial_id), retry_errors=self.options.run.retry_errors):
                 self.stats.already_done += 1
                 continue
             todo.append(trial)
@@ -374,7 +385,7 @@ class Executor:
         if response is None:
             return False
         stamp = now_iso()
-        parsed = safe_parse(self.suite, trial, response.text, self.options.parser)
+        parsed = safe_parse(self.suite, trial, response.text, self.options.run.parser)
         backend = self.backends.get(trial.model)
         self._finish(
             build_record(
@@ -419,7 +430,7 @@ class Executor:
             except OSError as exc:
                 self._storage_failed(exc, f"the cache entry of {trial.trial_id}")
         cost = self._account(trial, response, cost)
-        parsed = safe_parse(self.suite, trial, response.text, self.options.parser)
+        parsed = safe_parse(self.suite, trial, response.text, self.options.run.parser)
         self._finish(
             build_record(
                 trial,
@@ -472,10 +483,8 @@ class Executor:
             return
         if self.finish_from_cache(trial):
             return
-        backend = self.backends.get(trial.model)
-        provider = backend.provider if backend is not None else trial.model
         claim = self.cache.claim(trial.key) if self._caches(trial) else contextlib.nullcontext()
-        async with self.limiter(provider).admission(), claim:
+        async with self.limiter_of(trial.model).admission(), claim:
             if self.stop:
                 self.stats.not_started += 1
             elif not self.finish_from_cache(trial):  # another sweep may have paid meanwhile
@@ -520,7 +529,7 @@ class Executor:
         self.stats.interrupted = True
         self.stop = True
         self.refresh_display()
-        loop.call_later(self.options.interrupt_grace_s, self._cancel_in_flight)
+        loop.call_later(self.options.run.interrupt_grace_s, self._cancel_in_flight)
 
     def _cancel_in_flight(self) -> None:
         for task in self._tasks:
