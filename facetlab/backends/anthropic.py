@@ -113,6 +113,7 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
         efforts=frozenset(EFFORTS),
         thinking=frozenset({"off", "adaptive", "budget"}),
         min_thinking_budget=1024,
+        structured_output=True,
     )
 
     def __init__(
@@ -159,6 +160,9 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
             body["output_config"] = {"effort": params.effort}
         if params.thinking is not None:
             body["thinking"] = thinking_config(params.thinking)
+        if request.output_schema is not None:
+            schema = {"type": "json_schema", "schema": dict(request.output_schema)}
+            body.setdefault("output_config", {})["format"] = schema
         dropped = sorted(k for k in self.unsupported_params if getattr(params, k) is not None)
         if dropped and not self._warned:
             self._warned = True

@@ -147,6 +147,9 @@ class ModelRequest:
     prompt: str
     params: SamplingParams = field(default_factory=SamplingParams)
     context: Mapping[str, Any] = field(default_factory=dict)
+    output_schema: Mapping[str, Any] | None = None
+    """A JSON schema the reply must follow (structured output), for backends that declare
+    ``structured_output``; the model client refuses it for the others."""
 
 
 @dataclass(frozen=True)
@@ -223,6 +226,8 @@ class Declaration:
     """The ``thinking`` settings it sends: ``off``, ``adaptive``, ``budget``."""
     min_thinking_budget: int = 1
     """The smallest thinking budget the provider takes (Anthropic: 1024)."""
+    structured_output: bool = False
+    """It sends a request's ``output_schema`` in its provider's structured-output field."""
 
     def refusal(self, params: SamplingParams, provider: str) -> str | None:
         """Why ``params`` cannot be sent to ``provider`` (a reasoning setting it does not take)."""

@@ -28,6 +28,7 @@ class GeminiBackend(OpenAIBackend):
     declaration = Declaration(
         efforts=frozenset({"low", "medium", "high"}),
         thinking=frozenset({"off", "adaptive", "budget"}),
+        structured_output=True,
     )  # every sampling parameter sent; no batch API in facetlab
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:

@@ -45,7 +45,10 @@ class OllamaBackend(OpenAIBackend):
     provider = "ollama"
     env_key = "OLLAMA_API_KEY"
     declaration = Declaration(
-        free=True, endpoint_env=("OLLAMA_HOST",), efforts=frozenset({"low", "medium", "high"})
+        free=True,
+        endpoint_env=("OLLAMA_HOST",),
+        efforts=frozenset({"low", "medium", "high"}),
+        structured_output=True,
     )
 
     def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:

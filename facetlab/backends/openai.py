@@ -120,7 +120,9 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
     sdk_errors = sdk_error_types(openai)
     env_key = ENV_KEY
     unsupported_params: frozenset[str] = frozenset()
-    declaration = Declaration(batch_api="openai", efforts=frozenset(EFFORTS))
+    declaration = Declaration(
+        batch_api="openai", efforts=frozenset(EFFORTS), structured_output=True
+    )
 
     def __init__(
         self,
@@ -186,6 +188,9 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
             body["seed"] = params.seed
         if params.effort is not None:
             body["reasoning_effort"] = params.effort
+        if request.output_schema is not None:
+            schema = {"name": "reply", "schema": dict(request.output_schema)}
+            body["response_format"] = {"type": "json_schema", "json_schema": schema}
         return body
 
     def response_from_message(

@@ -225,6 +225,9 @@ class ModelClient:
         """Call the model (with retries), no cache; see :meth:`generate`."""
         hooks = hooks or _NO_HOOKS
         refusal = self.declaration.refusal(request.params, self.name.split("/", 1)[0])
+        wants_schema = request.output_schema is not None
+        if refusal is None and wants_schema and not self.declaration.structured_output:
+            refusal = f"structured output: {self.name} takes no JSON schema for its reply"
         if refusal is not None:  # before any request: the provider has no field for it
             raise ConfigError(refusal)
         policy = self.retry

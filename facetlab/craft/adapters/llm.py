@@ -15,7 +15,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from facetlab.craft._aio import aon_backend_loop, on_backend_loop
-from facetlab.craft.errors import AgentError, AgentOutputError, AgentRefusalError, PathError
+from facetlab.craft.errors import (
+    AgentError,
+    AgentOutputError,
+    AgentRefusalError,
+    CraftConfigError,
+    PathError,
+)
 from facetlab.craft.evidence.resolver import is_free_text, kind_of
 from facetlab.craft.path import get_path, iter_leaves
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
@@ -35,6 +41,33 @@ _REFUSAL = re.compile(
     r"^\s*(i'?m sorry|i am sorry|i can(?:no|')t|i won'?t|i am unable|i'?m unable|as an ai)",
     re.IGNORECASE,
 )
+
+
+def reply_schema(decisions: Sequence[str] | None = None) -> dict[str, Any]:
+    """The JSON schema of an agent's reply (structured output): the :data:`OUTPUT_CONTRACT`.
+
+    >>> reply_schema(["P1", "P3"])["properties"]["decision"]
+    {'type': 'string', 'enum': ['P1', 'P3']}
+    """
+    decision: dict[str, Any] = {"type": "string"}
+    if decisions:
+        decision["enum"] = list(decisions)
+    citation = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "quote": {"type": "string"}},
+        "required": ["path"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "decision": decision,
+            "rationale": {"type": "string"},
+            "cited_evidence": {"type": "array", "items": citation},
+        },
+        "required": ["decision", "rationale", "cited_evidence"],
+        "additionalProperties": False,
+    }
 
 
 def build_prompt(
@@ -178,10 +211,22 @@ class LLMAgentAdapter:
         max_tokens: int = 1024,
         system: str | None = None,
         client: Any | None = None,
+        structured: bool = False,
     ) -> None:
+        from facetlab.backends import declaration_of
         from facetlab.client import ModelClient
 
+        if structured and not declaration_of(backend).structured_output:
+            provider = getattr(backend, "provider", type(backend).__name__)
+            raise CraftConfigError(
+                f"structured=True: {provider} takes no JSON schema for its reply; "
+                "use an OpenAI-compatible, Anthropic, Gemini or Ollama model, or structured=False"
+            )
         self.backend = backend
+        self.structured = structured
+        """Ask for the reply as JSON against :func:`reply_schema`, in the provider's
+        structured-output field (OpenAI and compatible servers ``response_format``,
+        Anthropic ``output_config.format``); a backend without one fails each sample."""
         self.client: ModelClient = client or ModelClient(backend)
         """Every call goes through it: retries, rate limits, budget (see :meth:`use_limits`)."""
         self.task = task
@@ -224,6 +269,7 @@ class LLMAgentAdapter:
                 temperature=self.temperature, max_tokens=self.max_tokens, system=self.system
             ),
             context={"probe": "craft-agent"},
+            output_schema=reply_schema(self.decisions) if self.structured else None,
         )
         try:
             response = (await self.client.generate(request)).response
@@ -282,11 +328,14 @@ def llm_adapter(
     temperature: float | None = 1.0,
     max_tokens: int = 1024,
     system: str | None = None,
+    structured: bool = False,
     **backend_options: Any,
 ) -> LLMAgentAdapter:
     """An :class:`LLMAgentAdapter` for ``provider/model`` via :func:`facetlab.backends.get_backend`.
 
-    ``model`` defaults to :data:`DEFAULT_MODELS` for the provider. Pass ``backend=`` to
+    ``model`` defaults to :data:`DEFAULT_MODELS` for the provider. ``structured=True``
+    asks for the reply as JSON against :func:`reply_schema` where the provider can
+    constrain it (small and open models then answer parseably). Pass ``backend=`` to
     reuse an existing facetlab backend (or a fake in tests); ``backend_options`` (e.g.
     ``api_key``) go to :func:`facetlab.backends.get_backend`.
 
@@ -310,6 +359,7 @@ def llm_adapter(
         temperature=temperature,
         max_tokens=max_tokens,
         system=system,
+        structured=structured,
     )
 
 
