@@ -17,7 +17,6 @@ once per backend.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Any
 
@@ -34,6 +33,7 @@ from facetlab.backends._common import (
 )
 from facetlab.backends.base import (
     EFFORTS,
+    SAMPLING_FIELDS,
     Declaration,
     ModelRequest,
     ModelResponse,
@@ -105,8 +105,6 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
     provider = "anthropic"
     sdk_errors = sdk_error_types(anthropic)
     request_id_header = "request-id"
-    unsupported_params: frozenset[str] = frozenset({"seed", "temperature", "top_p"})
-    """Sampling parameters this API does not take; they are not sent."""
     declaration = Declaration(
         sends=frozenset({"max_tokens", "system"}),
         batch_api="anthropic",
@@ -144,7 +142,12 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
 
     def effective_params(self, params: SamplingParams) -> SamplingParams:
         """The parameters actually sent (``seed``, ``temperature``, ``top_p`` dropped)."""
-        return dataclasses.replace(params, seed=None, temperature=None, top_p=None)
+        return self.declaration.sent(params)
+
+    @property
+    def unsupported_params(self) -> frozenset[str]:
+        """Sampling parameters this API does not take; they are not sent."""
+        return SAMPLING_FIELDS - self.declaration.sends
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The exact ``messages.create`` parameters for ``request``."""

@@ -17,7 +17,6 @@ echo a model id, so ``model_id`` is the requested one.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import time
 from typing import TYPE_CHECKING, Any
@@ -145,7 +144,6 @@ class BedrockBackend:
     """Models on AWS Bedrock through Converse."""
 
     provider = "bedrock"
-    unsupported_params: frozenset[str] = frozenset({"seed"})
     declaration = Declaration(
         sends=frozenset({"max_tokens", "system", "temperature", "top_p"}),
         endpoint_env=("AWS_REGION", "AWS_DEFAULT_REGION"),
@@ -214,7 +212,7 @@ class BedrockBackend:
 
     def effective_params(self, params: SamplingParams) -> SamplingParams:
         """The parameters actually sent (``seed`` dropped: Converse has none)."""
-        return dataclasses.replace(params, seed=None)
+        return self.declaration.sent(params)
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The exact ``converse`` keyword arguments for ``request``."""

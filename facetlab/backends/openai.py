@@ -119,7 +119,6 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
     provider = "openai"
     sdk_errors = sdk_error_types(openai)
     env_key = ENV_KEY
-    unsupported_params: frozenset[str] = frozenset()
     declaration = Declaration(
         batch_api="openai", efforts=frozenset(EFFORTS), structured_output=True
     )
@@ -169,7 +168,7 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
 
     def effective_params(self, params: SamplingParams) -> SamplingParams:
         """The parameters actually sent (all of them for Chat Completions)."""
-        return params
+        return self.declaration.sent(params)
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The exact ``chat.completions.create`` parameters for ``request``."""
