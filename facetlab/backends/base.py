@@ -199,8 +199,9 @@ SAMPLING_FIELDS: frozenset[str] = frozenset(
 class Declaration:
     """What a backend is, declared once by its class, so no layer above tests provider names.
 
-    >>> Declaration(sends=frozenset({"max_tokens", "system"})).sent(SamplingParams(temperature=0.7))
-    SamplingParams(temperature=None, max_tokens=1024, system=None, seed=None, top_p=None)
+    >>> sends = Declaration(sends=frozenset({"max_tokens", "system"}))
+    >>> sends.sent(SamplingParams(temperature=0.7, system="Be brief.")).to_dict()
+    {'temperature': None, 'max_tokens': 1024, 'system': 'Be brief.', 'seed': None, 'top_p': None}
     """
 
     sends: frozenset[str] = SAMPLING_FIELDS
