@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,7 @@ def test_budget_stops_sending_before_it_is_passed(
     spent = float(err.split("spent $", 1)[1].split(" ", 1)[0])
     assert 0 < spent <= 0.05
     assert "call(s) not sent: budget reached" in err
+    assert re.search(r"craft: failed agent calls by cause: \d+ x not sent: budget reached", err)
 
 
 def test_limits_refused_for_an_adapter_that_calls_no_model(

@@ -218,6 +218,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as exc:  # code from the config raised while CRAFT ran it
         return _fail(f"{args.config}: the run failed: {one_line(exc)}", 3)
     _write(to_json(report) if args.json else to_console(report), sys.stdout)
+    causes = getattr(config.adapter, "failure_causes", None)
+    if isinstance(causes, dict) and causes:  # an LLM adapter counts why its calls failed
+        shown = ", ".join(f"{n} x {c}" for c, n in sorted(causes.items(), key=lambda i: -i[1]))
+        _write(f"craft: failed agent calls by cause: {shown}", sys.stderr)
     spend = getattr(config.adapter, "spend_usd", None)
     if args.budget_usd is not None and isinstance(spend, float):
         refused = sum("budget reached" in f.message for f in report.failures)

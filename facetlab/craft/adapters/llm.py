@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -223,6 +224,10 @@ class LLMAgentAdapter:
                 "use an OpenAI-compatible, Anthropic, Gemini or Ollama model, or structured=False"
             )
         self.backend = backend
+        self.failure_causes: dict[str, int] = {}
+        """Failed calls by cause (``craft`` prints them): what the client said, refusals,
+        replies that were not the asked-for JSON."""
+        self._lock = threading.Lock()
         self.structured = structured
         """Ask for the reply as JSON against :func:`reply_schema`, in the provider's
         structured-output field (OpenAI and compatible servers ``response_format``,
@@ -260,6 +265,17 @@ class LLMAgentAdapter:
         return float(self.client.meter.spent_usd)
 
     async def _call(self, input: AgentInput) -> AgentTrace:
+        try:
+            return await self._ask(input)
+        except AgentError as exc:
+            self._count_failure(failure_cause(exc))
+            raise
+
+    def _count_failure(self, cause: str) -> None:
+        with self._lock:
+            self.failure_causes[cause] = self.failure_causes.get(cause, 0) + 1
+
+    async def _ask(self, input: AgentInput) -> AgentTrace:
         from facetlab.backends.base import ModelRequest, SamplingParams
         from facetlab.errors import BackendError, BudgetExceededError
 
@@ -294,6 +310,21 @@ class LLMAgentAdapter:
 
     async def aclose(self) -> None:
         await aon_backend_loop(self.backend.aclose())
+
+
+def failure_cause(exc: AgentError) -> str:
+    """A short cause for a failed agent call (the client's cause for a model call)."""
+    origin = exc.__cause__
+    cause = getattr(origin, "cause", None)
+    if isinstance(cause, str):
+        return cause
+    if type(origin).__name__ == "BudgetExceededError":
+        return "not sent: budget reached"
+    if isinstance(exc, AgentRefusalError):
+        return "the model refused"
+    if isinstance(exc, AgentOutputError):
+        return "cut off at max_tokens" if "cut off" in str(exc) else "reply not the asked-for JSON"
+    return type(origin or exc).__name__
 
 
 def limited_client(
