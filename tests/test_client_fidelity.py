@@ -259,3 +259,28 @@ def test_a_toy_backend_runs_a_sweep(tmp_path: Path) -> None:
         assert rec["params"] == {"temperature": None, "max_tokens": 300, "system": None,
                                  "seed": None, "top_p": None}  # fmt: skip
         assert rec["requested_params"]["system"] == "Be brief."
+
+
+def test_the_server_a_backend_declares_is_in_the_trial_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = instances_folder(tmp_path / "i", 1)
+
+    def key(model: str) -> str:
+        plan = run(folder, "p1", model, dry_run=True, console=io.StringIO()).plan
+        return str(plan.trials[0].key)
+
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    default = key("ollama/llama3.1")
+    monkeypatch.setenv("OLLAMA_HOST", "gpu-a:11434")
+    first = key("ollama/llama3.1")
+    monkeypatch.setenv("OLLAMA_HOST", "gpu-b:11434")
+    assert len({default, first, key("ollama/llama3.1")}) == 3  # two servers never share answers
+    monkeypatch.setenv("AWS_REGION", "eu-central-1")
+    in_env = key("bedrock/deepseek.v3.2")
+    monkeypatch.setenv("AWS_REGION", "us-west-2")
+    assert key("bedrock/deepseek.v3.2") != in_env
+    # a region in the model string is the identity; the environment's is then not read
+    named = key("bedrock/deepseek.v3.2?region=us-west-2")
+    monkeypatch.setenv("AWS_REGION", "eu-central-1")
+    assert key("bedrock/deepseek.v3.2?region=us-west-2") == named
