@@ -261,6 +261,7 @@ def test_a_toy_backend_runs_a_sweep(tmp_path: Path) -> None:
         assert rec["requested_params"]["system"] == "Be brief."
 
 
+@pytest.mark.slow  # five dry runs
 def test_the_server_a_backend_declares_is_in_the_trial_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
