@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import io
+import json
 import logging
 from pathlib import Path
 from typing import Any
 
+import httpx2
+import openai
 import pytest
+from test_runner_batch import FakeOpenAIBatches
 from test_runner_helpers import ScriptedBackend, StubSuite, make_instances
 
 from facetlab.backends.base import ModelRequest, ModelResponse, SamplingParams, Usage
+from facetlab.backends.openai import OpenAIBackend
 from facetlab.client import CostMeter, ModelClient
 from facetlab.client.model import checked_usage
 from facetlab.runner import RunOptions, run
@@ -82,3 +87,35 @@ def test_reservations_are_released_when_a_call_fails() -> None:
     for reservation in held:
         meter.release(reservation)
     assert meter.reserved_usd == 0 and meter.spent_usd == 0
+
+
+class NonsenseUsageBatches(FakeOpenAIBatches):
+    """OpenAI Batch whose results report usage that is not a count."""
+
+    def handler(self, request: Any) -> Any:
+        response = super().handler(request)
+        if not str(request.url.path).endswith("/content"):
+            return response
+        lines = [json.loads(line) for line in response.content.decode().splitlines()]
+        for line in lines:
+            line["response"]["body"]["usage"] = {"prompt_tokens": "lots", "completion_tokens": -3}
+        body = "\n".join(json.dumps(line) for line in lines) + "\n"
+        return httpx2.Response(200, content=body.encode())
+
+
+def test_a_batch_result_without_usable_usage_is_charged_its_worst_case(tmp_path: Path) -> None:
+    fake = NonsenseUsageBatches()
+    client = openai.AsyncOpenAI(
+        api_key="k", max_retries=0,
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(fake.handler)),
+    )  # fmt: skip
+    result = run(make_instances(), "p2,p3", MODEL, out=tmp_path,
+                 backends={MODEL: OpenAIBackend("gpt-5.4", client=client)}, suite=StubSuite(),
+                 options=RunOptions(batch=True, batch_poll_s=0.01), progress="none",
+                 sampling=SamplingParams(max_tokens=2000), console=io.StringIO())  # fmt: skip
+    assert result.stats.ok == 2
+    # worst case at the batch rate: 2000 output tokens at $15 per 1M, halved, plus the prompt
+    assert result.stats.spend_usd >= 2 * 2000 * 15e-6 * 0.5
+    for path in (tmp_path / "records").glob("*.json"):
+        record = json.loads(path.read_text())
+        assert record["usage"]["input_tokens"] is None and record["cost_usd"] > 0.015

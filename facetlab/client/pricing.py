@@ -207,6 +207,10 @@ def price_for(model: str, *, endpoint: str | None = None) -> Price | None:
     return None
 
 
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def cost_usd(
     model: str,
     input_tokens: int | None,
@@ -224,9 +228,11 @@ def cost_usd(
     price = price_for(model, endpoint=endpoint)
     if price is not None and price.input_per_mtok == 0 and price.output_per_mtok == 0:
         return 0.0  # free providers cost nothing even when they report no usage
-    if price is None or input_tokens is None or output_tokens is None:
+    if price is None or not all(_count(n) for n in (input_tokens, output_tokens)):
         return None
-    cached = min(max(cached_input_tokens or 0, 0), input_tokens)
+    assert isinstance(input_tokens, int) and isinstance(output_tokens, int)  # checked above
+    cached = cached_input_tokens if _count(cached_input_tokens) else 0
+    cached = min(cached or 0, input_tokens)
     usd = (
         (input_tokens - cached) * price.input_per_mtok
         + cached * price.cached_rate

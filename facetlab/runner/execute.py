@@ -36,8 +36,8 @@ from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.client.cache import ResponseCache
 from facetlab.client.limits import Limits, ProviderLimiter
 from facetlab.client.meter import NO_RESERVATION, CostMeter
-from facetlab.client.model import CallFailed, CallHooks, ModelClient, Stopped
-from facetlab.client.pricing import split_model
+from facetlab.client.model import CallFailed, CallHooks, ModelClient, Stopped, checked_usage
+from facetlab.client.pricing import BATCH_DISCOUNT, split_model
 from facetlab.client.retry import RetryPolicy, describe, is_rate_limit
 from facetlab.errors import BudgetExceededError, ConfigError
 from facetlab.jsonio import read_json_file
@@ -64,13 +64,6 @@ EMPTIED_BY_REASONING = (
 def reply_error(response: ModelResponse) -> str | None:
     """Why a paid reply is not an ``ok`` trial (None: it is)."""
     return EMPTIED_BY_REASONING if response.emptied_by_reasoning else None
-
-
-class _Unset:
-    """No cost given: price the response here (answers that did not come through a client)."""
-
-
-_UNSET = _Unset()
 
 
 @dataclass(frozen=True)
@@ -343,15 +336,20 @@ class Executor:
         st.parse_status[record.parse_status] = st.parse_status.get(record.parse_status, 0) + 1
         self.refresh_display()
 
-    def _account(
-        self, trial: Trial, response: ModelResponse, cost: float | _Unset | None
-    ) -> float | None:
-        """Count a paid response's tokens and cost (settled on the meter by the client,
-        or here for answers that came another way: provider batches)."""
-        if isinstance(cost, _Unset):
-            client = self.client(trial.model)
-            cost = client.cost_of(response, batch=True)
-            self.meter.settle(NO_RESERVATION, cost)
+    def _batch_cost(self, trial: Trial, response: ModelResponse) -> float | None:
+        """Price and charge a batch result (it came through no client): the batch rate, or
+        the call's worst case at that rate when its usage cannot be priced."""
+        client = self.client(trial.model)
+        cost = client.cost_of(response, batch=True)
+        _, problem = checked_usage(response)
+        if problem is not None and cost is None:
+            worst = client.worst_cost(ModelRequest(trial.prompt, trial.request_params()))
+            cost = None if worst is None else worst * BATCH_DISCOUNT
+        self.meter.settle(NO_RESERVATION, cost)
+        return cost
+
+    def _account(self, response: ModelResponse, cost: float | None) -> float | None:
+        """Count a paid response's tokens and cost (already settled on the meter)."""
         self.stats.input_tokens += response.usage.input_tokens or 0
         self.stats.output_tokens += response.usage.output_tokens or 0
         if cost is None:
@@ -412,14 +410,15 @@ class Executor:
         attempts: int,
         started_at: str,
         batch: bool = False,
-        cost: float | _Unset | None = None,
+        cost: float | None = None,
     ) -> None:
         """Cache, price, parse and record a fresh (paid) response.
 
         ``cost`` is what the client charged; a batch result (``batch=True``) is priced here.
         """
-        if batch:
-            cost = _UNSET
+        if batch:  # priced here, not by a client: its usage is checked here too
+            cost = self._batch_cost(trial, response)
+            response = checked_usage(response)[0]
         if self.options.secrets:
             response = dataclasses.replace(
                 response, text=redact(response.text, self.options.secrets)
@@ -429,7 +428,7 @@ class Executor:
                 self.cache.put(trial.key, response, batch=batch)
             except OSError as exc:
                 self._storage_failed(exc, f"the cache entry of {trial.trial_id}")
-        cost = self._account(trial, response, cost)
+        cost = self._account(response, cost)
         parsed = safe_parse(self.suite, trial, response.text, self.options.run.parser)
         self._finish(
             build_record(
