@@ -119,3 +119,21 @@ def test_a_batch_result_without_usable_usage_is_charged_its_worst_case(tmp_path:
     for path in (tmp_path / "records").glob("*.json"):
         record = json.loads(path.read_text())
         assert record["usage"]["input_tokens"] is None and record["cost_usd"] > 0.015
+
+
+def test_generate_with_a_key_answers_from_the_cache(tmp_path: Path) -> None:
+    import asyncio
+
+    from facetlab.client import ResponseCache
+
+    backend = ScriptedBackend()
+    client = ModelClient(backend, cache=ResponseCache(tmp_path), price_model=MODEL)
+
+    async def twice() -> list[Any]:
+        request = ModelRequest("same question")
+        return [await client.generate(request, key="k" * 64) for _ in range(2)]
+
+    first, second = asyncio.run(twice())
+    assert len(backend.calls) == 1 and not first.cached and second.cached
+    assert second.response.text == first.response.text and second.cost_usd == 0.0
+    assert first.cost_usd == pytest.approx((1000 * 2.5 + 100 * 15) / 1e6)
