@@ -57,3 +57,15 @@ def test_limits_refused_for_an_adapter_that_calls_no_model(
     )
     assert main([str(config), "--rpm", "60"]) == 2
     assert "apply to facetlab's LLM adapters" in capsys.readouterr().err
+
+
+def test_the_bridge_agent_takes_limits_too(facet_data: Path) -> None:
+    from facetlab.craft.bridge import facet_agent
+    from facetlab.instances import load_instances
+
+    instance = load_instances(facet_data / "instances")["facet-neg-0002"]
+    agent = facet_agent(instance, "simulated/wadd")
+    agent.use_limits(budget_usd=0.5, requests_per_minute=600)
+    assert agent.client is not None and agent.client.meter.budget_usd == 0.5
+    assert agent.client.limiter.limits.requests_per_minute == 600
+    assert agent.run(agent.input).decision in ("yes", "no") and agent.spend_usd == 0.0

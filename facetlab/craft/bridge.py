@@ -248,6 +248,22 @@ class FacetAgent:
         """``provider/model`` of the backend, as CRAFT reports name the agent."""
         return f"{getattr(self.backend, 'provider', '?')}/{getattr(self.backend, 'model', '?')}"
 
+    def use_limits(
+        self, *, budget_usd: float | None = None, requests_per_minute: float | None = None
+    ) -> None:
+        """Send later calls within a budget (USD) and a request rate (``craft --budget-usd --rpm``)."""
+        from facetlab.craft.adapters.llm import limited_client
+
+        self.client = limited_client(
+            self.backend, budget_usd=budget_usd, requests_per_minute=requests_per_minute
+        )
+
+    @property
+    def spend_usd(self) -> float:
+        """What this agent's calls have cost so far (by the price table)."""
+        assert self.client is not None  # set in __post_init__
+        return float(self.client.meter.spent_usd)
+
     @property
     def input(self) -> AgentInput:
         """The unperturbed CRAFT input of :attr:`instance`."""
