@@ -53,7 +53,7 @@ def test_prices_prints_the_table_with_dates_and_sources(
     res = cli("prices")
     assert res.exit_code == 0, res.output
     rows = {line.split()[0]: line for line in res.output.splitlines()[2:] if line.strip()}
-    assert "2026-03-01" in rows["gemini-2.5-pro"] and "ai.google.dev" in rows["gemini-2.5-pro"]
+    assert "2026-03" in rows["gemini-2.5-pro"] and "ai.google.dev" in rows["gemini-2.5-pro"]
     assert "aws.amazon.com" in rows["deepseek.v3.2"]
     assert "0.5000" in rows["my-model"] and f"FACETLAB_PRICES={prices}" in rows["my-model"]
     prices.write_text('{"my-model": {"input": -1, "output": 2}}')

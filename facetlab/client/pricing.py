@@ -58,12 +58,23 @@ class Price:
         return self.cached_input_per_mtok
 
 
-_ANTHROPIC = "Anthropic pricing page (claude.com/pricing), cache reads at 0.1x input"
-_OPENAI = "OpenAI API pricing page (openai.com/api/pricing), cached input as listed"
+_ANTHROPIC = (
+    "Anthropic pricing page (claude.com/pricing); cache reads at 0.1x input (Anthropic's "
+    "documented ratio, entered 2026-12-01 without an online check)"
+)
+_OPENAI = (
+    "OpenAI API pricing page (openai.com/api/pricing); the cached-input rates (0.1x input "
+    "for GPT-5 models, 0.5x for GPT-4o) entered 2026-12-01 without an online check"
+)
 _BEDROCK = "AWS Bedrock on-demand pricing, us-east-1 (aws.amazon.com/bedrock/pricing)"
 _GEMINI = (
     "Gemini API pricing (ai.google.dev/gemini-api/docs/pricing), standard tier, prompts "
-    "up to 200k tokens; context-cache reads at 0.1x input"
+    "up to 200k tokens, context-cache reads at 0.1x input; as quoted from that page in "
+    "March 2026 by a third-party summary (not checked online by facetlab: no network)"
+)
+_BEDROCK_ADDED = (
+    "AWS Bedrock on-demand pricing, us-east-1 (aws.amazon.com/bedrock/pricing); entered "
+    "2026-12-01 from the published list without an online check (no network): verify"
 )
 
 # The paper's models, by display name; their provider ids come from the one model
@@ -87,13 +98,13 @@ _OTHER_PRICES: dict[str, Price] = {
     "gpt-4o": Price(2.5, 10.0, 1.25, _OPENAI, "2026-04-15"),
     "gpt-4o-mini": Price(0.15, 0.6, 0.075, _OPENAI, "2026-04-15"),
     # Bedrock's other families: Claude (CRAFT's default Bedrock agent) and Amazon Nova
-    "anthropic.claude-3-5-haiku-20241022-v1:0": Price(0.8, 4.0, 0.08, _BEDROCK, "2026-04-15"),
-    "amazon.nova-pro-v1:0": Price(0.8, 3.2, 0.2, _BEDROCK, "2026-04-15"),
-    "amazon.nova-lite-v1:0": Price(0.06, 0.24, 0.015, _BEDROCK, "2026-04-15"),
-    "amazon.nova-micro-v1:0": Price(0.035, 0.14, 0.00875, _BEDROCK, "2026-04-15"),
-    "gemini-2.5-pro": Price(1.25, 10.0, 0.125, _GEMINI, "2026-03-01"),
-    "gemini-2.5-flash": Price(0.30, 2.50, 0.03, _GEMINI, "2026-03-01"),
-    "gemini-2.5-flash-lite": Price(0.10, 0.40, 0.01, _GEMINI, "2026-03-01"),
+    "anthropic.claude-3-5-haiku-20241022-v1:0": Price(0.8, 4.0, 0.08, _BEDROCK_ADDED, "2026-12-01"),
+    "amazon.nova-pro-v1:0": Price(0.8, 3.2, 0.2, _BEDROCK_ADDED, "2026-12-01"),
+    "amazon.nova-lite-v1:0": Price(0.06, 0.24, 0.015, _BEDROCK_ADDED, "2026-12-01"),
+    "amazon.nova-micro-v1:0": Price(0.035, 0.14, 0.00875, _BEDROCK_ADDED, "2026-12-01"),
+    "gemini-2.5-pro": Price(1.25, 10.0, 0.125, _GEMINI, "2026-03"),
+    "gemini-2.5-flash": Price(0.30, 2.50, 0.03, _GEMINI, "2026-03"),
+    "gemini-2.5-flash-lite": Price(0.10, 0.40, 0.01, _GEMINI, "2026-03"),
 }
 
 # Keyed by the provider's model id (the part after "provider/").
