@@ -185,6 +185,11 @@ def test_construction_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert FAKE_ACCESS_KEY not in repr(backend)
     with pytest.raises(ConfigError, match="profile 'nope' not found"):
         get_backend("bedrock/deepseek.v3.2", region="us-west-2", profile="nope")
+    # issue 18: AWS_REGION alone is enough (boto3 itself reads only AWS_DEFAULT_REGION)
+    monkeypatch.setenv("AWS_REGION", "eu-central-1")
+    assert get_backend(f"bedrock/{MODEL}").region == "eu-central-1"  # type: ignore[attr-defined]
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-2")
+    assert get_backend(f"bedrock/{MODEL}").region == "eu-central-1"  # type: ignore[attr-defined]
 
 
 def test_missing_credentials(monkeypatch: pytest.MonkeyPatch) -> None:

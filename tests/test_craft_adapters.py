@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 from craft_helpers import TICKET, FakeBackend, faithful_llm, theater_llm
 from fakes import FakeLLMServer, FakeRequest, Fault
 
+from facetlab.backends.base import ModelRequest, ModelResponse, Usage
+from facetlab.client import ModelClient, RetryPolicy
 from facetlab.craft import (
     AgentOutputError,
     AgentRefusalError,
@@ -107,8 +110,11 @@ def test_refusals_malformed_json_and_backend_errors_are_counted() -> None:
         async def agenerate(self, request):  # type: ignore[no-untyped-def]
             raise TransientBackendError("503 overloaded", provider="fake", status=503)
 
-    with pytest.raises(Exception, match="backend error: 503 overloaded"):
-        inspect(anthropic_adapter(backend=Down(faithful_llm)), TICKET, InspectOptions(samples=2))
+    # a provider that stays down is retried by the model client, then the sample fails
+    down = Down(faithful_llm)
+    client = ModelClient(down, retry=RetryPolicy(max_attempts=3, base_delay_s=0.001))
+    with pytest.raises(Exception, match=r"backend error: .*503 overloaded \(gave up after 3"):
+        inspect(LLMAgentAdapter(down, client=client), TICKET, InspectOptions(samples=2))
 
 
 @pytest.mark.slow
@@ -128,7 +134,8 @@ def test_through_real_sdk_backends_against_a_local_fake_server() -> None:
         assert {r.api for r in server.requests} == {"anthropic", "openai"}
         server.push(Fault.REFUSAL, Fault.GARBAGE)
         report = inspect(claude, TICKET, InspectOptions(samples=6, concurrency=1))
-        assert report.failed_samples == 2
+        # the refusal is an answer (a failed sample); the garbage body is retried by the client
+        assert report.failed_samples == 1
         messages = " | ".join(f.message for f in report.failures)
         assert "refused" in messages
 
@@ -138,3 +145,43 @@ def test_a_numeric_confidence_becomes_the_score() -> None:
     assert parse_reply(reply, TICKET).score == 0.8
     odd = parse_reply(reply.replace("0.8", '"high"'), TICKET)
     assert odd.score is None and "'confidence' 'high' is not a number" in odd.warnings[0]
+
+
+@pytest.mark.slow
+def test_no_sample_is_lost_to_rate_limits() -> None:
+    # issue 18: a provider answering 429 (retry-after 1 s) to every other request
+    with FakeLLMServer(
+        responder=lambda r: theater_llm(r.prompt), alternate=Fault.RATE_LIMIT, retry_after=1.0
+    ) as server:
+        claude = anthropic_adapter(
+            "claude-test", base_url=server.anthropic_base_url, api_key="test-key"
+        )
+        report = inspect(claude, TICKET, InspectOptions(samples=3, concurrency=2))
+        statuses = [r.status for r in server.requests]
+    assert report.failed_samples == 0 and report.overall_verdict == "theater"
+    assert statuses.count(429) >= len(statuses) // 2 - 1  # every other request was refused
+
+
+class PricedBackend(FakeBackend):
+    """The fake agent billed as Claude Sonnet 4.6, reporting 300 input / 1000 output tokens."""
+
+    provider = "anthropic"
+    model = "claude-sonnet-4-6"
+
+    async def agenerate(self, request: ModelRequest) -> ModelResponse:
+        response = await super().agenerate(request)
+        return dataclasses.replace(response, usage=Usage(300, 1000))
+
+
+def test_a_budget_stops_calls_before_it_is_passed() -> None:
+    backend = PricedBackend(faithful_llm)
+    adapter = anthropic_adapter(backend=backend)
+    adapter.use_limits(budget_usd=0.05)
+    report = inspect(adapter, TICKET, InspectOptions(samples=4))
+    worst = adapter.client.worst_cost(ModelRequest(adapter.prompt(TICKET)))
+    assert worst is not None and 0.01 < worst < 0.02
+    # each call reserves its worst case first: the spend never passes the budget, and
+    # calls stop only when the next one's worst case would not fit
+    assert adapter.spend_usd <= 0.05 < adapter.spend_usd + 2 * worst
+    assert 2 <= len(backend.requests) <= 3
+    assert any("budget reached" in f.message for f in report.failures)

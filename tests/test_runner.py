@@ -115,6 +115,8 @@ def test_sweep_records_every_trial_with_context_cost_and_residual(tmp_path: Path
         assert rec["status"] == "ok" and rec["usage"] == {
             "input_tokens": 1000,
             "output_tokens": 100,
+            "cached_input_tokens": None,
+            "reasoning_tokens": None,
         }
         # gpt-5.4 at $2.50 / $15 per 1M tokens
         assert rec["cost_usd"] == pytest.approx((1000 * 2.5 + 100 * 15) / 1e6)
@@ -358,7 +360,7 @@ def test_sweep_json_has_no_secrets(tmp_path: Path) -> None:
 async def test_limiter_paces_requests_and_honours_pauses() -> None:
     import time
 
-    from facetlab.runner.limits import Limits, ProviderLimiter
+    from facetlab.client.limits import Limits, ProviderLimiter
 
     # rate_window_s=None: requests spaced evenly, no burst
     lim = ProviderLimiter(Limits(concurrency=50, requests_per_minute=1200, rate_window_s=None))
@@ -380,7 +382,7 @@ async def test_rate_window_allows_one_window_at_once_and_never_more() -> None:
     """10 per window: 10 start at once, the 11th a window later (a 0.2 s window: a fast test)."""
     import time
 
-    from facetlab.runner.limits import WINDOW_SLACK_S, Limits, ProviderLimiter
+    from facetlab.client.limits import WINDOW_SLACK_S, Limits, ProviderLimiter
 
     lim = ProviderLimiter(Limits(requests_per_minute=3000, rate_window_s=0.2))  # 10 per 0.2 s
     assert lim.concurrency >= 10  # room for the whole window at once
@@ -404,7 +406,7 @@ async def test_rate_window_allows_one_window_at_once_and_never_more() -> None:
 
 
 def test_rate_window_is_used_only_where_it_holds_the_whole_rate() -> None:
-    from facetlab.runner.limits import _Pacer, _request_limit, _Window
+    from facetlab.client.limits import _Pacer, _request_limit, _Window
 
     assert isinstance(_request_limit(1200, 1.0), _Window)  # 20 per second
     assert isinstance(_request_limit(1176, 1.0), _Window)  # 19 of 19.6: 3% lost
@@ -418,7 +420,7 @@ async def test_rate_window_gives_back_the_place_of_a_refused_request() -> None:
     """A 429 frees its place (the provider's retry-after pause governs the next send)."""
     import time
 
-    from facetlab.runner.limits import Limits, ProviderLimiter
+    from facetlab.client.limits import Limits, ProviderLimiter
 
     lim = ProviderLimiter(Limits(requests_per_minute=600, rate_window_s=0.2))  # 2 per window
     with pytest.raises(TransientBackendError):
@@ -445,8 +447,8 @@ def test_a_sweep_prepares_only_a_few_trials_ahead_of_its_calls(
     import contextlib
     from collections.abc import AsyncIterator
 
+    from facetlab.client.cache import ResponseCache
     from facetlab.runner import Limits
-    from facetlab.runner.cache import ResponseCache
 
     held, peak = [0], [0]
     original = ResponseCache.claim
@@ -501,7 +503,7 @@ def test_freeze_heap_is_the_command_lines_choice_not_the_librarys(
 async def test_token_limit_spaces_by_estimated_tokens() -> None:
     import time
 
-    from facetlab.runner.limits import Limits, ProviderLimiter
+    from facetlab.client.limits import Limits, ProviderLimiter
 
     lim = ProviderLimiter(Limits(concurrency=10, tokens_per_minute=60_000))  # 1000 tokens/s
     start = time.monotonic()
@@ -514,7 +516,7 @@ async def test_token_limit_spaces_by_estimated_tokens() -> None:
 def test_retry_policy_backoff_and_retry_after() -> None:
     import random
 
-    from facetlab.runner.retry import is_transient
+    from facetlab.client.retry import is_transient
 
     policy = RetryPolicy(base_delay_s=1.0, max_delay_s=8.0)
     rng = random.Random(0)
@@ -528,7 +530,7 @@ def test_retry_policy_backoff_and_retry_after() -> None:
 
 
 async def test_limiter_learns_a_rate_from_429s_without_a_configured_rpm() -> None:
-    from facetlab.runner.limits import Limits, ProviderLimiter
+    from facetlab.client.limits import Limits, ProviderLimiter
 
     lim = ProviderLimiter(Limits(concurrency=4))
     assert lim.learned_rpm is None
@@ -546,7 +548,7 @@ async def test_limiter_learns_a_rate_from_429s_without_a_configured_rpm() -> Non
 
 
 def test_record_error_text_never_carries_a_key() -> None:
-    from facetlab.runner.retry import describe, is_transient
+    from facetlab.client.retry import describe, is_transient
 
     text = describe(RuntimeError("custom backend failed with key sk-proj-abcdefghijkl123"))
     assert "sk-proj-abcdefghijkl123" not in text and "***" in text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from facetlab.runner.cache import ResponseCache
+from facetlab.client.cache import ResponseCache
 from facetlab.runner.execute import existing_status
 
 BOMB = "[" * 200_000 + "]" * 200_000

@@ -15,18 +15,22 @@ asking for a Claude model does not import boto3. Add a provider with
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
 from facetlab.backends.base import (
+    DEFAULT_DECLARATION,
     Backend,
+    Declaration,
     ModelRequest,
     ModelResponse,
     SamplingParams,
     TrialContext,
     Usage,
+    declaration_of,
     generate,
 )
 from facetlab.backends.modelstring import ModelSpec, parse_model_string
@@ -51,16 +55,40 @@ _registry: dict[str, BackendFactory] = {}
 _lock = threading.Lock()
 
 
-def register_backend(prefix: str, factory: BackendFactory) -> None:
+_declarations: dict[str, Declaration] = {}
+
+
+def register_backend(
+    prefix: str, factory: BackendFactory, *, declaration: Declaration | None = None
+) -> None:
     """Make ``get_backend("<prefix>/<model>")`` call ``factory(model, base_url=..., **options)``.
 
-    Registering a prefix again replaces the earlier factory (tests use this to
-    install fakes).
+    ``declaration`` says what the backend is (see :class:`Declaration`); without one,
+    the factory's own ``declaration`` attribute (a backend class's) is used, else the
+    default. Registering a prefix again replaces the earlier factory (tests use this
+    to install fakes).
     """
     if not prefix or "/" in prefix or "?" in prefix or prefix != prefix.lower():
         raise ConfigError(f"invalid provider prefix {prefix!r}: lowercase, no '/' or '?'")
     with _lock:
         _registry[prefix] = factory
+        _declarations[prefix] = declaration or declaration_of(factory)
+
+
+def provider_declaration(provider: str) -> Declaration:
+    """What the backends of ``provider`` declare; the default for a provider nobody registered.
+
+    Imports the provider's module on first use (not its SDK client: nothing is built).
+    """
+    with _lock:
+        found = _declarations.get(provider)
+    if found is not None:
+        return found
+    if provider not in _LAZY and provider not in _SELF_REGISTERING:
+        return DEFAULT_DECLARATION
+    factory = _factory(provider)
+    with _lock:
+        return _declarations.setdefault(provider, declaration_of(factory))
 
 
 def available_providers() -> tuple[str, ...]:
@@ -100,6 +128,36 @@ def _factory(provider: str) -> BackendFactory:
     raise ConfigError(
         f"unknown provider {provider!r}; valid providers: {', '.join(available_providers())}"
     )
+
+
+def model_declaration(model: str, backend: object | None = None) -> Declaration:
+    """The declaration of a model string's backend: ``backend``'s own if it has one, else
+    its provider's (``"provider/model?options"``; the default for an unknown provider)."""
+    if backend is not None and isinstance(getattr(backend, "declaration", None), Declaration):
+        return declaration_of(backend)
+    provider = str(getattr(backend, "provider", "") or model.partition("/")[0])
+    return provider_declaration(provider)
+
+
+def endpoint_of(model: str, *, base_url: str | None = None) -> str | None:
+    """The server a model string is asked on, when it is not the provider's default.
+
+    ``base_url`` (or the string's ``?base_url=``/``?endpoint_url=``), else the first of
+    the provider's ``endpoint_env`` variables that is set (``OLLAMA_HOST=...``) unless
+    the string names it itself (``?region=``). Credentials are the caller's to strip.
+    """
+    spec = parse_model_string(model, available_providers())
+    url = base_url or spec.options.get("base_url") or spec.options.get("endpoint_url")
+    if url:
+        return str(url)
+    declared = provider_declaration(spec.provider)
+    if declared.endpoint_option and declared.endpoint_option in spec.options:
+        return None  # already part of the model string
+    for name in declared.endpoint_env:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return None
 
 
 def _from_spec_factory(module_name: str) -> BackendFactory | None:
@@ -152,6 +210,7 @@ def get_backend(model: str, *, base_url: str | None = None, **options: Any) -> B
 __all__ = [
     "Backend",
     "BackendFactory",
+    "Declaration",
     "ModelRequest",
     "ModelResponse",
     "ModelSpec",
@@ -159,8 +218,12 @@ __all__ = [
     "TrialContext",
     "Usage",
     "available_providers",
+    "declaration_of",
+    "endpoint_of",
     "generate",
     "get_backend",
+    "model_declaration",
     "parse_model_string",
+    "provider_declaration",
     "register_backend",
 ]

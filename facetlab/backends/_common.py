@@ -408,3 +408,16 @@ class SDKBackend(Generic[ClientT]):
 
     async def aclose(self) -> None:
         await self._clients.current().close()
+
+
+def thinking_config(thinking: str | int) -> dict[str, Any]:
+    """The Messages API's ``thinking`` for facetlab's setting (off, adaptive, a budget).
+
+    >>> thinking_config(2048)
+    {'type': 'enabled', 'budget_tokens': 2048}
+    """
+    if thinking == "off":
+        return {"type": "disabled"}
+    if thinking == "adaptive":
+        return {"type": "adaptive"}
+    return {"type": "enabled", "budget_tokens": int(thinking)}

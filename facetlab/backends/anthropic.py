@@ -17,7 +17,6 @@ once per backend.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Any
 
@@ -30,8 +29,17 @@ from facetlab.backends._common import (
     resolve_api_key,
     sdk_client_options,
     sdk_error_types,
+    thinking_config,
 )
-from facetlab.backends.base import ModelRequest, ModelResponse, SamplingParams, Usage
+from facetlab.backends.base import (
+    EFFORTS,
+    SAMPLING_FIELDS,
+    Declaration,
+    ModelRequest,
+    ModelResponse,
+    SamplingParams,
+    Usage,
+)
 
 ENV_KEY = "ANTHROPIC_API_KEY"
 logger = logging.getLogger("facetlab.backends.anthropic")
@@ -51,20 +59,43 @@ def response_from_message(
     text = "".join(
         str(get_field(block, "text", "")) for block in blocks if get_field(block, "type") == "text"
     )
+    thinking = "".join(
+        str(get_field(block, "thinking", ""))
+        for block in blocks
+        if get_field(block, "type") == "thinking"
+    )
     usage = get_field(message, "usage", None)
     stop_reason = get_field(message, "stop_reason", None)
     rid = request_id or get_field(message, "_request_id", None) or get_field(message, "id", None)
     return ModelResponse(
         text=text,
         model_id=str(get_field(message, "model", "") or ""),
-        usage=Usage(
-            input_tokens=get_field(usage, "input_tokens", None) if usage is not None else None,
-            output_tokens=get_field(usage, "output_tokens", None) if usage is not None else None,
-        ),
+        usage=messages_usage(usage),
         stop_reason=stop_reason,
         latency_s=latency_s,
         refusal=stop_reason == "refusal",
         provider_request_id=rid,
+        thinking=thinking or None,
+    )
+
+
+def messages_usage(usage: Any) -> Usage:
+    """A Messages API ``usage``: its ``input_tokens`` exclude cache reads, which are added."""
+    if usage is None:
+        return Usage()
+    fresh = get_field(usage, "input_tokens", None)
+    read = get_field(usage, "cache_read_input_tokens", None)
+    written = get_field(usage, "cache_creation_input_tokens", None)
+    details = get_field(usage, "output_tokens_details", None)
+    total_in = None
+    if isinstance(fresh, int):
+        total_in = fresh + (read if isinstance(read, int) else 0)
+        total_in += written if isinstance(written, int) else 0
+    return Usage(
+        input_tokens=total_in if total_in is not None else fresh,
+        output_tokens=get_field(usage, "output_tokens", None),
+        cached_input_tokens=read,
+        reasoning_tokens=get_field(details, "thinking_tokens", None) if details else None,
     )
 
 
@@ -74,8 +105,14 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
     provider = "anthropic"
     sdk_errors = sdk_error_types(anthropic)
     request_id_header = "request-id"
-    unsupported_params: frozenset[str] = frozenset({"seed", "temperature", "top_p"})
-    """Sampling parameters this API does not take; they are not sent."""
+    declaration = Declaration(
+        sends=frozenset({"max_tokens", "system"}),
+        batch_api="anthropic",
+        efforts=frozenset(EFFORTS),
+        thinking=frozenset({"off", "adaptive", "budget"}),
+        min_thinking_budget=1024,
+        structured_output=True,
+    )
 
     def __init__(
         self,
@@ -105,7 +142,12 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
 
     def effective_params(self, params: SamplingParams) -> SamplingParams:
         """The parameters actually sent (``seed``, ``temperature``, ``top_p`` dropped)."""
-        return dataclasses.replace(params, seed=None, temperature=None, top_p=None)
+        return self.declaration.sent(params)
+
+    @property
+    def unsupported_params(self) -> frozenset[str]:
+        """Sampling parameters this API does not take; they are not sent."""
+        return SAMPLING_FIELDS - self.declaration.sends
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The exact ``messages.create`` parameters for ``request``."""
@@ -117,6 +159,13 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
         }
         if params.system is not None:
             body["system"] = params.system
+        if params.effort is not None:
+            body["output_config"] = {"effort": params.effort}
+        if params.thinking is not None:
+            body["thinking"] = thinking_config(params.thinking)
+        if request.output_schema is not None:
+            schema = {"type": "json_schema", "schema": dict(request.output_schema)}
+            body.setdefault("output_config", {})["format"] = schema
         dropped = sorted(k for k in self.unsupported_params if getattr(params, k) is not None)
         if dropped and not self._warned:
             self._warned = True

@@ -14,8 +14,10 @@ records.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Protocol, runtime_checkable
+
+from facetlab.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -30,15 +32,55 @@ class SamplingParams:
     system: str | None = None
     seed: int | None = None
     top_p: float | None = None
+    effort: str | None = None
+    """Reasoning effort: ``low``, ``medium``, ``high``, ``xhigh`` or ``max`` (None: the default)."""
+    thinking: str | int | None = None
+    """Thinking: ``"off"``, ``"adaptive"`` or a budget in tokens (None: the default)."""
+
+    def __post_init__(self) -> None:
+        if self.effort is not None and self.effort not in EFFORTS:
+            raise ConfigError(f"--effort is {self.effort!r}; expected one of {', '.join(EFFORTS)}")
+        thinking = self.thinking
+        if isinstance(thinking, bool) or not (
+            thinking is None
+            or thinking in ("off", "adaptive")
+            or (isinstance(thinking, int) and thinking > 0)
+        ):
+            raise ConfigError(
+                f"--thinking is {thinking!r}; expected off, adaptive or a budget in tokens (> 0)"
+            )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The recorded form; ``effort`` and ``thinking`` appear only when set (so the
+        content keys of sweeps that set neither stay what they were)."""
+        out: dict[str, Any] = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "system": self.system,
             "seed": self.seed,
             "top_p": self.top_p,
         }
+        if self.effort is not None:
+            out["effort"] = self.effort
+        if self.thinking is not None:
+            out["thinking"] = self.thinking
+        return out
+
+    @property
+    def reasoning(self) -> bool:
+        """Whether a reasoning setting asks the model to think (effort or thinking not off)."""
+        return self.effort is not None or self.thinking not in (None, "off")
+
+
+EFFORTS: tuple[str, ...] = ("low", "medium", "high", "xhigh", "max")
+"""The reasoning-effort levels facetlab asks for (each backend maps or refuses them)."""
+
+
+def thinking_kind(thinking: str | int | None) -> str | None:
+    """``"off"``, ``"adaptive"``, ``"budget"`` (a number of tokens) or None."""
+    if thinking is None:
+        return None
+    return "budget" if isinstance(thinking, int) else str(thinking)
 
 
 @dataclass(frozen=True)
@@ -105,12 +147,21 @@ class ModelRequest:
     prompt: str
     params: SamplingParams = field(default_factory=SamplingParams)
     context: Mapping[str, Any] = field(default_factory=dict)
+    output_schema: Mapping[str, Any] | None = None
+    """A JSON schema the reply must follow (structured output), for backends that declare
+    ``structured_output``; the model client refuses it for the others."""
 
 
 @dataclass(frozen=True)
 class Usage:
+    """Tokens as the provider reported them (None: not reported)."""
+
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    """Of ``input_tokens``, how many were read from the provider's prompt cache."""
+    reasoning_tokens: int | None = None
+    """Of ``output_tokens``, how many the model spent reasoning (thinking)."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +176,103 @@ class ModelResponse:
     latency_s: float | None = None
     refusal: bool = False
     provider_request_id: str | None = None
+    thinking: str | None = None
+    """The model's thinking text, where the provider returns it."""
+
+    @property
+    def emptied_by_reasoning(self) -> bool:
+        """No answer text because the token limit went to reasoning (not an ``ok`` reply)."""
+        return (
+            not self.text.strip()
+            and self.stop_reason in ("max_tokens", "length")
+            and bool(self.usage.reasoning_tokens or self.thinking)
+        )
+
+
+SAMPLING_FIELDS: frozenset[str] = frozenset(
+    {"temperature", "max_tokens", "system", "seed", "top_p"}
+)
+"""Every :class:`SamplingParams` field."""
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """What a backend is, declared once by its class, so no layer above tests provider names.
+
+    >>> sends = Declaration(sends=frozenset({"max_tokens", "system"}))
+    >>> sends.sent(SamplingParams(temperature=0.7, system="Be brief.")).to_dict()
+    {'temperature': None, 'max_tokens': 1024, 'system': 'Be brief.', 'seed': None, 'top_p': None}
+    """
+
+    sends: frozenset[str] = SAMPLING_FIELDS
+    """The :class:`SamplingParams` fields its request body carries (the rest are not sent)."""
+    batch_api: str | None = None
+    """The provider batch API it answers through with ``--batch`` (``"anthropic"``, ``"openai"``)."""
+    free: bool = False
+    """Calls cost nothing (a local server, an offline reasoner): no price is needed."""
+    offline: bool = False
+    """Answers without a network, deterministically and for free: built before a sweep starts
+    (a misspelt name fails at once), never cached."""
+    model_names: str | None = None
+    """``"module:function"`` listing its model names (for a did-you-mean); None: the price table's."""
+    endpoint_env: tuple[str, ...] = ()
+    """Environment variables naming the server it talks to (``OLLAMA_HOST``): part of the
+    trial key when set, so two servers never share answers."""
+    endpoint_option: str | None = None
+    """A model-string option that names the server (Bedrock ``region``): when given it is
+    already in the model string, and ``endpoint_env`` is not read."""
+    efforts: frozenset[str] = frozenset()
+    """The ``effort`` levels it sends (in its provider's own field); others are refused."""
+    thinking: frozenset[str] = frozenset()
+    """The ``thinking`` settings it sends: ``off``, ``adaptive``, ``budget``."""
+    min_thinking_budget: int = 1
+    """The smallest thinking budget the provider takes (Anthropic: 1024)."""
+    structured_output: bool = False
+    """It sends a request's ``output_schema`` in its provider's structured-output field."""
+
+    def refusal(self, params: SamplingParams, provider: str) -> str | None:
+        """Why ``params`` cannot be sent to ``provider`` (a reasoning setting it does not take)."""
+        if params.effort is not None and params.effort not in self.efforts:
+            takes = ", ".join(e for e in EFFORTS if e in self.efforts) or "no effort setting"
+            return f"--effort {params.effort}: {provider} does not take it (it takes: {takes})"
+        kind = thinking_kind(params.thinking)
+        if kind is not None and kind not in self.thinking:
+            takes = ", ".join(sorted(self.thinking)) or "no thinking setting"
+            return f"--thinking {params.thinking}: {provider} does not take it (it takes: {takes})"
+        if isinstance(params.thinking, int) and not (
+            self.min_thinking_budget <= params.thinking < params.max_tokens
+        ):
+            return (
+                f"--thinking {params.thinking}: {provider} takes a thinking budget of at least "
+                f"{self.min_thinking_budget} tokens and below --max-tokens ({params.max_tokens}), "
+                "which the thinking counts toward"
+            )
+        return None
+
+    def sent(self, params: SamplingParams) -> SamplingParams:
+        """``params`` as this backend sends them: fields it does not send are ``None``."""
+        unsent: dict[str, Any] = {
+            name: None for name in SAMPLING_FIELDS - self.sends if name != "max_tokens"
+        }
+        return replace(params, **unsent) if unsent else params
+
+    def unsent(self, params: SamplingParams) -> list[str]:
+        """The fields of ``params`` that were set but are not sent."""
+        return sorted(
+            name
+            for name in SAMPLING_FIELDS - self.sends
+            if name != "max_tokens" and getattr(params, name) is not None
+        )
+
+
+DEFAULT_DECLARATION = Declaration()
+"""A backend that declares nothing: sends every parameter, costs money, has no batch API."""
+
+
+def declaration_of(backend: object) -> Declaration:
+    """A backend's (or backend class's) :class:`Declaration`; the default when it has none."""
+    declared = getattr(backend, "declaration", None)
+    return declared if isinstance(declared, Declaration) else DEFAULT_DECLARATION
 
 
 @runtime_checkable

@@ -17,7 +17,7 @@ echo a model id, so ``model_id`` is the requested one.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +26,8 @@ import botocore.config
 import botocore.exceptions
 from botocore.parsers import ResponseParserError
 
-from facetlab.backends._common import option_float, parse_retry_after, redact
-from facetlab.backends.base import ModelRequest, ModelResponse, SamplingParams, Usage
+from facetlab.backends._common import option_float, parse_retry_after, redact, thinking_config
+from facetlab.backends.base import Declaration, ModelRequest, ModelResponse, SamplingParams, Usage
 from facetlab.errors import BackendError, ConfigError, PermanentBackendError, TransientBackendError
 
 if TYPE_CHECKING:
@@ -62,10 +62,12 @@ def response_from_converse(
     skipped); ``refusal`` is true for ``guardrail_intervened`` / ``content_filtered``.
     """
     message = (response.get("output") or {}).get("message") or {}
-    text = "".join(
-        str(block["text"])
-        for block in message.get("content") or []
-        if isinstance(block, dict) and "text" in block
+    blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
+    text = "".join(str(block["text"]) for block in blocks if "text" in block)
+    thinking = "".join(
+        str(((block.get("reasoningContent") or {}).get("reasoningText") or {}).get("text", ""))
+        for block in blocks
+        if "reasoningContent" in block
     )
     usage = response.get("usage") or {}
     stop = response.get("stopReason")
@@ -73,11 +75,16 @@ def response_from_converse(
     return ModelResponse(
         text=text,
         model_id=model_id,
-        usage=Usage(input_tokens=usage.get("inputTokens"), output_tokens=usage.get("outputTokens")),
+        usage=Usage(
+            input_tokens=usage.get("inputTokens"),
+            output_tokens=usage.get("outputTokens"),
+            cached_input_tokens=usage.get("cacheReadInputTokens"),
+        ),
         stop_reason=stop,
         latency_s=latency_s,
         refusal=stop in REFUSAL_STOPS,
         provider_request_id=meta.get("RequestId"),
+        thinking=thinking or None,
     )
 
 
@@ -137,7 +144,13 @@ class BedrockBackend:
     """Models on AWS Bedrock through Converse."""
 
     provider = "bedrock"
-    unsupported_params: frozenset[str] = frozenset({"seed"})
+    declaration = Declaration(
+        sends=frozenset({"max_tokens", "system", "temperature", "top_p"}),
+        endpoint_env=("AWS_REGION", "AWS_DEFAULT_REGION"),
+        endpoint_option="region",
+        thinking=frozenset({"off", "adaptive", "budget"}),
+        min_thinking_budget=1024,
+    )
 
     def __init__(
         self,
@@ -158,6 +171,8 @@ class BedrockBackend:
         self.profile = profile
         self._access_key_id: str | None = None
         if client is None:
+            # boto3 reads AWS_DEFAULT_REGION; AWS_REGION (the AWS SDKs' and CLI v2's name) too
+            region = region or os.environ.get("AWS_REGION", "").strip() or None
             try:
                 session = boto3.Session(profile_name=profile, region_name=region)
             except botocore.exceptions.ProfileNotFound as exc:
@@ -197,7 +212,7 @@ class BedrockBackend:
 
     def effective_params(self, params: SamplingParams) -> SamplingParams:
         """The parameters actually sent (``seed`` dropped: Converse has none)."""
-        return dataclasses.replace(params, seed=None)
+        return self.declaration.sent(params)
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The exact ``converse`` keyword arguments for ``request``."""
@@ -214,6 +229,9 @@ class BedrockBackend:
         }
         if params.system is not None:
             body["system"] = [{"text": params.system}]
+        if params.thinking is not None:
+            # Claude on Bedrock takes the Messages API's thinking as a model-specific field
+            body["additionalModelRequestFields"] = {"thinking": thinking_config(params.thinking)}
         return body
 
     def map_error(self, exc: BaseException) -> BackendError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from facetlab.backends.base import Declaration
 from facetlab.backends.openai import OpenAIBackend
 
 DEFAULT_HOST = "http://localhost:11434"
@@ -43,6 +44,12 @@ class OllamaBackend(OpenAIBackend):
 
     provider = "ollama"
     env_key = "OLLAMA_API_KEY"
+    declaration = Declaration(
+        free=True,
+        endpoint_env=("OLLAMA_HOST",),
+        efforts=frozenset({"low", "medium", "high"}),
+        structured_output=True,
+    )
 
     def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
         options.setdefault("max_tokens_param", "max_tokens")

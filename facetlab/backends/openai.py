@@ -30,7 +30,14 @@ from facetlab.backends._common import (
     sdk_client_options,
     sdk_error_types,
 )
-from facetlab.backends.base import ModelRequest, ModelResponse, SamplingParams, Usage
+from facetlab.backends.base import (
+    EFFORTS,
+    Declaration,
+    ModelRequest,
+    ModelResponse,
+    SamplingParams,
+    Usage,
+)
 from facetlab.errors import ConfigError
 
 ENV_KEY = "OPENAI_API_KEY"
@@ -60,6 +67,7 @@ def response_from_completion(
     text = ""
     stop_reason: str | None = "no_choices"
     refusal = False
+    thinking: str | None = None
     if choices:
         choice = choices[0]
         message = get_field(choice, "message", None)
@@ -70,6 +78,11 @@ def response_from_completion(
             text = content
         elif isinstance(content, list):  # some compatible servers send content parts
             text = "".join(str(get_field(part, "text", "")) for part in content)
+        for name in ("reasoning_content", "reasoning"):  # vLLM, DeepSeek, Ollama, llama.cpp
+            value = get_field(message, name, None) if message is not None else None
+            if isinstance(value, str) and value:
+                thinking = value
+                break
         if refusal_text:
             refusal = True
             text = text or str(refusal_text)
@@ -77,16 +90,26 @@ def response_from_completion(
     return ModelResponse(
         text=text,
         model_id=str(get_field(completion, "model", "") or ""),
-        usage=Usage(
-            input_tokens=get_field(usage, "prompt_tokens", None) if usage is not None else None,
-            output_tokens=get_field(usage, "completion_tokens", None)
-            if usage is not None
-            else None,
-        ),
+        usage=chat_usage(usage),
         stop_reason=stop_reason,
         latency_s=latency_s,
         refusal=refusal,
         provider_request_id=rid,
+        thinking=thinking,
+    )
+
+
+def chat_usage(usage: Any) -> Usage:
+    """A Chat Completions ``usage`` (cached prompt and reasoning tokens from their details)."""
+    if usage is None:
+        return Usage()
+    prompt = get_field(usage, "prompt_tokens_details", None)
+    completion = get_field(usage, "completion_tokens_details", None)
+    return Usage(
+        input_tokens=get_field(usage, "prompt_tokens", None),
+        output_tokens=get_field(usage, "completion_tokens", None),
+        cached_input_tokens=get_field(prompt, "cached_tokens", None) if prompt else None,
+        reasoning_tokens=get_field(completion, "reasoning_tokens", None) if completion else None,
     )
 
 
@@ -96,7 +119,9 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
     provider = "openai"
     sdk_errors = sdk_error_types(openai)
     env_key = ENV_KEY
-    unsupported_params: frozenset[str] = frozenset()
+    declaration = Declaration(
+        batch_api="openai", efforts=frozenset(EFFORTS), structured_output=True
+    )
 
     def __init__(
         self,
@@ -143,7 +168,7 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
 
     def effective_params(self, params: SamplingParams) -> SamplingParams:
         """The parameters actually sent (all of them for Chat Completions)."""
-        return params
+        return self.declaration.sent(params)
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The exact ``chat.completions.create`` parameters for ``request``."""
@@ -160,6 +185,11 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
             body["top_p"] = params.top_p
         if params.seed is not None:
             body["seed"] = params.seed
+        if params.effort is not None:
+            body["reasoning_effort"] = params.effort
+        if request.output_schema is not None:
+            schema = {"name": "reply", "schema": dict(request.output_schema)}
+            body["response_format"] = {"type": "json_schema", "json_schema": schema}
         return body
 
     def response_from_message(

@@ -117,12 +117,15 @@ def _clean(reply: str) -> str:
 
 
 async def _ask(backend: Backend, prompts: Sequence[tuple[str, str, str]], kind: str) -> list[Draft]:
+    from facetlab.client import ModelClient
+
+    client = ModelClient(backend)  # retries and the provider's rate limits, as a sweep has
     drafts: list[Draft] = []
     try:
         for label, factor_id, prompt in prompts:
             request = ModelRequest(prompt, context={"probe": f"draft-{kind}", "factor": label})
             try:
-                response = await backend.agenerate(request)
+                response = (await client.generate(request)).response
             except BackendError as exc:
                 drafts.append(Draft(label, factor_id, None, f"backend error: {exc}"))
                 continue

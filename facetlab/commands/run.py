@@ -91,6 +91,20 @@ def run_command(
         int, typer.Option("--max-tokens", min=1, help="Max output tokens.")
     ] = 1024,
     system: Annotated[str | None, typer.Option("--system", help="System prompt.")] = None,
+    effort: Annotated[
+        str | None,
+        typer.Option(
+            "--effort",
+            help="Reasoning effort: low, medium, high, xhigh or max (sent in the provider's "
+            "own field; refused before any call where it has none).",
+        ),
+    ] = None,
+    thinking: Annotated[
+        str | None,
+        typer.Option(
+            "--thinking", help="Thinking: off, adaptive or a budget in tokens (e.g. 4096)."
+        ),
+    ] = None,
     seed: Annotated[
         int, typer.Option("--seed", help="Sweep seed (per-trial seeds derive from it).")
     ] = 0,
@@ -158,7 +172,13 @@ def run_command(
             seed=seed,
             preset=preset,
             dry_run=dry_run,
-            sampling=SamplingParams(temperature=temperature, max_tokens=max_tokens, system=system),
+            sampling=SamplingParams(
+                temperature=temperature,
+                max_tokens=max_tokens,
+                system=system,
+                effort=effort,
+                thinking=int(thinking) if thinking and thinking.isdigit() else thinking,
+            ),
             limits=Limits(
                 concurrency=concurrency,
                 requests_per_minute=rpm,
@@ -217,6 +237,20 @@ def _command_line(ctx: typer.Context) -> list[str]:
     return argv
 
 
+def prices_command() -> None:
+    """Print the price table in use (built-in, plus FACETLAB_PRICES): USD per 1M tokens,
+    each with its date and source."""
+    from facetlab.client.pricing import describe_table
+    from facetlab.errors import FacetlabError
+
+    try:
+        typer.echo(describe_table())
+    except FacetlabError as exc:  # a broken FACETLAB_PRICES file
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+
+
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the ``facetlab`` app."""
     app.command("run")(run_command)
+    app.command("prices")(prices_command)

@@ -50,13 +50,14 @@ from typing import Any, Literal
 
 from facetlab.backends import get_backend
 from facetlab.backends.base import ModelRequest
+from facetlab.client import ModelClient
 from facetlab.craft._aio import aon_backend_loop, on_backend_loop
 from facetlab.craft.engine import InspectOptions, inspect
 from facetlab.craft.errors import AgentError, AgentOutputError, CraftConfigError
 from facetlab.craft.perturb.strategies import NULL_TEXT, REDACTED, apply_strategy
 from facetlab.craft.report import Report
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
-from facetlab.errors import BackendError
+from facetlab.errors import BackendError, BudgetExceededError
 from facetlab.instances import NEUTRALIZED
 from facetlab.probes import build_prompt, get_probe, parse_reply
 from facetlab.reasoners.simulated import canonical_label
@@ -227,6 +228,8 @@ class FacetAgent:
     seed: int = 0
     unknown_edit: UnknownEdit = "neutralize"
     canonical: str | None = None
+    client: ModelClient | None = field(default=None, repr=False)
+    """Every call goes through it (retries, rate limits, budget); built from ``backend``."""
     _seen: dict[str, int] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -235,6 +238,8 @@ class FacetAgent:
             raise CraftConfigError(f"citation must be 'p1' or 'weighted', got {self.citation!r}")
         if self.top_k < 1:
             raise CraftConfigError(f"top_k must be >= 1, got {self.top_k}")
+        if self.client is None:
+            self.client = ModelClient(self.backend)
         if self.canonical is None and getattr(self.backend, "provider", "") == "simulated":
             self.canonical = canonical_label(self.instance, self.base_instance)
 
@@ -242,6 +247,22 @@ class FacetAgent:
     def name(self) -> str:
         """``provider/model`` of the backend, as CRAFT reports name the agent."""
         return f"{getattr(self.backend, 'provider', '?')}/{getattr(self.backend, 'model', '?')}"
+
+    def use_limits(
+        self, *, budget_usd: float | None = None, requests_per_minute: float | None = None
+    ) -> None:
+        """Send later calls within a budget (USD) and a request rate (``craft --budget-usd --rpm``)."""
+        from facetlab.craft.adapters.llm import limited_client
+
+        self.client = limited_client(
+            self.backend, budget_usd=budget_usd, requests_per_minute=requests_per_minute
+        )
+
+    @property
+    def spend_usd(self) -> float:
+        """What this agent's calls have cost so far (by the price table)."""
+        assert self.client is not None  # set in __post_init__
+        return float(self.client.meter.spent_usd)
 
     @property
     def input(self) -> AgentInput:
@@ -266,9 +287,10 @@ class FacetAgent:
             "seed": seed,
         }
         request = ModelRequest(build_prompt(probe, instance), context=context)
+        assert self.client is not None  # set in __post_init__
         try:
-            response = await self.backend.agenerate(request)
-        except BackendError as exc:
+            response = (await self.client.generate(request)).response
+        except (BackendError, BudgetExceededError) as exc:
             raise AgentError(f"{self.name}: backend error on {probe}: {exc}") from exc
         parsed = parse_reply(probe, response.text, instance)
         if parsed.status != "ok" and parsed.weights is None and parsed.label is None:

@@ -229,7 +229,34 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="bound each agent call (override options.timeout); a late call is a failed sample",
     )
+    parser.add_argument(
+        "--budget-usd",
+        type=_finite("--budget-usd"),
+        metavar="USD",
+        help="LLM adapters: send no call whose worst-case cost would pass this budget",
+    )
+    parser.add_argument(
+        "--rpm",
+        type=_finite("--rpm", positive=True),
+        metavar="N",
+        help="LLM adapters: at most N requests per minute",
+    )
     return parser
+
+
+def _use_limits(adapter: object, args: argparse.Namespace) -> None:
+    """Give ``--budget-usd``/``--rpm`` to an adapter that calls a model (facetlab's LLM ones)."""
+    if args.budget_usd is None and args.rpm is None:
+        return
+    use = getattr(adapter, "use_limits", None)
+    if not callable(use):
+        raise CraftConfigError(
+            f"--budget-usd and --rpm apply to facetlab's LLM adapters; "
+            f"{type(adapter).__name__} calls no model through facetlab"
+        )
+    if args.budget_usd is not None and args.budget_usd < 0:
+        raise CraftConfigError(f"--budget-usd is {args.budget_usd}; expected a number >= 0")
+    use(budget_usd=args.budget_usd, requests_per_minute=args.rpm)
 
 
 def _write(text: str, stream: object) -> None:
@@ -284,6 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = load_config(args.config)
         options = _options(config, args)
+        _use_limits(config.adapter, args)
         report = _run(config, options)
         text = _render(report, args.json)
     except KeyboardInterrupt:
@@ -299,6 +327,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     for warning in design_warnings(report):
         _write(f"craft: warning: {warning}", sys.stderr)
     _write(text, report_stream)
+    causes = getattr(config.adapter, "failure_causes", None)
+    if isinstance(causes, dict) and causes:  # an LLM adapter counts why its calls failed
+        shown = ", ".join(f"{n} x {c}" for c, n in sorted(causes.items(), key=lambda i: -i[1]))
+        _write(f"craft: failed agent calls by cause: {shown}", sys.stderr)
+    spend = getattr(config.adapter, "spend_usd", None)
+    if args.budget_usd is not None and isinstance(spend, float):
+        refused = sum("budget reached" in f.message for f in report.failures)
+        note = f"; {refused} call(s) not sent: budget reached" if refused else ""
+        _write(
+            f"craft: spent ${spend:.4f} of --budget-usd ${args.budget_usd:.4f}{note}", sys.stderr
+        )
     if args.fail_under is not None:
         failed = gate_failures(report, args.fail_under)
         if failed:

@@ -30,6 +30,7 @@ from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.model import ChatMessageUser
 
 import facetlab
+from facetlab.client.pricing import cost_usd, split_model
 from facetlab.errors import ConfigError, RecordError
 from facetlab.files import atomic_write_text
 from facetlab.interop.variants import TASK_PROBES, SampleMeta, parse_stand_in
@@ -38,7 +39,6 @@ from facetlab.probes import PARSERS, WEIGHTED_PROBES, parse_reply
 from facetlab.probes.base import ParseResult
 from facetlab.records.own import write_record
 from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
-from facetlab.runner.pricing import cost_usd, split_model
 
 IMPORT_FORMAT = "facetlab.inspect-import/1"
 TASK_PREFIX = "facetlab/"

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import facetlab.datasets
-from facetlab.backends.base import ModelRequest, ModelResponse, Usage
+from facetlab.backends.base import Declaration, ModelRequest, ModelResponse, Usage
 from facetlab.errors import ConfigError, PermanentBackendError, RecordError
 from facetlab.models import canonical_model
 from facetlab.records.facet_v3 import weighted_probe_of
@@ -234,6 +234,14 @@ _INDEXES: dict[Path, ReplayIndex] = {}
 _INDEX_LOCK = threading.Lock()
 
 
+def model_names() -> list[str]:
+    """The recorded model labels (none when the FACET data is not there)."""
+    try:
+        return sorted(load_index().models())
+    except Exception:  # no data: the backend's own error says so
+        return []
+
+
 def load_index(data_dir: str | os.PathLike[str] | None = None) -> ReplayIndex:
     """The (cached) replay index of a data dir.
 
@@ -262,6 +270,9 @@ class ReplayBackend:
     """Answers from recorded FACET outputs (see the module docstring)."""
 
     provider = "replay"
+    declaration = Declaration(
+        free=True, offline=True, model_names="facetlab.reasoners.replay:model_names"
+    )
 
     def __init__(
         self,

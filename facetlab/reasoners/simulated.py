@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 from urllib.parse import parse_qsl
 
-from facetlab.backends import register_backend
+from facetlab.backends import Declaration, register_backend
 from facetlab.backends.base import ModelRequest, ModelResponse, Usage
 from facetlab.errors import ConfigError, PermanentBackendError
 from facetlab.instances import DIRECTION_WORDS, NEUTRALIZED, SIGNAL_WORDS, favours, label_of
@@ -452,4 +452,15 @@ def _factory(model: str, *, base_url: str | None = None, **options: Any) -> Simu
     return SimulatedBackend.from_spec(f"{model}?{query}" if query else model)
 
 
-register_backend("simulated", _factory)
+def model_names() -> list[str]:
+    """The reasoner names (for a did-you-mean on a misspelt one)."""
+    return list(RULES)
+
+
+register_backend(
+    "simulated",
+    _factory,
+    declaration=Declaration(
+        free=True, offline=True, model_names="facetlab.reasoners.simulated:model_names"
+    ),
+)

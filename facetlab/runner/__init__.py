@@ -5,10 +5,10 @@
 ...              model="openai/gpt-5.4", out="results/gpt", repeats=3,
 ...              options=RunOptions(budget_usd=5))
 
-Modules: :mod:`~facetlab.runner.plan` (sweep -> trials), :mod:`~facetlab.runner.limits`
-(per-provider limits), :mod:`~facetlab.runner.retry` (backoff), :mod:`~facetlab.runner.cache`
+Modules: :mod:`~facetlab.runner.plan` (sweep -> trials), :mod:`~facetlab.client.limits`
+(per-provider limits), :mod:`~facetlab.client.retry` (backoff), :mod:`~facetlab.client.cache`
 (content-addressed responses), :mod:`~facetlab.runner.execute` (run + record),
-:mod:`~facetlab.runner.batch` (provider batch APIs), :mod:`~facetlab.runner.pricing`,
+:mod:`~facetlab.runner.batch` (provider batch APIs), :mod:`~facetlab.client.pricing`,
 :mod:`~facetlab.runner.presets`, :mod:`~facetlab.runner.progress`,
 :mod:`~facetlab.runner.options` (how a run runs), :mod:`~facetlab.runner.preflight`
 (checks before paying), :mod:`~facetlab.runner.modelcheck` (model strings),
@@ -17,14 +17,14 @@ Modules: :mod:`~facetlab.runner.plan` (sweep -> trials), :mod:`~facetlab.runner.
 (``sweep.json``).
 """
 
+from facetlab.client.limits import Limits, ProviderLimiter
+from facetlab.client.retry import RetryPolicy
 from facetlab.runner.api import DEFAULT_MODEL, SweepResult, arun, default_model, run
 from facetlab.runner.estimate import Estimate, describe_plan, estimate
 from facetlab.runner.execute import ExecOptions, Executor
-from facetlab.runner.limits import Limits, ProviderLimiter
 from facetlab.runner.options import RunOptions
 from facetlab.runner.plan import Cell, Plan, ProbeSuite, Trial, plan_sweep
 from facetlab.runner.progress import RunStats
-from facetlab.runner.retry import RetryPolicy
 
 __all__ = [
     "DEFAULT_MODEL",

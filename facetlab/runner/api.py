@@ -22,8 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TextIO, TypeVar
 
+from facetlab.backends import Declaration, endpoint_of, model_declaration
 from facetlab.backends._common import redact_url
 from facetlab.backends.base import Backend, SamplingParams
+from facetlab.client.limits import Limits
+from facetlab.client.retry import RetryPolicy
 from facetlab.errors import ConfigError, StorageError, SweepInterrupted
 from facetlab.records.own import read_records
 from facetlab.records.schema import TrialRecord
@@ -43,12 +46,10 @@ from facetlab.runner.execute import (
     records_dir,
 )
 from facetlab.runner.interrupt import Interrupter
-from facetlab.runner.limits import Limits
 from facetlab.runner.lock import sweep_lock
 from facetlab.runner.options import RunOptions
 from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, plan_sweep
 from facetlab.runner.progress import Mode, Progress, ProgressDisplay, RunStats
-from facetlab.runner.retry import RetryPolicy
 from facetlab.runner.sweepfile import read_sweep_json, write_sweep_json
 from facetlab.syncbridge import run_sync
 
@@ -232,6 +233,7 @@ async def arun(
             )
             for m, own in params_by_model.items()
         }
+    declarations = _declarations(models, sweep_params, backends, console)
     insts, instances_dir = resolve_instances(instances)
     preflight.check_instances(insts)
     if suite is None:
@@ -251,13 +253,9 @@ async def arun(
         params=sweep_params,
         seed=seed,
         endpoints={m: _endpoint(m, base_url, backends) for m in models},
+        declarations=declarations,
     )
-    cache_dir = opts.cache_dir
-    if cache_dir is None and os.environ.get("FACETLAB_CACHE_DIR"):
-        cache_dir = os.environ["FACETLAB_CACHE_DIR"]  # one cache shared by every sweep
-    cache_path = Path(cache_dir).expanduser() if cache_dir else None
-    if cache_path is not None and cache_path.exists() and not cache_path.is_dir():
-        raise ConfigError(f"--cache-dir {cache_path} is a file; expected a folder")
+    cache_path = _cache_path(opts)
     design = preflight.design_of(models, _params_json(sweep_params), template)
     if out_dir is not None and not opts.new_design:
         preflight.check_design(read_sweep_json(out_dir), design, out_dir)
@@ -298,16 +296,12 @@ async def arun(
         raise ConfigError(f"no backend for model(s) {', '.join(missing)}")
     exec_options = ExecOptions(
         out=out_dir,
+        run=opts,
         limits=provider_limits,
         default_limits=default_limits,
         retry=retry or RetryPolicy(),
         cache_dir=cache_path,
-        budget_usd=budget_usd,
-        retry_errors=retry_errors,
-        parser=parser,
-        timeout_s=opts.timeout_s,
         sweep=out_dir.name,
-        interrupt_grace_s=opts.interrupt_grace_s,
         secrets=known_secrets(),
     )
     sweep_extra = {
@@ -375,6 +369,40 @@ async def arun(
     return SweepResult(out_dir, plan, est, stats)
 
 
+def _declarations(
+    models: Sequence[str],
+    params: SamplingParams | Mapping[str, SamplingParams],
+    backends: Mapping[str, Backend] | None,
+    console: TextIO | None,
+) -> dict[str, Declaration]:
+    """What each model's backend sends; a setting one cannot send is refused here, before
+    any request, and a parameter it drops is noted once (records keep it apart)."""
+    declarations = {m: model_declaration(m, (backends or {}).get(m)) for m in models}
+    for m in models:
+        own = params if isinstance(params, SamplingParams) else params[m]
+        if refusal := declarations[m].refusal(own, m.partition("/")[0]):
+            raise ConfigError(f"{m}: {refusal}")
+        if unsent := declarations[m].unsent(own):
+            _print(
+                console,
+                f"note: {m}: {', '.join(unsent)} not sent (the provider does not take "
+                "them); records state the parameters sent, and keep what was asked as "
+                "requested_params",
+            )
+    return declarations
+
+
+def _cache_path(opts: RunOptions) -> Path | None:
+    """The response cache: ``--cache-dir``, else ``FACETLAB_CACHE_DIR``, else None (``<out>/cache``)."""
+    cache_dir = opts.cache_dir
+    if cache_dir is None and os.environ.get("FACETLAB_CACHE_DIR"):
+        cache_dir = os.environ["FACETLAB_CACHE_DIR"]  # one cache shared by every sweep
+    cache_path = Path(cache_dir).expanduser() if cache_dir else None
+    if cache_path is not None and cache_path.exists() and not cache_path.is_dir():
+        raise ConfigError(f"--cache-dir {cache_path} is a file; expected a folder")
+    return cache_path
+
+
 def known_secrets() -> tuple[str, ...]:
     """The provider key values set in the environment (redacted from every stored reply)."""
     names = (*PROVIDER_KEY_ENV, "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
@@ -432,9 +460,7 @@ def _endpoint(
     if backends is not None and model in backends:
         url = getattr(backends[model], "base_url", None)
     else:
-        from facetlab.backends import available_providers, parse_model_string
-
-        url = base_url or parse_model_string(model, available_providers()).options.get("base_url")
+        url = endpoint_of(model, base_url=base_url)
     cleaned = redact_url(url) if isinstance(url, str) and url else None
     return cleaned.rstrip("/") if cleaned else None
 
@@ -473,10 +499,23 @@ def summary_line(stats: RunStats) -> str:
         text += f" — stopped: {stats.storage_error}"
     if stats.stopped_by_budget:
         text += " — stopped: budget reached (re-run with a higher --budget-usd to continue)"
+    if stats.emptied_by_reasoning:
+        text += (
+            f"\nwarning: {stats.emptied_by_reasoning} repl(y/ies) emptied by reasoning: the "
+            "whole --max-tokens went to thinking; recorded as failed (raise --max-tokens)"
+        )
     bad = {k: v for k, v in stats.parse_status.items() if k != "ok"}
     if bad:
         text += "; parse: " + ", ".join(f"{k} {v}" for k, v in sorted(bad.items()))
-    return text
+    return text + failure_lines(stats)
+
+
+def failure_lines(stats: RunStats) -> str:
+    """Failed trials counted by cause, most frequent first, one example trial id each."""
+    causes = sorted(stats.failure_causes.items(), key=lambda item: (-item[1][0], item[0]))
+    return "".join(
+        f"\n  failed: {count} x {cause} (e.g. {example})" for cause, (count, example) in causes
+    )
 
 
 def _blocking(coro_fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from facetlab.backends._common import MalformedReplyError, get_field
-from facetlab.backends.base import Backend, ModelRequest, ModelResponse
+from facetlab.backends.base import Backend, ModelRequest, ModelResponse, declaration_of
 from facetlab.errors import BackendError, ConfigError
 from facetlab.files import atomic_write_text
 from facetlab.runner.execute import Executor
@@ -160,12 +160,18 @@ class OpenAIBatch:
         return out
 
 
+BATCH_APIS: dict[str, type[AnthropicBatch] | type[OpenAIBatch]] = {
+    "anthropic": AnthropicBatch,
+    "openai": OpenAIBatch,
+}
+"""The provider batch APIs facetlab speaks, by the name a backend declares (``batch_api``)."""
+
+
 def adapter_for(backend: Backend) -> BatchAdapter:
     """The batch API of a backend's provider, or a ConfigError."""
-    if backend.provider == "anthropic" and hasattr(backend, "client"):
-        return AnthropicBatch(backend)
-    if backend.provider == "openai" and hasattr(backend, "client"):
-        return OpenAIBatch(backend)
+    api = declaration_of(backend).batch_api
+    if api in BATCH_APIS and hasattr(backend, "client"):
+        return BATCH_APIS[api](backend)
     raise ConfigError(
         f"--batch: provider {backend.provider!r} has no batch API in facetlab "
         "(supported: anthropic, openai); run without --batch"

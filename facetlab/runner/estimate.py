@@ -2,7 +2,7 @@
 
 Tokens are estimated as prompt characters / 4 (plus the system prompt); replies as
 a typical length per probe, capped at ``max_tokens``, with the worst case (every
-reply at ``max_tokens``) beside it. Prices come from :mod:`facetlab.runner.pricing`.
+reply at ``max_tokens``) beside it. Prices come from :mod:`facetlab.client.pricing`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from facetlab.client.cache import ResponseCache
+from facetlab.client.pricing import cost_usd, estimate_tokens
 from facetlab.errors import BudgetExceededError
-from facetlab.runner.cache import ResponseCache
 from facetlab.runner.execute import existing_status, keeps_record
 from facetlab.runner.plan import Plan, Trial
-from facetlab.runner.pricing import cost_usd, estimate_tokens
 
 # Rough reply lengths per probe, for estimates only (a weight line plus yes/no is ~30
 # tokens; models that reason first write several hundred). Capped at max_tokens.
@@ -70,7 +70,13 @@ def expected_input_tokens(trial: Trial) -> int:
 
 
 def expected_output_tokens(trial: Trial) -> int:
-    """The reply length an estimate assumes: the probe's typical length, capped at max_tokens."""
+    """The reply length an estimate assumes: the probe's typical length, capped at max_tokens.
+
+    A model asked to reason (``effort``, ``thinking`` other than off) may spend the whole
+    limit thinking first: its expected reply is ``max_tokens``.
+    """
+    if trial.params.reasoning:
+        return trial.params.max_tokens
     return min(trial.params.max_tokens, EXPECTED_OUTPUT_TOKENS.get(trial.probe, 300))
 
 
@@ -95,6 +101,7 @@ def estimate(
     to_call = [t for t in pending if cache is None or t.key not in cache]
     # Tokens per model; each model is priced once, on its totals.
     tokens: dict[str, _ModelTokens] = {}
+    endpoints = {t.model: t.endpoint for t in to_call}
     for t in to_call:
         entry = tokens.setdefault(t.model, _ModelTokens())
         entry.calls += 1
@@ -105,8 +112,9 @@ def estimate(
     unpriced: list[str] = []
     cost = max_cost = 0.0
     for model, entry in tokens.items():
-        expected = cost_usd(model, entry.input, entry.output, batch=batch)
-        worst = cost_usd(model, entry.input, entry.max_output, batch=batch)
+        where = endpoints.get(model)
+        expected = cost_usd(model, entry.input, entry.output, batch=batch, endpoint=where)
+        worst = cost_usd(model, entry.input, entry.max_output, batch=batch, endpoint=where)
         per_model[model] = {
             "trials": entry.calls,
             "input_tokens": entry.input,

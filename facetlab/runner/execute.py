@@ -29,60 +29,95 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
-
 import facetlab
+from facetlab.backends import model_declaration
 from facetlab.backends._common import redact
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
-from facetlab.errors import ConfigError
+from facetlab.client.cache import ResponseCache
+from facetlab.client.limits import Limits, ProviderLimiter
+from facetlab.client.meter import NO_RESERVATION, CostMeter
+from facetlab.client.model import CallFailed, CallHooks, ModelClient, Stopped, checked_usage
+from facetlab.client.pricing import BATCH_DISCOUNT, split_model
+from facetlab.client.retry import RetryPolicy, describe, is_rate_limit
+from facetlab.errors import BudgetExceededError, ConfigError
 from facetlab.models import canonical_model
 from facetlab.probes import WEIGHTED_PROBES
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.inputs import trial_inputs
 from facetlab.records.own import record_statuses, write_record
 from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
-from facetlab.runner.cache import ResponseCache
-from facetlab.runner.limits import Limits, ProviderLimiter
+from facetlab.runner.options import RunOptions
 from facetlab.runner.plan import ProbeSuite, Trial, weight_estimates
-from facetlab.runner.pricing import cost_usd, split_model
 from facetlab.runner.progress import Progress, ProgressDisplay, RunStats
-from facetlab.runner.retry import RetryPolicy, describe, is_rate_limit, is_transient, retry_after_of
 from facetlab.timestamps import now_iso
-
-UNCACHED_PROVIDERS = frozenset({"replay", "simulated"})
-
 
 Collector = Callable[["Executor", Sequence[Trial]], Awaitable[None]]
 """Answers pending trials through an executor (the batch path)."""
 
 
-class _Stopped(Exception):
-    """Raised instead of a call once the run is stopping (never retried, never recorded)."""
+EMPTIED_BY_REASONING = (
+    "the reply is empty: the token limit went to reasoning (raise --max-tokens, lower "
+    "--effort or give --thinking a smaller budget); the answer was paid for and is cached"
+)
+
+
+def reply_error(response: ModelResponse) -> str | None:
+    """Why a paid reply is not an ``ok`` trial (None: it is)."""
+    return EMPTIED_BY_REASONING if response.emptied_by_reasoning else None
 
 
 @dataclass(frozen=True)
 class ExecOptions:
-    """How to run (not what): limits, retries, cache, budget."""
+    """Where and how to run (not what): the run's :class:`RunOptions` (budget, cache,
+    parser, timeouts, resume) plus what :func:`~facetlab.runner.arun` resolved around
+    them: the folder, the limits, the retry policy."""
 
     out: Path
+    run: RunOptions = field(default_factory=RunOptions)
     limits: Mapping[str, Limits] = field(default_factory=dict)
     """Per provider; providers not listed get ``default_limits``."""
     default_limits: Limits = field(default_factory=Limits)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     cache_dir: Path | None = None
-    """Default: ``<out>/cache``."""
-    budget_usd: float | None = None
-    retry_errors: bool = False
-    parser: str = "strict"
-    timeout_s: float | None = 600.0
+    """The resolved cache (``--cache-dir`` or ``FACETLAB_CACHE_DIR``); default ``<out>/cache``."""
     sweep: str | None = None
     """The sweep's name, stored in every record."""
     rng_seed: int | None = None
     """Seed of the backoff jitter (tests); None draws from the OS."""
-    interrupt_grace_s: float = 5.0
-    """After an interrupt, how long calls in flight may still finish before they are cancelled."""
     secrets: tuple[str, ...] = ()
     """Known key values, removed from every stored reply (a provider may echo a header)."""
+
+
+class _ExecutorHooks(CallHooks):
+    """The executor's live counters, told by its clients what each call is doing."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+        self.progress = executor.progress
+        self.stats = executor.stats
+
+    def stopped(self) -> bool:
+        return self.executor.stop  # budget reached, interrupted or disk full
+
+    def call_started(self) -> None:
+        self.progress.in_flight += 1
+        self.stats.calls += 1
+
+    def call_ended(self) -> None:
+        self.progress.in_flight -= 1
+
+    def retry_waiting(self, error: BaseException) -> None:
+        self.stats.retries += 1
+        if is_rate_limit(error):
+            self.stats.rate_limited += 1
+        self.progress.retrying += 1
+        self.executor.refresh_display()
+
+    def retry_started(self) -> None:
+        self.progress.retrying -= 1
+
+    def cancelled(self) -> None:
+        self.stats.cancelled_in_flight += 1
 
 
 def records_dir(out: Path) -> Path:
@@ -151,11 +186,12 @@ def build_record(
         model_id_reported=response.model_id if response is not None else None,
         canonical_model=info.display_name if info else None,
         backend=provider + ("-batch" if batch else ""),
-        params=trial.params.to_dict(),
+        params=trial.sent_params().to_dict(),
+        requested_params=trial.params.to_dict() if trial.unsent_params() else None,
         template=trial.template,
         prompt=trial.prompt,
         prompt_sha256=prompt_sha256(trial.prompt),
-        status="ok" if response is not None else "failed",
+        status="ok" if response is not None and error is None else "failed",
         error=error,
         attempts=attempts,
         raw_response=response.text if response is not None else None,
@@ -175,6 +211,7 @@ def build_record(
         stop_reason=response.stop_reason if response is not None else None,
         provider_request_id=response.provider_request_id if response is not None else None,
         refusal=response.refusal if response is not None else False,
+        thinking=response.thinking if response is not None else None,
         ground_truth=_yes_no_truth(trial.instance),
         inputs=trial_inputs(trial.instance, trial.base_instance, template=trial.template),
     )
@@ -208,17 +245,53 @@ class Executor:
         self.display = display
         self.stats = self.progress.stats  # one set of counters: the display reads them live
         self.stop = False
-        self._limiters: dict[str, ProviderLimiter] = {}
+        self._limiters: dict[tuple[str, str | None], ProviderLimiter] = {}
         self._estimate = estimate_tokens or (lambda t: 0)
         self._rng = random.Random(options.rng_seed)
         self._tasks: list[asyncio.Future[None]] = []
+        self.meter = CostMeter(options.run.budget_usd)
+        self._clients: dict[str, ModelClient] = {}
+        self._hooks = _ExecutorHooks(self)
 
-    def limiter(self, provider: str) -> ProviderLimiter:
-        """The one limiter of ``provider`` (its own limits, else the defaults)."""
-        if provider not in self._limiters:
+    def limiter(self, provider: str, endpoint: str | None = None) -> ProviderLimiter:
+        """The one limiter of ``provider`` at ``endpoint`` (its own limits, else the defaults).
+
+        Limits are configured per provider; two servers of one provider (api.openai.com
+        and a local vLLM) are limited apart.
+        """
+        where = (provider, endpoint)
+        if where not in self._limiters:
             lim = self.options.limits.get(provider, self.options.default_limits)
-            self._limiters[provider] = ProviderLimiter(lim)
-        return self._limiters[provider]
+            self._limiters[where] = ProviderLimiter(lim)
+        return self._limiters[where]
+
+    def limiter_of(self, model: str) -> ProviderLimiter:
+        """The limiter a model's calls go through (its backend's provider and server)."""
+        backend = self.backends.get(model)
+        if backend is None:
+            return self.limiter(model)
+        url = getattr(backend, "base_url", None)
+        return self.limiter(backend.provider, url if isinstance(url, str) else None)
+
+    def client(self, model: str) -> ModelClient:
+        """The one client of ``model``: its provider's limiter, the run's meter and retry policy."""
+        found = self._clients.get(model)
+        if found is None:
+            backend = self.backends.get(model)
+            if backend is None:
+                raise ConfigError(f"no backend for model {model!r}")
+            found = ModelClient(
+                backend,
+                limiter=self.limiter_of(model),
+                retry=self.options.retry,
+                timeout_s=self.options.run.timeout_s,
+                meter=self.meter,
+                cache=self.cache,
+                price_model=model,
+                rng=self._rng,
+            )
+            self._clients[model] = found
+        return found
 
     def refresh_display(self) -> None:
         """Redraw live progress (also called by the batch collector while it polls)."""
@@ -247,25 +320,34 @@ class Executor:
             st.ok += 1
         else:
             st.failed += 1
+            if record.raw_response is not None and record.error == EMPTIED_BY_REASONING:
+                st.emptied_by_reasoning += 1
+                st.count_failure("reply emptied by reasoning (max_tokens reached)", record.trial_id)
         if record.cached:
             st.cached += 1
         st.parse_status[record.parse_status] = st.parse_status.get(record.parse_status, 0) + 1
         self.refresh_display()
 
-    def _account(
-        self, trial: Trial, response: ModelResponse, *, batch: bool = False
-    ) -> float | None:
-        cost = cost_usd(
-            trial.model, response.usage.input_tokens, response.usage.output_tokens, batch=batch
-        )
+    def _batch_cost(self, trial: Trial, response: ModelResponse) -> float | None:
+        """Price and charge a batch result (it came through no client): the batch rate, or
+        the call's worst case at that rate when its usage cannot be priced."""
+        client = self.client(trial.model)
+        cost = client.cost_of(response, batch=True)
+        _, problem = checked_usage(response)
+        if problem is not None and cost is None:
+            worst = client.worst_cost(ModelRequest(trial.prompt, trial.request_params()))
+            cost = None if worst is None else worst * BATCH_DISCOUNT
+        self.meter.settle(NO_RESERVATION, cost)
+        return cost
+
+    def _account(self, response: ModelResponse, cost: float | None) -> float | None:
+        """Count a paid response's tokens and cost (already settled on the meter)."""
         self.stats.input_tokens += response.usage.input_tokens or 0
         self.stats.output_tokens += response.usage.output_tokens or 0
-        if cost is not None:
-            self.stats.spend_usd += cost
-        else:
+        if cost is None:
             self.stats.unpriced += 1
-        budget = self.options.budget_usd
-        if budget is not None and self.stats.spend_usd >= budget and not self.stop:
+        self.stats.spend_usd = self.meter.spent_usd
+        if self.meter.exhausted and not self.stop:
             self.stop = True
             self.stats.stopped_by_budget = True
         return cost
@@ -275,7 +357,7 @@ class Executor:
         have = existing_status(self.options.out)
         todo: list[Trial] = []
         for trial in trials:
-            if keeps_record(have.get(trial.trial_id), retry_errors=self.options.retry_errors):
+            if keeps_record(have.get(trial.trial_id), retry_errors=self.options.run.retry_errors):
                 self.stats.already_done += 1
                 continue
             todo.append(trial)
@@ -283,7 +365,7 @@ class Executor:
 
     def _caches(self, trial: Trial) -> bool:
         # Offline backends answer deterministically for free: caching them buys nothing.
-        return split_model(trial.model)[0] not in UNCACHED_PROVIDERS
+        return not model_declaration(trial.model, self.backends.get(trial.model)).offline
 
     def finish_from_cache(self, trial: Trial) -> bool:
         """Record ``trial`` from the cache if its answer is there; returns whether it was."""
@@ -293,7 +375,7 @@ class Executor:
         if response is None:
             return False
         stamp = now_iso()
-        parsed = safe_parse(self.suite, trial, response.text, self.options.parser)
+        parsed = safe_parse(self.suite, trial, response.text, self.options.run.parser)
         backend = self.backends.get(trial.model)
         self._finish(
             build_record(
@@ -301,7 +383,7 @@ class Executor:
                 backend,
                 response=response,
                 parsed=parsed,
-                error=None,
+                error=reply_error(response),
                 attempts=0,
                 started_at=stamp,
                 finished_at=stamp,
@@ -320,8 +402,15 @@ class Executor:
         attempts: int,
         started_at: str,
         batch: bool = False,
+        cost: float | None = None,
     ) -> None:
-        """Cache, price, parse and record a fresh (paid) response."""
+        """Cache, price, parse and record a fresh (paid) response.
+
+        ``cost`` is what the client charged; a batch result (``batch=True``) is priced here.
+        """
+        if batch:  # priced here, not by a client: its usage is checked here too
+            cost = self._batch_cost(trial, response)
+            response = checked_usage(response)[0]
         if self.options.secrets:
             response = dataclasses.replace(
                 response, text=redact(response.text, self.options.secrets)
@@ -331,15 +420,15 @@ class Executor:
                 self.cache.put(trial.key, response, batch=batch)
             except OSError as exc:
                 self._storage_failed(exc, f"the cache entry of {trial.trial_id}")
-        cost = self._account(trial, response, batch=batch)
-        parsed = safe_parse(self.suite, trial, response.text, self.options.parser)
+        cost = self._account(response, cost)
+        parsed = safe_parse(self.suite, trial, response.text, self.options.run.parser)
         self._finish(
             build_record(
                 trial,
                 self.backends.get(trial.model),
                 response=response,
                 parsed=parsed,
-                error=None,
+                error=reply_error(response),
                 attempts=attempts,
                 started_at=started_at,
                 finished_at=now_iso(),
@@ -350,8 +439,14 @@ class Executor:
             )
         )
 
-    def finish_failure(self, trial: Trial, error: str, *, attempts: int, started_at: str) -> None:
-        """Record a trial that failed for good, with the provider's message."""
+    def finish_failure(
+        self, trial: Trial, error: str, *, attempts: int, started_at: str, cause: str | None = None
+    ) -> None:
+        """Record a trial that failed for good, with the provider's message.
+
+        ``cause`` (a short category) is counted for the console's summary.
+        """
+        self.stats.count_failure(cause or error.split(":", 1)[0], trial.trial_id)
         self._finish(
             build_record(
                 trial,
@@ -379,113 +474,38 @@ class Executor:
             return
         if self.finish_from_cache(trial):
             return
-        backend = self.backends.get(trial.model)
-        provider = backend.provider if backend is not None else trial.model
         claim = self.cache.claim(trial.key) if self._caches(trial) else contextlib.nullcontext()
-        async with self.limiter(provider).admission(), claim:
+        async with self.limiter_of(trial.model).admission(), claim:
             if self.stop:
                 self.stats.not_started += 1
             elif not self.finish_from_cache(trial):  # another sweep may have paid meanwhile
                 await self._call(trial)
 
     async def _call(self, trial: Trial) -> None:
-        """Call the trial's backend with retries (``tenacity``); record the outcome."""
-        backend = self.backends.get(trial.model)
-        if backend is None:
-            raise ConfigError(f"no backend for model {trial.model!r}")
-        limiter = self.limiter(backend.provider)
-        policy = self.options.retry
+        """Ask the trial's model through its client (limits, retries, budget); record the outcome."""
+        client = self.client(trial.model)
         request = ModelRequest(trial.prompt, trial.request_params(), trial.context())
-        tokens = self._estimate(trial)
         started_at = now_iso()
-        waiting = [False]  # between a failed attempt and the next: shown as "retrying"
-
-        def retryable(error: BaseException) -> bool:
-            return is_transient(error, backend) and not self._too_long(error)
-
-        def before_sleep(state: RetryCallState) -> None:
-            error = state.outcome.exception() if state.outcome is not None else None
-            self.stats.retries += 1
-            if error is not None and is_rate_limit(error):
-                limiter.rate_limited()
-                self.stats.rate_limited += 1
-                retry_after = retry_after_of(error)
-                if retry_after is not None:
-                    limiter.pause(retry_after)
-            waiting[0] = True
-            self.progress.retrying += 1
-            self.refresh_display()
-
-        async def attempt_once() -> tuple[ModelResponse, float]:
-            if waiting[0]:
-                waiting[0] = False
-                self.progress.retrying -= 1
-            return await self._attempt(backend, limiter, request, tokens)
-
-        attempts = 0
         try:
-            async for attempt in AsyncRetrying(
-                stop=stop_after_attempt(policy.max_attempts),
-                wait=policy.tenacity_wait(self._rng),
-                retry=retry_if_exception(retryable),
-                before_sleep=before_sleep,
-                reraise=True,
-            ):
-                with attempt:
-                    attempts = attempt.retry_state.attempt_number
-                    response, started = await attempt_once()
-        except _Stopped:  # no new call once stopped: no record, the next run asks again
+            answer = await client.call(request, tokens=self._estimate(trial), hooks=self._hooks)
+        except Stopped:  # no new call once stopped: no record, the next run asks again
             self.stats.not_started += 1
             return
-        except Exception as error:  # not CancelledError (a BaseException): that propagates
+        except BudgetExceededError:  # this call's worst case does not fit what is left
+            self.stats.not_started += 1
+            self.stats.stopped_by_budget = True
+            self.stop = True
+            return
+        except CallFailed as failure:
             self.finish_failure(
-                trial, self._failure_message(error, backend, attempts),
-                attempts=attempts, started_at=started_at,
+                trial, str(failure), attempts=failure.attempts, started_at=started_at,
+                cause=failure.cause,
             )  # fmt: skip
             return
-        finally:
-            if waiting[0]:
-                self.progress.retrying -= 1
-        limiter.accepted(started)
-        self.finish_response(trial, response, attempts=attempts, started_at=started_at)
-
-    async def _attempt(
-        self, backend: Backend, limiter: ProviderLimiter, request: ModelRequest, tokens: int
-    ) -> tuple[ModelResponse, float]:
-        """One call within the provider's limits: the response and its start time."""
-        timeout = self.options.timeout_s
-        async with limiter.slot(tokens) as started:
-            if self.stop:  # budget reached, interrupted or disk full
-                raise _Stopped
-            self.progress.in_flight += 1
-            self.stats.calls += 1
-            try:
-                call = backend.agenerate(request)
-                response = await (asyncio.wait_for(call, timeout) if timeout else call)
-            except asyncio.CancelledError:
-                self.stats.cancelled_in_flight += 1
-                raise
-            finally:
-                self.progress.in_flight -= 1
-        return response, started
-
-    def _too_long(self, error: BaseException) -> bool:
-        retry_after = retry_after_of(error)
-        return retry_after is not None and retry_after > self.options.retry.max_retry_after_s
-
-    def _failure_message(self, error: BaseException, backend: Backend, attempts: int) -> str:
-        message = describe(error)
-        if not is_transient(error, backend):
-            return message
-        if self._too_long(error):
-            cap = self.options.retry.max_retry_after_s
-            # a provider asking for an hour must not hold the sweep for an hour
-            return (
-                f"{message} (the provider asked to wait {retry_after_of(error):g}s "
-                f"(retry-after), more than the cap of {cap:g}s: not retried; raise the cap "
-                "with --max-retry-after or re-run later with --retry-errors)"
-            )
-        return f"{message} (gave up after {attempts} attempts)"
+        self.finish_response(
+            trial, answer.response, attempts=answer.attempts, started_at=started_at,
+            cost=answer.cost_usd,
+        )  # fmt: skip
 
     def interrupt(self) -> None:
         """Stop starting calls; cancel those still in flight after the grace period.
@@ -500,7 +520,7 @@ class Executor:
         self.stats.interrupted = True
         self.stop = True
         self.refresh_display()
-        loop.call_later(self.options.interrupt_grace_s, self._cancel_in_flight)
+        loop.call_later(self.options.run.interrupt_grace_s, self._cancel_in_flight)
 
     def _cancel_in_flight(self) -> None:
         for task in self._tasks:

@@ -14,6 +14,7 @@ known id.
 from __future__ import annotations
 
 import difflib
+import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -21,7 +22,6 @@ from facetlab.backends.base import Backend
 from facetlab.errors import ConfigError
 from facetlab.runner.plan import Trial
 
-OFFLINE_PROVIDERS = frozenset({"simulated", "replay"})
 SHOWN_MISSING = 5
 
 
@@ -32,21 +32,23 @@ def did_you_mean(name: str, candidates: Iterable[str], *, prefix: str = "") -> s
     return f"; did you mean '{prefix}{by_lower[close[0]]}'?" if close else ""
 
 
+def _offline(provider: str) -> bool:
+    from facetlab.backends import provider_declaration
+
+    return provider_declaration(provider).offline
+
+
 def _candidates(provider: str) -> list[str]:
-    """Names a provider's model ids are checked against."""
-    if provider == "simulated":
-        from facetlab.reasoners.simulated import RULES
+    """Names a provider's model ids are checked against: its own list, else the price table's."""
+    from facetlab.backends import provider_declaration
 
-        return list(RULES)
-    if provider == "replay":
-        from facetlab.reasoners.replay import load_index
-
-        try:
-            return sorted(load_index().models())
-        except Exception:  # no data: the backend's own error says so
-            return []
+    listing = provider_declaration(provider).model_names
+    if listing:
+        module_name, _, attr = listing.partition(":")
+        names = getattr(importlib.import_module(module_name), attr)
+        return list(names() if callable(names) else names)
+    from facetlab.client.pricing import price_table
     from facetlab.models import MODELS
-    from facetlab.runner.pricing import price_table
 
     return sorted({i for m in MODELS for i in m.provider_ids} | set(price_table()))
 
@@ -61,12 +63,12 @@ def build_offline(models: Mapping[str, str]) -> dict[str, Backend]:
     built: dict[str, Backend] = {}
     for identity, original in models.items():
         spec = parse_model_string(identity, _providers())
-        if spec.provider not in OFFLINE_PROVIDERS:
+        if not _offline(spec.provider):
             continue
         try:
             built[identity] = get_backend(original)
         except ConfigError as exc:
-            head = spec.model.split("+", 1)[0] if spec.provider == "simulated" else spec.model
+            head = spec.model.split("+", 1)[0]  # a combined reasoner: the first part
             hint = did_you_mean(head, _candidates(spec.provider), prefix=f"{spec.provider}/")
             raise ConfigError(f"{exc}{hint}") from None
     return built
@@ -76,7 +78,7 @@ def check_replay_coverage(trials: Sequence[Trial], backends: Mapping[str, Backen
     """A ConfigError when a replay model has no recording for some of its trials."""
     for model, backend in backends.items():
         recordings = getattr(backend, "recordings", None)
-        if getattr(backend, "provider", "") != "replay" or not callable(recordings):
+        if not callable(recordings):  # only backends answering from recordings have them
             continue
         missing = [t for t in trials if t.model == model and len(recordings(t.prompt)) <= t.repeat]
         if not missing:
@@ -102,9 +104,11 @@ def unknown_model_notes(models: Sequence[str], *, local: bool) -> list[str]:
     notes: list[str] = []
     for model in models:
         spec = parse_model_string(model, _providers())
-        if local or spec.provider in OFFLINE_PROVIDERS or "base_url" in spec.options:
+        if local or "base_url" in spec.options:
             continue
-        if spec.provider not in ("anthropic", "openai", "bedrock", "gemini"):
+        from facetlab.backends import provider_declaration
+
+        if provider_declaration(spec.provider).free:  # offline or local: any id may exist
             continue
         known = _candidates(spec.provider)
         bare = spec.model

@@ -2,8 +2,8 @@
 
 ``facetlab.run`` takes what to ask (instances, probes, models, repeats, template)
 as arguments and how to ask it as objects: :class:`~facetlab.backends.base.SamplingParams`
-(temperature, max tokens, system prompt), :class:`~facetlab.runner.limits.Limits`
-(concurrency, requests and tokens per minute), :class:`~facetlab.runner.retry.RetryPolicy`
+(temperature, max tokens, system prompt), :class:`~facetlab.client.limits.Limits`
+(concurrency, requests and tokens per minute), :class:`~facetlab.client.retry.RetryPolicy`
 (attempts, backoff, the retry-after cap) and :class:`RunOptions` (everything else).
 
 >>> RunOptions(budget_usd=5.0, timeout_s=60).budget_usd

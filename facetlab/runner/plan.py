@@ -21,11 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from facetlab.backends.base import SamplingParams, TrialContext
+from facetlab.backends.base import DEFAULT_DECLARATION, Declaration, SamplingParams, TrialContext
+from facetlab.client.cache import cache_key
 from facetlab.errors import ConfigError
 from facetlab.probes import PROBES
 from facetlab.probes.base import ParseResult
-from facetlab.runner.cache import cache_key
 
 KNOWN_PROBES: tuple[str, ...] = tuple(PROBES)
 """Probe names a sweep accepts: the keys of :data:`facetlab.probes.PROBES`."""
@@ -89,6 +89,10 @@ class Trial:
     instance: Any = field(compare=False, repr=False)
     """The instance the prompt was built from (for C2: the anchor with factor K rewritten)."""
     base_instance: Any = field(compare=False, repr=False, default=None)
+    declaration: Declaration = field(compare=False, repr=False, default=DEFAULT_DECLARATION)
+    """What the model's backend sends (its :class:`~facetlab.backends.Declaration`)."""
+    endpoint: str | None = field(compare=False, repr=False, default=None)
+    """The server asked when it is not the provider's default (in the key; prices a local one)."""
 
     def context(self) -> TrialContext:
         """The :attr:`ModelRequest.context` of this trial."""
@@ -106,10 +110,18 @@ class Trial:
         )
 
     def request_params(self) -> SamplingParams:
-        """The sampling params sent: the sweep's, with its seed replaced by the trial's."""
+        """The sampling params asked for: the sweep's, with its seed replaced by the trial's."""
         if self.params.seed is None:
             return self.params
         return dataclasses.replace(self.params, seed=self.seed)
+
+    def sent_params(self) -> SamplingParams:
+        """The sampling params the request body carries (what the record states)."""
+        return self.declaration.sent(self.request_params())
+
+    def unsent_params(self) -> list[str]:
+        """Parameters asked for that the backend does not send."""
+        return self.declaration.unsent(self.params)
 
 
 @dataclass(frozen=True)
@@ -223,6 +235,7 @@ def plan_sweep(
     params: SamplingParams | Mapping[str, SamplingParams] | None = None,
     seed: int = 0,
     endpoints: Mapping[str, str | None] | None = None,
+    declarations: Mapping[str, Declaration] | None = None,
 ) -> Plan:
     """All trials of a sweep, in a stable order, without duplicates.
 
@@ -231,6 +244,8 @@ def plan_sweep(
     every model or a mapping model -> params (a preset's per-model temperature).
     ``endpoints`` (model -> base URL without credentials) puts the server into each
     trial's key, so one model id on two servers never shares answers.
+    ``declarations`` (model -> what its backend sends) keeps parameters a backend does
+    not send out of the key: asking again with another unsent value pays nothing.
     """
     probe_names = normalize_probes(probes)
     if not models:
@@ -238,8 +253,9 @@ def plan_sweep(
     if not instances:
         raise ConfigError("no instances given")
     # Per model, once: the params sent and their dict (part of every trial's cache key).
+    declared = {m: (declarations or {}).get(m, DEFAULT_DECLARATION) for m in models}
     params_by_model = {model: _params_of(params, model) for model in models}
-    params_dicts = {model: p.to_dict() for model, p in params_by_model.items()}
+    params_dicts = {m: declared[m].sent(p).to_dict() for m, p in params_by_model.items()}
 
     def reps(model: str, probe: str, iid: str, factor: str | None) -> int:
         n = repeats(model, probe, iid, factor) if callable(repeats) else repeats
@@ -315,6 +331,8 @@ def plan_sweep(
                                 seed=derive_seed(seed, tid),
                                 instance=cell.built_from,
                                 base_instance=cell_base,
+                                declaration=declared[model],
+                                endpoint=(endpoints or {}).get(model),
                             )
                         )
     return Plan(tuple(trials), tuple(skipped))

@@ -17,11 +17,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from facetlab.client.pricing import price_table
 from facetlab.errors import ConfigError
 from facetlab.files import check_writable_dir
 from facetlab.names import check_safe_id
 from facetlab.runner.plan import weight_estimates
-from facetlab.runner.pricing import price_table
 
 
 def check_out(out: Path | str | None) -> Path | None:

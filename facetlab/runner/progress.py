@@ -45,6 +45,15 @@ class RunStats:
     """The first write that failed (full disk, read-only folder); the run stopped there."""
     elapsed_s: float = 0.0
     parse_status: dict[str, int] = field(default_factory=dict)
+    emptied_by_reasoning: int = 0
+    """Paid replies with no text because the token limit went to reasoning (recorded failed)."""
+    failure_causes: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """Why trials failed: cause -> (how many, one example trial id)."""
+
+    def count_failure(self, cause: str, trial_id: str) -> None:
+        """Count a failed trial under its cause (the first trial id is kept as the example)."""
+        count, example = self.failure_causes.get(cause, (0, trial_id))
+        self.failure_causes[cause] = (count + 1, example)
 
 
 @dataclass

@@ -26,6 +26,7 @@ Behaviour knobs (all may be changed between requests; reads/writes are locked):
 - ``responder``: ``Callable[[FakeRequest], str]`` producing the reply text
   (default: :func:`default_responder`, deterministic in the prompt).
 - ``retry_after``: the value sent with scripted/random 429s (seconds).
+- ``alternate``: a fault answered to every other request (the 1st, 3rd, ...).
 
 Faults: ``RATE_LIMIT`` (429), ``SERVER_ERROR`` (500), ``OVERLOADED`` (529),
 ``BAD_REQUEST`` (400), ``UNAUTHORIZED`` (401), ``NOT_FOUND`` (404), ``GARBAGE``
@@ -34,6 +35,9 @@ answer), ``TRUNCATED`` (headers promise more bytes than are sent, then close),
 ``HANG`` (no answer for ``hang_s`` seconds, then close: a client timeout),
 ``REFUSAL`` (a well-formed refusal: Anthropic ``stop_reason="refusal"``, OpenAI
 ``message.refusal``), ``MAX_TOKENS`` (a truncated reply: ``max_tokens`` / ``length``),
+``THINKS`` (the reply after 40 reasoning tokens, with its thinking text: an Anthropic
+``thinking`` block, a compatible server's ``reasoning_content``), ``REASONING_ONLY``
+(the whole ``max_tokens`` spent reasoning: no text, stopped at the limit),
 ``HTML`` (200 with an HTML error page, ``text/html``), ``BINARY`` (200 with bytes
 that are not UTF-8), ``MISSING_FIELDS`` (200 with ``{}``: valid JSON, no reply),
 ``ECHO_KEY`` (a well-formed reply whose text echoes the Authorization header),
@@ -87,6 +91,8 @@ class Fault(str, enum.Enum):
     HANG = "hang"
     REFUSAL = "refusal"
     MAX_TOKENS = "max_tokens"
+    THINKS = "thinks"
+    REASONING_ONLY = "reasoning_only"
     HTML = "html"
     BINARY = "binary"
     MISSING_FIELDS = "missing_fields"
@@ -175,6 +181,8 @@ class _Config:
     hang_s: float = 30.0
     script: deque[Fault] = field(default_factory=deque)
     fault_rates: dict[Fault, float] = field(default_factory=dict)
+    alternate: Fault | None = None
+    decided: int = 0
 
 
 class FakeLLMServer:
@@ -191,6 +199,7 @@ class FakeLLMServer:
         retry_after: float | None = 1.0,
         hang_s: float = 30.0,
         responder: Callable[[FakeRequest], str] = default_responder,
+        alternate: Fault | None = None,
         model_id: str | None = None,
         extra_routes: Mapping[tuple[str, str], Route] | None = None,
         host: str = "127.0.0.1",
@@ -204,6 +213,7 @@ class FakeLLMServer:
             hang_s=hang_s,
             script=deque(script or []),
             fault_rates=dict(fault_rates or {}),
+            alternate=alternate,
         )
         self._rng = random.Random(seed)
         self._accepted: deque[float] = deque()
@@ -313,6 +323,9 @@ class FakeLLMServer:
         with self._lock:
             cfg = self._config
             now = time.monotonic()
+            cfg.decided += 1
+            if cfg.alternate is not None and cfg.decided % 2 == 1:
+                return cfg.alternate.value, cfg.retry_after, cfg.latency_s
             if cfg.script:
                 return cfg.script.popleft().value, cfg.retry_after, cfg.latency_s
             for fault, rate in cfg.fault_rates.items():
@@ -519,6 +532,22 @@ def _usage_counts(request: FakeRequest, text: str) -> tuple[int, int]:
     return max(1, len(request.prompt.split())), max(1, len(text.split()))
 
 
+THOUGHT = "Weighing each factor before answering."
+THINKS_TOKENS = 40
+
+
+def _limit(request: FakeRequest) -> int:
+    body = request.body if isinstance(request.body, dict) else {}
+    return int(body.get("max_tokens") or body.get("max_completion_tokens") or 1024)
+
+
+def _reasoning(request: FakeRequest, fault: Fault | None, out: int) -> tuple[int, int, bool]:
+    """(output tokens, reasoning tokens, whether any text is left) for a reasoning fault."""
+    if fault is Fault.THINKS:
+        return out + THINKS_TOKENS, THINKS_TOKENS, True
+    return _limit(request), _limit(request), False
+
+
 def _anthropic_message(
     request: FakeRequest, text: str, fault: Fault | None, model_id: str | None
 ) -> dict[str, Any]:
@@ -528,15 +557,24 @@ def _anthropic_message(
         stop, text = "refusal", "I can't help with that."
     elif fault is Fault.MAX_TOKENS:
         stop, text = "max_tokens", text[: max(1, len(text) // 2)]
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    usage: dict[str, Any] = {"input_tokens": inp, "output_tokens": out}
+    if fault in (Fault.THINKS, Fault.REASONING_ONLY):
+        out, thought, answered = _reasoning(request, fault, out)
+        thinking = {"type": "thinking", "thinking": THOUGHT, "signature": "sig"}
+        content = [thinking, *content] if answered else [thinking]
+        stop = stop if answered else "max_tokens"
+        usage = {"input_tokens": inp, "output_tokens": out,
+                 "output_tokens_details": {"thinking_tokens": thought}}  # fmt: skip
     return {
         "id": f"msg_{request.index:06d}",
         "type": "message",
         "role": "assistant",
         "model": model_id or request.model,
-        "content": [{"type": "text", "text": text}],
+        "content": content,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": inp, "output_tokens": out},
+        "usage": usage,
     }
 
 
@@ -551,6 +589,16 @@ def _openai_completion(
         content, refusal = None, "I can't help with that."
     elif fault is Fault.MAX_TOKENS:
         finish, content = "length", text[: max(1, len(text) // 2)]
+    message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": refusal}
+    usage: dict[str, Any] = {"prompt_tokens": inp, "completion_tokens": out,
+                             "total_tokens": inp + out}  # fmt: skip
+    if fault in (Fault.THINKS, Fault.REASONING_ONLY):
+        out, thought, answered = _reasoning(request, fault, out)
+        message["reasoning_content"] = THOUGHT
+        if not answered:
+            finish, message["content"] = "length", ""
+        usage = {"prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out,
+                 "completion_tokens_details": {"reasoning_tokens": thought}}  # fmt: skip
     return {
         "id": f"chatcmpl-{request.index:06d}",
         "object": "chat.completion",
@@ -559,9 +607,9 @@ def _openai_completion(
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": content, "refusal": refusal},
+                "message": message,
                 "finish_reason": finish,
             }
         ],
-        "usage": {"prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out},
+        "usage": usage,
     }

@@ -11,11 +11,18 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from facetlab.craft._aio import aon_backend_loop, on_backend_loop
-from facetlab.craft.errors import AgentError, AgentOutputError, AgentRefusalError, PathError
+from facetlab.craft.errors import (
+    AgentError,
+    AgentOutputError,
+    AgentRefusalError,
+    CraftConfigError,
+    PathError,
+)
 from facetlab.craft.evidence.resolver import is_free_text, kind_of
 from facetlab.craft.path import get_path, iter_leaves
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
@@ -35,6 +42,33 @@ _REFUSAL = re.compile(
     r"^\s*(i'?m sorry|i am sorry|i can(?:no|')t|i won'?t|i am unable|i'?m unable|as an ai)",
     re.IGNORECASE,
 )
+
+
+def reply_schema(decisions: Sequence[str] | None = None) -> dict[str, Any]:
+    """The JSON schema of an agent's reply (structured output): the :data:`OUTPUT_CONTRACT`.
+
+    >>> reply_schema(["P1", "P3"])["properties"]["decision"]
+    {'type': 'string', 'enum': ['P1', 'P3']}
+    """
+    decision: dict[str, Any] = {"type": "string"}
+    if decisions:
+        decision["enum"] = list(decisions)
+    citation = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "quote": {"type": "string"}},
+        "required": ["path"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "decision": decision,
+            "rationale": {"type": "string"},
+            "cited_evidence": {"type": "array", "items": citation},
+        },
+        "required": ["decision", "rationale", "cited_evidence"],
+        "additionalProperties": False,
+    }
 
 
 def build_prompt(
@@ -177,8 +211,29 @@ class LLMAgentAdapter:
         temperature: float | None = 1.0,
         max_tokens: int = 1024,
         system: str | None = None,
+        client: Any | None = None,
+        structured: bool = False,
     ) -> None:
+        from facetlab.backends import declaration_of
+        from facetlab.client import ModelClient
+
+        if structured and not declaration_of(backend).structured_output:
+            provider = getattr(backend, "provider", type(backend).__name__)
+            raise CraftConfigError(
+                f"structured=True: {provider} takes no JSON schema for its reply; "
+                "use an OpenAI-compatible, Anthropic, Gemini or Ollama model, or structured=False"
+            )
         self.backend = backend
+        self.failure_causes: dict[str, int] = {}
+        """Failed calls by cause (``craft`` prints them): what the client said, refusals,
+        replies that were not the asked-for JSON."""
+        self._lock = threading.Lock()
+        self.structured = structured
+        """Ask for the reply as JSON against :func:`reply_schema`, in the provider's
+        structured-output field (OpenAI and compatible servers ``response_format``,
+        Anthropic ``output_config.format``); a backend without one fails each sample."""
+        self.client: ModelClient = client or ModelClient(backend)
+        """Every call goes through it: retries, rate limits, budget (see :meth:`use_limits`)."""
         self.task = task
         self.decisions = list(decisions) if decisions else None
         self.temperature = temperature
@@ -192,9 +247,37 @@ class LLMAgentAdapter:
     def prompt(self, input: AgentInput) -> str:
         return build_prompt(input, task=self.task, decisions=self.decisions)
 
+    def use_limits(
+        self, *, budget_usd: float | None = None, requests_per_minute: float | None = None
+    ) -> None:
+        """Send later calls within a budget (USD) and a request rate (``craft --budget-usd --rpm``).
+
+        A call whose worst-case cost no longer fits the budget is not sent; the sample
+        fails with the budget's message.
+        """
+        self.client = limited_client(
+            self.backend, budget_usd=budget_usd, requests_per_minute=requests_per_minute
+        )
+
+    @property
+    def spend_usd(self) -> float:
+        """What this adapter's calls have cost so far (by the price table)."""
+        return float(self.client.meter.spent_usd)
+
     async def _call(self, input: AgentInput) -> AgentTrace:
+        try:
+            return await self._ask(input)
+        except AgentError as exc:
+            self._count_failure(failure_cause(exc))
+            raise
+
+    def _count_failure(self, cause: str) -> None:
+        with self._lock:
+            self.failure_causes[cause] = self.failure_causes.get(cause, 0) + 1
+
+    async def _ask(self, input: AgentInput) -> AgentTrace:
         from facetlab.backends.base import ModelRequest, SamplingParams
-        from facetlab.errors import BackendError
+        from facetlab.errors import BackendError, BudgetExceededError
 
         request = ModelRequest(
             self.prompt(input),
@@ -202,9 +285,12 @@ class LLMAgentAdapter:
                 temperature=self.temperature, max_tokens=self.max_tokens, system=self.system
             ),
             context={"probe": "craft-agent"},
+            output_schema=reply_schema(self.decisions) if self.structured else None,
         )
         try:
-            response = await self.backend.agenerate(request)
+            response = (await self.client.generate(request)).response
+        except BudgetExceededError as exc:
+            raise AgentError(f"{self.name}: not sent, budget reached: {exc}") from exc
         except BackendError as exc:
             raise AgentError(f"{self.name}: backend error: {exc}") from exc
         if response.refusal:
@@ -226,6 +312,34 @@ class LLMAgentAdapter:
         await aon_backend_loop(self.backend.aclose())
 
 
+def failure_cause(exc: AgentError) -> str:
+    """A short cause for a failed agent call (the client's cause for a model call)."""
+    origin = exc.__cause__
+    cause = getattr(origin, "cause", None)
+    if isinstance(cause, str):
+        return cause
+    if type(origin).__name__ == "BudgetExceededError":
+        return "not sent: budget reached"
+    if isinstance(exc, AgentRefusalError):
+        return "the model refused"
+    if isinstance(exc, AgentOutputError):
+        return "cut off at max_tokens" if "cut off" in str(exc) else "reply not the asked-for JSON"
+    return type(origin or exc).__name__
+
+
+def limited_client(
+    backend: Any, *, budget_usd: float | None = None, requests_per_minute: float | None = None
+) -> Any:
+    """A :class:`~facetlab.client.ModelClient` for ``backend`` with a budget and a request rate."""
+    from facetlab.client import CostMeter, Limits, ModelClient
+
+    return ModelClient(
+        backend,
+        limits=Limits(requests_per_minute=requests_per_minute),
+        meter=CostMeter(budget_usd),
+    )
+
+
 DEFAULT_MODELS: dict[str, str] = {
     "anthropic": "claude-sonnet-4-6",
     "openai": "gpt-4o-mini",
@@ -245,11 +359,14 @@ def llm_adapter(
     temperature: float | None = 1.0,
     max_tokens: int = 1024,
     system: str | None = None,
+    structured: bool = False,
     **backend_options: Any,
 ) -> LLMAgentAdapter:
     """An :class:`LLMAgentAdapter` for ``provider/model`` via :func:`facetlab.backends.get_backend`.
 
-    ``model`` defaults to :data:`DEFAULT_MODELS` for the provider. Pass ``backend=`` to
+    ``model`` defaults to :data:`DEFAULT_MODELS` for the provider. ``structured=True``
+    asks for the reply as JSON against :func:`reply_schema` where the provider can
+    constrain it (small and open models then answer parseably). Pass ``backend=`` to
     reuse an existing facetlab backend (or a fake in tests); ``backend_options`` (e.g.
     ``api_key``) go to :func:`facetlab.backends.get_backend`.
 
@@ -273,6 +390,7 @@ def llm_adapter(
         temperature=temperature,
         max_tokens=max_tokens,
         system=system,
+        structured=structured,
     )
 
 

@@ -11,18 +11,25 @@ The CRAFT core names no provider; the LLM judge and the on-manifold rewrites tak
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from facetlab.backends.base import ModelRequest, SamplingParams
+from facetlab.client import ModelClient
 from facetlab.craft._aio import on_backend_loop
 
 
 @dataclass(frozen=True)
 class BackendTextModel:
-    """Completes prompts through a facetlab backend, on CRAFT's one backend event loop."""
+    """Completes prompts through a facetlab backend (via its model client: retries, limits,
+    budget), on CRAFT's one backend event loop."""
 
     backend: Any
+    client: ModelClient | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.client is None:
+            object.__setattr__(self, "client", ModelClient(self.backend))
 
     @property
     def name(self) -> str:
@@ -34,9 +41,10 @@ class BackendTextModel:
             params=SamplingParams(temperature=temperature, max_tokens=max_tokens),
             context={"probe": purpose},
         )
-        return str(on_backend_loop(self.backend.agenerate(request)).text)
+        assert self.client is not None  # set in __post_init__
+        return str(on_backend_loop(self.client.generate(request)).response.text)
 
 
-def text_model(backend: Any) -> BackendTextModel:
+def text_model(backend: Any, *, client: ModelClient | None = None) -> BackendTextModel:
     """``backend`` (a :class:`facetlab.backends.Backend`) as a CRAFT text model."""
-    return BackendTextModel(backend)
+    return BackendTextModel(backend, client)

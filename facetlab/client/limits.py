@@ -43,9 +43,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+from facetlab.client.retry import is_rate_limit
 from facetlab.errors import ConfigError
 from facetlab.numbers import check_number
-from facetlab.runner.retry import is_rate_limit
 
 START_CONCURRENCY = 8
 """Calls in flight before any latency is observed (auto concurrency)."""

@@ -92,11 +92,17 @@ class ResponseCache:
             return ModelResponse(
                 text=str(raw["text"]),
                 model_id=str(raw["model_id"]),
-                usage=Usage(usage.get("input_tokens"), usage.get("output_tokens")),
+                usage=Usage(
+                    usage.get("input_tokens"),
+                    usage.get("output_tokens"),
+                    usage.get("cached_input_tokens"),
+                    usage.get("reasoning_tokens"),
+                ),
                 stop_reason=raw.get("stop_reason"),
                 latency_s=raw.get("latency_s"),
                 refusal=bool(raw.get("refusal", False)),
                 provider_request_id=raw.get("provider_request_id"),
+                thinking=raw.get("thinking"),
             )
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
@@ -110,11 +116,14 @@ class ResponseCache:
             "usage": {
                 "input_tokens": response.usage.input_tokens,
                 "output_tokens": response.usage.output_tokens,
+                "cached_input_tokens": response.usage.cached_input_tokens,
+                "reasoning_tokens": response.usage.reasoning_tokens,
             },
             "stop_reason": response.stop_reason,
             "latency_s": response.latency_s,
             "refusal": response.refusal,
             "provider_request_id": response.provider_request_id,
+            "thinking": response.thinking,
             "batch": batch,
         }
         atomic_write_text(self._path(key), json.dumps(entry, ensure_ascii=False))

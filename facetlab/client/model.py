@@ -1,0 +1,377 @@
+"""``ModelClient``: the one way facetlab calls a model.
+
+A backend sends one request and says what a failure was; the client does
+everything around it: waits for the provider's limits (concurrency, requests and
+tokens per window, a ``retry-after`` pause), reserves the call's worst-case cost
+against the budget, calls with a timeout, retries what the provider calls
+retryable (never sooner than its ``retry-after``, never for longer than the cap),
+settles the cost and, given a key, answers from and stores into the response cache.
+The sweep runner, CRAFT's LLM adapters, the FACET-CRAFT bridge and ``facetlab
+draft`` all call models through it; nothing else calls a backend's ``agenerate``
+(``tests/test_client_only_caller.py``).
+
+>>> from facetlab.backends import get_backend
+>>> client = ModelClient(get_backend("simulated/wadd"))           # doctest: +SKIP
+>>> answer = await client.generate(ModelRequest("..."))           # doctest: +SKIP
+>>> answer.response.text, answer.attempts, answer.cost_usd        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from facetlab.backends.base import Backend, ModelRequest, ModelResponse, Usage, declaration_of
+from facetlab.client.cache import ResponseCache
+from facetlab.client.limits import Limits, ProviderLimiter
+from facetlab.client.meter import CostMeter, Reservation
+from facetlab.client.pricing import cost_usd, estimate_tokens, price_for
+from facetlab.client.retry import (
+    RetryPolicy,
+    describe,
+    is_rate_limit,
+    is_transient,
+    retry_after_of,
+)
+from facetlab.errors import BackendError, BudgetExceededError, ConfigError
+
+logger = logging.getLogger("facetlab.client")
+
+RESERVE_POLL_S = 0.005
+"""How often a call whose worst case does not fit yet looks again (calls in flight settle)."""
+
+
+class CallFailed(BackendError):
+    """A call that failed for good: the provider's last error, how often it was tried, and why.
+
+    ``message`` is the full line a record keeps; ``cause`` a short category the console
+    counts failures by (``HTTP 400``, ``retry-after above the 120s cap``, ``timeout``...).
+    """
+
+    def __init__(self, message: str, *, cause: str, attempts: int, error: BaseException) -> None:
+        super().__init__(
+            message,
+            provider=getattr(error, "provider", ""),
+            status=getattr(error, "status", None),
+            transient=False,
+        )
+        self.cause = cause
+        self.attempts = attempts
+        self.error = error
+
+
+class Stopped(Exception):
+    """The caller asked to stop (budget, interrupt, full disk): no call was made."""
+
+
+class CallHooks:
+    """What a caller wants to hear about a call (the runner's live progress); no-ops here."""
+
+    def stopped(self) -> bool:
+        """Checked right before a request leaves: True refuses it with :class:`Stopped`."""
+        return False
+
+    def call_started(self) -> None: ...
+
+    def call_ended(self) -> None: ...
+
+    def retry_waiting(self, error: BaseException) -> None:
+        """A failed attempt will be retried after a backoff."""
+
+    def retry_started(self) -> None:
+        """The attempt after a backoff starts."""
+
+    def cancelled(self) -> None:
+        """A call in flight was cancelled (it may have been billed)."""
+
+
+_NO_HOOKS = CallHooks()
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A model's answer and what it took: attempts and cost (0 when it came from the cache)."""
+
+    response: ModelResponse
+    attempts: int
+    cost_usd: float | None
+    cached: bool = False
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def checked_usage(response: ModelResponse) -> tuple[ModelResponse, str | None]:
+    """``response`` with only usable token counts (others None), and what was wrong.
+
+    Input and output tokens must be reported as counts >= 0; anything else (missing,
+    null, negative, not a number) cannot be priced.
+    """
+    usage = response.usage
+    names = ("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens")
+    bad = {
+        name: getattr(usage, name)
+        for name in names
+        if getattr(usage, name) is not None and not _is_count(getattr(usage, name))
+    }
+    missing = [n for n in names[:2] if getattr(usage, n) is None]
+    if not bad and not missing:
+        return response, None
+    clean = Usage(**{n: None if n in bad else getattr(usage, n) for n in names})
+    said = [f"{n} missing" for n in missing] + [f"{n}={v!r}" for n, v in bad.items()]
+    problem = "token usage not reported as counts (" + ", ".join(said) + ")"
+    return dataclasses.replace(response, usage=clean), problem
+
+
+def price_key(backend: Any) -> str:
+    """The price-table key of a backend: its own ``price_key`` or ``provider/model``."""
+    declared = getattr(backend, "price_key", None)
+    if isinstance(declared, str) and declared:
+        return declared
+    return f"{getattr(backend, 'provider', '')}/{getattr(backend, 'model', '')}"
+
+
+class ModelClient:
+    """Limits, retries, budget, cost and cache around one backend.
+
+    ``limiter`` and ``meter`` may be shared: the runner gives every model of one
+    provider the same limiter and every client of a run the same meter.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        limiter: ProviderLimiter | None = None,
+        limits: Limits | None = None,
+        retry: RetryPolicy | None = None,
+        timeout_s: float | None = 600.0,
+        meter: CostMeter | None = None,
+        cache: ResponseCache | None = None,
+        price_model: str | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.backend = backend
+        self.limiter = limiter or ProviderLimiter(limits or Limits())
+        self.retry = retry or RetryPolicy()
+        self.timeout_s = timeout_s
+        self.meter = meter or CostMeter()
+        self.cache = cache
+        self.price_model = price_model or price_key(backend)
+        base_url = getattr(backend, "base_url", None)
+        self.endpoint = base_url if isinstance(base_url, str) else None
+        """The server asked (a loopback one is free unless FACETLAB_PRICES names the model)."""
+        self.declaration = declaration_of(backend)
+        self.unusable_usage = 0
+        """Replies whose token usage was missing or not a count (charged their worst case)."""
+        self._rng = rng or random.Random()
+        price = price_for(self.price_model, endpoint=self.endpoint)
+        if self.meter.budget_usd is not None and price is None:
+            raise ConfigError(
+                f"--budget-usd needs a price for {self.price_model!r}, and the price table has "
+                "none; add it with FACETLAB_PRICES=<file.json>"
+            )
+
+    @property
+    def name(self) -> str:
+        """``provider/model`` of the backend."""
+        return f"{getattr(self.backend, 'provider', '?')}/{getattr(self.backend, 'model', '?')}"
+
+    def worst_cost(self, request: ModelRequest) -> float | None:
+        """The most ``request`` can cost: its estimated prompt and a reply at ``max_tokens``."""
+        system = request.params.system or ""
+        return cost_usd(
+            self.price_model,
+            estimate_tokens(request.prompt + system),
+            request.params.max_tokens,
+            endpoint=self.endpoint,
+        )
+
+    async def generate(
+        self,
+        request: ModelRequest,
+        *,
+        key: str | None = None,
+        tokens: int = 0,
+        hooks: CallHooks | None = None,
+    ) -> Answer:
+        """Answer ``request``: from the cache under ``key`` if there, else by calling the model.
+
+        Raises :class:`CallFailed` when every attempt failed, :class:`Stopped` when
+        ``hooks`` said stop, :class:`~facetlab.errors.BudgetExceededError` when the
+        call's worst case does not fit the budget (nothing was sent in the last two).
+        """
+        if key is None or self.cache is None:
+            return await self.call(request, tokens=tokens, hooks=hooks)
+        if (hit := self.cache.get(key)) is not None:
+            return Answer(hit, 0, 0.0, cached=True)
+        async with self.cache.claim(key):
+            if (hit := self.cache.get(key)) is not None:  # another process paid meanwhile
+                return Answer(hit, 0, 0.0, cached=True)
+            answer = await self.call(request, tokens=tokens, hooks=hooks)
+            self.cache.put(key, answer.response)
+            return answer
+
+    async def call(
+        self, request: ModelRequest, *, tokens: int = 0, hooks: CallHooks | None = None
+    ) -> Answer:
+        """Call the model (with retries), no cache; see :meth:`generate`."""
+        hooks = hooks or _NO_HOOKS
+        refusal = self.declaration.refusal(request.params, self.name.split("/", 1)[0])
+        wants_schema = request.output_schema is not None
+        if refusal is None and wants_schema and not self.declaration.structured_output:
+            refusal = f"structured output: {self.name} takes no JSON schema for its reply"
+        if refusal is not None:  # before any request: the provider has no field for it
+            raise ConfigError(refusal)
+        policy = self.retry
+        limiter = self.limiter
+        waiting = [False]  # between a failed attempt and the next one
+
+        def retryable(error: BaseException) -> bool:
+            return is_transient(error, self.backend) and not self._too_long(error)
+
+        def before_sleep(state: RetryCallState) -> None:
+            error = state.outcome.exception() if state.outcome is not None else None
+            if error is not None and is_rate_limit(error):
+                limiter.rate_limited()
+                retry_after = retry_after_of(error)
+                if retry_after is not None:
+                    limiter.pause(retry_after)
+            waiting[0] = True
+            hooks.retry_waiting(error or RuntimeError("retry"))
+
+        attempts = 0
+        try:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_attempt(policy.max_attempts),
+                wait=policy.tenacity_wait(self._rng),
+                retry=retry_if_exception(retryable),
+                before_sleep=before_sleep,
+                reraise=True,
+            ):
+                with attempt:
+                    attempts = attempt.retry_state.attempt_number
+                    if waiting[0]:
+                        waiting[0] = False
+                        hooks.retry_started()
+                    response, cost, started = await self._attempt(request, tokens, hooks)
+        except (Stopped, BudgetExceededError):
+            raise
+        except Exception as error:  # not CancelledError (a BaseException): that propagates
+            raise self._failed(error, attempts) from None
+        finally:
+            if waiting[0]:
+                hooks.retry_started()
+        limiter.accepted(started)
+        return Answer(response, attempts, cost)
+
+    async def _attempt(
+        self, request: ModelRequest, tokens: int, hooks: CallHooks
+    ) -> tuple[ModelResponse, float | None, float]:
+        """One call within the limits and the budget: response, cost and start time."""
+        async with self.limiter.slot(tokens) as started:
+            reservation = await self._reserve(request, hooks)
+            hooks.call_started()
+            paid = False
+            try:
+                call = self.backend.agenerate(request)
+                timeout = self.timeout_s
+                response = await (asyncio.wait_for(call, timeout) if timeout else call)
+                paid = True
+            except asyncio.CancelledError:
+                hooks.cancelled()
+                raise
+            finally:
+                hooks.call_ended()
+                if not paid:
+                    self.meter.release(reservation)
+        response, problem = checked_usage(response)
+        cost = self.cost_of(response)
+        worst = self.worst_cost(request) if problem is not None and cost is None else None
+        if worst is not None:
+            # a priced reply whose usage cannot be priced is charged its worst case: a
+            # budget holds whatever the provider reports
+            cost = worst
+            self.unusable_usage += 1
+            if self.unusable_usage == 1:
+                logger.warning(
+                    "%s: %s; charged the call's worst case ($%.6f) instead",
+                    self.name,
+                    problem,
+                    worst,
+                )
+        self.settle(reservation, cost)
+        return response, cost, started
+
+    async def _reserve(self, request: ModelRequest, hooks: CallHooks) -> Reservation:
+        """Reserve the call's worst case; while calls in flight hold reservations that may
+        settle lower, wait for them rather than give up (the budget is then used up)."""
+        worst = self.worst_cost(request)
+        while True:
+            if hooks.stopped():
+                raise Stopped
+            try:
+                return self.meter.reserve(worst)
+            except BudgetExceededError:
+                if self.meter.reserved_usd <= 0:  # nothing in flight: it will never fit
+                    raise
+            await asyncio.sleep(RESERVE_POLL_S)
+
+    def cost_of(self, response: ModelResponse, *, batch: bool = False) -> float | None:
+        """What ``response`` cost by the price table (None: no price or no usage)."""
+        usage = response.usage
+        return cost_usd(
+            self.price_model,
+            usage.input_tokens,
+            usage.output_tokens,
+            batch=batch,
+            cached_input_tokens=usage.cached_input_tokens,
+            endpoint=self.endpoint,
+        )
+
+    def settle(self, reservation: Reservation, cost: float | None) -> None:
+        """Charge a paid call (its reservation when the cost is unknown)."""
+        self.meter.settle(reservation, cost)
+
+    def _too_long(self, error: BaseException) -> bool:
+        retry_after = retry_after_of(error)
+        return retry_after is not None and retry_after > self.retry.max_retry_after_s
+
+    def _failed(self, error: BaseException, attempts: int) -> CallFailed:
+        message = describe(error)
+        status = getattr(error, "status", None)
+        kind = f"HTTP {status}" if status else type(error).__name__
+        if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
+            kind = f"timeout (--timeout {self.timeout_s:g}s)"
+        if not is_transient(error, self.backend):
+            return CallFailed(
+                message, cause=f"{kind}, not retryable", attempts=attempts, error=error
+            )
+        if self._too_long(error):
+            cap = self.retry.max_retry_after_s
+            # a provider asking for an hour must not hold the sweep for an hour
+            return CallFailed(
+                f"{message} (the provider asked to wait {retry_after_of(error):g}s "
+                f"(retry-after), more than the cap of {cap:g}s: not retried; raise the cap "
+                "with --max-retry-after or re-run later with --retry-errors)",
+                cause=f"{kind} with a retry-after above the {cap:g}s cap (--max-retry-after)",
+                attempts=attempts,
+                error=error,
+            )
+        return CallFailed(
+            f"{message} (gave up after {attempts} attempts)",
+            cause=f"{kind}, still failing after {attempts} attempts",
+            attempts=attempts,
+            error=error,
+        )
+
+    async def aclose(self) -> None:
+        """Release the backend's connections."""
+        await self.backend.aclose()
