@@ -111,3 +111,8 @@ class SweepInterrupted(FacetlabError):
 
 class NotebookError(FacetlabError):
     """A notebook run headless (``facetlab report``) failed; the message names the error."""
+
+
+class RecordWarning(UserWarning):
+    """A record or cache file could not be read (kept as an ``unreadable`` row, or skipped
+    on resume), or records were de-duplicated or carry no input fingerprints."""

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from facetlab.runner.cache import ResponseCache
 from typer.testing import CliRunner
 
 from facetlab.cli import app
 from facetlab.errors import RecordError
 from facetlab.jsonio import read_json_file
 from facetlab.records.own import RecordWarning, read_record, record_statuses
-from facetlab.runner.cache import ResponseCache
 from facetlab.runner.execute import existing_status
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import warnings
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -31,9 +32,9 @@ from typing import Any
 import filelock
 
 from facetlab.backends.base import ModelResponse, Usage
+from facetlab.errors import RecordWarning
 from facetlab.files import atomic_write_text
 from facetlab.jsonio import read_json_file
-from facetlab.records.own import warn_unreadable
 
 
 def cache_key(
@@ -83,7 +84,12 @@ class ResponseCache:
         raw, problem = read_json_file(path, expect=dict)  # bounded: a hostile entry is a miss
         if problem is not None:
             if path.is_file():  # a bad entry (not a missing one) is said, then asked again
-                warn_unreadable(path, problem, "the cache")
+                warnings.warn(
+                    f"{path}: skipped on resume, not readable from the cache ({problem}); "
+                    "its trial is run again",
+                    RecordWarning,
+                    stacklevel=2,
+                )
             return None
         try:
             if raw.get("key") != key:

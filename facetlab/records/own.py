@@ -27,7 +27,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from facetlab.errors import RecordError
+from facetlab.errors import RecordError, RecordWarning
 from facetlab.files import atomic_write_text
 from facetlab.instances import json_type
 from facetlab.jsonio import read_json_file
@@ -49,11 +49,6 @@ _FORMAT_PREFIX = RECORD_FORMAT.rsplit("/", 1)[0] + "/"
 
 SUPPORTED_FORMATS: tuple[str, ...] = (RECORD_FORMAT,)
 """Record formats this version reads; any other ``facetlab.record/...`` is refused."""
-
-
-class RecordWarning(UserWarning):
-    """A record file could not be read (kept as an ``unreadable`` row, or skipped on resume),
-    or records were de-duplicated or carry no input fingerprints."""
 
 
 def write_record(record: TrialRecord, directory: Path | str) -> Path:
