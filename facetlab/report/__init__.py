@@ -10,8 +10,8 @@
 Never imports :mod:`facetlab.paper`.
 """
 
-from facetlab.report.outputs import Note, ReportOutputs
+from facetlab.report.outputs import Note, ReportOutputs, Table
 from facetlab.report.study import SECTIONS, Section, Study, as_paths
 from facetlab.report.summary import describe
 
-__all__ = ["SECTIONS", "Note", "ReportOutputs", "Section", "Study", "as_paths", "describe"]
+__all__ = ["SECTIONS", "Note", "ReportOutputs", "Section", "Study", "Table", "as_paths", "describe"]

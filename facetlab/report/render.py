@@ -7,7 +7,10 @@ calls, so a bad folder fails in a second, not inside a kernel), executes
 - ``tables/p1_p2.csv``, ``p3.csv``, ``c2.csv``, ``outcomes.csv``, ``counts.csv`` (+ ``.md``),
 - ``figures/*.png`` and ``*.svg``,
 - ``study.ipynb`` (the executed notebook) and ``study.html`` (code hidden; opens
-  in any browser, no Jupyter needed).
+  in any browser, no Jupyter needed, runs no script: see :mod:`facetlab.report.standalone`).
+
+The kernel talks to papermill over local IPC sockets, not TCP, so nothing listens on a
+port and the kernel has no reason to warn that it runs "over TCP without encryption".
 
 >>> render_report(["results/example-domain"], "instances", "_build/report")  # doctest: +SKIP
 """
@@ -17,9 +20,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from facetlab.analysis.rules import DEFAULT_THRESHOLD
 from facetlab.errors import ConfigError, NotebookError
+from facetlab.report.standalone import write_html
 from facetlab.report.study import SECTIONS, Study
 
 __all__ = [
@@ -29,6 +34,7 @@ __all__ = [
     "clear_previous",
     "render_report",
     "study_notebook",
+    "study_title",
 ]
 
 FIGURES = ("outcomes", "p1_p2", "p3", "c2", "asymmetry", "distributions")
@@ -72,16 +78,21 @@ def clear_previous(out: Path) -> list[Path]:
     return removed
 
 
-def _html(executed: Path, html: Path) -> None:
-    """The executed notebook as standalone HTML without code cells' input."""
-    import nbformat
-    from nbconvert import HTMLExporter
+def study_title(instances: str | Path) -> str:
+    """The report's title: the study's domain, i.e. the instances folder's name.
 
-    exporter = HTMLExporter(  # type: ignore[no-untyped-call]
-        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
-    )
-    body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))  # type: ignore[no-untyped-call]
-    html.write_text(body, encoding="utf-8")
+    >>> study_title("instances/sepsis-escalation")
+    'sepsis-escalation: FACET study'
+    """
+    return f"{Path(instances).name}: FACET study"
+
+
+def _ipc_kernel() -> Any:
+    """Configuration that puts the kernel papermill starts (and shuts down) on IPC
+    transport: Unix sockets in Jupyter's runtime folder, no TCP port."""
+    from traitlets.config import Config
+
+    return Config({"KernelManager": {"transport": "ipc"}})
 
 
 def render_report(
@@ -92,12 +103,14 @@ def render_report(
     models: Sequence[str] | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     notebook: str | Path | None = None,
+    title: str | None = None,
 ) -> ReportPaths:
     """Run the study notebook on ``records`` (sweep folders) and ``instances`` (the folder
     holding the instance JSON) and write the report under ``out``.
 
     Raises :class:`ConfigError` / :class:`~facetlab.errors.DataError` for bad folders
-    (before any kernel starts) and :class:`NotebookError` if a cell fails.
+    (before any kernel starts) and :class:`NotebookError` if a cell fails. ``title``
+    defaults to :func:`study_title`.
     """
     import papermill
 
@@ -125,6 +138,7 @@ def render_report(
             parameters=parameters,
             cwd=str(source.parent),
             kernel_name="python3",
+            config=_ipc_kernel(),
             progress_bar=False,
             execution_timeout=CELL_TIMEOUT,
         )
@@ -134,7 +148,7 @@ def render_report(
             f"{source.name} failed (executed copy: {executed}): {first[-1] if first else exc}"
         ) from exc
     html = target / "study.html"
-    _html(executed, html)
+    write_html(executed, html, title if title is not None else study_title(inst))
     return ReportPaths(
         target,
         executed,
