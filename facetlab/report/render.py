@@ -24,6 +24,7 @@ from typing import Any
 
 from facetlab.analysis.rules import DEFAULT_THRESHOLD
 from facetlab.errors import ConfigError, NotebookError
+from facetlab.report.gate import Failure, Rule, check_columns, evaluate
 from facetlab.report.standalone import write_html
 from facetlab.report.study import SECTIONS, Study
 
@@ -53,6 +54,8 @@ class ReportPaths:
     html: Path
     tables: tuple[Path, ...]
     figures: tuple[Path, ...]
+    failures: tuple[Failure, ...] = ()
+    """The ``fail_if`` rules that failed (empty: the gate passed, or there was none)."""
 
 
 def study_notebook() -> Path:
@@ -104,13 +107,17 @@ def render_report(
     threshold: float = DEFAULT_THRESHOLD,
     notebook: str | Path | None = None,
     title: str | None = None,
+    fail_if: Sequence[Rule] = (),
 ) -> ReportPaths:
     """Run the study notebook on ``records`` (sweep folders) and ``instances`` (the folder
     holding the instance JSON) and write the report under ``out``.
 
     Raises :class:`ConfigError` / :class:`~facetlab.errors.DataError` for bad folders
     (before any kernel starts) and :class:`NotebookError` if a cell fails. ``title``
-    defaults to :func:`study_title`.
+    defaults to :func:`study_title`. ``fail_if`` rules (:mod:`facetlab.report.gate`) are
+    checked against the study's tables: a rule naming a column the table lacks is a
+    :class:`ConfigError` before the notebook runs; the rules that fail are returned in
+    :attr:`ReportPaths.failures` once the report is written.
     """
     import papermill
 
@@ -119,7 +126,10 @@ def render_report(
         raise ConfigError(f"notebook {source} does not exist")
     folders = [str(Path(r).resolve()) for r in records]
     inst = str(Path(instances).resolve())
-    Study.load(inst, folders, models=models, threshold=threshold)  # fail fast, clearly
+    study = Study.load(inst, folders, models=models, threshold=threshold)  # fail fast, clearly
+    gate_tables = {name: section.table for name, section in study.sections.items()}
+    gate_tables["counts"] = study.counts()
+    check_columns(fail_if, gate_tables)
     target = Path(out).resolve()
     target.mkdir(parents=True, exist_ok=True)
     clear_previous(target)
@@ -149,10 +159,12 @@ def render_report(
         ) from exc
     html = target / "study.html"
     write_html(executed, html, title if title is not None else study_title(inst))
+    reasons = {name: section.reason for name, section in study.sections.items()}
     return ReportPaths(
         target,
         executed,
         html,
         tuple(sorted((target / "tables").glob("*.csv"))),
         tuple(sorted((target / "figures").glob("*.*"))),
+        tuple(evaluate(fail_if, gate_tables, reasons)),
     )
