@@ -189,19 +189,24 @@ _TEMPLATE = """{%- extends 'index.html.j2' -%}
 {% block jupyter_widgets %}{% endblock jupyter_widgets %}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
-{% block extra_css %}
+{%- block html_head_css -%}
 <style type="text/css">
+/* after JupyterLab's own table rules, which right-align and wrap every cell */
 .jp-OutputArea-output { overflow-x: auto; }
-.facetlab-table { max-width: 100%; overflow-x: auto; margin: 0.5em 0; }
-.facetlab-table table { border-collapse: collapse; font-size: 12px; }
-.facetlab-table th, .facetlab-table td {
+.jp-RenderedHTMLCommon .facetlab-table { max-width: 100%; overflow-x: auto; margin: 0.5em 0; }
+.jp-RenderedHTMLCommon .facetlab-table table {
+  table-layout: auto; border-collapse: collapse; margin: 0; font-size: 12px;
+}
+.jp-RenderedHTMLCommon .facetlab-table th, .jp-RenderedHTMLCommon .facetlab-table td {
   padding: 3px 10px; border-bottom: 1px solid #ddd; text-align: left; white-space: nowrap;
 }
-.facetlab-table th { border-bottom: 2px solid #999; }
-.facetlab-table .num { text-align: right; font-variant-numeric: tabular-nums; }
-.facetlab-table tbody tr:nth-child(odd) { background: #f6f6f6; }
+.jp-RenderedHTMLCommon .facetlab-table th { border-bottom: 2px solid #999; }
+.jp-RenderedHTMLCommon .facetlab-table .num {
+  text-align: right; font-variant-numeric: tabular-nums;
+}
+.jp-RenderedHTMLCommon .facetlab-table tbody tr:nth-child(odd) { background: #f6f6f6; }
 </style>
-{% endblock extra_css %}
+{%- endblock html_head_css -%}
 """
 
 
