@@ -130,3 +130,27 @@ def test_one_pass_yes_no_matches_the_per_line_rule(text: str) -> None:
     assert answer == expected
     assert ("answer is not on the last line" in problems) == moved
     assert ("answer line has markdown" in problems) == markdown
+
+
+_WEIGHTISH = st.lists(
+    st.sampled_from([*"Ff12 :=.-%*_`#\nactor", "Factor ", "F1: 5", "F 2=7"])
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_WEIGHTISH)
+def test_one_pass_label_check_matches_the_canonical_count(text: str) -> None:
+    """'non-standard weight labels' is now read from the strict match's groups; without
+    parentheticals (which may hide a canonical pair inside a strict one) it is the old
+    count comparison with the canonical pattern."""
+    import re
+
+    canonical = re.compile(r"\bF\d+\s*[:=]\s*-?\d")
+    result = parse_weights_strict(text, 5)
+    if result.status == "empty" or result.problems == ("no 'F<i>: <weight>' pairs found",):
+        return
+    from facetlab.probes.parsing import _STRICT_WEIGHT, squeeze_space, strip_markdown
+
+    clean = strip_markdown(squeeze_space(text))
+    old = len(_STRICT_WEIGHT.findall(clean)) > len(canonical.findall(clean))
+    assert ("non-standard weight labels (expected 'F<i>: <weight>')" in result.problems) == old
