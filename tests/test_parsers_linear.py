@@ -132,9 +132,9 @@ def test_one_pass_yes_no_matches_the_per_line_rule(text: str) -> None:
     assert ("answer line has markdown" in problems) == markdown
 
 
-_WEIGHTISH = st.lists(
-    st.sampled_from([*"Ff12 :=.-%*_`#\nactor", "Factor ", "F1: 5", "F 2=7"])
-).map("".join)
+_WEIGHTISH = st.lists(st.sampled_from([*"Ff12 :=.-%*_`#\nactor", "Factor ", "F1: 5", "F 2=7"])).map(
+    "".join
+)
 
 
 @settings(max_examples=400, deadline=None)
