@@ -99,7 +99,10 @@ def csv_cell(value: object, text: str) -> str:
     """
     if isinstance(value, (int, float, np.integer, np.floating, bool, np.bool_)):
         return text
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    safe = "'" + text if text.startswith(_FORMULA_START) else text
+    # csv quotes a field holding "\n" (our line end) but not a bare CR, which would
+    # break the row in most readers: CR line breaks become LF, inside the quotes
+    return safe.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def to_csv(frame: pd.DataFrame, digits: int = CSV_DIGITS) -> str:
