@@ -124,6 +124,8 @@ def sweeps(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Pa
 
 def _report(instances: Path, sweep: Path, out: Path, *rules: str) -> tuple[int, str]:
     args = ["report", str(sweep), "--instances", str(instances), "--out", str(out)]
+    if out.name == "wadd":
+        args += ["--title", "Invoices <b>gate</b>"]
     for rule in rules:
         args += ["--fail-if", rule]
     result = runner.invoke(app, args)
@@ -147,6 +149,10 @@ def test_gate_fails_on_cue_and_passes_on_wadd_canonical(
     )
     assert code == 0, output
     assert "gate passed: p3.mean_weight > 10" in output
+    html = (tmp_path / "cue" / "study.html").read_text(encoding="utf-8")
+    assert "<title>invoices: FACET study</title>" in html  # titled after the study
+    html = (tmp_path / "wadd" / "study.html").read_text(encoding="utf-8")
+    assert "<title>Invoices &lt;b&gt;gate&lt;/b&gt;</title>" in html  # --title, escaped
 
 
 @pytest.mark.slow
