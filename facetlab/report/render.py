@@ -24,6 +24,7 @@ from typing import Any
 
 from facetlab.analysis.rules import DEFAULT_THRESHOLD
 from facetlab.errors import ConfigError, NotebookError
+from facetlab.files import check_writable_dir
 from facetlab.report.gate import Failure, Rule, check_columns, evaluate
 from facetlab.report.standalone import write_html
 from facetlab.report.study import SECTIONS, Study
@@ -131,7 +132,12 @@ def render_report(
     gate_tables["counts"] = study.counts()
     check_columns(fail_if, gate_tables)
     target = Path(out).resolve()
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        problem = check_writable_dir(target, what="--out")
+    except OSError as exc:  # e.g. a name too long to even look up
+        problem = f"--out {target} cannot be used: {exc.strerror or exc}"
+    if problem is not None:
+        raise ConfigError(problem)
     clear_previous(target)
     executed = target / "study.ipynb"
     parameters = {
