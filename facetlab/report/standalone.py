@@ -80,7 +80,6 @@ _VOID = frozenset({"br", "hr", "col"})
 _ATTRIBUTES = frozenset({"class", "title", "colspan", "rowspan"})
 _SAFE_URL = re.compile(r"^(?:https?:|mailto:|#)", re.IGNORECASE)
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
-_KEPT = ("image/png", "image/jpeg", "text/html", "text/plain")
 
 
 class _Cleaner(HTMLParser):
@@ -142,7 +141,8 @@ def _text(value: Any) -> str:
 
 
 def _safe_output(output: Any) -> None:
-    """Reduce one display/execute output to what :data:`_KEPT` allows, HTML cleaned."""
+    """Reduce one display/execute output to PNG/JPEG (base64 only), cleaned HTML (from
+    HTML or Markdown) and plain text; every other kind is dropped."""
     data = output.get("data")
     if data is None:
         return
