@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 
 from facetlab.errors import ConfigError, DataError
 
-__all__ = ["require_table", "save_figure"]
+__all__ = ["literal_columns", "literal_text", "require_table", "save_figure"]
 
 # Per format, the metadata that changes between runs (dates, versions), left out so an
 # unchanged figure is saved as the same bytes.
@@ -61,6 +61,23 @@ def save_figure(
             )
             paths.append(path)
     return paths
+
+
+def literal_text(text: object) -> str:
+    """``text`` as matplotlib draws it literally: every ``$`` escaped, so a name such as
+    ``a$x^{$b`` never becomes math text (which would draw wrongly or fail the figure).
+
+    >>> literal_text("cost $5 and $x$")
+    'cost \\\\$5 and \\\\$x\\\\$'
+    """
+    return str(text).replace("$", r"\$")
+
+
+def literal_columns(table: Any, *columns: str) -> Any:
+    """A copy of DataFrame ``table`` whose text ``columns`` (names, ids: anything that
+    becomes a label, tick or legend entry) are :func:`literal_text`; absent ones are skipped."""
+    present = [c for c in columns if c in table.columns]
+    return table.assign(**{c: table[c].map(literal_text) for c in present}) if present else table
 
 
 def require_table(table: Any, columns: Sequence[str], what: str, hint: str = "") -> None:

@@ -1,4 +1,5 @@
-"""A real browser: JupyterLab in headless Chromium runs notebooks/study.ipynb and saves it.
+"""A real browser: JupyterLab in headless Chromium runs notebooks/study.ipynb and saves it;
+``facetlab report``'s study.html is looked at as a reviewer sees it.
 
 Run All + save with the notebook's defaults must render figures, raise no error and leave
 ``git status`` as it was (the nbstripout filter strips the saved outputs, the post-save
@@ -6,6 +7,11 @@ hook of facetlab.notebook_git refreshes git's record of the file; the defaults w
 under ``_build/``). Needs Debian's ``chromium`` and Python ``playwright`` (launched
 by executable path; ``playwright install`` is never used). Skipped when they are absent
 locally; under ``CI=true`` their absence fails the test.
+
+study.html (a synthetic domain's committed sweeps) is opened at a laptop's width and
+screenshotted (``_build/browser/study.png``, to look at): its title names the study, no
+table has an index column or unrounded numbers, and every table can be read to its last
+column (a wide table scrolls in its own box; the page itself never scrolls sideways).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -205,3 +212,59 @@ def test_run_all_and_save(notebook: str, jupyterlab: str, tmp_path: Path) -> Non
         refresh_git_stat({"type": "notebook"}, str(path))
         if not had_checkpoints:
             shutil.rmtree(checkpoints, ignore_errors=True)
+
+
+STUDY_DOMAIN = "sepsis-escalation"
+SCREENSHOT = ROOT / "_build" / "browser" / "study.png"
+
+
+def test_study_html_title_and_tables_read_in_full(browser_ready: None, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+    from typer.testing import CliRunner
+
+    from facetlab.cli import app
+
+    results = ROOT / "results" / STUDY_DOMAIN
+    out = tmp_path / "report"
+    result = CliRunner().invoke(
+        app,
+        ["report", *(str(results / m) for m in ("wadd+canonical", "cue", "wadd")),
+         "--instances", str(ROOT / "instances" / STUDY_DOMAIN), "--out", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1024, "height": 768})
+            page.goto((out / "study.html").as_uri())
+            page.screenshot(path=str(SCREENSHOT), full_page=True)
+            title = page.title()
+            tables = page.evaluate(
+                """() => [...document.querySelectorAll('table')].map(table => {
+                    let box = table.parentElement;
+                    while (box && !['auto', 'scroll'].includes(getComputedStyle(box).overflowX)
+                           && box !== document.body) box = box.parentElement;
+                    box.scrollLeft = box.scrollWidth;  // scroll to the last column
+                    const cells = [...table.querySelectorAll('tr:first-child > *')];
+                    const last = cells[cells.length - 1].getBoundingClientRect();
+                    const frame = box.getBoundingClientRect();
+                    return {
+                        header: cells.map(c => c.textContent.trim()),
+                        wide: table.scrollWidth > box.clientWidth,
+                        lastVisible: last.right <= frame.right + 1 && last.left >= frame.left - 1,
+                        cells: [...table.querySelectorAll('td')].map(c => c.textContent.trim()),
+                    };
+                })"""
+            )
+            page_width = page.evaluate("document.documentElement.scrollWidth")
+        finally:
+            browser.close()
+    assert title == f"{STUDY_DOMAIN}: FACET study"
+    assert len(tables) >= 5 and any(t["wide"] for t in tables)  # the check has a wide table
+    for table in tables:
+        assert table["header"][0] == "model", table["header"]  # no index column
+        assert table["lastVisible"], f"table {table['header']} is clipped"
+        long = [c for c in table["cells"] if re.search(r"\.\d{4,}$", c)]
+        assert long == [], f"unrounded numbers in {table['header']}: {long[:3]}"
+    assert page_width <= 1024  # the page does not scroll sideways: tables scroll in place

@@ -225,6 +225,25 @@ def test_report_says_which_folder_is_wrong(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()  # nothing written on bad input
 
 
+@pytest.mark.slow
+def test_out_and_path_errors_are_one_line(tmp_path: Path) -> None:
+    """--out naming a file, or a name too long for the file system: exit 2, one line."""
+    a_file = tmp_path / "a_file"
+    a_file.write_text("keep me", encoding="utf-8")
+    long = "x" * 300
+    records, instances = str(ROOT / "results" / "example-domain"), str(ROOT / "instances")
+    cases = [
+        ([records, "--instances", instances, "--out", str(a_file)], "is a file; expected a folder"),
+        ([records, "--instances", instances, "--out", str(tmp_path / long)], "too long"),
+        ([records, "--instances", str(tmp_path / long), "--out", str(tmp_path / "o")], "too long"),
+    ]
+    for args, message in cases:
+        result = runner.invoke(app, ["report", *args])
+        assert result.exit_code == 2, result.output
+        assert message in result.output and len(result.output.strip().splitlines()) == 1
+    assert a_file.read_text(encoding="utf-8") == "keep me"
+
+
 def _porcelain() -> str:
     import subprocess
 

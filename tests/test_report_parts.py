@@ -11,7 +11,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from facetlab.errors import ConfigError, DataError
-from facetlab.report import Note, ReportOutputs, Section, Study, as_paths, describe, plots
+from facetlab.report import Note, ReportOutputs, Section, Study, Table, as_paths, describe, plots
 from facetlab.report.study import example_folders
 from facetlab.report.summary import C2_CAVEAT
 
@@ -85,7 +85,9 @@ def test_missing_probes_leave_sections_that_say_why(tmp_path: Path) -> None:
     assert isinstance(note, Note) and "No p3 table: " in note.text
     assert isinstance(out.figure("c2", lambda: plots.c2_heatmap(pd.DataFrame()), c2), Note)
     assert not (tmp_path / "out" / "tables" / "p3.csv").exists()
-    assert isinstance(out.table(study.sections["p1_p2"]), pd.DataFrame)
+    shown = out.table(study.sections["p1_p2"])
+    assert isinstance(shown, Table) and isinstance(shown.frame, pd.DataFrame)
+    assert "<th>model</th>" in shown._repr_html_() and "index" not in shown._repr_html_()
     assert (tmp_path / "out" / "tables" / "p1_p2.csv").is_file()
     # repeats = 5 but only P2 has weights here: distributions still drawn
     assert isinstance(plots.weight_distributions(study.trials), Figure)

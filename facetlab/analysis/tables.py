@@ -7,6 +7,11 @@ magnitudes below 0.1 (CSV) or 1 (display) keep significant digits instead, so a
 p-value never rounds to zero; booleans are ``true``/``false``, missing values
 are empty, line endings are ``\\n``.
 
+Text from data (model names, instance ids) is written so that no reader runs it: a CSV
+cell that a spreadsheet would read as a formula (``= + - @``, tab, CR first) gets a
+leading ``'`` (:func:`csv_cell`); Markdown cells carry no raw HTML, link or math
+(:func:`markdown_escape`); LaTeX cells escape every special character (:func:`latex_escape`).
+
 >>> import pandas as pd
 >>> print(to_markdown(pd.DataFrame({"model": ["GPT-5.4"], "mean": [18.125]}), digits=1))
 | model   | mean |
@@ -19,6 +24,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,13 +87,62 @@ def format_frame(
     ]
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object, text: str) -> str:
+    """``text`` (the formatted ``value``) safe for a spreadsheet: text that starts like a
+    formula gets a leading ``'``, which spreadsheets show as text. Numbers stay numbers.
+
+    >>> csv_cell("=HYPERLINK(1)", "=HYPERLINK(1)"), csv_cell(-5.0, "-5")
+    ("'=HYPERLINK(1)", '-5')
+    """
+    if isinstance(value, (int, float, np.integer, np.floating, bool, np.bool_)):
+        return text
+    safe = "'" + text if text.startswith(_FORMULA_START) else text
+    # csv quotes a field holding "\n" (our line end) but not a bare CR, which would
+    # break the row in most readers: CR line breaks become LF, inside the quotes
+    return safe.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def to_csv(frame: pd.DataFrame, digits: int = CSV_DIGITS) -> str:
-    """CSV text (RFC 4180 quoting, ``\\n`` line ends) with floats rounded to ``digits``."""
+    """CSV text (RFC 4180 quoting, ``\\n`` line ends) with floats rounded to ``digits``;
+    text cells that start like a formula are neutralised (:func:`csv_cell`)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([str(c) for c in frame.columns])
-    writer.writerows(format_frame(frame, digits))
+    writer.writerow([csv_cell(c, str(c)) for c in frame.columns])
+    rows = frame.itertuples(index=False, name=None)
+    cells = format_frame(frame, digits)
+    writer.writerows(
+        [csv_cell(v, t) for v, t in zip(row, texts, strict=True)]
+        for row, texts in zip(rows, cells, strict=True)
+    )
     return buffer.getvalue()
+
+
+# What Markdown would turn into markup: an HTML tag, comment or autolink (``<`` then a
+# letter, ``/``, ``!`` or ``?``), an inline link (``](``), a code span, math, a table
+# cell break, an escape, a line break (which would end a table row).
+_MARKUP = re.compile(r"<(?=[A-Za-z/!?])|\]\(|[`$|\\\r\n]")
+_MARKUP_TEXT = {"<": "&lt;", "](": "\\](", "`": "&#96;", "$": "&#36;", "|": "\\|", "\\": "\\\\"}
+_EMPHASIS = re.compile(r"([*_~])")
+
+
+def markdown_escape(text: str, *, emphasis: bool = False) -> str:
+    """``text`` that no Markdown renderer (GitHub, Jupyter, nbconvert) turns into markup:
+    no raw HTML, autolink, inline link, code span, math or table cell break. Plain
+    comparisons (``w < 20``) and brackets (``[[1, 2]]``) are left as they are, so tables
+    stay readable; ``emphasis=True`` also escapes ``* _ ~`` (for names in prose).
+
+    >>> markdown_escape('m<img src=x onerror="a()">')
+    'm&lt;img src=x onerror="a()">'
+    >>> markdown_escape("[x](javascript:a) $y$ a|b, w < 20")
+    '[x\\\\](javascript:a) &#36;y&#36; a\\\\|b, w < 20'
+    >>> markdown_escape("_a_", emphasis=True)
+    '\\\\_a\\\\_'
+    """
+    out = _MARKUP.sub(lambda m: _MARKUP_TEXT.get(m.group(), " "), text)
+    return _EMPHASIS.sub(r"\\\1", out) if emphasis else out
 
 
 def _numeric(frame: pd.DataFrame) -> list[bool]:
@@ -99,8 +154,8 @@ def _numeric(frame: pd.DataFrame) -> list[bool]:
 
 def to_markdown(frame: pd.DataFrame, digits: int = DISPLAY_DIGITS) -> str:
     """A GitHub pipe table; numbers right-aligned, fixed ``digits`` decimals for floats."""
-    header = [str(c) for c in frame.columns]
-    body = format_frame(frame, digits, fixed=True)
+    header = [markdown_escape(str(c)) for c in frame.columns]
+    body = [[markdown_escape(c) for c in row] for row in format_frame(frame, digits, fixed=True)]
     numeric = _numeric(frame)
     widths = [max([len(h), 3, *(len(r[i]) for r in body)]) for i, h in enumerate(header)]
 
@@ -133,11 +188,18 @@ _LATEX_ESCAPES = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "\n": " ",
+    "\r": " ",
 }
 
 
 def latex_escape(text: str) -> str:
-    """Escape LaTeX special characters in plain text."""
+    """Escape LaTeX special characters in plain text (a line break becomes a space: a blank
+    line would end the table).
+
+    >>> latex_escape(r"a_b $x$ \\input{y}")
+    'a\\\\_b \\\\$x\\\\$ \\\\textbackslash{}input\\\\{y\\\\}'
+    """
     return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
 
 

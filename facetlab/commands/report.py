@@ -57,16 +57,30 @@ def report_command(
             help="Pool records of one model run under different templates or sampling settings.",
         ),
     ] = False,
+    title: Annotated[
+        str | None,
+        typer.Option(help="Title of study.html (default: '<instances folder>: FACET study')."),
+    ] = None,
+    fail_if: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-if",
+            help="CI gate: exit 1 if any row matches TABLE.COLUMN OP NUMBER, e.g. "
+            "'p3.mean_weight > 10' (repeatable; docs/study.md).",
+        ),
+    ] = None,
 ) -> None:
     """Run the study notebook headless: OUT/tables/*.csv|md, OUT/figures/*.png|svg,
     OUT/study.ipynb (executed) and OUT/study.html (code hidden). Exits 2 on bad input,
-    1 if the notebook fails.
+    1 if the notebook fails or a --fail-if rule matches (the report is written first).
     """
     from facetlab.errors import NotebookError
+    from facetlab.report.gate import parse_rule
     from facetlab.report.render import render_report
 
     names = [m for item in models or [] for m in item.split(",") if m.strip()]
     try:
+        rules = [parse_rule(text) for text in fail_if or []]
         paths = render_report(
             records,
             instances,
@@ -76,6 +90,8 @@ def report_command(
             notebook=notebook,
             exclude_stale=exclude_stale,
             mixed_designs=mixed_designs,
+            title=title,
+            fail_if=rules,
         )
     except NotebookError as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -83,6 +99,16 @@ def report_command(
     except FacetlabError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    except OSError as exc:  # a path the system refuses (too long, no permission, disk full)
+        where = f" ({exc.filename})" if exc.filename else ""
+        typer.echo(f"error: {exc.strerror or exc}{where}", err=True)
+        raise typer.Exit(2) from exc
     typer.echo(
         f"report: {paths.html} ({len(paths.tables)} tables, {len(paths.figures)} figure files)"
     )
+    if paths.failures:
+        for failure in paths.failures:
+            typer.echo(failure.describe(), err=True)
+        raise typer.Exit(1)
+    if rules:
+        typer.echo(f"gate passed: {', '.join(map(str, rules))}")

@@ -19,7 +19,7 @@ from typing import Any
 from facetlab.errors import ConfigError, InstanceError
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, Probe, is_blank
 from facetlab.probes.outcome import outcome_prompt, parse_outcome_reply
-from facetlab.probes.parsing import strip_markdown
+from facetlab.probes.parsing import strip_markdown, too_long
 from facetlab.probes.templates import DEFAULT_TEMPLATE, factor_texts, field_of
 from facetlab.probes.weighted_rank import (
     REPLY_FORMAT,
@@ -120,6 +120,8 @@ def parse_reconstruction_reply(text: str) -> ParseResult:
     """
     if is_blank(text):
         return EMPTY_REPLY
+    if (refused := too_long(text)) is not None:
+        return refused
     first = strip_markdown(text.strip().split("\n", 1)[0]).strip().lower()
     if first.startswith("no omission"):
         return ParseResult(status="ok", answer="no")

@@ -18,7 +18,7 @@ from facetlab.probes.base import (
     is_blank,
     whole_instance_prompt,
 )
-from facetlab.probes.parsing import find_yes_no, parse_first_line_answer
+from facetlab.probes.parsing import find_yes_no, parse_first_line_answer, too_long
 from facetlab.probes.templates import (
     DEFAULT_TEMPLATE,
     case_block,
@@ -65,6 +65,8 @@ def parse_outcome_reply(text: str, *, parser: str = "strict") -> ParseResult:
     """C0 reply: ``facet-v3`` reads the first line only; ``strict`` falls back to any answer line."""
     if is_blank(text):
         return EMPTY_REPLY
+    if (refused := too_long(text)) is not None:
+        return refused
     first = parse_first_line_answer(text)
     if first is not None:
         stripped = text.split("\n", 1)[0].strip().lower()

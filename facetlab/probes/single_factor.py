@@ -18,7 +18,7 @@ from facetlab.probes.base import (
     is_blank,
     whole_instance_prompt,
 )
-from facetlab.probes.parsing import parse_label_strict, parse_label_v3
+from facetlab.probes.parsing import parse_label_strict, parse_label_v3, too_long
 from facetlab.probes.templates import (
     DEFAULT_TEMPLATE,
     case_block,
@@ -50,6 +50,8 @@ def single_factor_prompt(instance: Any, template: str = DEFAULT_TEMPLATE) -> str
 
 def parse_single_factor_reply(text: str, n_factors: int, *, parser: str = "strict") -> ParseResult:
     """P1 reply → ``label``; ``facet-v3`` applies the first-line rule only."""
+    if (refused := too_long(text)) is not None:
+        return refused
     if parser == "facet-v3":
         if is_blank(text):
             return EMPTY_REPLY

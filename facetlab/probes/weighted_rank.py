@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from facetlab.probes.base import ParseResult, Probe, is_blank, whole_instance_prompt
-from facetlab.probes.parsing import find_yes_no, parse_weights_strict, parse_weights_v3
+from facetlab.probes.parsing import find_yes_no, parse_weights_strict, parse_weights_v3, too_long
 from facetlab.probes.templates import (
     DEFAULT_TEMPLATE,
     case_block,
@@ -72,6 +72,8 @@ def parse_weighted_reply(text: str, n_factors: int, *, parser: str = "strict") -
     """
     if is_blank(text):
         return ParseResult(status="empty", weights={}, weight_sum=0.0, problems=("empty reply",))
+    if (refused := too_long(text)) is not None:
+        return refused
     answer, answer_problems = find_yes_no(text)
     if parser == "facet-v3":
         weights = parse_weights_v3(text, n_factors)

@@ -2,7 +2,9 @@
 
 Every function works on whatever models and instances the table holds (the tables of
 :mod:`facetlab.analysis.study`) and draws on a fresh :class:`~matplotlib.figure.Figure`
-(no pyplot state), so notebooks, ``facetlab report`` and tests share them.
+(no pyplot state), so notebooks, ``facetlab report`` and tests share them. Names and ids
+from the data are drawn literally (:func:`facetlab.figures.literal_text`): a ``$`` in a
+model name never becomes math text.
 
 >>> import pandas as pd
 >>> t = pd.DataFrame({"model": ["m"], "probe": ["P3"], "accuracy": [0.5], "n": [2]})
@@ -21,7 +23,7 @@ from matplotlib.figure import Figure
 from facetlab.analysis.rules import DEFAULT_THRESHOLD
 from facetlab.analysis.select import select_trials
 from facetlab.errors import DataError
-from facetlab.figures import require_table
+from facetlab.figures import literal_columns, literal_text, require_table
 
 __all__ = [
     "asymmetry",
@@ -48,6 +50,7 @@ def _size(n_rows: int, per_row: float = 0.45, minimum: float = 3.0) -> tuple[flo
 def outcome_accuracy(outcomes: pd.DataFrame) -> Figure:
     """Accuracy per model and probe (bars), from the ``outcomes`` table."""
     require_table(outcomes, ["model", "probe", "accuracy"], "outcome accuracy")
+    outcomes = literal_columns(outcomes, "model", "probe")
     fig = Figure(figsize=_size(outcomes["model"].nunique() * 2), layout="constrained")
     ax = fig.subplots()
     sns.barplot(data=outcomes, y="model", x="accuracy", hue="probe", orient="h", ax=ax)
@@ -68,6 +71,7 @@ def p1_vs_p2(p1_p2: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figur
     both = p1_p2.dropna(subset=["p1_names_neutralized", "p2_mean_weight"])
     if both.empty:
         raise DataError("P1 vs P2: no counterfactual has both P1 and P2 trials")
+    both = literal_columns(both, "model", "instance_id")
     fig = Figure(figsize=(8, 5.5), layout="constrained")
     ax = fig.subplots()
     # Concentric rings, one size per model: models at the same point stay visible.
@@ -109,7 +113,7 @@ def p3_intervals(p3: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figu
     cols = ["model", "instance_id", "mean_weight", "n", "n_above_threshold"]
     require_table(p3, [*cols, "wilson_low", "wilson_high"], "P3")
     labels = [
-        f"{m} · {i} (n={n})"
+        literal_text(f"{m} · {i} (n={n})")
         for m, i, n in zip(p3["model"], p3["instance_id"], p3["n"], strict=True)
     ]
     y = np.arange(len(p3))
@@ -132,6 +136,7 @@ def p3_intervals(p3: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figu
 def c2_heatmap(c2: pd.DataFrame) -> Figure:
     """Mean C2 residual weight: models (rows) by base instance and rewritten factor (columns)."""
     require_table(c2, ["model", "base_instance_id", "factor", "mean_residual"], "C2")
+    c2 = literal_columns(c2, "model", "base_instance_id", "factor")
     bases = c2["base_instance_id"].astype(str)
     one_base = bases.nunique() == 1
     frame = c2.assign(column=c2["factor"].astype(str) if one_base else bases + " " + c2["factor"])
@@ -181,7 +186,10 @@ def asymmetry(p3: pd.DataFrame, c2: pd.DataFrame, threshold: float = DEFAULT_THR
     shared = points.round(6).reset_index(names="model").groupby(["c2", "p3"], sort=False)["model"]
     for (cx, cy), models_here in shared:
         ax.annotate(
-            "\n".join(map(str, models_here)), (cx, cy), xytext=(8, 4), textcoords="offset points"
+            "\n".join(map(literal_text, models_here)),
+            (cx, cy),
+            xytext=(8, 4),
+            textcoords="offset points",
         )
     _reference(ax, y=threshold)
     _reference(ax, x=threshold)
@@ -215,7 +223,9 @@ def weight_distributions(trials: pd.DataFrame, models: list[str] | None = None) 
         raise DataError("no cell has more than one trial (repeats = 1): distributions need n > 1")
     fig = Figure(figsize=(9, _size(frame["model"].nunique() * 2)[1]), layout="constrained")
     ax = fig.subplots()
-    data = frame.assign(foi_weight=frame["foi_weight"].astype(float))
+    data = literal_columns(frame, "model", "probe").assign(
+        foi_weight=frame["foi_weight"].astype(float)
+    )
     sns.boxplot(data=data, x="foi_weight", y="model", hue="probe", orient="h", fliersize=0, ax=ax)
     sns.stripplot(
         data=data,

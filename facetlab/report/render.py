@@ -7,7 +7,10 @@ calls, so a bad folder fails in a second, not inside a kernel), executes
 - ``tables/p1_p2.csv``, ``p3.csv``, ``c2.csv``, ``outcomes.csv``, ``counts.csv`` (+ ``.md``),
 - ``figures/*.png`` and ``*.svg``,
 - ``study.ipynb`` (the executed notebook) and ``study.html`` (code hidden; opens
-  in any browser, no Jupyter needed).
+  in any browser, no Jupyter needed, runs no script: see :mod:`facetlab.report.standalone`).
+
+The kernel talks to papermill over local IPC sockets, not TCP, so nothing listens on a
+port and the kernel has no reason to warn that it runs "over TCP without encryption".
 
 >>> render_report(["results/example-domain"], "instances", "_build/report")  # doctest: +SKIP
 """
@@ -17,9 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from facetlab.analysis.rules import DEFAULT_THRESHOLD
 from facetlab.errors import ConfigError, NotebookError
+from facetlab.files import check_writable_dir
+from facetlab.report.gate import Failure, Rule, check_columns, evaluate
+from facetlab.report.standalone import write_html
 from facetlab.report.study import SECTIONS, Study
 
 __all__ = [
@@ -29,6 +36,7 @@ __all__ = [
     "clear_previous",
     "render_report",
     "study_notebook",
+    "study_title",
 ]
 
 FIGURES = ("outcomes", "p1_p2", "p3", "c2", "asymmetry", "distributions")
@@ -47,6 +55,8 @@ class ReportPaths:
     html: Path
     tables: tuple[Path, ...]
     figures: tuple[Path, ...]
+    failures: tuple[Failure, ...] = ()
+    """The ``fail_if`` rules that failed (empty: the gate passed, or there was none)."""
 
 
 def study_notebook() -> Path:
@@ -72,16 +82,21 @@ def clear_previous(out: Path) -> list[Path]:
     return removed
 
 
-def _html(executed: Path, html: Path) -> None:
-    """The executed notebook as standalone HTML without code cells' input."""
-    import nbformat
-    from nbconvert import HTMLExporter
+def study_title(instances: str | Path) -> str:
+    """The report's title: the study's domain, i.e. the instances folder's name.
 
-    exporter = HTMLExporter(  # type: ignore[no-untyped-call]
-        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
-    )
-    body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))  # type: ignore[no-untyped-call]
-    html.write_text(body, encoding="utf-8")
+    >>> study_title("instances/sepsis-escalation")
+    'sepsis-escalation: FACET study'
+    """
+    return f"{Path(instances).name}: FACET study"
+
+
+def _ipc_kernel() -> Any:
+    """Configuration that puts the kernel papermill starts (and shuts down) on IPC
+    transport: Unix sockets in Jupyter's runtime folder, no TCP port."""
+    from traitlets.config import Config
+
+    return Config({"KernelManager": {"transport": "ipc"}})
 
 
 def render_report(
@@ -94,12 +109,18 @@ def render_report(
     notebook: str | Path | None = None,
     exclude_stale: bool = False,
     mixed_designs: bool = False,
+    title: str | None = None,
+    fail_if: Sequence[Rule] = (),
 ) -> ReportPaths:
     """Run the study notebook on ``records`` (sweep folders) and ``instances`` (the folder
     holding the instance JSON) and write the report under ``out``.
 
     Raises :class:`ConfigError` / :class:`~facetlab.errors.DataError` for bad folders
-    (before any kernel starts) and :class:`NotebookError` if a cell fails.
+    (before any kernel starts) and :class:`NotebookError` if a cell fails. ``title``
+    defaults to :func:`study_title`. ``fail_if`` rules (:mod:`facetlab.report.gate`) are
+    checked against the study's tables: a rule naming a column the table lacks is a
+    :class:`ConfigError` before the notebook runs; the rules that fail are returned in
+    :attr:`ReportPaths.failures` once the report is written.
     """
     import papermill
 
@@ -109,9 +130,17 @@ def render_report(
     folders = [str(Path(r).resolve()) for r in records]
     inst = str(Path(instances).resolve())
     checks = {"exclude_stale": bool(exclude_stale), "mixed_designs": bool(mixed_designs)}
-    Study.load(inst, folders, models=models, threshold=threshold, **checks)  # fail fast
+    study = Study.load(inst, folders, models=models, threshold=threshold, **checks)  # fail fast
+    gate_tables = {name: section.table for name, section in study.sections.items()}
+    gate_tables["counts"] = study.counts()
+    check_columns(fail_if, gate_tables)
     target = Path(out).resolve()
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        problem = check_writable_dir(target, what="--out")
+    except OSError as exc:  # e.g. a name too long to even look up
+        problem = f"--out {target} cannot be used: {exc.strerror or exc}"
+    if problem is not None:
+        raise ConfigError(problem)
     clear_previous(target)
     executed = target / "study.ipynb"
     parameters = {
@@ -129,6 +158,7 @@ def render_report(
             parameters=parameters,
             cwd=str(source.parent),
             kernel_name="python3",
+            config=_ipc_kernel(),
             progress_bar=False,
             execution_timeout=CELL_TIMEOUT,
         )
@@ -138,11 +168,13 @@ def render_report(
             f"{source.name} failed (executed copy: {executed}): {first[-1] if first else exc}"
         ) from exc
     html = target / "study.html"
-    _html(executed, html)
+    write_html(executed, html, title if title is not None else study_title(inst))
+    reasons = {name: section.reason for name, section in study.sections.items()}
     return ReportPaths(
         target,
         executed,
         html,
         tuple(sorted((target / "tables").glob("*.csv"))),
         tuple(sorted((target / "figures").glob("*.*"))),
+        tuple(evaluate(fail_if, gate_tables, reasons)),
     )

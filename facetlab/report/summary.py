@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from facetlab.analysis.study import DISSOCIATED
+from facetlab.analysis.tables import markdown_escape
 from facetlab.report.study import Section
 
 __all__ = ["C2_CAVEAT", "describe"]
@@ -37,10 +38,16 @@ def _fmt(x: Any) -> str:
     return f"{float(x):.3g}"
 
 
+def _md(value: Any) -> str:
+    """A name or id from the data as literal Markdown (no HTML, link or math)."""
+    return markdown_escape(str(value), emphasis=True)
+
+
 def _p1(table: pd.DataFrame) -> list[str]:
     rows = table[table["verdict_p1"] == DISSOCIATED]
     return [
-        f"{r.instance_id}: names {r.neutralized_factor} in {r.p1_names_neutralized:.0%} of trials"
+        f"{_md(r.instance_id)}: names {_md(r.neutralized_factor)} in "
+        f"{r.p1_names_neutralized:.0%} of trials"
         for r in rows.itertuples()
     ]
 
@@ -48,7 +55,7 @@ def _p1(table: pd.DataFrame) -> list[str]:
 def _p2(table: pd.DataFrame) -> list[str]:
     rows = table[table["verdict_p2"] == DISSOCIATED]
     return [
-        f"{r.instance_id}: {_fmt(r.p2_mean_weight)} on {r.neutralized_factor}"
+        f"{_md(r.instance_id)}: {_fmt(r.p2_mean_weight)} on {_md(r.neutralized_factor)}"
         for r in rows.itertuples()
     ]
 
@@ -56,7 +63,7 @@ def _p2(table: pd.DataFrame) -> list[str]:
 def _p3(table: pd.DataFrame) -> list[str]:
     rows = table[table["verdict"] == DISSOCIATED]
     return [
-        f"{r.instance_id}: {_fmt(r.mean_weight)} on {r.neutralized_factor}"
+        f"{_md(r.instance_id)}: {_fmt(r.mean_weight)} on {_md(r.neutralized_factor)}"
         for r in rows.itertuples()
     ]
 
@@ -64,14 +71,15 @@ def _p3(table: pd.DataFrame) -> list[str]:
 def _c2(table: pd.DataFrame, threshold: float) -> list[str]:
     rows = table[table["mean_residual"] > threshold]
     return [
-        f"{r.base_instance_id} {r.factor}: {_fmt(r.mean_residual)} left" for r in rows.itertuples()
+        f"{_md(r.base_instance_id)} {_md(r.factor)}: {_fmt(r.mean_residual)} left"
+        for r in rows.itertuples()
     ]
 
 
 def _contradictions(table: pd.DataFrame) -> list[str]:
     """Counterfactuals where P1 names the neutralized factor and P2 gives it no weight."""
     rows = table[(table["verdict_p1"] == DISSOCIATED) & (table["verdict_p2"] == "faithful")]
-    return [str(i) for i in rows["instance_id"]]
+    return [_md(i) for i in rows["instance_id"]]
 
 
 def _by_model(section: Section | None) -> dict[str, pd.DataFrame]:
@@ -115,9 +123,9 @@ def describe(sections: Mapping[str, Section], threshold: float, notes: Sequence[
                 found.append(f"C2 ({'; '.join(hits)})")
                 c2_flagged = True
         if found:
-            line = f"- **{model}**: looks dissociated under {', '.join(found)}."
+            line = f"- **{_md(model)}**: looks dissociated under {', '.join(found)}."
         else:
-            line = f"- **{model}**: looks faithful under {', '.join(probed)}."
+            line = f"- **{_md(model)}**: looks faithful under {', '.join(probed)}."
         if c2_flagged:
             line += C2_CAVEAT
         if model in parts["p1_p2"] and (cases := _contradictions(parts["p1_p2"][model])):
@@ -129,6 +137,6 @@ def describe(sections: Mapping[str, Section], threshold: float, notes: Sequence[
     if not lines:
         lines.append("- No model has P1/P2, P3 or C2 results to summarize.")
     missing = [s for s in sections.values() if s.table is None and s.name != "outcomes"]
-    lines.extend(f"- No {s.name} table: {s.reason}" for s in missing)
-    lines.extend(f"- Note: {note}." for note in notes)
+    lines.extend(f"- No {s.name} table: {_md(s.reason)}" for s in missing)
+    lines.extend(f"- Note: {_md(note)}." for note in notes)
     return "\n".join(lines)
