@@ -1,5 +1,9 @@
 """Shared pieces of the Inspect interop tests: deterministic replies and offline models.
 
+Importable without the ``inspect`` extra (pytest's ``--doctest-modules`` imports every
+module under ``tests/``, on a ``[dev]``-only install too): inspect_ai is imported inside
+the functions that need it.
+
 Inspect's ``mockllm`` fills token usage through a tokenizer it downloads unless the
 output sets it, so every mock output here carries its own :class:`ModelUsage`.
 """
@@ -9,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, ModelUsage, get_model
+if TYPE_CHECKING:
+    from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput
 
 _FORMAT_LINE = re.compile(r"^(F1: X(?:, F\d+: X)*)$", re.MULTILINE)
 _P1_RANGE = re.compile(r"F1 through F(\d+)\) is most important")
@@ -42,6 +47,8 @@ def weights_reply(prompt: str) -> str:
 
 def usage_output(text: str, *, model: str = "mockllm/model") -> ModelOutput:
     """A mock output with its own token usage (so mockllm downloads no tokenizer)."""
+    from inspect_ai.model import ModelOutput, ModelUsage
+
     output = ModelOutput.from_content(model=model, content=text)
     output.usage = ModelUsage(input_tokens=100, output_tokens=20, total_tokens=120)
     return output
@@ -54,6 +61,7 @@ def prompt_of(messages: list[ChatMessage]) -> str:
 
 def mock_model(reply: Callable[[str], str]) -> Model:
     """A ``mockllm`` model answering ``reply(prompt)`` with usage set."""
+    from inspect_ai.model import get_model
 
     def outputs(
         messages: list[ChatMessage], tools: Any, tool_choice: Any, config: GenerateConfig
