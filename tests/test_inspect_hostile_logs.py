@@ -78,7 +78,7 @@ def test_a_json_log_over_the_size_limit_is_refused_without_reading_it(tmp_path: 
 def test_a_corrupt_eval_is_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.eval"
     bad.write_bytes(b"PK\x03\x04 not really a zip")
-    _refused([bad], tmp_path / "out", "not a readable .eval log")
+    _refused([bad], tmp_path / "out", "not a readable Inspect log")
 
 
 @pytest.mark.slow

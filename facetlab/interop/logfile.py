@@ -95,7 +95,7 @@ def _check_zip(path: Path, limits: LogLimits) -> None:
         ValueError,
     ) as exc:
         raise RecordError(
-            f"{path}: not a readable .eval log ({type(exc).__name__}: {exc})"
+            f"{path}: not a readable Inspect log (.eval: {type(exc).__name__}: {exc})"
         ) from exc
 
 

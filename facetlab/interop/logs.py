@@ -34,16 +34,20 @@ import facetlab
 from facetlab.errors import ConfigError, RecordError
 from facetlab.files import atomic_write_text
 from facetlab.interop.logfile import LogLimits, check_log_file
-from facetlab.interop.variants import TASK_PROBES, SampleMeta, parse_stand_in
+from facetlab.interop.variants import RECORD_KEY, TASK_PROBES, SampleMeta, parse_stand_in
+from facetlab.jsonio import json_type
 from facetlab.models import canonical_model
 from facetlab.names import check_safe_id
 from facetlab.probes import PARSERS, WEIGHTED_PROBES, parse_reply
 from facetlab.probes.base import ParseResult
-from facetlab.records.own import write_record
+from facetlab.records.own import record_from_object, write_record
 from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
 from facetlab.runner.pricing import cost_usd, split_model
 
 IMPORT_FORMAT = "facetlab.inspect-import/1"
+EXPORT_FORMAT = "facetlab.inspect-export/1"
+"""Marks a log written by ``facetlab export-inspect`` (``eval.metadata["facetlab_export"]``)."""
+EXPORT_KEY = "facetlab_export"
 TASK_PREFIX = "facetlab/"
 BACKEND = "inspect"
 
@@ -132,7 +136,11 @@ def read_facet_log(
             f"{file}: the log holds no samples (was it written with --no-log-samples?); "
             "facetlab needs each sample's reply"
         )
-    expected = (log.eval.dataset.samples or 0) * (log.eval.config.epochs or 1)
+    exported = (log.eval.metadata or {}).get("trials")
+    if _is_export(log) and isinstance(exported, int) and not isinstance(exported, bool):
+        expected = exported  # a sweep's trials: not every instance need have every repeat
+    else:
+        expected = (log.eval.dataset.samples or 0) * (log.eval.config.epochs or 1)
     if len(log.samples) < expected and not partial:
         raise RecordError(
             f"{file}: {len(log.samples)} sample(s) in the log, expected {expected} "
@@ -223,6 +231,8 @@ def sample_record(
             f"{shown}: the prompt sent is not the facetlab prompt of {meta.instance_id} "
             "(a solver changed it); such a sample is not a facetlab trial"
         )
+    if _is_export(log) and RECORD_KEY in (sample.metadata or {}):
+        return _exported_record(sample, meta, prompt)
     model = log.eval.model
     provider, model_id = split_model(model)
     repeat = sample.epoch - 1
@@ -281,6 +291,33 @@ def sample_record(
         inspect_sample_id=sample.id,
         inspect_epoch=sample.epoch,
     )
+
+
+def _is_export(log: EvalLog) -> bool:
+    return (log.eval.metadata or {}).get(EXPORT_KEY) == EXPORT_FORMAT
+
+
+def _exported_record(sample: EvalSample, meta: SampleMeta, prompt: str) -> TrialRecord:
+    """The record an exported sample carries, with its prompt and reply put back.
+
+    It is checked like a record file, and against the sample it rides on: same probe,
+    instance, repeat and prompt.
+    """
+    data = sample.metadata[RECORD_KEY]
+    if not isinstance(data, dict):
+        raise RecordError(f"metadata.{RECORD_KEY} is {json_type(data)}; expected an object")
+    data = dict(data)
+    data["prompt"] = prompt
+    if "raw_response" not in data:
+        data["raw_response"] = sample.output.completion
+    record = record_from_object(data, f"metadata.{RECORD_KEY}")
+    expected = (meta.probe, meta.instance_id, sample.epoch - 1, meta.prompt_sha256)
+    got = (record.probe, record.instance_id, record.repeat, record.prompt_sha256)
+    if got != expected:
+        raise RecordError(
+            f"metadata.{RECORD_KEY} is a record of {got[:3]}, not of this sample {expected[:3]}"
+        )
+    return record
 
 
 def _prompt_sent(sample: EvalSample) -> str | None:

@@ -38,6 +38,10 @@ SAMPLE_FORMAT = "facetlab.inspect-sample/1"
 
 METADATA_KEY = "facetlab"
 
+RECORD_KEY = "facetlab_record"
+"""A sample exported from a facetlab record carries that record here (without the prompt
+and reply, which are the sample's input and output); see :mod:`facetlab.interop.export`."""
+
 TASK_PROBES: tuple[str, ...] = ("p1", "p2", "p3", "c2")
 """Probes offered as Inspect tasks (``facetlab/facet_<probe>``)."""
 
