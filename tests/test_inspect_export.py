@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("inspect_ai", reason="needs the inspect extra: pip install -e '.[dev,inspect]'")
 
-from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
+from inspect_ai.log import list_eval_logs, read_eval_log, read_eval_log_sample_summaries
 from typer.testing import CliRunner
 
 from facetlab.cli import app
@@ -128,6 +128,12 @@ def test_one_log_per_model_and_probe_and_inspect_reads_every_one(
             )
         # The sample list inspect view shows comes from the same file.
         assert len(read_eval_log_sample_summaries(str(path))) == len(mine)
+    # inspect view lists a folder by file name: task and task id parsed from it.
+    listed = {(i.task, i.task_id) for i in list_eval_logs(str(written[0].parent))}
+    assert listed == {
+        (f"facet-{r.eval.task.removeprefix('facetlab/facet_')}", r.eval.task_id)
+        for r in (read_eval_log(str(p), header_only=True) for p in written)
+    }
     assert seen == wanted
     assert any(r.parse_status == "malformed" for r in records)  # format noise reached a log
     assert any(r.status == "failed" for r in records)

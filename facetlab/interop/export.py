@@ -15,7 +15,7 @@ table. Probes without an Inspect task (C0, C3, anchor) are counted and left out.
 
 >>> result = export_sweep("results/my-sweep", "logs/my-sweep")    # doctest: +SKIP
 >>> [log.name for log in result.written]                          # doctest: +SKIP
-['2026-12-01T10-00-00_facet-p3_openai-gpt-4o_5Jx....eval']
+['2026-12-01T10-00-00_facet-p3_openai-gpt-4o_3f27ca3010847b7fa7d84a.eval']
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def sweep_log(
         eval=EvalSpec(
             eval_id=eval_id,
             run_id=_short_hash("run", key),
-            task_id=_short_hash("task", f"{probe}\n{source}"),
+            task_id=_short_hash("task", f"{model}\n{probe}\n{source}"),
             created=created,
             task=f"facetlab/facet_{probe}",
             task_display_name=f"facet_{probe}",
@@ -361,8 +361,9 @@ def _short_hash(kind: str, text: str) -> str:
 
 
 def _log_name(log: EvalLog) -> str:
-    """Inspect's file name shape: ``<created>_<task>_<model>_<eval id>`` (plain characters)."""
+    """``<created>_<task>_<model>_<task id>``: Inspect reads the task (second part) and the
+    task id (last part) from a log's file name when it lists a folder."""
     created = re.sub(r"[^0-9T]+", "-", log.eval.created[:19]).strip("-")
     task = log.eval.task.removeprefix("facetlab/").replace("_", "-")
     model = re.sub(r"[^A-Za-z0-9.]+", "-", log.eval.model).strip("-")[:60]
-    return f"{created}_{task}_{model}_{log.eval.eval_id}"
+    return f"{created}_{task}_{model}_{log.eval.task_id}"

@@ -174,11 +174,10 @@ def log_records(
             text = str(exc)
             raise RecordError(text if text.startswith(source) else f"{shown}: {text}") from exc
         except ValidationError as exc:
-            first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
-            where = ".".join(str(p) for p in first["loc"])
-            raise RecordError(
-                f"{shown}: field {where or '?'}: {_first_line(first['msg'])}"
-            ) from exc
+            errors = exc.errors()
+            where = ".".join(str(p) for p in errors[0]["loc"]) if errors else ""
+            why = errors[0]["msg"] if errors else str(exc)
+            raise RecordError(f"{shown}: field {where or '?'}: {_first_line(why)}") from exc
         except (TypeError, ValueError, AttributeError, KeyError, OverflowError) as exc:
             raise RecordError(
                 f"{shown}: badly typed sample ({type(exc).__name__}: {_first_line(exc)})"
