@@ -415,6 +415,7 @@ def test_sync_generate_repeatedly(api: str, server: FakeLLMServer) -> None:
     assert len(set(texts)) == 3
 
 
+@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
 async def test_concurrent_requests_share_one_client(server: FakeLLMServer) -> None:
     backend = openai_backend(server)
     server.configure(latency_s=0.2)

@@ -99,6 +99,7 @@ def test_sampler_records_exceptions_and_keeps_order() -> None:
     assert samples[2].error == "agent raised RuntimeError: boom"
 
 
+@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
 def test_sync_agents_run_on_a_bounded_thread_pool() -> None:
     lock = threading.Lock()
     state = {"now": 0, "peak": 0}

@@ -239,6 +239,7 @@ def test_dns_that_never_answers_fails_within_the_probe_timeout(
     assert "FACETLAB_DATA_MIRROR" in str(info.value)
 
 
+@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
 def test_server_that_never_answers_fails_within_the_probe_timeout(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -60,8 +60,11 @@ def test_environment_parses_with_conda_forge_and_python(env: dict[str, Any]) -> 
     assert "pip" in conda
 
 
-def test_pip_section_installs_this_checkout_with_dev_extra(env: dict[str, Any]) -> None:
-    assert "-e .[dev]" in _pip_deps(env)
+def test_pip_section_installs_this_checkout_with_the_extras_the_tests_use(
+    env: dict[str, Any],
+) -> None:
+    # The test suite imports the dev tools, inspect_ai (interop) and playwright (browser).
+    assert "-e .[dev,inspect,browser]" in _pip_deps(env)
 
 
 def test_every_core_dependency_is_named(env: dict[str, Any], project: dict[str, Any]) -> None:

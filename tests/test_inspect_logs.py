@@ -32,6 +32,7 @@ from inspect_helpers import mock_model, weights_reply
 
 from facetlab.analysis import study
 from facetlab.errors import RecordError
+from facetlab.interop.export import export_sweep
 from facetlab.interop.logs import import_logs
 from facetlab.interop.tasks import facet_p3
 from facetlab.paper.cells import table2_p3
@@ -149,6 +150,20 @@ def test_facetlab_run_and_inspect_eval_give_the_same_p3_table(
     pd.testing.assert_frame_equal(table, table2_p3(theirs))
     # and the generic study table that `facetlab report` writes as p3.csv
     pd.testing.assert_frame_equal(study.p3(ours, instances), study.p3(theirs, instances))
+
+    # A provider's sweep (usage, cost, sampling settings) exported for inspect view and
+    # imported back: the same trials table.
+    exported = export_sweep(tmp_path / "sweep", tmp_path / "exported")
+    assert len(exported.written) == 1
+    header = read_eval_log(str(exported.written[0]), header_only=True)
+    assert header.eval.model == model and header.stats.model_usage[model].output_tokens > 0
+    import_logs(exported.written, tmp_path / "back")
+    back = _trials(tmp_path / "back")
+    order = ["instance_id", "timestamp", "raw_response"]
+    pd.testing.assert_frame_equal(
+        back.drop(columns="source_file").sort_values(order).reset_index(drop=True),
+        ours.drop(columns="source_file").sort_values(order).reset_index(drop=True),
+    )
 
 
 @pytest.mark.slow

@@ -189,3 +189,32 @@ def test_p2_and_c2_score_the_weight_on_their_factor_of_interest(
         assert isinstance(value, dict)
         assert value["weight"] == weights.get(meta.factor_of_interest, 0.0)
         assert value["flagged"] == float(not weighted_faithful(value["weight"]))
+
+
+@pytest.mark.data
+def test_instances_given_as_a_list_as_inspect_passes_a_b(instances: Path, tmp_path: Path) -> None:
+    # `-T instances=a,b` reaches the task as ["a", "b"]; Inspect logs the dataset location,
+    # which must be a string (a list gave a TypeError inside inspect eval).
+    ids = ["facet-neg-0001", "facet-neg-0002"]
+    task = facet_p1(instances=ids)  # what Inspect's CLI passes
+    assert [s.id for s in task.dataset] == ids
+    assert task.dataset.location == "facet-neg-0001,facet-neg-0002"
+
+
+@pytest.mark.slow
+@pytest.mark.data
+def test_inspect_eval_of_instances_given_as_a_list(instances: Path, tmp_path: Path) -> None:
+    ids = ["facet-neg-0001", "facet-neg-0002"]
+    task = facet_p1(instances=ids)
+    (log,) = inspect_eval(
+        task, model=mock_model(lambda p: "F1"), log_dir=str(tmp_path), display="none"
+    )
+    assert log.status == "success", log.error
+    assert [s.id for s in log.samples or []] == ids
+
+
+def test_instances_of_another_type_are_a_config_error() -> None:
+    from facetlab.interop.tasks import instances_arg
+
+    with pytest.raises(ConfigError, match="instances must be"):
+        instances_arg({"a": 1})

@@ -18,7 +18,8 @@ def _lint(package_parent: Path) -> subprocess.CompletedProcess[str]:
     """``lint-imports`` with the project's contracts on the ``facetlab`` found in ``package_parent``."""
     env = {**os.environ, "PYTHONPATH": str(package_parent)}
     return subprocess.run(
-        [str(LINT_IMPORTS), "--no-cache", "--no-logo", str(ROOT / "pyproject.toml")],
+        # --config: the positional config file needs import-linter 2.17 (Python 3.11+)
+        [str(LINT_IMPORTS), "--no-cache", "--no-logo", "--config", str(ROOT / "pyproject.toml")],
         cwd=package_parent,
         env=env,
         capture_output=True,

@@ -92,6 +92,7 @@ def test_retry_after_an_hour_ends_within_the_cap_naming_retry_after(tmp_path: Pa
     assert "cap of 5s" in record["error"]
 
 
+@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
 def test_stalled_body_ends_at_the_timeout_and_is_retried(tmp_path: Path) -> None:
     with FakeLLMServer(script=[Fault.STALL], hang_s=5) as server:
         started = time.monotonic()

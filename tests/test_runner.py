@@ -179,6 +179,7 @@ def test_cache_answers_a_new_sweep_without_paying(tmp_path: Path) -> None:
         assert rec["raw_response"] == recs_a[tid]["raw_response"]
 
 
+@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
 def test_transient_errors_are_retried_permanent_fail_fast(tmp_path: Path) -> None:
     prompts = [
         t.prompt
@@ -260,6 +261,7 @@ def test_budget_refuses_to_start_past_the_estimate(tmp_path: Path) -> None:
     assert not backend.calls
 
 
+@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
 def test_budget_stops_cleanly_when_spend_reaches_it(tmp_path: Path) -> None:
     # Estimates are low (short prompts), actual usage is large: 0.4 USD per call.
     backend = ScriptedBackend(usage=(100_000, 10_000), latency_s=0.02)
@@ -357,6 +359,7 @@ def test_sweep_json_has_no_secrets(tmp_path: Path) -> None:
 # -- limits and retry policy ---------------------------------------------------------------
 
 
+@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
 async def test_limiter_paces_requests_and_honours_pauses() -> None:
     import time
 
@@ -378,6 +381,7 @@ async def test_limiter_paces_requests_and_honours_pauses() -> None:
     assert time.monotonic() - start >= 0.19
 
 
+@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
 async def test_rate_window_allows_one_window_at_once_and_never_more() -> None:
     """10 per window: 10 start at once, the 11th a window later (a 0.2 s window: a fast test)."""
     import time
@@ -416,6 +420,7 @@ def test_rate_window_is_used_only_where_it_holds_the_whole_rate() -> None:
     assert isinstance(_request_limit(1200, None), _Pacer)
 
 
+@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
 async def test_rate_window_gives_back_the_place_of_a_refused_request() -> None:
     """A 429 frees its place (the provider's retry-after pause governs the next send)."""
     import time
@@ -500,6 +505,7 @@ def test_freeze_heap_is_the_command_lines_choice_not_the_librarys(
     assert seen and seen[0].freeze_heap is True
 
 
+@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
 async def test_token_limit_spaces_by_estimated_tokens() -> None:
     import time
 

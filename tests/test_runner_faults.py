@@ -64,6 +64,7 @@ def _check_invariants(server: FakeLLMServer, result: Any, out: Path) -> list[dic
     return recs
 
 
+@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
 def test_scripted_faults_every_trial_ok_or_failed_no_double_pay(tmp_path: Path) -> None:
     script = [
         Fault.RATE_LIMIT, Fault.SERVER_ERROR, Fault.DROP, Fault.GARBAGE, Fault.TRUNCATED,
@@ -81,6 +82,7 @@ def test_scripted_faults_every_trial_ok_or_failed_no_double_pay(tmp_path: Path) 
     assert server.paid_calls().total() == result.stats.ok
 
 
+@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
 def test_random_faults_soak(tmp_path: Path) -> None:
     rates = {
         Fault.RATE_LIMIT: 0.1, Fault.SERVER_ERROR: 0.1, Fault.DROP: 0.05,
@@ -106,6 +108,7 @@ def test_permanent_4xx_fails_fast_with_provider_message(tmp_path: Path) -> None:
     assert "test-key" not in json.dumps(recs)
 
 
+@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
 def test_rate_limit_window_honours_retry_after(tmp_path: Path) -> None:
     # The fake accepts 10 requests/s and answers 429 + retry-after past that.
     with FakeLLMServer(rps_limit=10) as server:
@@ -146,6 +149,7 @@ def test_told_the_providers_limit_the_runner_fills_each_window_and_never_overfil
     assert accepted[-1] - first < 4.0 + 4 * 0.1
 
 
+@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
 def test_hung_call_times_out_and_is_retried(tmp_path: Path) -> None:
     with FakeLLMServer(script=[Fault.HANG], hang_s=3) as server:
         result = _sweep(

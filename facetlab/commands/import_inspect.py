@@ -27,6 +27,15 @@ def import_inspect_command(
             "--partial", help="Import what an unfinished log (status error/cancelled) holds."
         ),
     ] = False,
+    max_log_mb: Annotated[
+        int,
+        typer.Option(
+            "--max-log-mb",
+            min=1,
+            help="Refuse a log larger than this (a .json file; an .eval file, and each of its "
+            "members inflated; all members inflated together may take twice this).",
+        ),
+    ] = 128,
 ) -> None:
     """Turn Inspect logs of the FACET tasks into facetlab records (one per sample and epoch).
 
@@ -39,7 +48,16 @@ def import_inspect_command(
             from facetlab.interop import INSTALL_HINT
 
             raise ConfigError(f"import-inspect needs inspect_ai ({INSTALL_HINT}): {exc}") from exc
-        result = import_logs(logs, out, parser=parser, partial=partial)
+        from facetlab.interop.logfile import LogLimits
+
+        mib = max_log_mb * 2**20
+        limits = LogLimits(
+            max_json_bytes=mib,
+            max_eval_bytes=mib,
+            max_member_bytes=mib,
+            max_inflated_bytes=2 * mib,
+        )
+        result = import_logs(logs, out, parser=parser, partial=partial, limits=limits)
     except FacetlabError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from exc

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -45,7 +45,10 @@ def _expected(model: type[BaseModel], loc: Sequence[int | str]) -> str | None:
         annotation = info.annotation
         args = getattr(annotation, "__args__", ())
         nested = [
-            a for a in (annotation, *args) if isinstance(a, type) and issubclass(a, BaseModel)
+            a
+            for a in (annotation, *args)
+            # get_origin: on Python 3.10, list[X] passes isinstance(_, type), then issubclass fails
+            if isinstance(a, type) and get_origin(a) is None and issubclass(a, BaseModel)
         ]
         current = nested[0] if nested else None
     if info is None:

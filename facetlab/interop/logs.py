@@ -28,19 +28,26 @@ from typing import Any
 
 from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.model import ChatMessageUser
+from pydantic import ValidationError
 
 import facetlab
 from facetlab.client.pricing import cost_usd, split_model
 from facetlab.errors import ConfigError, RecordError
 from facetlab.files import atomic_write_text
-from facetlab.interop.variants import TASK_PROBES, SampleMeta, parse_stand_in
+from facetlab.interop.logfile import LogLimits, check_log_file
+from facetlab.interop.variants import RECORD_KEY, TASK_PROBES, SampleMeta, parse_stand_in
+from facetlab.jsonio import json_type
 from facetlab.models import canonical_model
+from facetlab.names import check_safe_id
 from facetlab.probes import PARSERS, WEIGHTED_PROBES, parse_reply
 from facetlab.probes.base import ParseResult
-from facetlab.records.own import write_record
+from facetlab.records.own import record_from_object, write_record
 from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
 
 IMPORT_FORMAT = "facetlab.inspect-import/1"
+EXPORT_FORMAT = "facetlab.inspect-export/1"
+"""Marks a log written by ``facetlab export-inspect`` (``eval.metadata["facetlab_export"]``)."""
+EXPORT_KEY = "facetlab_export"
 TASK_PREFIX = "facetlab/"
 BACKEND = "inspect"
 
@@ -96,16 +103,25 @@ def probe_of_task(task: str, shown: str) -> str:
     raise RecordError(f"{shown}: a log of task {task!r}, not of a facetlab task ({known})")
 
 
-def read_facet_log(path: Path | str, *, partial: bool = False) -> EvalLog:
-    """Read an ``.eval`` or ``.json`` log and check it is a complete log of a facetlab task."""
+def read_facet_log(
+    path: Path | str, *, partial: bool = False, limits: LogLimits | None = None
+) -> EvalLog:
+    """Read an ``.eval`` or ``.json`` log and check it is a complete log of a facetlab task.
+
+    The file is first held to ``limits`` (:mod:`facetlab.interop.logfile`); the
+    samples' events (the transcript) are not loaded, only what a record needs.
+    """
     file = Path(path)
     if not file.is_file():
         raise RecordError(f"{file}: no such Inspect log file")
+    check_log_file(file, limits or LogLimits())
     try:
-        log = read_eval_log(str(file))
+        log = read_eval_log(str(file), exclude_fields={"events"})
+    except MemoryError as exc:  # within the limits this should not happen; say so plainly
+        raise RecordError(f"{file}: not enough memory to read this log") from exc
     except Exception as exc:  # any reader failure means "not a readable log"
         raise RecordError(
-            f"{file}: not a readable Inspect log ({type(exc).__name__}: {exc})"
+            f"{file}: not a readable Inspect log ({type(exc).__name__}: {_first_line(exc)})"
         ) from exc
     probe_of_task(log.eval.task, str(file))
     if log.status != "success" and not partial:
@@ -120,7 +136,11 @@ def read_facet_log(path: Path | str, *, partial: bool = False) -> EvalLog:
             f"{file}: the log holds no samples (was it written with --no-log-samples?); "
             "facetlab needs each sample's reply"
         )
-    expected = (log.eval.dataset.samples or 0) * (log.eval.config.epochs or 1)
+    exported = (log.eval.metadata or {}).get("trials")
+    if _is_export(log) and isinstance(exported, int) and not isinstance(exported, bool):
+        expected = exported  # a sweep's trials: not every instance need have every repeat
+    else:
+        expected = (log.eval.dataset.samples or 0) * (log.eval.config.epochs or 1)
     if len(log.samples) < expected and not partial:
         raise RecordError(
             f"{file}: {len(log.samples)} sample(s) in the log, expected {expected} "
@@ -139,13 +159,58 @@ def log_records(
     probe = probe_of_task(log.eval.task, source)
     params = log.eval.model_generate_config.model_dump(exclude_none=True)
     out: list[TrialRecord] = []
+    seen: set[str] = set()
     for sample in log.samples or []:
-        shown = f"{source}: sample {sample.id!r} epoch {sample.epoch}"
-        meta = SampleMeta.from_metadata(sample.metadata, shown)
-        if meta.probe != probe:
-            raise RecordError(f"{shown}: a {meta.probe} sample in a {probe} task")
-        out.append(sample_record(sample, meta, log, params=params, parser=parser, sweep=sweep))
+        shown = f"{source}: sample {_show(sample.id)} epoch {sample.epoch}"
+        try:
+            meta = SampleMeta.from_metadata(sample.metadata, shown)
+            if meta.probe != probe:
+                raise RecordError(f"{shown}: a {meta.probe} sample in a {probe} task")
+            if sample.epoch < 1:
+                raise RecordError(f"{shown}: epoch {sample.epoch}; expected 1 or more")
+            record = sample_record(sample, meta, log, params=params, parser=parser, sweep=sweep)
+            _check_record_ids(record)
+        except RecordError as exc:
+            text = str(exc)
+            raise RecordError(text if text.startswith(source) else f"{shown}: {text}") from exc
+        except ValidationError as exc:
+            errors = exc.errors()
+            where = ".".join(str(p) for p in errors[0]["loc"]) if errors else ""
+            why = errors[0]["msg"] if errors else str(exc)
+            raise RecordError(f"{shown}: field {where or '?'}: {_first_line(why)}") from exc
+        except (TypeError, ValueError, AttributeError, KeyError, OverflowError) as exc:
+            raise RecordError(
+                f"{shown}: badly typed sample ({type(exc).__name__}: {_first_line(exc)})"
+            ) from exc
+        if record.trial_id in seen:
+            raise RecordError(f"{shown}: a second sample with trial id {record.trial_id}")
+        seen.add(record.trial_id)
+        out.append(record)
     return out
+
+
+def _check_record_ids(record: TrialRecord) -> None:
+    """Every id that becomes a file name, checked as ``facetlab validate`` checks ids."""
+    for name, value in (
+        ("instance id", record.instance_id),
+        ("base instance id", record.base_instance_id),
+        ("trial id", record.trial_id),
+    ):
+        if value is None:
+            continue
+        problem = check_safe_id(value)
+        if problem is not None:
+            raise RecordError(f"{name} {_show(value)} {problem}")
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _first_line(value: object) -> str:
+    lines = str(value).strip().splitlines()
+    return lines[0][:300] if lines else ""
 
 
 def sample_record(
@@ -165,6 +230,8 @@ def sample_record(
             f"{shown}: the prompt sent is not the facetlab prompt of {meta.instance_id} "
             "(a solver changed it); such a sample is not a facetlab trial"
         )
+    if _is_export(log) and RECORD_KEY in (sample.metadata or {}):
+        return _exported_record(sample, meta, prompt)
     model = log.eval.model
     provider, model_id = split_model(model)
     repeat = sample.epoch - 1
@@ -176,6 +243,9 @@ def sample_record(
     usage = sample.output.usage
     input_tokens = usage.input_tokens if usage is not None else None
     output_tokens = usage.output_tokens if usage is not None else None
+    for name, count in (("input_tokens", input_tokens), ("output_tokens", output_tokens)):
+        if count is not None and not 0 <= count < 10**9:
+            raise RecordError(f"output.usage.{name} is {count}; expected a count from 0")
     info = canonical_model(model)
     started = sample.started_at or log.eval.created
     return TrialRecord(
@@ -222,6 +292,33 @@ def sample_record(
     )
 
 
+def _is_export(log: EvalLog) -> bool:
+    return (log.eval.metadata or {}).get(EXPORT_KEY) == EXPORT_FORMAT
+
+
+def _exported_record(sample: EvalSample, meta: SampleMeta, prompt: str) -> TrialRecord:
+    """The record an exported sample carries, with its prompt and reply put back.
+
+    It is checked like a record file, and against the sample it rides on: same probe,
+    instance, repeat and prompt.
+    """
+    data = sample.metadata[RECORD_KEY]
+    if not isinstance(data, dict):
+        raise RecordError(f"metadata.{RECORD_KEY} is {json_type(data)}; expected an object")
+    data = dict(data)
+    data["prompt"] = prompt
+    if "raw_response" not in data:
+        data["raw_response"] = sample.output.completion
+    record = record_from_object(data, f"metadata.{RECORD_KEY}")
+    expected = (meta.probe, meta.instance_id, sample.epoch - 1, meta.prompt_sha256)
+    got = (record.probe, record.instance_id, record.repeat, record.prompt_sha256)
+    if got != expected:
+        raise RecordError(
+            f"metadata.{RECORD_KEY} is a record of {got[:3]}, not of this sample {expected[:3]}"
+        )
+    return record
+
+
 def _prompt_sent(sample: EvalSample) -> str | None:
     """The text of the first user message the model received (the sample input if none)."""
     for message in sample.messages:
@@ -247,16 +344,22 @@ def import_logs(
     *,
     parser: str = "strict",
     partial: bool = False,
+    limits: LogLimits | None = None,
 ) -> ImportResult:
-    """Read and check every log, then write their records under ``<out>/records/``."""
+    """Read and check every log, then write their records under ``<out>/records/``.
+
+    Nothing is written unless every log passes: its size (``limits``), its task and
+    status, and every sample's fields and ids.
+    """
     files = [Path(p) for p in paths]
     if not files:
         raise ConfigError("no Inspect log given")
     out_dir = Path(out)
     imports: list[LogImport] = []
     for file in _expand(files):
-        log = read_facet_log(file, partial=partial)
+        log = read_facet_log(file, partial=partial, limits=limits)
         records = log_records(log, source=str(file), parser=parser, sweep=out_dir.name)
+        log.samples = None  # the records hold what is needed; free the samples before the next log
         imports.append(
             LogImport(
                 file, log.eval.task, log.status, log.eval.eval_id, log.eval.model, tuple(records)

@@ -18,20 +18,45 @@ probes, ``threshold`` (percentage points, default 10).
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import generate
 
 from facetlab.analysis.rules import DEFAULT_THRESHOLD
+from facetlab.errors import ConfigError
 from facetlab.interop.scoring import facet_single_factor, facet_weighted
 from facetlab.interop.variants import METADATA_KEY, probe_variants
 from facetlab.probes.templates import DEFAULT_TEMPLATE
 
+Instances: TypeAlias = "str | list[str] | None"
+"""What ``-T instances=`` gives: a folder, a file, ``"a,b"``, or the list Inspect makes of ``a,b``."""
+
+
+def instances_arg(instances: object) -> str | None:
+    """One string from an ``instances`` task argument (``-T instances=a,b`` arrives as a list).
+
+    >>> instances_arg(["facet-neg-0001", "facet-neg-0002"])
+    'facet-neg-0001,facet-neg-0002'
+    >>> instances_arg("instances/") is None, instances_arg(None) is None
+    (False, True)
+    """
+    if instances is None or instances == "" or instances == []:
+        return None
+    if isinstance(instances, str):
+        return instances
+    if isinstance(instances, (list, tuple)) and all(isinstance(i, (str, int)) for i in instances):
+        return ",".join(str(i).strip() for i in instances)
+    raise ConfigError(
+        f"instances must be a folder, a file or instance ids (a,b); got {type(instances).__name__}"
+    )
+
 
 def facet_task(
     probe: str,
-    instances: str | None = None,
+    instances: Instances = None,
     template: str = DEFAULT_TEMPLATE,
     parser: str = "strict",
     threshold: float = DEFAULT_THRESHOLD,
@@ -39,7 +64,8 @@ def facet_task(
     """The Inspect task of one FACET probe (``p1``, ``p2``, ``p3`` or ``c2``)."""
     from facetlab.datasets import data_dir
 
-    source = instances if instances else str(data_dir() / "instances")
+    given = instances_arg(instances)
+    source = given if given else str(data_dir() / "instances")
     variants = probe_variants(probe, source, template)
     samples = [
         Sample(
@@ -66,7 +92,7 @@ def facet_task(
 
 @task
 def facet_p1(
-    instances: str | None = None, template: str = DEFAULT_TEMPLATE, parser: str = "strict"
+    instances: Instances = None, template: str = DEFAULT_TEMPLATE, parser: str = "strict"
 ) -> Task:
     """P1: the single most important factor, on every instance."""
     return facet_task("p1", instances, template, parser)
@@ -74,7 +100,7 @@ def facet_p1(
 
 @task
 def facet_p2(
-    instances: str | None = None,
+    instances: Instances = None,
     template: str = DEFAULT_TEMPLATE,
     parser: str = "strict",
     threshold: float = DEFAULT_THRESHOLD,
@@ -85,7 +111,7 @@ def facet_p2(
 
 @task
 def facet_p3(
-    instances: str | None = None,
+    instances: Instances = None,
     template: str = DEFAULT_TEMPLATE,
     parser: str = "strict",
     threshold: float = DEFAULT_THRESHOLD,
@@ -96,7 +122,7 @@ def facet_p3(
 
 @task
 def facet_c2(
-    instances: str | None = None,
+    instances: Instances = None,
     template: str = DEFAULT_TEMPLATE,
     parser: str = "strict",
     threshold: float = DEFAULT_THRESHOLD,

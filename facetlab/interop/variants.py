@@ -20,12 +20,16 @@ True
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from facetlab.errors import ConfigError, RecordError
+from facetlab.jsonio import json_type
+from facetlab.names import check_safe_id
 from facetlab.probes.templates import DEFAULT_TEMPLATE, get_template
 from facetlab.records.schema import prompt_sha256
 
@@ -33,6 +37,10 @@ SAMPLE_FORMAT = "facetlab.inspect-sample/1"
 """Marks the ``metadata["facetlab"]`` of a sample built by :func:`probe_variants`."""
 
 METADATA_KEY = "facetlab"
+
+RECORD_KEY = "facetlab_record"
+"""A sample exported from a facetlab record carries that record here (without the prompt
+and reply, which are the sample's input and output); see :mod:`facetlab.interop.export`."""
 
 TASK_PROBES: tuple[str, ...] = ("p1", "p2", "p3", "c2")
 """Probes offered as Inspect tasks (``facetlab/facet_<probe>``)."""
@@ -78,10 +86,81 @@ class SampleMeta:
             raise RecordError(f"{shown}: metadata.{METADATA_KEY} lacks {', '.join(missing)}")
         if data["probe"] not in TASK_PROBES:
             raise RecordError(
-                f"{shown}: metadata.{METADATA_KEY}.probe is {data['probe']!r}; "
+                f"{shown}: metadata.{METADATA_KEY}.probe is {_show(data['probe'])}; "
                 f"expected one of {', '.join(TASK_PROBES)}"
             )
-        return cls(**{k: v for k, v in data.items() if k in names})
+        values = {k: v for k, v in data.items() if k in names}
+        for key, value in values.items():
+            problem = _field_problem(key, value)
+            if problem is not None:
+                raise RecordError(f"{shown}: metadata.{METADATA_KEY}.{key} {problem}")
+        return cls(**values)
+
+
+MAX_FACTORS = 100
+"""More factors than any prompt lists; a larger count in a log is refused, not allocated."""
+
+_ID_FIELDS = frozenset({"instance_id", "base_instance_id"})
+_TEXT_FIELDS = frozenset({"variant", "template", "format"})
+_FACTOR_FIELDS = frozenset({"factor_of_interest", "perturbed_factor"})
+_FACTOR = re.compile(r"F[1-9][0-9]{0,2}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_MAX_TEXT = 200
+
+
+def _show(value: object) -> str:
+    """A value for a one-line message: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _field_problem(key: str, value: object) -> str | None:
+    """What is wrong with one metadata field of a log (``None`` when it is fine).
+
+    A log is input from outside: every field is checked for type and range before it
+    reaches a record, a file name or an allocation.
+    """
+    if key in _ID_FIELDS:
+        if value is None and key == "base_instance_id":
+            return None
+        if not isinstance(value, str):
+            return f"is {json_type(value)}; expected an instance id (a string)"
+        unsafe = check_safe_id(value)
+        return None if unsafe is None else f"{_show(value)} {unsafe}"
+    if key in _TEXT_FIELDS:
+        if isinstance(value, str) and 0 < len(value) <= _MAX_TEXT and value.isprintable():
+            return None
+        return f"is {_show(value)}; expected a short printable string"
+    if key in _FACTOR_FIELDS:
+        if value is None or (isinstance(value, str) and _FACTOR.fullmatch(value.upper())):
+            return None
+        return f"is {_show(value)}; expected a factor label F<i> or null"
+    if key == "n_factors":
+        if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_FACTORS:
+            return None
+        return f"is {_show(value)}; expected a whole number from 1 to {MAX_FACTORS}"
+    if key == "prompt_sha256":
+        if isinstance(value, str) and _SHA256.fullmatch(value):
+            return None
+        return f"is {_show(value)}; expected 64 lower-case hex digits"
+    if key == "ground_truth":
+        return (
+            None if value in (None, "yes", "no") else f"is {_show(value)}; expected yes, no or null"
+        )
+    if key == "weight_estimates":
+        if value is None:
+            return None
+        if not isinstance(value, Mapping) or len(value) > MAX_FACTORS:
+            return f"is {json_type(value)}; expected an object of factor weights or null"
+        for name, weight in value.items():
+            if not (isinstance(name, str) and _FACTOR.fullmatch(name.upper())):
+                return f"has key {_show(name)}; expected factor labels F<i>"
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+                return f"{name} is {json_type(weight)}; expected a number"
+            if not math.isfinite(weight):
+                return f"{name} is {weight}; expected a finite number"
+        return None
+    return None
 
 
 _OPTIONAL = frozenset({"ground_truth", "weight_estimates", "format"})
