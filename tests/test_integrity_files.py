@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from facetlab.runner.cache import ResponseCache
 from typer.testing import CliRunner
 
 from facetlab.cli import app
+from facetlab.client.cache import ResponseCache
 from facetlab.errors import RecordError
 from facetlab.jsonio import read_json_file
 from facetlab.records.own import RecordWarning, read_record, record_statuses
