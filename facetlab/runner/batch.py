@@ -534,9 +534,11 @@ async def run_batches(
     if not submit:
         executor.stats.not_started += sum(len(v) for v in fresh.values())
         fresh = {}
+    # every provider's batch settings checked before the first upload to any of them
+    submitters = {model: adapter_for(executor.backends[model]) for model in fresh}
     for model, todo in fresh.items():
         backend = executor.backends[model]
-        adapter = adapter_for(backend)
+        adapter = submitters[model]
         for start in range(0, len(todo), MAX_PER_BATCH):
             chunk = todo[start : start + MAX_PER_BATCH]
             if executor.stop:
