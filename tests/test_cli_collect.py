@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from reliability_helpers import cli, instances_folder
 from test_runner_batch import FakeAnthropicBatches
-from test_runner_batch_polling import _backend
+from test_runner_batch_polling import BROKEN_POLLS, Broken, _backend
 
 import facetlab.backends
 
@@ -62,3 +62,18 @@ def test_collect_without_batches_is_one_line(tmp_path: Path) -> None:
     result = cli("collect", str(tmp_path))
     assert result.exit_code == 2 and result.output.count("\n") == 1
     assert "no batches.json" in result.output
+
+
+def test_a_poll_404_on_resume_is_one_line_at_the_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = Broken(BROKEN_POLLS["404"][0]())
+    monkeypatch.setattr(facetlab.backends, "get_backend", lambda *a, **k: _backend(fake.handler))
+    folder = instances_folder(tmp_path / "inst")
+    out = tmp_path / "sweep"
+    args = ["run", "-i", str(folder), "--probes", "p1", "--model", MODEL, "--out", str(out), "-q"]
+    for _ in range(2):  # submit, then resume: the batch is unknown to the provider each time
+        result = cli(*args, "--batch")
+        assert result.exit_code == 0 and "Traceback" not in result.output
+        assert sum("HTTP 404" in line for line in result.output.splitlines()) == 1
+    assert fake.creates == 1

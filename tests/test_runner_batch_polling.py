@@ -151,3 +151,8 @@ def test_a_failing_poll_is_one_line_and_a_bounded_wait(tmp_path: Path, case: str
     assert fake.creates == 1 and not _records(tmp_path)
     (entry,) = _state(tmp_path)
     assert entry["state"] == "submitted" and entry["last_error"]
+
+
+def test_collect_only_without_batch_is_refused() -> None:
+    with pytest.raises(ConfigError, match="collect only"):
+        RunOptions(batch_submit=False)

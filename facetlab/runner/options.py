@@ -65,5 +65,7 @@ class RunOptions:
         check_number("batch_poll_s", self.batch_poll_s, minimum=0.0, inclusive=False)
         check_number("batch_wait_s", self.batch_wait_s, minimum=0.0)
         check_number("interrupt_grace_s", self.interrupt_grace_s, minimum=0.0)
+        if not self.batch_submit and not self.batch:
+            raise ConfigError("batch_submit=False (collect only) needs batch=True")
         if self.cache_dir is not None and not str(self.cache_dir).strip():
             raise ConfigError("--cache-dir is empty; expected a folder")
