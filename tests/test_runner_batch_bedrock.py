@@ -162,6 +162,7 @@ def test_bedrock_batch_submit_persist_collect(tmp_path: Path, s3: Any) -> None:
 
     records = _play_bedrock(s3, sent)
     assert len(records) == 8 and {r["recordId"] for r in records} == set(entry["trials"])
+    assert all(len(r["recordId"]) == 11 and r["recordId"].isalnum() for r in records)
     body = records[3]["modelInput"]  # the Converse body a direct call sends, minus modelId
     assert "modelId" not in body and body["messages"][0]["role"] == "user"
     assert body["inferenceConfig"]["maxTokens"] == 1024

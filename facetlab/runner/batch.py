@@ -211,6 +211,9 @@ class BedrockBatch:
     IAM role Bedrock assumes to read and write that S3 location.
     """
 
+    short_record_ids = True
+    """Bedrock's guide asks for 11-character alphanumeric ``recordId`` s: ``R0000000001`` …,
+    mapped to their trials in ``batches.json``."""
     finished = ("Completed", "PartiallyCompleted", "Failed", "Stopped", "Expired")
     running = ("Submitted", "Validating", "Scheduled", "InProgress", "Stopping")
 
@@ -543,8 +546,14 @@ async def run_batches(
             chunk = todo[start : start + MAX_PER_BATCH]
             if executor.stop:
                 break
+            ids = (
+                [f"R{n:010d}" for n in range(1, len(chunk) + 1)]
+                if getattr(adapter, "short_record_ids", False)
+                else [t.key for t in chunk]
+            )
             items = [
-                (t.key, ModelRequest(t.prompt, t.request_params(), t.context())) for t in chunk
+                (cid, ModelRequest(t.prompt, t.request_params(), t.context()))
+                for cid, t in zip(ids, chunk, strict=True)
             ]
             batch_id = await _submit(adapter, backend, items)
             state.batches.append(
@@ -554,7 +563,7 @@ async def run_batches(
                     "model": model,
                     "submitted_at": now_iso(),
                     "state": "submitted",
-                    "trials": {t.key: t.trial_id for t in chunk},
+                    "trials": {cid: t.trial_id for cid, t in zip(ids, chunk, strict=True)},
                 }
             )
             state.save()  # persisted at once: a restart collects instead of resubmitting
