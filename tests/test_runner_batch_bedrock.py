@@ -24,7 +24,7 @@ from test_runner_helpers import StubSuite, make_instances
 
 from facetlab.backends.bedrock import BedrockBackend
 from facetlab.client.pricing import cost_usd
-from facetlab.errors import ConfigError
+from facetlab.errors import BackendError, ConfigError
 from facetlab.runner import RunOptions, run
 
 pytestmark = pytest.mark.slow  # a moto server in a thread
@@ -214,3 +214,18 @@ def test_bedrock_batch_without_s3_location_is_refused_before_upload(
     with pytest.raises(ConfigError, match="FACETLAB_BEDROCK_BATCH_S3=s3://"):
         _run(tmp_path, backend, RunOptions(batch=True))
     assert not plane.created and "Contents" not in s3.list_objects_v2(Bucket=BUCKET)
+
+
+def test_bedrock_batch_to_a_missing_bucket_is_one_line_and_nothing_persisted(
+    tmp_path: Path, s3: Any
+) -> None:
+    plane = Plane()
+    runtime = boto3.client("bedrock-runtime", region_name=REGION, **KEYS)
+    backend = BedrockBackend("deepseek.v3.2", client=runtime, control_client=plane.client,
+                             s3_client=s3, batch_s3="s3://no-such-bucket/x", batch_role=ROLE)  # fmt: skip
+    with pytest.raises(BackendError) as caught:
+        _run(tmp_path, backend, RunOptions(batch=True))
+    message = str(caught.value)
+    assert "\n" not in message and "NoSuchBucket" in message
+    assert message.startswith("--batch: submitting 8 request(s) to bedrock failed")
+    assert not plane.created and not (tmp_path / "batches.json").exists()

@@ -211,6 +211,8 @@ class BedrockBatch:
     IAM role Bedrock assumes to read and write that S3 location.
     """
 
+    min_records = 100
+    """Bedrock's default minimum of records per job (a per-model quota): fewer is warned."""
     short_record_ids = True
     """Bedrock's guide asks for 11-character alphanumeric ``recordId`` s: ``R0000000001`` …,
     mapped to their trials in ``batches.json``."""
@@ -555,6 +557,12 @@ async def run_batches(
                 (cid, ModelRequest(t.prompt, t.request_params(), t.context()))
                 for cid, t in zip(ids, chunk, strict=True)
             ]
+            least = getattr(adapter, "min_records", 0)
+            if len(chunk) < least:
+                _say(console, f"note: {len(chunk)} trial(s) of {model} in one batch; "
+                              f"{backend.provider} may refuse a job below its minimum of "
+                              f"records (by default {least}): its trials are then recorded "
+                              "failed with the provider's message")  # fmt: skip
             batch_id = await _submit(adapter, backend, items)
             state.batches.append(
                 {
