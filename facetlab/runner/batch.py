@@ -394,11 +394,11 @@ def _one_line(exc: BaseException, backend: Backend | None = None) -> str:
     return line[:300]
 
 
-def _is_gone(exc: BaseException, backend: Backend | None) -> bool:
+def _is_gone(exc: BaseException) -> bool:
     """Whether a poll error says the provider does not know the batch (HTTP 404)."""
     if isinstance(exc, BatchGone):
         return True
-    status = getattr(exc, "status_code", None)
+    status = exc.status if isinstance(exc, BackendError) else getattr(exc, "status_code", None)
     if status is None:
         response = getattr(exc, "response", None)
         if isinstance(response, dict):  # botocore ClientError
@@ -594,7 +594,7 @@ async def run_batches(
             try:
                 ended = await adapter.ended(entry["id"])
             except Exception as exc:  # one line each; never a traceback per resume
-                gone = _is_gone(exc, owner)
+                gone = _is_gone(exc)
                 troubles[entry["id"]] = (
                     POLL_TROUBLE_LIMIT if gone else troubles.get(entry["id"], 0) + 1
                 )
