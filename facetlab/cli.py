@@ -50,6 +50,7 @@ _COMMAND_MODULES = (
     "facetlab.commands.validate",  # facetlab validate, facetlab schema
     "facetlab.commands.prompts",  # facetlab check-prompts, facetlab prompt
     "facetlab.commands.run",  # facetlab run
+    "facetlab.commands.collect",  # facetlab collect
     "facetlab.commands.reproduce",  # facetlab reproduce
     "facetlab.commands.report",  # facetlab report
     "facetlab.commands.citations",  # facetlab verify-citations

@@ -25,7 +25,7 @@ from facetlab.backends.base import SamplingParams
 from facetlab.backends.openai import OpenAIBackend
 from facetlab.runner import RunOptions, arun, run
 
-BATCH = RunOptions(batch=True, batch_poll_s=0.01)
+BATCH = RunOptions(batch=True, batch_poll_s=0.01, batch_wait_s=None)
 
 REPLY = "F1: 5, F2: 60, F3: 35\nno"
 

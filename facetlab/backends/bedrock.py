@@ -12,6 +12,13 @@ Sampling: ``max_tokens``, ``temperature``, ``top_p`` and ``system`` map to
 ``inferenceConfig`` / ``system``. Converse has no ``seed``: it is not sent, and
 :meth:`BedrockBackend.effective_params` reports it as ``None``. Converse does not
 echo a model id, so ``model_id`` is the requested one.
+
+Batch inference (``--batch``): a model invocation job reads its requests from S3 and
+writes the answers there. ``batch_s3`` (else ``FACETLAB_BEDROCK_BATCH_S3``) is the S3
+location, ``s3://bucket/prefix``, and ``batch_role`` (else
+``FACETLAB_BEDROCK_BATCH_ROLE``) the ARN of the IAM role Bedrock assumes to read and
+write it; the control-plane (``bedrock``) and ``s3`` clients come from the same
+session (see :mod:`facetlab.runner.batch`).
 """
 
 from __future__ import annotations
@@ -150,6 +157,7 @@ class BedrockBackend:
         endpoint_option="region",
         thinking=frozenset({"off", "adaptive", "budget"}),
         min_thinking_budget=1024,
+        batch_api="bedrock",
     )
 
     def __init__(
@@ -162,6 +170,10 @@ class BedrockBackend:
         endpoint_url: str | None = None,
         base_url: str | None = None,
         client: BedrockRuntimeClient | None = None,
+        batch_s3: str | None = None,
+        batch_role: str | None = None,
+        control_client: Any = None,
+        s3_client: Any = None,
         **options: Any,
     ) -> None:
         if options:
@@ -170,6 +182,12 @@ class BedrockBackend:
         self.region = region
         self.profile = profile
         self._access_key_id: str | None = None
+        self.batch_s3 = batch_s3
+        self.batch_role = batch_role
+        self._control = control_client
+        self._s3 = s3_client
+        self._session: boto3.Session | None = None
+        self._config: botocore.config.Config | None = None
         if client is None:
             # boto3 reads AWS_DEFAULT_REGION; AWS_REGION (the AWS SDKs' and CLI v2's name) too
             region = region or os.environ.get("AWS_REGION", "").strip() or None
@@ -200,6 +218,7 @@ class BedrockBackend:
             client = session.client(
                 "bedrock-runtime", config=config, endpoint_url=endpoint_url or base_url
             )
+            self._session, self._config = session, config
         self.client: BedrockRuntimeClient = client
 
     def __repr__(self) -> str:
@@ -233,6 +252,32 @@ class BedrockBackend:
             # Claude on Bedrock takes the Messages API's thinking as a model-specific field
             body["additionalModelRequestFields"] = {"thinking": thinking_config(params.thinking)}
         return body
+
+    def batch_location(self) -> tuple[str, str]:
+        """Where batch jobs read and write (``s3://bucket/prefix``) and the IAM role they run as."""
+        s3 = self.batch_s3 or os.environ.get("FACETLAB_BEDROCK_BATCH_S3", "").strip()
+        role = self.batch_role or os.environ.get("FACETLAB_BEDROCK_BATCH_ROLE", "").strip()
+        if not s3 or not role:
+            raise ConfigError(
+                "--batch on bedrock needs an S3 location and an IAM role: set "
+                "FACETLAB_BEDROCK_BATCH_S3=s3://<bucket>/<prefix> and "
+                "FACETLAB_BEDROCK_BATCH_ROLE=arn:aws:iam::<account>:role/<name>"
+            )
+        if not s3.startswith("s3://"):
+            raise ConfigError(
+                f"FACETLAB_BEDROCK_BATCH_S3 is {s3!r}; expected s3://<bucket>/<prefix>"
+            )
+        return s3, role
+
+    def batch_clients(self) -> tuple[Any, Any]:
+        """The ``bedrock`` control-plane and ``s3`` clients of this backend's session."""
+        if self._control is None or self._s3 is None:
+            session = self._session or boto3.Session(
+                profile_name=self.profile, region_name=self.region
+            )
+            self._control = self._control or session.client("bedrock", config=self._config)
+            self._s3 = self._s3 or session.client("s3", config=self._config)
+        return self._control, self._s3
 
     def map_error(self, exc: BaseException) -> BackendError:
         return map_bedrock_error(exc, secrets=(self._access_key_id,))

@@ -121,7 +121,30 @@ def run_command(
         bool, typer.Option("--retry-errors", help="Also re-run trials recorded as failed.")
     ] = False,
     batch: Annotated[
-        bool, typer.Option("--batch", help="Use the provider's batch API (half price, slower).")
+        bool,
+        typer.Option(
+            "--batch",
+            help="Submit through the provider's batch API (half price, within 24 h) and "
+            "return; collect with `facetlab collect DIR` or by re-running.",
+        ),
+    ] = False,
+    batch_wait: Annotated[
+        float,
+        typer.Option(
+            "--batch-wait",
+            min=0.0,
+            help="With --batch: seconds to wait for open batches to end before returning.",
+        ),
+    ] = 0.0,
+    abandon_batches: Annotated[
+        bool,
+        typer.Option(
+            "--abandon-batches",
+            help="Give up this sweep's open provider batches and run their trials anew.",
+        ),
+    ] = False,
+    collect_only: Annotated[
+        bool, typer.Option("--collect-only", hidden=True, help="Collect batches; submit none.")
     ] = False,
     preset: Annotated[
         str | None, typer.Option("--preset", help="A whole design, e.g. facet-v3 (the paper's).")
@@ -193,6 +216,9 @@ def run_command(
                 parser=parser,
                 timeout_s=timeout,
                 batch=batch,
+                batch_wait_s=batch_wait,
+                batch_submit=not collect_only,
+                abandon_batches=abandon_batches,
                 new_design=new_design,
                 freeze_heap=True,  # a one-shot process: see RunOptions.freeze_heap
             ),
@@ -226,6 +252,8 @@ def _command_line(ctx: typer.Context) -> list[str]:
         if not opts or param.name is None:
             continue
         value = ctx.params.get(param.name)
+        if param.name == "collect_only" or param.name == "abandon_batches":
+            continue  # what one run did, not the sweep's command
         if value is None or value == param.default or value == [] or value is False:
             continue
         flag = max(opts, key=len)

@@ -31,7 +31,7 @@ from facetlab.errors import ConfigError, StorageError, SweepInterrupted
 from facetlab.records.own import read_records
 from facetlab.records.schema import TrialRecord
 from facetlab.runner import modelcheck, preflight
-from facetlab.runner.batch import run_batches
+from facetlab.runner.batch import run_batches, settle_open_batches
 from facetlab.runner.estimate import (
     Estimate,
     describe_plan,
@@ -336,12 +336,25 @@ async def arun(
         display=display,
         estimate_tokens=lambda t: expected_input_tokens(t) + expected_output_tokens(t),
     )
-    collector = functools.partial(run_batches, poll_s=opts.batch_poll_s) if batch else None
+    collector = None
+    if batch:
+        collector = functools.partial(
+            run_batches,
+            poll_s=opts.batch_poll_s,
+            wait_s=opts.batch_wait_s,
+            submit=opts.batch_submit,
+            abandon=opts.abandon_batches,
+            console=console,
+        )
     stop = interrupter or Interrupter()
     try:
         with sweep_lock(out_dir):
             if not opts.new_design:  # again under the lock: another run may have started meanwhile
                 preflight.check_design(read_sweep_json(out_dir), design, out_dir)
+            if not batch:  # never pay directly for trials an open provider batch carries
+                settle_open_batches(
+                    out_dir, plan.trials, abandon=opts.abandon_batches, console=console
+                )
             _storing(record_sweep)
             stop.attach(executor.interrupt)
             try:

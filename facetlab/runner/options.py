@@ -41,6 +41,14 @@ class RunOptions:
     """Use the provider's batch API (half price, slower)."""
     batch_poll_s: float = 30.0
     """Seconds between polls of an open provider batch."""
+    batch_wait_s: float | None = 0.0
+    """How long a run waits for open batches to end: 0 looks once (collects what ended) and
+    returns; ``None`` polls until every batch ended."""
+    batch_submit: bool = True
+    """Submit pending trials as batches (``facetlab collect`` only collects: False)."""
+    abandon_batches: bool = False
+    """Give up the open batches holding this sweep's trials (``--abandon-batches``), so a
+    run without ``batch`` pays for them directly, or a batch run submits them anew."""
     new_design: bool = False
     """Allow another model/params/template in an ``out`` that holds a sweep."""
     interrupt_grace_s: float = 5.0
@@ -55,6 +63,9 @@ class RunOptions:
         check_number("--budget-usd", self.budget_usd, minimum=0.0)
         check_number("--timeout", self.timeout_s, minimum=0.0, inclusive=False)
         check_number("batch_poll_s", self.batch_poll_s, minimum=0.0, inclusive=False)
+        check_number("batch_wait_s", self.batch_wait_s, minimum=0.0)
         check_number("interrupt_grace_s", self.interrupt_grace_s, minimum=0.0)
+        if not self.batch_submit and not self.batch:
+            raise ConfigError("batch_submit=False (collect only) needs batch=True")
         if self.cache_dir is not None and not str(self.cache_dir).strip():
             raise ConfigError("--cache-dir is empty; expected a folder")
