@@ -18,6 +18,7 @@ from facetlab.backends.base import ModelRequest, ModelResponse, SamplingParams, 
 from facetlab.backends.openai import OpenAIBackend
 from facetlab.client import CostMeter, ModelClient
 from facetlab.client.model import checked_usage
+from facetlab.errors import BudgetExceededError
 from facetlab.runner import RunOptions, run
 
 MODEL = "openai/gpt-5.4"  # $2.50 / $15 per 1M tokens
@@ -137,3 +138,16 @@ def test_generate_with_a_key_answers_from_the_cache(tmp_path: Path) -> None:
     assert len(backend.calls) == 1 and not first.cached and second.cached
     assert second.response.text == first.response.text and second.cost_usd == 0.0
     assert first.cost_usd == pytest.approx((1000 * 2.5 + 100 * 15) / 1e6)
+
+
+def test_settled_reservations_leave_nothing_in_flight() -> None:
+    # three reservations settled at a slightly different cost leave float residue in a
+    # running sum (6.9e-18): it must never read as a call still in flight, or the next
+    # call that does not fit waits for ever instead of being refused
+    meter = CostMeter(budget_usd=0.05)
+    held = [meter.reserve(0.01587) for _ in range(3)]
+    for reservation in held:
+        meter.settle(reservation, 0.0159)
+    assert meter.open_reservations == 0 and meter.reserved_usd == 0.0
+    with pytest.raises(BudgetExceededError):
+        meter.reserve(0.01587)

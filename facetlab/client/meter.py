@@ -49,6 +49,9 @@ class CostMeter:
         self.budget_usd = budget_usd
         self.spent_usd = 0.0
         self.reserved_usd = 0.0
+        self.open_reservations = 0
+        """Calls in flight holding a reservation (counted, so float residue never looks
+        like a call in flight)."""
         self.unpriced = 0
         """Answered calls whose cost is unknown (no price, or no usage on a free-form backend)."""
         self._lock = threading.Lock()
@@ -70,17 +73,27 @@ class CostMeter:
                     f"pass --budget-usd ${self.budget_usd:.4f}"
                 )
             self.reserved_usd += worst_usd
+            self.open_reservations += 1
             return Reservation(worst_usd)
+
+    def _close(self, reservation: Reservation) -> None:
+        if reservation.amount_usd == 0.0:
+            return
+        self.open_reservations = max(0, self.open_reservations - 1)
+        if self.open_reservations == 0:
+            self.reserved_usd = 0.0
+        else:
+            self.reserved_usd = max(0.0, self.reserved_usd - reservation.amount_usd)
 
     def release(self, reservation: Reservation) -> None:
         """Give back a reservation whose call was not paid for (refused, failed, cancelled)."""
         with self._lock:
-            self.reserved_usd = max(0.0, self.reserved_usd - reservation.amount_usd)
+            self._close(reservation)
 
     def settle(self, reservation: Reservation, cost_usd: float | None) -> None:
         """Replace a reservation by what the call cost (its reservation when unknown)."""
         with self._lock:
-            self.reserved_usd = max(0.0, self.reserved_usd - reservation.amount_usd)
+            self._close(reservation)
             if cost_usd is None:
                 self.unpriced += 1
                 self.spent_usd += reservation.amount_usd

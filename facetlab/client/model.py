@@ -320,7 +320,7 @@ class ModelClient:
             try:
                 return self.meter.reserve(worst)
             except BudgetExceededError:
-                if self.meter.reserved_usd <= 0:  # nothing in flight: it will never fit
+                if self.meter.open_reservations == 0:  # nothing in flight: it will never fit
                     raise
             await asyncio.sleep(RESERVE_POLL_S)
 
