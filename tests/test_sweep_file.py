@@ -177,7 +177,6 @@ def test_price_overrides_merge_and_restore(tmp_path: Path, monkeypatch: pytest.M
 def test_relative_paths_are_the_files_own(tmp_path: Path) -> None:
     folder = tmp_path / "cfg"
     instances_folder(folder / "inst", 1)
-    path = write(folder.parent, "", "unused")
     path = folder / "sweep.yaml"
     path.write_text("instances: inst\nout: results/x\nmodels: [simulated/wadd]\n")
     config = load_sweep_file(path)

@@ -108,7 +108,7 @@ class Progress:
     retrying: int = 0
     """Trials waiting to retry after a transient failure."""
     in_flight: int = 0
-    started: float = field(default_factory=time.monotonic)
+    started: float = field(default_factory=lambda: time.monotonic())
     budget_usd: float | None = None
     """The run's budget (shown beside the spend)."""
     by_provider: dict[str, ProviderCounts] = field(default_factory=dict)
