@@ -124,3 +124,38 @@ def test_a_run_reports_each_providers_counts(
 
 def test_provider_label_without_a_server() -> None:
     assert provider_label("bedrock/deepseek.v3.2?region=us-west-2") == "bedrock"
+
+
+def test_the_notebook_view_is_one_line_updated_in_place(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ipython_display = pytest.importorskip("IPython.display")
+
+    class Handle:
+        def __init__(self) -> None:
+            self.shown: list[str] = []
+
+        def update(self, obj: object) -> None:
+            self.shown.append(obj.data)  # type: ignore[attr-defined]
+
+    handles: list[Handle] = []
+
+    def display(obj: object, display_id: bool = False) -> Handle:
+        handles.append(Handle())
+        handles[-1].shown.append(obj.data)  # type: ignore[attr-defined]
+        return handles[-1]
+
+    monkeypatch.setattr(ipython_display, "display", display)
+    prog = Progress(stats=RunStats(total=2))
+    shown = ProgressDisplay(prog, "notebook")
+    shown.start()
+    prog.trial_finished("openai/m?base_url=http://127.0.0.1:1/v1", True)
+    prog.trial_finished("anthropic/m?base_url=http://a<b>/", False)
+    prog.stats.ok, prog.stats.failed = 1, 1
+    clock.now += 1.0
+    shown.update()
+    shown.stop()
+    assert len(handles) == 1  # one output, redrawn
+    last = handles[0].shown[-1]
+    assert last.startswith("<pre>2/2 trials") and last.count("<pre>") == 1
+    assert "anthropic@a&lt;b&gt; 0 ok 1 failed" in last  # escaped

@@ -264,3 +264,13 @@ def test_two_providers_at_two_servers_each_held_to_its_own_limit(
         assert _max_in_window([r.received_at for r in fast.requests]) > 3
     records = read_records(tmp_path / "o" / "records")
     assert len(records) == 24 and {r.status for r in records} == {"ok"}
+
+
+def test_credentials_in_a_server_url_are_refused_and_never_echoed(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, "models:\n  - model: openai/a\n    base_url: http://admin:hunter22@host/v1\n"
+    )
+    message = error_of(path)
+    assert message.startswith(f"{path}:3: models[0].base_url: a URL with a user name or password")
+    assert "hunter22" not in message
+    assert "is a folder" in error_of(tmp_path)

@@ -34,6 +34,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from facetlab.backends.base import EFFORTS, SamplingParams
+from facetlab.backends.modelstring import redact_userinfo
 from facetlab.client.limits import Limits
 from facetlab.errors import ConfigError
 from facetlab.runner.options import limits_key
@@ -96,6 +97,17 @@ class ModelSettings(BaseModel):
     price: PriceOverride | None = Field(
         default=None, description="USD per 1M tokens, replacing the price table's entry."
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials(cls, value: str | None) -> str | None:
+        # the server becomes part of the model string, which every record carries
+        if value is not None and redact_userinfo(value) != value:
+            raise ValueError(
+                "a URL with a user name or password; keys come from the provider's "
+                "variable (e.g. OPENAI_API_KEY), never from a sweep file"
+            )
+        return value
 
     @field_validator("thinking")
     @classmethod
@@ -179,6 +191,11 @@ def load_sweep_file(path: str | os.PathLike[str]) -> SweepConfig:
     """Read and check a sweep file; a problem is a :class:`ConfigError` of lines
     ``FILE:LINE: FIELD: what was expected``."""
     file = Path(path)
+    if file.is_dir():
+        raise ConfigError(
+            f"{file} is a folder; expected a sweep file (YAML). Instances go in the file's "
+            "instances: or after --instances"
+        )
     try:
         size = file.stat().st_size
         if size > MAX_SWEEP_FILE_BYTES:
@@ -266,7 +283,8 @@ def _error_line(file: Path, root: yaml.Node | None, err: Any) -> str:
     if err["type"] == "extra_forbidden":
         message = "not a setting of a sweep file (see `facetlab schema sweep`)"
     elif err["type"] != "missing" and "input" in err and not isinstance(err["input"], (dict, list)):
-        message += f" (got {err['input']!r})"
+        shown = redact_userinfo(repr(err["input"]))  # a password in a URL is never echoed
+        message += f" (got {shown if len(shown) <= 80 else shown[:77] + '...'})"
     return f"{file}{line}: {field or 'the file'}: {message}"
 
 
