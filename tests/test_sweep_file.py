@@ -274,3 +274,31 @@ def test_credentials_in_a_server_url_are_refused_and_never_echoed(tmp_path: Path
     assert message.startswith(f"{path}:3: models[0].base_url: a URL with a user name or password")
     assert "hunter22" not in message
     assert "is a folder" in error_of(tmp_path)
+
+
+def test_limit_flags_override_every_model_of_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--rpm / --rpm-window / --effort given on the command line reach each model."""
+    from facetlab.runner import api
+
+    seen: dict[str, object] = {}
+
+    async def arun(*args: object, **kwargs: object) -> object:
+        seen.update(kwargs)
+        raise ConfigError("stopped before running")
+
+    monkeypatch.setattr("facetlab.runner.run", api._blocking(arun))
+    path = write(
+        tmp_path,
+        "models:\n  - model: openai/a\n    base_url: http://127.0.0.1:9/v1\n    rpm: 60\n"
+        "  - model: anthropic/b\n    rpm: 30\n    effort: low\n",
+    )
+    res = cli("run", str(path), "--rpm", "120", "--rpm-window", "0", "--effort", "high")
+    assert res.exit_code == 2 and "stopped before running" in res.output
+    assert seen["limits"] == {
+        "openai@http://127.0.0.1:9/v1": Limits(requests_per_minute=120, rate_window_s=None),
+        "anthropic": Limits(requests_per_minute=120, rate_window_s=None),
+    }
+    sampling = seen["sampling"]
+    assert isinstance(sampling, SamplingParams) and sampling.effort == "high"

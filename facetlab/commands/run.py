@@ -49,7 +49,7 @@ def run_command(
     sweep_file: Annotated[
         Path | None,
         typer.Argument(
-            metavar="[SWEEP.yaml]",
+            metavar="SWEEP.yaml",
             help="A sweep file (see `facetlab schema sweep`); flags given override it.",
         ),
     ] = None,
@@ -322,10 +322,6 @@ def _from_sweep_file(
             if _given(ctx, flag)
         }
     )
-    if _given(ctx, "rpm_window") and not ctx.params["rpm_window"]:
-        overrides = ModelSettings.model_construct(
-            **{**overrides.model_dump(exclude_unset=True), "rpm_window": 0.0}
-        )
     resolved = resolve_models(
         config, overrides, base_url=args["base_url"] if _given(ctx, "base_url") else None
     )

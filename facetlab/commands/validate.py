@@ -49,7 +49,7 @@ def schema_command(
     what: Annotated[
         str | None,
         typer.Argument(
-            metavar="[KIND]",
+            metavar="KIND",
             help="instance (default), perturbations, compliance, or sweep (a sweep file).",
         ),
     ] = None,
