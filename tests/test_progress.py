@@ -72,8 +72,8 @@ def test_a_short_plain_run_prints_nothing(clock: Clock) -> None:
     assert out.getvalue() == ""  # the run's summary line says the rest
 
 
-def test_auto_is_plain_off_a_terminal() -> None:
-    # pytest captures standard error: not a terminal, not a notebook
+def test_auto_is_plain_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progress_module.sys, "stderr", io.StringIO())  # a CI log, say
     assert ProgressDisplay(Progress(), "auto").mode == "plain"
 
 
