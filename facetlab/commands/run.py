@@ -250,7 +250,13 @@ def run_command(
                 raise FacetlabError("a sweep file and --preset: give one or the other")
             from_file = _from_sweep_file(ctx, load_sweep_file(path), args)
             args.update(from_file.pop("run_args"))
-            prices = price_overrides(from_file.pop("prices"))
+            own_prices = from_file.pop("prices")
+            prices = price_overrides(own_prices)
+            for model_id, price in own_prices.items():  # say which costs are the file's
+                typer.echo(
+                    f"price of {model_id} from {path}: ${price['input']:g} in / "
+                    f"${price['output']:g} out per 1M tokens"
+                )
             run_settings.update(from_file)
         with prices:
             result = run(

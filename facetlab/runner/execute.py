@@ -261,8 +261,9 @@ class Executor:
     def limiter(self, provider: str, endpoint: str | None = None) -> ProviderLimiter:
         """The one limiter of ``provider`` at ``endpoint`` (its own limits, else the defaults).
 
-        Limits are configured per provider; two servers of one provider (api.openai.com
-        and a local vLLM) are limited apart.
+        Limits are configured per provider, or per server of a provider
+        (:func:`~facetlab.runner.options.limits_key`); two servers of one provider
+        (api.openai.com and a local vLLM) are limited apart.
         """
         where = (provider, endpoint)
         if where not in self._limiters:
