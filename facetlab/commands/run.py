@@ -4,16 +4,58 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from facetlab.errors import FacetlabError, SweepInterrupted
 from facetlab.probes.templates import TEMPLATES
 
+if TYPE_CHECKING:
+    from facetlab.runner.sweepconfig import SweepConfig
+
+# command-line flag (parameter name) -> the sweep file's per-model setting it overrides
+_MODEL_FLAGS = {
+    "concurrency": "concurrency",
+    "rpm": "rpm",
+    "rpm_window": "rpm_window",
+    "tpm": "tpm",
+    "temperature": "temperature",
+    "max_tokens": "max_tokens",
+    "system": "system",
+    "effort": "effort",
+    "thinking": "thinking",
+}
+# command-line flag -> the sweep file's top-level setting it overrides
+_SWEEP_FLAGS = {
+    "instances": "instances",
+    "probes": "probes",
+    "template": "template",
+    "repeats": "repeats",
+    "seed": "seed",
+    "out": "out",
+    "budget_usd": "budget_usd",
+    "cache_dir": "cache_dir",
+    "timeout": "timeout",
+    "max_retry_after": "max_retry_after",
+    "retry_errors": "retry_errors",
+    "parser": "parser",
+    "batch": "batch",
+}
+
 
 def run_command(
     ctx: typer.Context,
+    sweep_file: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="SWEEP.yaml",
+            help="A sweep file (see `facetlab schema sweep`); flags given override it.",
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="A sweep file (same as the argument).")
+    ] = None,
     out: Annotated[
         str | None,
         typer.Option(
@@ -178,54 +220,99 @@ def run_command(
     """Run probes on instances against a model; every trial is recorded in <out>/records/.
 
     Re-running the same command resumes (finished trials are skipped); answers are
-    cached so no request is paid for twice.
+    cached so no request is paid for twice. A sweep file (`facetlab run sweep.yaml`)
+    holds the whole sweep, with settings per model; flags given override it.
     """
-    from facetlab.backends.base import SamplingParams
-    from facetlab.runner import Limits, RetryPolicy, RunOptions, run
+    import contextlib
 
+    from facetlab.backends.base import SamplingParams
+    from facetlab.client.limits import Limits
+    from facetlab.runner import RetryPolicy, RunOptions, run
+    from facetlab.runner.sweepconfig import load_sweep_file, price_overrides
+
+    prices: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     try:
-        result = run(
-            instances,
-            probes,
-            model or None,  # no --model: the default model
-            out=out,
-            base_url=base_url,
-            repeats=repeats,
-            template=template,
-            seed=seed,
-            preset=preset,
-            dry_run=dry_run,
-            sampling=SamplingParams(
+        thinking_value = int(thinking) if thinking and thinking.isdigit() else thinking
+        args: dict[str, Any] = {
+            "instances": instances,
+            "probes": probes,
+            "model": model or None,  # no --model: the default model
+            "base_url": base_url,
+            "sampling": SamplingParams(
                 temperature=temperature,
                 max_tokens=max_tokens,
                 system=system,
                 effort=effort,
-                thinking=int(thinking) if thinking and thinking.isdigit() else thinking,
+                thinking=thinking_value,
             ),
-            limits=Limits(
+            "limits": Limits(
                 concurrency=concurrency,
                 requests_per_minute=rpm,
                 tokens_per_minute=tpm,
                 rate_window_s=rpm_window or None,
             ),
-            retry=RetryPolicy(max_retry_after_s=max_retry_after),
-            options=RunOptions(
-                budget_usd=budget_usd,
-                retry_errors=retry_errors,
-                cache_dir=cache_dir,
-                parser=parser,
-                timeout_s=timeout,
-                batch=batch,
-                batch_wait_s=batch_wait,
-                batch_submit=not collect_only,
-                abandon_batches=abandon_batches,
-                new_design=new_design,
-                freeze_heap=True,  # a one-shot process: see RunOptions.freeze_heap
-            ),
-            progress="none" if quiet else "auto",
-            console=sys.stdout,
-            command=_command_line(ctx),
-        )
+        }
+        run_settings: dict[str, Any] = {
+            "repeats": repeats,
+            "template": template,
+            "seed": seed,
+            "out": out,
+            "budget_usd": budget_usd,
+            "cache_dir": cache_dir,
+            "timeout": timeout,
+            "max_retry_after": max_retry_after,
+            "retry_errors": retry_errors,
+            "parser": parser,
+            "batch": batch,
+        }
+        if sweep_file is not None and config is not None:
+            raise FacetlabError("give the sweep file once: as the argument or as --config")
+        path = sweep_file or config
+        if path is not None:
+            if preset is not None:
+                raise FacetlabError("a sweep file and --preset: give one or the other")
+            from_file = _from_sweep_file(ctx, load_sweep_file(path), args)
+            args.update(from_file.pop("run_args"))
+            own_prices = from_file.pop("prices")
+            prices = price_overrides(own_prices)
+            for model_id, price in own_prices.items():  # say which costs are the file's
+                typer.echo(
+                    f"price of {model_id} from {path}: ${price['input']:g} in / "
+                    f"${price['output']:g} out per 1M tokens"
+                )
+            run_settings.update(from_file)
+        with prices:
+            result = run(
+                args["instances"],
+                args["probes"],
+                args["model"],
+                out=run_settings["out"],
+                base_url=args["base_url"],
+                repeats=run_settings["repeats"],
+                template=run_settings["template"],
+                seed=run_settings["seed"],
+                preset=preset,
+                dry_run=dry_run,
+                sampling=args["sampling"],
+                limits=args["limits"],
+                retry=RetryPolicy(max_retry_after_s=run_settings["max_retry_after"]),
+                options=RunOptions(
+                    budget_usd=run_settings["budget_usd"],
+                    retry_errors=run_settings["retry_errors"],
+                    cache_dir=run_settings["cache_dir"],
+                    parser=run_settings["parser"],
+                    timeout_s=run_settings["timeout"],
+                    batch=run_settings["batch"],
+                    batch_wait_s=batch_wait,
+                    batch_submit=not collect_only,
+                    abandon_batches=abandon_batches,
+                    new_design=new_design,
+                    freeze_heap=True,  # a one-shot process: see RunOptions.freeze_heap
+                ),
+                progress="none" if quiet else "auto",
+                console=sys.stdout,
+                command=_command_line(ctx),
+            )
     except SweepInterrupted as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(code=130) from None
@@ -244,6 +331,54 @@ def run_command(
         raise typer.Exit(code=1)
 
 
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether a flag was given on the command line (or by its variable), not defaulted."""
+    source = ctx.get_parameter_source(name)  # typer's own click: compared by name
+    return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
+
+
+def _from_sweep_file(
+    ctx: typer.Context, config: SweepConfig, args: dict[str, Any]
+) -> dict[str, Any]:
+    """The sweep file's settings, each overridden by its flag where one was given."""
+    from facetlab.runner.sweepconfig import ModelEntry, ModelSettings, resolve_models
+
+    if _given(ctx, "model"):  # the command line's models replace the file's
+        entries = [ModelEntry(model=m) for m in ctx.params["model"]]
+        config = config.model_copy(update={"models": entries})
+    # not validated here: Limits and SamplingParams check the flags with their own names
+    overrides = ModelSettings.model_construct(
+        **{
+            setting: args["sampling"].thinking if flag == "thinking" else ctx.params[flag]
+            for flag, setting in _MODEL_FLAGS.items()
+            if _given(ctx, flag)
+        }
+    )
+    resolved = resolve_models(
+        config, overrides, base_url=args["base_url"] if _given(ctx, "base_url") else None
+    )
+    settings: dict[str, Any] = {
+        key: ctx.params[flag] if _given(ctx, flag) else getattr(config, key)
+        for flag, key in _SWEEP_FLAGS.items()
+    }
+    for key, default in (("timeout", 600.0), ("max_retry_after", 120.0)):
+        if settings[key] is None:
+            settings[key] = default
+    probes = settings.pop("probes")
+    instances = settings.pop("instances")
+    return {
+        **settings,
+        "prices": resolved.prices,
+        "run_args": {
+            "instances": instances,
+            "probes": probes if isinstance(probes, str) else ",".join(probes),
+            "model": resolved.models,
+            "sampling": resolved.sampling,
+            "limits": resolved.limits,
+        },
+    }
+
+
 def _command_line(ctx: typer.Context) -> list[str]:
     """``facetlab run`` plus the options given (rebuilt from the parsed parameters)."""
     argv = ["facetlab", "run"]
@@ -255,6 +390,9 @@ def _command_line(ctx: typer.Context) -> list[str]:
         if param.name == "collect_only" or param.name == "abandon_batches":
             continue  # what one run did, not the sweep's command
         if value is None or value == param.default or value == [] or value is False:
+            continue
+        if getattr(param, "param_type_name", "") == "argument":  # the sweep file
+            argv.append(str(value))
             continue
         flag = max(opts, key=len)
         if value is True:

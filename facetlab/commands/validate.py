@@ -1,4 +1,5 @@
-"""CLI commands: ``facetlab validate PATH...`` and ``facetlab schema``."""
+"""CLI commands: ``facetlab validate PATH...`` and ``facetlab schema [KIND]`` (instance files,
+C2 perturbation and C3 compliance sets, sweep files)."""
 
 from __future__ import annotations
 
@@ -45,31 +46,52 @@ def validate_command(
 
 
 def schema_command(
+    what: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="KIND",
+            help="instance (default), perturbations, compliance, or sweep (a sweep file).",
+        ),
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option("--out", "-o", help="Write the schema here (default: standard output)."),
     ] = None,
     kind: Annotated[
-        str,
-        typer.Option("--kind", help="Which file kind: instance, perturbations or compliance."),
-    ] = "instance",
+        str | None,
+        typer.Option(
+            "--kind", help="Which file kind: instance, perturbations, compliance or sweep."
+        ),
+    ] = None,
 ) -> None:
     """Write the JSON Schema of a file kind, for editors to validate while you author."""
+    from typing import Any
+
     from facetlab.checking import json_schema
 
+    if what is not None and kind is not None and what != kind:
+        raise typer.BadParameter(f"{what!r} and --kind {kind!r}: give one kind", param_hint="KIND")
+    chosen = what or kind or "instance"
     kinds: tuple[FileKind, ...] = ("instance", "perturbations", "compliance")
-    if kind not in kinds:
+    schema: dict[str, Any]
+    if chosen == "sweep":
+        from facetlab.runner.sweepconfig import sweep_json_schema
+
+        schema = sweep_json_schema()
+    elif chosen in kinds:
+        schema = json_schema(next(k for k in kinds if k == chosen))
+    else:
         raise typer.BadParameter(
-            f"expected one of {', '.join(kinds)}, got {kind!r}", param_hint="--kind"
+            f"expected one of {', '.join((*kinds, 'sweep'))}, got {chosen!r}",
+            param_hint="KIND" if what is not None else "--kind",
         )
-    chosen: FileKind = next(k for k in kinds if k == kind)
-    text = json.dumps(json_schema(chosen), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
     if out is None:
         typer.echo(text, nl=False)
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
-        typer.echo(f"wrote {kind} schema to {out}", err=True)
+        typer.echo(f"wrote {chosen} schema to {out}", err=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -143,7 +143,7 @@ async def arun(
     seed: int = 0,
     preset: str | None = None,
     dry_run: bool = False,
-    sampling: SamplingParams | None = None,
+    sampling: SamplingParams | Mapping[str, SamplingParams] | None = None,
     limits: Limits | Mapping[str, Limits] | None = None,
     concurrency: int | None = None,
     retry: RetryPolicy | None = None,
@@ -159,7 +159,8 @@ async def arun(
     """Plan, estimate and run a sweep; see :mod:`facetlab.runner`.
 
     What to ask is given as arguments; how to ask it as objects: ``sampling``
-    (temperature, max tokens, system prompt; its seed is the sweep's, from ``seed``),
+    (temperature, max tokens, system prompt; its seed is the sweep's, from ``seed``;
+    or model string -> SamplingParams, one per model given),
     ``limits`` (one :class:`Limits` for every provider, or provider -> Limits;
     ``concurrency`` is a shorthand for its concurrency), ``retry`` and ``options``
     (:class:`~facetlab.runner.options.RunOptions`: budget, cache, timeouts, batch).
@@ -179,7 +180,8 @@ async def arun(
     from facetlab.probes import PARSERS
 
     opts = options or RunOptions()
-    sampling = sampling or SamplingParams()
+    own_sampling = dict(sampling) if isinstance(sampling, Mapping) else None  # per model
+    sampling = SamplingParams() if isinstance(sampling, Mapping) else sampling or SamplingParams()
     temperature, max_tokens = sampling.temperature, sampling.max_tokens
     budget_usd, retry_errors, batch = opts.budget_usd, opts.retry_errors, opts.batch
     parser = opts.parser
@@ -233,6 +235,8 @@ async def arun(
             )
             for m, own in params_by_model.items()
         }
+    if own_sampling is not None:
+        sweep_params = _per_model_params(own_sampling, identities, seed)
     declarations = _declarations(models, sweep_params, backends, console)
     insts, instances_dir = resolve_instances(instances)
     preflight.check_instances(insts)
@@ -326,7 +330,7 @@ async def arun(
         extra=sweep_extra,
         design=design,
     )
-    prog = Progress()
+    prog = Progress(budget_usd=budget_usd)
     display = ProgressDisplay(prog, progress) if progress != "none" else None
     executor = Executor(
         backends,
@@ -403,6 +407,19 @@ def _declarations(
                 "requested_params",
             )
     return declarations
+
+
+def _per_model_params(
+    given: Mapping[str, SamplingParams], identities: Mapping[str, str], seed: int
+) -> dict[str, SamplingParams]:
+    """``sampling=`` given per model string, keyed by each model's identity, with the seed."""
+    missing = [m for m in identities if m not in given]
+    if missing:
+        raise ConfigError(f"sampling= names no parameters for model(s) {', '.join(missing)}")
+    return {
+        identity: dataclasses.replace(given[m], seed=seed if seed else None)
+        for m, identity in identities.items()
+    }
 
 
 def _cache_path(opts: RunOptions) -> Path | None:

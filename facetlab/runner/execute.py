@@ -46,7 +46,7 @@ from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.inputs import trial_inputs
 from facetlab.records.own import record_statuses, write_record
 from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
-from facetlab.runner.options import RunOptions
+from facetlab.runner.options import RunOptions, limits_key
 from facetlab.runner.plan import ProbeSuite, Trial, weight_estimates
 from facetlab.runner.progress import Progress, ProgressDisplay, RunStats
 from facetlab.timestamps import now_iso
@@ -91,30 +91,35 @@ class ExecOptions:
 class _ExecutorHooks(CallHooks):
     """The executor's live counters, told by its clients what each call is doing."""
 
-    def __init__(self, executor: Executor) -> None:
+    def __init__(self, executor: Executor, model: str = "") -> None:
         self.executor = executor
         self.progress = executor.progress
         self.stats = executor.stats
+        self.provider = executor.progress.provider(model)  # the display's per-provider row
 
     def stopped(self) -> bool:
         return self.executor.stop  # budget reached, interrupted or disk full
 
     def call_started(self) -> None:
         self.progress.in_flight += 1
+        self.provider.in_flight += 1
         self.stats.calls += 1
 
     def call_ended(self) -> None:
         self.progress.in_flight -= 1
+        self.provider.in_flight -= 1
 
     def retry_waiting(self, error: BaseException) -> None:
         self.stats.retries += 1
         if is_rate_limit(error):
             self.stats.rate_limited += 1
         self.progress.retrying += 1
+        self.provider.retrying += 1
         self.executor.refresh_display()
 
     def retry_started(self) -> None:
         self.progress.retrying -= 1
+        self.provider.retrying -= 1
 
     def cancelled(self) -> None:
         self.stats.cancelled_in_flight += 1
@@ -251,17 +256,19 @@ class Executor:
         self._tasks: list[asyncio.Future[None]] = []
         self.meter = CostMeter(options.run.budget_usd)
         self._clients: dict[str, ModelClient] = {}
-        self._hooks = _ExecutorHooks(self)
+        self._hooks: dict[str, _ExecutorHooks] = {}
 
     def limiter(self, provider: str, endpoint: str | None = None) -> ProviderLimiter:
         """The one limiter of ``provider`` at ``endpoint`` (its own limits, else the defaults).
 
-        Limits are configured per provider; two servers of one provider (api.openai.com
-        and a local vLLM) are limited apart.
+        Limits are configured per provider, or per server of a provider
+        (:func:`~facetlab.runner.options.limits_key`); two servers of one provider
+        (api.openai.com and a local vLLM) are limited apart.
         """
         where = (provider, endpoint)
         if where not in self._limiters:
-            lim = self.options.limits.get(provider, self.options.default_limits)
+            own = self.options.limits.get(limits_key(provider, endpoint))  # this server's
+            lim = own or self.options.limits.get(provider, self.options.default_limits)
             self._limiters[where] = ProviderLimiter(lim)
         return self._limiters[where]
 
@@ -291,6 +298,12 @@ class Executor:
                 rng=self._rng,
             )
             self._clients[model] = found
+        return found
+
+    def _hooks_of(self, model: str) -> _ExecutorHooks:
+        found = self._hooks.get(model)
+        if found is None:
+            found = self._hooks[model] = _ExecutorHooks(self, model)
         return found
 
     def refresh_display(self) -> None:
@@ -325,6 +338,7 @@ class Executor:
                 st.count_failure("reply emptied by reasoning (max_tokens reached)", record.trial_id)
         if record.cached:
             st.cached += 1
+        self.progress.trial_finished(record.model, record.status == "ok")
         st.parse_status[record.parse_status] = st.parse_status.get(record.parse_status, 0) + 1
         self.refresh_display()
 
@@ -487,7 +501,9 @@ class Executor:
         request = ModelRequest(trial.prompt, trial.request_params(), trial.context())
         started_at = now_iso()
         try:
-            answer = await client.call(request, tokens=self._estimate(trial), hooks=self._hooks)
+            answer = await client.call(
+                request, tokens=self._estimate(trial), hooks=self._hooks_of(trial.model)
+            )
         except Stopped:  # no new call once stopped: no record, the next run asks again
             self.stats.not_started += 1
             return

@@ -69,3 +69,16 @@ class RunOptions:
             raise ConfigError("batch_submit=False (collect only) needs batch=True")
         if self.cache_dir is not None and not str(self.cache_dir).strip():
             raise ConfigError("--cache-dir is empty; expected a folder")
+
+
+def limits_key(provider: str, endpoint: str | None = None) -> str:
+    """The key of a provider's limits at a server, in ``facetlab.run(limits={...})``.
+
+    A provider's own server is the provider's name; another server is
+    ``provider@URL`` (the URL as given, without a trailing ``/``), so two servers of
+    one provider get limits of their own::
+
+        >>> limits_key("openai"), limits_key("openai", "http://127.0.0.1:8000/v1/")
+        ('openai', 'openai@http://127.0.0.1:8000/v1')
+    """
+    return f"{provider}@{endpoint.rstrip('/')}" if endpoint else provider

@@ -1,19 +1,35 @@
-"""Live progress of a sweep: done / failed / retrying / rate-limited, and spend.
+"""Live progress of a sweep: done / failed / retrying / rate-limited, rate, ETA and spend.
 
-:class:`Progress` holds the counters; a display renders them: a ``rich`` live
-line in a terminal, an updating HTML line in a notebook (through IPython's
-display handle), or nothing. Rendering is throttled so a fast sweep is not slowed
-by its own progress bar.
+:class:`Progress` holds the counters (the run's and each provider's); a
+:class:`ProgressDisplay` renders them in one of these modes:
+
+- ``rich`` (a terminal): a bar with rate, ETA and spend against the budget, and a
+  row per provider (ok, failed, retrying, in flight), redrawn in place;
+- ``notebook`` (Jupyter): the same as one line, updated in place through IPython's
+  display handle;
+- ``plain`` (CI logs, anything not a terminal): one line every ``PLAIN_INTERVAL_S``
+  seconds (a long sweep leaves a line a minute-ish, not a flood), and one last line
+  at the end if any was printed;
+- ``none``: nothing (``--quiet``).
+
+``auto`` picks ``notebook`` in a Jupyter kernel, ``rich`` when standard error is a
+terminal and ``plain`` otherwise. Rendering is throttled so a fast sweep is not
+slowed by its own display.
 """
 
 from __future__ import annotations
 
+import html
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
+from urllib.parse import parse_qs, urlsplit
 
 Mode = Literal["auto", "rich", "notebook", "plain", "none"]
+
+PLAIN_INTERVAL_S = 30.0
+"""Seconds between two lines of the ``plain`` display (CI logs)."""
 
 
 @dataclass
@@ -57,6 +73,31 @@ class RunStats:
 
 
 @dataclass
+class ProviderCounts:
+    """One provider's (at one server's) trials and calls right now."""
+
+    ok: int = 0
+    failed: int = 0
+    retrying: int = 0
+    in_flight: int = 0
+
+
+def provider_label(model: str) -> str:
+    """Who a model string's calls go to: the provider, and the server when it names one.
+
+    >>> provider_label("anthropic/claude-sonnet-4-6")
+    'anthropic'
+    >>> provider_label("openai/qwen3?base_url=http://127.0.0.1:8000/v1")
+    'openai@127.0.0.1:8000'
+    """
+    provider, _, rest = model.partition("/")
+    query = rest.partition("?")[2]
+    url = (parse_qs(query).get("base_url") or parse_qs(query).get("endpoint_url") or [""])[0]
+    where = urlsplit(url if "://" in url else f"http://{url}").netloc if url else ""
+    return f"{provider}@{where}" if where else provider
+
+
+@dataclass
 class Progress:
     """The live view of a run: its :class:`RunStats` and what is happening right now.
 
@@ -67,19 +108,116 @@ class Progress:
     retrying: int = 0
     """Trials waiting to retry after a transient failure."""
     in_flight: int = 0
-    started: float = field(default_factory=time.monotonic)
+    started: float = field(default_factory=lambda: time.monotonic())
+    budget_usd: float | None = None
+    """The run's budget (shown beside the spend)."""
+    by_provider: dict[str, ProviderCounts] = field(default_factory=dict)
+    """Per provider (and server): see :func:`provider_label`."""
+
+    def provider(self, model: str) -> ProviderCounts:
+        """The counts of ``model``'s provider (created on first use)."""
+        label = provider_label(model)
+        found = self.by_provider.get(label)
+        if found is None:
+            found = self.by_provider[label] = ProviderCounts()
+        return found
+
+    def trial_finished(self, model: str, ok: bool) -> None:
+        """Count a recorded trial under its provider (the run's totals are in ``stats``)."""
+        counts = self.provider(model)
+        if ok:
+            counts.ok += 1
+        else:
+            counts.failed += 1
+
+    @property
+    def finished(self) -> int:
+        """Trials recorded this run."""
+        return self.stats.ok + self.stats.failed
+
+    def rate(self) -> float:
+        """Trials recorded per second so far this run."""
+        elapsed = time.monotonic() - self.started
+        return self.finished / elapsed if elapsed > 0 else 0.0
+
+    def eta_s(self) -> float | None:
+        """Seconds left at the rate so far (None before the first trial or once stopped)."""
+        s = self.stats
+        left = s.total - s.already_done - self.finished - s.not_started
+        rate = self.rate()
+        if left <= 0:
+            return 0.0
+        return left / rate if rate > 0 else None
+
+    def spend(self) -> str:
+        """The spend, against the budget when there is one."""
+        spent = f"${self.stats.spend_usd:,.4f}"
+        return spent if self.budget_usd is None else f"{spent} of ${self.budget_usd:,.2f}"
 
     def line(self) -> str:
+        """Everything on one line (notebooks, CI logs)."""
         s = self.stats
-        elapsed = time.monotonic() - self.started
-        finished = s.ok + s.failed
-        rate = finished / elapsed if elapsed > 0 else 0.0
-        return (
-            f"{finished + s.already_done}/{s.total} trials · done {s.ok} (cached {s.cached}, "
+        text = (
+            f"{self.finished + s.already_done}/{s.total} trials · done {s.ok} (cached {s.cached}, "
             f"already recorded {s.already_done}) · failed {s.failed} · retrying {self.retrying} · "
             f"rate-limited {s.rate_limited} · in flight {self.in_flight} · "
-            f"${s.spend_usd:.4f} · {rate:.1f}/s"
+            f"{self.spend()} · {self.rate():.1f}/s · ETA {format_eta(self.eta_s())}"
         )
+        if len(self.by_provider) > 1:
+            text += " · " + "; ".join(
+                f"{label} {c.ok} ok {c.failed} failed {c.retrying} retrying"
+                for label, c in sorted(self.by_provider.items())
+            )
+        return text
+
+    def renderable(self) -> Any:
+        """The ``rich`` view: a bar with rate, ETA and spend, then a row per provider."""
+        from rich.console import Group
+        from rich.progress_bar import ProgressBar
+        from rich.table import Table
+        from rich.text import Text
+
+        s = self.stats
+        done = self.finished + s.already_done
+        head = Table.grid(padding=(0, 1))
+        head.add_row(
+            ProgressBar(total=max(s.total, 1), completed=done, width=30),
+            Text(f"{done}/{s.total} trials"),
+            Text(f"{self.rate():.1f}/s", style="cyan"),
+            Text(f"ETA {format_eta(self.eta_s())}", style="cyan"),
+            Text(self.spend(), style="green" if not s.stopped_by_budget else "red"),
+        )
+        detail = Text(
+            f"cached {s.cached} · already recorded {s.already_done} · rate-limited "
+            f"{s.rate_limited} · in flight {self.in_flight}",
+            style="dim",
+        )
+        table = Table(box=None, padding=(0, 2), show_edge=False)
+        for name in ("provider", "ok", "failed", "retrying", "in flight"):
+            table.add_column(name, justify="left" if name == "provider" else "right")
+        for label, c in sorted(self.by_provider.items()):
+            table.add_row(
+                label,
+                str(c.ok),
+                Text(str(c.failed), style="red" if c.failed else ""),
+                Text(str(c.retrying), style="yellow" if c.retrying else ""),
+                str(c.in_flight),
+            )
+        return Group(head, detail, table) if self.by_provider else Group(head, detail)
+
+
+def format_eta(seconds: float | None) -> str:
+    """``h:mm:ss`` or ``m:ss``; ``?`` when unknown.
+
+    >>> format_eta(3725), format_eta(59.4), format_eta(None)
+    ('1:02:05', '0:59', '?')
+    """
+    if seconds is None:
+        return "?"
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def _in_notebook() -> bool:
@@ -92,31 +230,45 @@ def _in_notebook() -> bool:
 
 
 class ProgressDisplay:
-    """Renders a :class:`Progress` at most every ``interval`` seconds."""
+    """Renders a :class:`Progress` at most every ``interval`` seconds (``plain``: every
+    ``PLAIN_INTERVAL_S``, unless ``interval`` is given)."""
 
-    def __init__(self, progress: Progress, mode: Mode = "auto", interval: float = 0.2) -> None:
+    def __init__(
+        self,
+        progress: Progress,
+        mode: Mode = "auto",
+        interval: float | None = None,
+        stream: TextIO | None = None,
+    ) -> None:
         self.progress = progress
-        self.interval = interval
-        self._last = 0.0
         if mode == "auto":
             if _in_notebook():
                 mode = "notebook"
             elif sys.stderr.isatty():
                 mode = "rich"
             else:
-                mode = "none"
+                mode = "plain"
         self.mode: Mode = mode
+        self.interval = (
+            interval if interval is not None else (PLAIN_INTERVAL_S if mode == "plain" else 0.2)
+        )
+        self._stream = stream
+        self._last = 0.0
+        self._lines = 0
         self._live: Any = None
         self._handle: Any = None
 
+    def _out(self) -> TextIO:
+        return self._stream if self._stream is not None else sys.stderr  # looked up now
+
     def start(self) -> None:
+        self._last = time.monotonic()  # plain: the first line comes one interval in
         if self.mode == "rich":
             from rich.console import Console
             from rich.live import Live
 
-            self._live = Live(
-                self.progress.line(), console=Console(stderr=True), refresh_per_second=5
-            )
+            console = Console(file=self._stream) if self._stream else Console(stderr=True)
+            self._live = Live(self.progress.renderable(), console=console, refresh_per_second=5)
             self._live.start()
         elif self.mode == "notebook":
             from IPython.display import display
@@ -126,7 +278,7 @@ class ProgressDisplay:
     def _html(self) -> Any:
         from IPython.display import HTML
 
-        return HTML(f"<pre>{self.progress.line()}</pre>")  # type: ignore[no-untyped-call]
+        return HTML(f"<pre>{html.escape(self.progress.line())}</pre>")  # type: ignore[no-untyped-call]
 
     def update(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -134,13 +286,18 @@ class ProgressDisplay:
             return
         self._last = now
         if self._live is not None:
-            self._live.update(self.progress.line())
+            self._live.update(self.progress.renderable())
         elif self._handle is not None:
             self._handle.update(self._html())
         elif self.mode == "plain":
-            print(self.progress.line(), file=sys.stderr, flush=True)
+            print(self.progress.line(), file=self._out(), flush=True)
+            self._lines += 1
 
     def stop(self) -> None:
+        if self.mode == "plain":
+            if self._lines:  # the last state, after the periodic ones (a short run prints none)
+                self.update(force=True)
+            return
         self.update(force=True)
         if self._live is not None:
             self._live.stop()
