@@ -1,8 +1,9 @@
 """llama-cpp-python's server (``python -m llama_cpp.server``), as measured by
 ``scripts/local-model-smoke.sh`` (0.3.36): it takes structured output only as
 ``response_format={"type": "json_object", "schema": ...}`` and answers OpenAI's
-``json_schema`` shape with an HTTP 500 carrying pydantic's validation message. The fake
-below answers in exactly those shapes (bodies copied from the real server's replies)."""
+``json_schema`` shape with an HTTP 500 carrying pydantic's validation message; under its
+JSON grammar SmolLM2 put raw newlines inside JSON strings (12 of 143 CRAFT replies). The
+fake below answers in exactly those shapes (bodies copied from the real server's replies)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from fakes import FakeLLMServer, FakeRequest
 from facetlab.backends import ModelRequest, SamplingParams, get_backend
 from facetlab.client import CallFailed, ModelClient
 from facetlab.craft import InspectOptions, inspect, openai_adapter
-from facetlab.craft.adapters.llm import reply_schema
+from facetlab.craft.adapters.llm import parse_reply, reply_schema
 from facetlab.errors import ConfigError
 
 TICKET = {"body": "An urgent outage: nothing loads.", "queue": "support"}
@@ -41,8 +42,12 @@ def llama_cpp_route(request: FakeRequest) -> tuple[int, dict[str, str], bytes]:
                  "code": None}  # fmt: skip
         return 500, headers, json.dumps({"error": error}).encode()
     urgent = "urgent" in request.prompt
-    text = json.dumps({"decision": "P1" if urgent else "P3", "rationale": "urgent",
-                       "cited_evidence": [{"path": "body", "quote": "urgent"}]})  # fmt: skip
+    # as SmolLM2 answered under the server's JSON grammar: a raw newline inside a string
+    decision = "P1" if urgent else "P3"
+    text = (
+        f'{{"decision": "{decision}", "rationale": "It says urgent,\nso it is urgent.", '
+        '"cited_evidence": [{"path": "body", "quote": "urgent"}]}'
+    )
     completion = {
         "id": "chatcmpl-1146e904-5c28-4c2f-ab97-66a5ce99a853",
         "object": "chat.completion",
@@ -81,7 +86,7 @@ def test_json_object_sends_the_schema_in_the_shape_llama_cpp_python_takes() -> N
         answer = asyncio.run(ModelClient(backend).generate(structured_request()))
         (sent,) = [r.body for r in server.requests]
     assert sent["response_format"] == {"type": "json_object", "schema": reply_schema(["P1", "P3"])}
-    assert json.loads(answer.response.text)["decision"] == "P1"
+    assert json.loads(answer.response.text, strict=False)["decision"] == "P1"
     assert answer.response.usage.input_tokens == 38 and answer.response.stop_reason == "stop"
 
 
@@ -119,3 +124,9 @@ def test_a_craft_agent_on_llama_cpp_python_answers_every_sample() -> None:
     assert report.failed_samples == 0 and agent.failure_causes == {}
     assert report.baseline_decision == "P1"
     assert formats == {"json_object"}
+
+
+def test_a_raw_newline_inside_a_json_string_is_parsed() -> None:
+    reply = '{"decision": "P1", "rationale": "line one\nline two", "cited_evidence": []}'
+    trace = parse_reply(reply, TICKET, decisions=["P1", "P3"])
+    assert trace.decision == "P1" and trace.rationale == "line one\nline two"
