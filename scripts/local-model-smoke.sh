@@ -64,7 +64,7 @@ if [ ! -x "$PY" ]; then
   python3 -m venv "$VENV"
   "$PY" -m pip install -q --upgrade pip
 fi
-if ! "$PY" -c "import llama_cpp.server" 2>/dev/null; then
+if ! "$PY" -c "import llama_cpp.server.app" 2>/dev/null; then # the [server] extras too
   log "building $LLAMA_CPP_SPEC (compiles llama.cpp; log: $SMOKE_DIR/build.log)"
   t0=$(now)
   # shared machine: lowest priority, at most two compiler jobs
