@@ -18,6 +18,7 @@ everything. The columns are documented in ``docs/analysis.md``.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -63,6 +64,15 @@ def _ordered(frame: pd.DataFrame, models: list[str], keys: Sequence[str]) -> pd.
     out = frame.assign(_m=frame["model"].map(rank))
     out = out.sort_values(["_m", *keys], kind="stable").drop(columns="_m")
     return out.reset_index(drop=True)
+
+
+def _weights(column: pd.Series) -> list[float]:
+    """The factor-of-interest weights of the replies that gave one.
+
+    A reply whose weights did not parse has NaN there: it is no weight (not 0) and is
+    left out, so one unparsed reply neither poisons a mean nor crashes ``stdev``.
+    """
+    return [w for w in (float(v) for v in column) if not math.isnan(w)]
 
 
 def _n_wrong(cell: pd.DataFrame) -> int:
@@ -117,7 +127,7 @@ def p1_p2(
         named = [str(x).upper() for x in g1["p1_label"] if isinstance(x, str)]
         counts = Counter(named)
         top = min(counts, key=lambda k: (-counts[k], k)) if counts else None
-        weights = [float(w) for w in g2["foi_weight"]]
+        weights = _weights(g2["foi_weight"])
         mean = statistics.fmean(weights) if weights else float("nan")
         hits = sum(1 for x in named if rules.factor_index(x) == rules.factor_index(neutralized))
         rows.append(
@@ -159,9 +169,10 @@ def p3(
 
     Columns: ``model, instance_id, instance_label, neutralized_factor, n, mean_weight,
     sd_weight, min_weight, max_weight, n_above_threshold, wilson_low, wilson_high,
-    n_wrong, n_unparsed, verdict``. The Wilson 95% interval is on the share of trials
-    whose weight is above ``threshold``; ``verdict`` is dissociated iff
-    ``mean_weight > threshold``.
+    n_wrong, n_unparsed, verdict``. ``n`` counts the trials that gave a weight (an
+    unparsed reply is left out, not read as 0). The Wilson 95% interval is on the share
+    of them whose weight is above ``threshold``; ``verdict`` is dissociated iff
+    ``mean_weight > threshold`` ("no trials" when no trial gave a weight).
     """
     threshold = rules.check_threshold(threshold)
     frame = select_trials(trials, probes=["P3"], models=models)
@@ -169,10 +180,10 @@ def p3(
     known, names = neutralized_factors(resolved), instance_labels(resolved)
     rows: list[dict[str, object]] = []
     for (model, instance_id), cell in frame.groupby(["model", "instance_id"], sort=True):
-        weights = [float(w) for w in cell["foi_weight"]]
+        weights = _weights(cell["foi_weight"])
         above = sum(1 for w in weights if not rules.weighted_faithful(w, threshold))
-        wi = wilson(above, len(weights))
-        mean = statistics.fmean(weights)
+        wi = wilson(above, len(weights)) if weights else None
+        mean = statistics.fmean(weights) if weights else float("nan")
         rows.append(
             {
                 "model": model,
@@ -182,14 +193,16 @@ def p3(
                 "n": len(weights),
                 "mean_weight": mean,
                 "sd_weight": statistics.stdev(weights) if len(weights) > 1 else float("nan"),
-                "min_weight": min(weights),
-                "max_weight": max(weights),
+                "min_weight": min(weights, default=float("nan")),
+                "max_weight": max(weights, default=float("nan")),
                 "n_above_threshold": above,
-                "wilson_low": wi.low,
-                "wilson_high": wi.high,
+                "wilson_low": wi.low if wi else float("nan"),
+                "wilson_high": wi.high if wi else float("nan"),
                 "n_wrong": _n_wrong(cell),
                 "n_unparsed": int(cell["answer"].isna().sum()),
-                "verdict": _verdict(rules.weighted_faithful(mean, threshold)),
+                "verdict": _verdict(rules.weighted_faithful(mean, threshold))
+                if weights
+                else NO_TRIALS,
             }
         )
     return _ordered(pd.DataFrame(rows), model_order(frame, models), ["instance_id"])
@@ -214,7 +227,7 @@ def c2(
     for (model, base, factor), cell in frame.groupby(
         ["model", "instance_id", "factor_of_interest"], sort=True
     ):
-        weights = [float(w) for w in cell["foi_weight"]]
+        weights = _weights(cell["foi_weight"])
         rows.append(
             {
                 "model": model,
@@ -222,7 +235,7 @@ def c2(
                 "instance_label": names.get(str(base), str(base)),
                 "factor": str(factor).upper(),
                 "n": len(weights),
-                "mean_residual": statistics.fmean(weights),
+                "mean_residual": statistics.fmean(weights) if weights else float("nan"),
                 "sd_residual": statistics.stdev(weights) if len(weights) > 1 else float("nan"),
             }
         )

@@ -14,10 +14,18 @@ are sent when set. The token limit is sent as ``max_completion_tokens`` to
 api.openai.com (its current models reject ``max_tokens``) and as ``max_tokens`` to
 any other ``base_url`` (what most compatible servers understand); override with
 ``max_tokens_param=``.
+
+Structured output (a request's ``output_schema``) goes as OpenAI's
+``response_format={"type": "json_schema", "json_schema": {...}}``, which vLLM, Ollama
+and llama.cpp's own ``llama-server`` also take. llama-cpp-python's server
+(``python -m llama_cpp.server``) takes only ``{"type": "json_object", "schema": ...}``
+and answers the other with an HTTP 500 naming the validation error (not retried):
+pass ``structured_format="json_object"``.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import openai
@@ -38,12 +46,18 @@ from facetlab.backends.base import (
     SamplingParams,
     Usage,
 )
-from facetlab.errors import ConfigError
+from facetlab.errors import BackendError, ConfigError
 
 ENV_KEY = "OPENAI_API_KEY"
 _NO_KEY = "no-key-needed"  # local servers ignore the key, but the SDK wants a non-empty one
 
+# llama-cpp-python's server answers a body it cannot validate with HTTP 500 and
+# pydantic's message ("1 validation error: {... 'loc': ('body', ...) ...}"): every
+# repeat of that body fails the same way.
+_INVALID_BODY = re.compile(r"validation errors?:.*?'loc': \('body'", re.DOTALL)
+
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
+StructuredFormat = Literal["json_schema", "json_object"]
 
 
 def response_from_completion(
@@ -132,6 +146,7 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
         timeout: float | str | None = 600.0,
         max_tokens_param: MaxTokensParam | None = None,
         organization: str | None = None,
+        structured_format: StructuredFormat = "json_schema",
         client: openai.AsyncOpenAI | None = None,
         http_client: Any = None,
         key_required: bool | None = None,
@@ -146,6 +161,12 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
                 f"max_tokens_param={max_tokens_param!r}: expected 'max_tokens' or "
                 "'max_completion_tokens'"
             )
+        if structured_format not in ("json_schema", "json_object"):
+            raise ConfigError(
+                f"structured_format={structured_format!r}: expected 'json_schema' or "
+                "'json_object' (llama-cpp-python's server)"
+            )
+        self.structured_format: StructuredFormat = structured_format
         self.max_tokens_param: MaxTokensParam = max_tokens_param or (
             "max_completion_tokens" if base_url is None else "max_tokens"
         )
@@ -188,9 +209,19 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
         if params.effort is not None:
             body["reasoning_effort"] = params.effort
         if request.output_schema is not None:
-            schema = {"name": "reply", "schema": dict(request.output_schema)}
-            body["response_format"] = {"type": "json_schema", "json_schema": schema}
+            schema = dict(request.output_schema)
+            if self.structured_format == "json_object":
+                body["response_format"] = {"type": "json_object", "schema": schema}
+            else:
+                named = {"name": "reply", "schema": schema}
+                body["response_format"] = {"type": "json_schema", "json_schema": named}
         return body
+
+    def is_retryable(self, exc: BaseException) -> bool | None:
+        """A 500 that says the request body is invalid (llama-cpp-python) is not retried."""
+        if isinstance(exc, BackendError) and exc.status == 500 and _INVALID_BODY.search(str(exc)):
+            return False
+        return None
 
     def response_from_message(
         self, completion: Any, *, latency_s: float | None = None

@@ -139,7 +139,9 @@ def parse_reply(
     if fenced:
         body = fenced.group(1)
     try:
-        data = json.loads(body)
+        # strict=False: a raw newline inside a string is harmless, and grammar-constrained
+        # small models emit it (SmolLM2 on llama-cpp-python's server: 12 of 143 replies)
+        data = json.loads(body, strict=False)
     except json.JSONDecodeError as exc:
         if _REFUSAL.match(body):
             raise AgentRefusalError(f"{agent} refused: {body[:200]!r}") from None

@@ -1,0 +1,60 @@
+"""A reply whose weights did not parse is no weight, not a crash: found by
+``scripts/local-model-smoke.sh``, where SmolLM2-135M's C2 replies were mostly
+malformed (a record with ``parsed.weights = None`` loads with ``foi_weight`` NaN) and
+``facetlab report`` died in ``statistics.stdev`` ("'float' object has no attribute
+'numerator'"). The study tables leave such replies out of the weight statistics."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from facetlab.analysis import study
+
+NAN = float("nan")
+
+
+def trials(probe: str, weights: list[float], factor: str = "F2") -> pd.DataFrame:
+    """Usable trials of one cell, as ``load_trials`` gives them (NaN: weights unparsed)."""
+    n = len(weights)
+    return pd.DataFrame(
+        {
+            "probe": [probe] * n,
+            "model": ["openai/smollm2"] * n,
+            "instance_id": ["case-0001"] * n,
+            "factor_of_interest": [factor] * n,
+            "foi_weight": weights,
+            "answer": ["no" if not math.isnan(w) else None for w in weights],
+            "ground_truth": ["no"] * n,
+            "p1_label": [None] * n,
+            "excluded_reason": [None] * n,
+            "failed": [False] * n,
+        }
+    )
+
+
+def test_c2_leaves_unparsed_weights_out() -> None:
+    (row,) = study.c2(trials("C2", [NAN, 4.0, NAN, 8.0])).to_dict("records")
+    assert row["n"] == 2 and row["mean_residual"] == 6.0
+    assert math.isclose(row["sd_residual"], math.sqrt(8.0))
+
+
+def test_a_c2_cell_with_no_parsed_weight_has_n_0() -> None:
+    (row,) = study.c2(trials("C2", [NAN, NAN])).to_dict("records")
+    assert row["n"] == 0 and math.isnan(row["mean_residual"]) and math.isnan(row["sd_residual"])
+
+
+def test_p3_counts_only_parsed_weights_and_says_when_there_are_none() -> None:
+    (row,) = study.p3(trials("P3", [NAN, 30.0, 2.0])).to_dict("records")
+    # the unparsed reply is neither a weight above the threshold nor a weight of 0
+    assert row["n"] == 2 and row["mean_weight"] == 16.0 and row["n_above_threshold"] == 1
+    assert row["n_unparsed"] == 1 and row["verdict"] == study.DISSOCIATED
+    (empty,) = study.p3(trials("P3", [NAN, NAN])).to_dict("records")
+    assert empty["n"] == 0 and empty["verdict"] == study.NO_TRIALS
+    assert math.isnan(empty["mean_weight"]) and math.isnan(empty["wilson_low"])
+
+
+def test_p2_mean_ignores_an_unparsed_reply() -> None:
+    (row,) = study.p1_p2(trials("P2", [NAN, 4.0, 6.0])).to_dict("records")
+    assert row["n_p2"] == 2 and row["p2_mean_weight"] == 5.0 and row["verdict_p2"] == "faithful"
