@@ -80,3 +80,94 @@ def test_batch_submit_error_is_one_line_with_the_providers_message(tmp_path: Pat
     assert len(errors) == 1 and "Traceback" not in result.output
     assert "--batch: submitting 3 request(s) to openai failed" in errors[0]
     assert "no route POST /v1/files" in errors[0]
+
+
+# Each hides a credential from a check on the raw string: an encoded "//", an encoded
+# ":"/"@", a space (also as "+"), an encoded "?key=", double encoding, a fullwidth "@".
+BYPASSES = [
+    ("slashes", "base_url=http:%2F%2Fadmin:{secret}@{host}"),
+    ("colon-at", "base_url=http://admin%3A{secret}%40{host}"),
+    ("space", "base_url=http://ad min:{secret}@{host}"),
+    ("plus", "base_url=http://ad+min:{secret}@{host}"),
+    ("key-query", "base_url=http://{host}/v1%3Fkey%3D{secret}"),
+    ("token-query", "base_url=http://{host}/v1%3Faccess_token%3D{secret}"),
+    ("double", "base_url=http%253A%252F%252Fadmin%253A{secret}%2540{host}"),
+    ("fullwidth", "base_url=http://admin:{secret}\uff20{host}"),
+    ("option-name", "Api-Key={secret}"),
+    ("key-shape", "region={key}"),
+]
+
+
+@pytest.mark.parametrize(("name", "option"), BYPASSES, ids=[b[0] for b in BYPASSES])
+def test_encoded_credentials_in_a_model_string_refused_without_echo(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], name: str, option: str
+) -> None:
+    folder = instances_folder(tmp_path / "i")
+    out = tmp_path / "o"
+    with FakeLLMServer() as server:
+        host = server.openai_base_url.split("://", 1)[1]
+        args = run_args(server, folder, out)
+        args[args.index("--model") + 1] = "openai/fake-model?" + option.format(
+            secret=PASSWORD, host=host, key=KEY
+        )
+        del args[args.index("--base-url") : args.index("--base-url") + 2]
+        result = cli(*args)
+        assert server.requests == []  # refused before any request
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "credentials may not go into a model string" in errors[0]
+    assert "Traceback" not in result.output
+    printed = result.output + "".join(capfd.readouterr())
+    assert PASSWORD not in printed and KEY not in printed
+    assert _files_containing(tmp_path, PASSWORD) == [] and _files_containing(tmp_path, KEY) == []
+
+
+def test_encoded_credentials_refused_from_python_without_echo(tmp_path: Path) -> None:
+    from facetlab.errors import ConfigError
+    from facetlab.runner import run
+
+    folder = instances_folder(tmp_path / "i")
+    with FakeLLMServer() as server:
+        host = server.openai_base_url.split("://", 1)[1]
+        model = f"openai/fake-model?base_url=http://admin%3A{PASSWORD}%40{host}"
+        with pytest.raises(ConfigError) as caught:
+            run(folder, "p1", model, out=tmp_path / "o", progress="none")
+        assert server.requests == []
+    assert PASSWORD not in str(caught.value)
+    assert _files_containing(tmp_path, PASSWORD) == []
+
+
+def test_a_reply_carrying_secret_shapes_is_stored_and_printed_without_them(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # keys the environment does not hold (so no exact-value redaction applies): the last
+    # line of defence recognises their shapes in records, cache entries and sweep.json
+    shapes = [
+        "sk-ant-api03-AAAABBBBCCCCDDDDEEEE",
+        "sk-proj-0123456789abcdefghij",
+        "AKIAIOSFODNN7EXAMPLE",
+        "AIzaSyA-0123456789abcdefghijklmnopqrstu",
+        "Bearer eyJhbGciOiJIUzI1NiJ9eyJzdWIi",
+        "http://admin:hunter2pw@example.com/v1",
+    ]
+    leaked = " ".join(shapes)
+    folder = instances_folder(tmp_path / "i", n=2)
+    out = tmp_path / "o"
+    with FakeLLMServer(responder=lambda request: f"F1: 60, F2: 40. {leaked}") as server:
+        result = cli(*run_args(server, folder, out))
+        assert server.paid_calls().total() == 2
+    assert result.exit_code == 0, result.output
+    printed = result.output + "".join(capfd.readouterr())
+    for secret in (
+        "AAAABBBBCCCCDDDDEEEE",
+        "0123456789abcdefghij",
+        "AKIAIOSFODNN7EXAMPLE",
+        "0123456789abcdefghijklmnopqrstu",
+        "eyJhbGciOiJIUzI1NiJ9eyJzdWIi",
+        "hunter2pw",
+    ):
+        assert secret not in printed
+        assert _files_containing(out, secret) == [], secret
+    records = list((out / "records").glob("*.json"))
+    assert len(records) == 2
+    assert all("***" in path.read_text() for path in records)

@@ -66,6 +66,87 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
     return _KEYLIKE.sub("***", text)
 
 
+# The last line of defence on everything facetlab writes (records, cache entries,
+# sweep.json, the console): known secret shapes, whatever put them there. Each pattern
+# starts at a word start and stops at a quote, a backslash or a space, so it runs in
+# linear time, never spans two JSON strings and leaves JSON valid.
+_SECRET_SHAPES = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?:"
+    r"sk-(?:ant-|proj-|admin-|svcacct-)?[A-Za-z0-9_\-]{16,}"  # Anthropic, OpenAI
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"  # AWS access key id
+    r"|AIza[0-9A-Za-z_\-]{30,}"  # Google API key
+    r"|ya29\.[0-9A-Za-z_\-]{20,}"  # Google OAuth access token
+    r")"
+)
+_AWS_SECRET = re.compile(r"(?i)(aws_secret_access_key[\"':=\s]{1,4})[A-Za-z0-9/+=]{40}")
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9\-._~+/]{16,}=*")
+# scheme://user:password@ as written or percent-encoded (%3A%2F%2F ... %40)
+_USERINFO_ANY = re.compile(
+    r"(?i)(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]*(?::|%3A)(?:/|%2F)(?:/|%2F))"
+    r"(?:(?!%2F|%3F|%23|%40)[^/?#@\s\"\\])*(@|%40)"
+)
+_KEY_QUERY = re.compile(
+    r"(?i)((?:[?&;]|%3F|%26)(?:api[_\-]?key|key|access[_\-]?token|token|secret|"
+    r"client[_\-]?secret|password|passwd|pwd|sig|signature|auth|x-goog-api-key)(?:=|%3D))"
+    r"[^&\s\"\\#]+"
+)
+REDACTED = "***"
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with every known secret shape replaced by ``***``.
+
+    API keys of Anthropic and OpenAI (``sk-...``), AWS (``AKIA...``, a secret access
+    key after its name), Google (``AIza...``, ``ya29.`` tokens), bearer tokens, the
+    user name and password of a URL (also percent-encoded) and key-like query values.
+
+    >>> redact_secrets("http%3A%2F%2Fadmin%3Apw%40host/v1 and Bearer abcdefghijklmnop1234")
+    'http%3A%2F%2F***%40host/v1 and Bearer ***'
+    >>> redact_secrets("https://host/v1?key=abc123&x=1")
+    'https://host/v1?key=***&x=1'
+    """
+    if not text:
+        return text
+    text = _SECRET_SHAPES.sub(REDACTED, text)
+    text = _AWS_SECRET.sub(rf"\1{REDACTED}", text)
+    text = _BEARER.sub(rf"\1{REDACTED}", text)
+    text = _USERINFO_ANY.sub(rf"\1{REDACTED}\2", text)
+    return _KEY_QUERY.sub(rf"\1{REDACTED}", text)
+
+
+class RedactingWriter:
+    """A text stream that writes through :func:`redact_secrets` (the console's last line).
+
+    Everything else (``isatty``, ``encoding``, ``fileno``, ...) is the wrapped stream's.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> print("key sk-ant-api03-0123456789abcdefXYZ", file=RedactingWriter(out))
+    >>> out.getvalue()
+    'key ***\\n'
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self.wrapped = stream
+
+    def write(self, text: Any) -> Any:
+        return self.wrapped.write(redact_secrets(text) if isinstance(text, str) else text)
+
+    def writelines(self, lines: Iterable[Any]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped, name)
+
+
+def redacting(stream: Any) -> Any:
+    """``stream`` wrapped in a :class:`RedactingWriter` (once)."""
+    return (
+        stream if isinstance(stream, RedactingWriter) or stream is None else RedactingWriter(stream)
+    )
+
+
 def redact_url(url: str | None) -> str | None:
     """A base URL without user info or query (they may carry credentials).
 

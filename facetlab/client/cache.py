@@ -31,6 +31,7 @@ from typing import Any
 
 import filelock
 
+from facetlab.backends._common import redact_secrets
 from facetlab.backends.base import ModelResponse, Usage
 from facetlab.errors import RecordWarning
 from facetlab.files import atomic_write_text
@@ -132,7 +133,7 @@ class ResponseCache:
             "thinking": response.thinking,
             "batch": batch,
         }
-        atomic_write_text(self._path(key), json.dumps(entry, ensure_ascii=False))
+        atomic_write_text(self._path(key), redact_secrets(json.dumps(entry, ensure_ascii=False)))
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.get(key) is not None
