@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -66,6 +67,9 @@ def report_command(
     from facetlab.report.render import render_report
 
     names = [m for item in models or [] for m in item.split(",") if m.strip()]
+    if os.path.exists(out) and not os.path.isdir(out):  # os.path: no OSError on a long name
+        typer.echo(f"error: --out {out} is a file; expected a folder for the report", err=True)
+        raise typer.Exit(2)
     try:
         paths = render_report(
             records,
@@ -82,6 +86,10 @@ def report_command(
         raise typer.Exit(1) from exc
     except FacetlabError as exc:
         typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    except OSError as exc:  # a path the OS refuses (too long, read-only, not a folder)
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"error: {where}{exc.strerror or exc} (writing the report to {out})", err=True)
         raise typer.Exit(2) from exc
     typer.echo(
         f"report: {paths.html} ({len(paths.tables)} tables, {len(paths.figures)} figure files)"

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from facetlab.errors import ConfigError
 from facetlab.numbers import check_number
+from facetlab.runner.preflight import check_path
 
 
 @dataclass(frozen=True)
@@ -58,3 +59,5 @@ class RunOptions:
         check_number("interrupt_grace_s", self.interrupt_grace_s, minimum=0.0)
         if self.cache_dir is not None and not str(self.cache_dir).strip():
             raise ConfigError("--cache-dir is empty; expected a folder")
+        if self.cache_dir is not None:
+            check_path(Path(self.cache_dir).expanduser(), "--cache-dir")
