@@ -70,6 +70,7 @@ def _sweep(tmp_path: Path) -> tuple[Path, Path]:
     return folder, out
 
 
+@pytest.mark.slow  # loads the study (pandas)
 def test_report_out_naming_an_existing_file_is_one_line(tmp_path: Path) -> None:
     folder, sweep = _sweep(tmp_path)
     existing = tmp_path / "report.html"
@@ -79,6 +80,7 @@ def test_report_out_naming_an_existing_file_is_one_line(tmp_path: Path) -> None:
     assert existing.read_text() == "keep me"
 
 
+@pytest.mark.slow  # loads the study (pandas)
 def test_report_out_with_a_too_long_name_is_one_line(tmp_path: Path) -> None:
     folder, sweep = _sweep(tmp_path)
     result = cli("report", str(sweep), "--instances", str(folder), "--out", str(tmp_path / LONG))
