@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeLLMServer, Fault
-from reliability_helpers import cli, instances_folder, run_args
+from reliability_helpers import cli, instances_folder, run_args, write_instance
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -171,3 +171,18 @@ def test_a_reply_carrying_secret_shapes_is_stored_and_printed_without_them(
     records = list((out / "records").glob("*.json"))
     assert len(records) == 2
     assert all("***" in path.read_text() for path in records)
+
+
+def test_the_console_is_redacted_too(tmp_path: Path) -> None:
+    # an instance id shaped like an OpenAI key, printed in the list of skipped probes:
+    # whatever prints it, the command's stdout/stderr carry no key shape
+    shaped = "sk-proj-0123456789abcdefghij"
+    folder = tmp_path / "i"
+    write_instance(folder, shaped)
+    result = cli(
+        "run", "-i", str(folder), "--probes", "p1,p2", "--model", "simulated/wadd",
+        "--dry-run",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "skipped P2" in result.output and "***" in result.output
+    assert shaped not in result.output

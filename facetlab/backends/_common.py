@@ -107,11 +107,19 @@ def redact_secrets(text: str) -> str:
     """
     if not text:
         return text
-    text = _SECRET_SHAPES.sub(REDACTED, text)
-    text = _AWS_SECRET.sub(rf"\1{REDACTED}", text)
-    text = _BEARER.sub(rf"\1{REDACTED}", text)
-    text = _USERINFO_ANY.sub(rf"\1{REDACTED}\2", text)
-    return _KEY_QUERY.sub(rf"\1{REDACTED}", text)
+    # each pattern runs only where a substring it needs is present (a record: ~20 us, not ~1 ms)
+    low = text.lower()
+    if any(mark in text for mark in ("sk-", "AKIA", "ASIA", "AIza", "ya29.")):
+        text = _SECRET_SHAPES.sub(REDACTED, text)
+    if "secret_access_key" in low:
+        text = _AWS_SECRET.sub(rf"\1{REDACTED}", text)
+    if "bearer" in low:
+        text = _BEARER.sub(rf"\1{REDACTED}", text)
+    if ("@" in low or "%40" in low) and ("://" in low or "%2f%2f" in low or ":%2f" in low):
+        text = _USERINFO_ANY.sub(rf"\1{REDACTED}\2", text)
+    if ("=" in low or "%3d" in low) and any(m in low for m in ("?", "&", ";", "%3f", "%26")):
+        text = _KEY_QUERY.sub(rf"\1{REDACTED}", text)
+    return text
 
 
 class RedactingWriter:
