@@ -25,7 +25,7 @@ pytestmark = [
 ]
 
 CLI = "import sys; from facetlab.cli import main; sys.argv[0] = 'facetlab'; main()"
-TRIALS = 40
+TRIALS = 80
 
 
 def _records(out: Path) -> int:
@@ -38,6 +38,7 @@ def test_ten_hangups_then_resume_pay_nothing_twice(tmp_path: Path) -> None:
     out = tmp_path / "o"
     with FakeLLMServer(latency_s=0.3) as server:
         args = run_args(server, folder, out, "--concurrency", "4")
+        hangups = 0
         for _ in range(10):
             before = _records(out)
             if before >= TRIALS - 2:
@@ -59,14 +60,43 @@ def test_ten_hangups_then_resume_pay_nothing_twice(tmp_path: Path) -> None:
             if proc.returncode == 0:
                 break  # finished before the hang-up arrived
             assert proc.returncode == 130, stderr  # drained, not killed (-1)
+            hangups += 1
             assert "Traceback" not in stderr
             assert not (out / ".lock.owner").exists()
             interrupted = paid_report(server, out)
             assert interrupted.lost == 0 and interrupted.duplicates == 0
-        hung_up = paid_report(server, out)
-        assert hung_up.paid < TRIALS  # the hang-ups did stop the sweep early
+        assert hangups == 10  # each run was hung up on mid-sweep
         resumed = cli(*args)
         assert resumed.exit_code == 0, resumed.output
         report = paid_report(server, out)
     assert _records(out) == TRIALS
     assert report.paid == TRIALS and report.duplicates == 0 and report.lost == 0
+
+
+def test_hangup_with_the_terminal_gone_still_drains(tmp_path: Path) -> None:
+    # a closed ssh session: the console's reader is gone (writes fail with EPIPE/EIO)
+    folder = instances_folder(tmp_path / "i", n=20)
+    out = tmp_path / "o"
+    with FakeLLMServer(latency_s=0.3) as server:
+        args = [a for a in run_args(server, folder, out, "--concurrency", "4") if a != "--quiet"]
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CLI, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while _records(out) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        proc.stderr.close()
+        proc.send_signal(signal.SIGHUP)
+        assert proc.wait(timeout=30) == 130
+        assert not (out / ".lock.owner").exists()
+        report = paid_report(server, out)
+        assert report.lost == 0 and report.duplicates == 0 and report.paid < 20
+        resumed = cli(*args)
+        assert resumed.exit_code == 0, resumed.output
+        final = paid_report(server, out)
+    assert final.paid == 20 and final.duplicates == 0 and final.lost == 0

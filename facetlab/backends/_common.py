@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import datetime
 import email.utils
+import errno
 import json
 import os
 import re
@@ -122,6 +123,10 @@ def redact_secrets(text: str) -> str:
     return text
 
 
+# a closed terminal (EIO) or a reader that went away (EPIPE)
+_GONE = frozenset({errno.EIO, errno.EPIPE})
+
+
 class RedactingWriter:
     """A text stream that writes through :func:`redact_secrets` (the console's last line).
 
@@ -138,7 +143,19 @@ class RedactingWriter:
         self.wrapped = stream
 
     def write(self, text: Any) -> Any:
-        return self.wrapped.write(redact_secrets(text) if isinstance(text, str) else text)
+        try:
+            return self.wrapped.write(redact_secrets(text) if isinstance(text, str) else text)
+        except OSError as exc:
+            if exc.errno not in _GONE:
+                raise
+            return len(text)  # the terminal is gone (SIGHUP): the sweep still drains
+
+    def flush(self) -> None:
+        try:
+            self.wrapped.flush()
+        except OSError as exc:
+            if exc.errno not in _GONE:
+                raise
 
     def writelines(self, lines: Iterable[Any]) -> None:
         for line in lines:
