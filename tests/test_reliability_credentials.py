@@ -186,3 +186,28 @@ def test_the_console_is_redacted_too(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "skipped P2" in result.output and "***" in result.output
     assert shaped not in result.output
+
+
+@pytest.mark.slow  # an unreachable URL is retried with backoff
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http:%2F%2Fadmin:{secret}@{host}",
+        "http://admin%3A{secret}%40{host}",
+        "http://{host}?key={secret}",
+        "http://{host}/v1%3Fkey%3D{secret}",
+    ],
+    ids=["slashes", "colon-at", "key-query", "encoded-query"],
+)
+def test_base_url_credentials_however_encoded_reach_no_file_or_output(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], url: str
+) -> None:
+    folder = instances_folder(tmp_path / "i", n=1)
+    with FakeLLMServer() as server:
+        host = server.openai_base_url.split("://", 1)[1]
+        args = run_args(server, folder, tmp_path / "o")
+        args[args.index("--base-url") + 1] = url.format(secret=PASSWORD, host=host)
+        result = cli(*args)  # the server may not be reachable at such a URL: any outcome
+    assert "Traceback" not in result.output
+    assert PASSWORD not in result.output + "".join(capfd.readouterr())
+    assert _files_containing(tmp_path, PASSWORD) == []

@@ -18,10 +18,11 @@ import json
 import os
 import re
 import time
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from facetlab.backends.base import ModelRequest, ModelResponse
 from facetlab.errors import (
@@ -172,6 +173,21 @@ def redacting(stream: Any) -> Any:
     )
 
 
+def decoded_text(text: str) -> str:
+    """``text`` as a server would read it: percent-decoded until stable (``%2540`` ->
+    ``%40`` -> ``@``), NFKC-normalised (a fullwidth ``＠`` is an ``@``), stripped.
+
+    >>> decoded_text("http:%2F%2Fadmin%253Apw@host")
+    'http://admin:pw@host'
+    """
+    for _ in range(5):
+        decoded = unquote(text)
+        if decoded == text:
+            break
+        text = decoded
+    return unicodedata.normalize("NFKC", text).strip()
+
+
 def redact_url(url: str | None) -> str | None:
     """A base URL without user info or query (they may carry credentials).
 
@@ -180,7 +196,7 @@ def redact_url(url: str | None) -> str | None:
     """
     if not url:
         return url
-    parts = urlsplit(url)
+    parts = urlsplit(decoded_text(url))  # %2F%2F or %3A..%40 hide no password from the split
     host = parts.hostname or ""
     netloc = host + (f":{parts.port}" if parts.port else "")
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

@@ -18,9 +18,9 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from facetlab.backends._common import redact_secrets
+from facetlab.backends._common import decoded_text, redact_secrets
 from facetlab.errors import ConfigError
 
 BUILTIN_PROVIDERS: tuple[str, ...] = (
@@ -96,19 +96,8 @@ def redact_userinfo(text: str) -> str:
     return _USERINFO.sub(r"\1***@", text)
 
 
-def _normalised(text: str) -> str:
-    """``text`` as a server would read it: percent-decoded until stable, NFKC (a fullwidth
-    ``＠`` is an ``@``), stripped."""
-    for _ in range(5):  # %2540 -> %40 -> @
-        decoded = unquote(text)
-        if decoded == text:
-            break
-        text = decoded
-    return unicodedata.normalize("NFKC", text).strip()
-
-
 def _secret_name(name: str) -> bool:
-    normal = _normalised(name).lower()
+    normal = decoded_text(name).lower()
     return normal in _SECRET_OPTIONS or bool(set(re.split(r"[_\-.\s]+", normal)) & _SECRET_WORDS)
 
 
@@ -145,16 +134,16 @@ def credential_problem(model: str) -> str | None:
     """
     _, _, query = model.partition("?")
     for name, value in parse_qsl(query, keep_blank_values=True):
-        shown = _normalised(name)[:40]
+        shown = decoded_text(name)[:40]
         if _secret_name(name):
             return f"option {shown!r} names a credential"
-        decoded = _normalised(value)
+        decoded = decoded_text(value)
         key = shown.lower()
         if "://" in decoded or key.endswith("url") or key in _URL_OPTIONS:
             problem = _url_problem(decoded)
             if problem is not None:
                 return f"option {shown!r} holds {problem}"
-    whole = _normalised(model)
+    whole = decoded_text(model)
     if redact_secrets(model) != model or redact_secrets(whole) != whole:
         return "it holds what looks like a credential (an API key, a token or a URL password)"
     return None
