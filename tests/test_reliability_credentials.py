@@ -211,3 +211,19 @@ def test_base_url_credentials_however_encoded_reach_no_file_or_output(
     assert "Traceback" not in result.output
     assert PASSWORD not in result.output + "".join(capfd.readouterr())
     assert _files_containing(tmp_path, PASSWORD) == []
+
+
+def test_redaction_keeps_a_record_valid_json() -> None:
+    import json
+
+    from facetlab.backends._common import redact_secrets
+
+    text = (
+        'aws_secret_access_key="' + "A" * 40 + '" Bearer abcdefghijklmnopqrstu "quoted" '
+        "http://u:p@host http%3A%2F%2Fu%3Ap%40host ?key=v\\ sk-ant-" + "x" * 30 + ' AIza"'
+    )
+    doc = json.dumps({"text": text, "key": "ab" * 32, "trial_id": "p2.task-0001.r0.3f9a01c2"})
+    out = json.loads(redact_secrets(doc))
+    assert out["key"] == "ab" * 32 and out["trial_id"] == "p2.task-0001.r0.3f9a01c2"
+    for secret in ("A" * 40, "abcdefghijklmnopqrstu", "u:p@", "u%3Ap", "x" * 30):
+        assert secret not in out["text"]

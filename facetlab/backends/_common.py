@@ -80,7 +80,7 @@ _SECRET_SHAPES = re.compile(
     r"|ya29\.[0-9A-Za-z_\-]{20,}"  # Google OAuth access token
     r")"
 )
-_AWS_SECRET = re.compile(r"(?i)(aws_secret_access_key[\"':=\s]{1,4})[A-Za-z0-9/+=]{40}")
+_AWS_SECRET = re.compile(r"(?i)(aws_secret_access_key[\"'\\:=\s]{1,6})[A-Za-z0-9/+=]{40}")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9\-._~+/]{16,}=*")
 # scheme://user:password@ as written or percent-encoded (%3A%2F%2F ... %40)
 _USERINFO_ANY = re.compile(
