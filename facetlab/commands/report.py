@@ -87,9 +87,9 @@ def report_command(
     except FacetlabError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    except OSError as exc:  # a path the OS refuses (too long, read-only, not a folder)
-        where = f"{exc.filename}: " if exc.filename else ""
-        typer.echo(f"error: {where}{exc.strerror or exc} (writing the report to {out})", err=True)
+    except OSError as exc:  # a path the system refuses (too long, no permission, disk full)
+        where = f" ({exc.filename})" if exc.filename else ""
+        typer.echo(f"error: {exc.strerror or exc}{where}", err=True)
         raise typer.Exit(2) from exc
     typer.echo(
         f"report: {paths.html} ({len(paths.tables)} tables, {len(paths.figures)} figure files)"
