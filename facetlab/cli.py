@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import gc
 import importlib
+import sys
 from typing import Annotated
 
 import typer
+
+from facetlab.backends._common import redacting
 
 app = typer.Typer(
     name="facetlab",
@@ -43,6 +46,8 @@ def _main(
     ] = False,
 ) -> None:
     """Options of the ``facetlab`` command itself; the help text is the app's."""
+    # the last line of defence on the console: no known secret shape is printed
+    sys.stdout, sys.stderr = redacting(sys.stdout), redacting(sys.stderr)
 
 
 _COMMAND_MODULES = (

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakes import FakeLLMServer
@@ -40,6 +41,11 @@ def _refused(server: FakeLLMServer, args: list[str], expected: str) -> str:
         (["--timeout", "nan"], "--timeout is nan"),
         (["--max-retry-after", "-5"], "max_retry_after_s (--max-retry-after) is -5.0"),
         (["--template", "facet-v9"], "unknown prompt template 'facet-v9'; known templates:"),
+        (["--temperature", "nan"], "--temperature is nan; expected a finite number in [0, 2]"),
+        (["--temperature", "inf"], "--temperature is inf; expected a finite number in [0, 2]"),
+        (["--temperature", "-5"], "--temperature is -5.0; expected a finite number in [0, 2]"),
+        (["--temperature", "7"], "--temperature is 7.0; expected a finite number in [0, 2]"),
+        (["--seed", "-3"], "--seed is -3; expected a whole number from 0 to"),
     ],
 )
 def test_bad_numbers_refused_before_any_request(
@@ -175,3 +181,43 @@ def _refused_after(server: FakeLLMServer, args: list[str]) -> str:
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert len(server.requests) == before
     return result.output
+
+
+@pytest.mark.parametrize(
+    ("sampling", "seed", "expected"),
+    [
+        ({"temperature": float("nan")}, 0, "--temperature is nan"),
+        ({"temperature": -0.5}, 0, "--temperature is -0.5"),
+        ({"top_p": 0.0}, 0, "top_p is 0.0; expected a finite number in (0, 1]"),
+        ({"top_p": 1.01}, 0, "top_p is 1.01"),
+        ({"top_p": float("nan")}, 0, "top_p is nan"),
+        ({"max_tokens": 0}, 0, "--max-tokens is 0; expected a whole number at least 1"),
+        ({"max_tokens": -10}, 0, "--max-tokens is -10"),
+        ({}, -1, "--seed is -1"),
+        ({"seed": 2**64}, 0, "--seed is 18446744073709551616"),
+    ],
+)
+def test_bad_sampling_values_refused_from_python_before_any_request(
+    tmp_path: Path, sampling: dict[str, Any], seed: int, expected: str
+) -> None:
+    from facetlab.backends.base import SamplingParams
+    from facetlab.errors import ConfigError
+    from facetlab.runner import run
+
+    folder = instances_folder(tmp_path / "i")
+    with FakeLLMServer() as server:
+        with pytest.raises(ConfigError) as caught:
+            run(
+                folder,
+                "p1",
+                "openai/fake-model",
+                out=tmp_path / "o",
+                base_url=server.openai_base_url,
+                seed=seed,
+                sampling=SamplingParams(**sampling),
+                progress="none",
+            )
+        assert server.requests == []
+    message = str(caught.value)
+    assert expected in message and "\n" not in message
+    assert not (tmp_path / "o" / "records").exists()

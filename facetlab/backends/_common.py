@@ -13,14 +13,16 @@ import asyncio
 import dataclasses
 import datetime
 import email.utils
+import errno
 import json
 import os
 import re
 import time
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from facetlab.backends.base import ModelRequest, ModelResponse
 from facetlab.errors import (
@@ -66,6 +68,126 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
     return _KEYLIKE.sub("***", text)
 
 
+# The last line of defence on everything facetlab writes (records, cache entries,
+# sweep.json, the console): known secret shapes, whatever put them there. Each pattern
+# starts at a word start and stops at a quote, a backslash or a space, so it runs in
+# linear time, never spans two JSON strings and leaves JSON valid.
+_SECRET_SHAPES = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?:"
+    r"sk-(?:ant-|proj-|admin-|svcacct-)?[A-Za-z0-9_\-]{16,}"  # Anthropic, OpenAI
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"  # AWS access key id
+    r"|AIza[0-9A-Za-z_\-]{30,}"  # Google API key
+    r"|ya29\.[0-9A-Za-z_\-]{20,}"  # Google OAuth access token
+    r")"
+)
+_AWS_SECRET = re.compile(r"(?i)(aws_secret_access_key[\"'\\:=\s]{1,6})[A-Za-z0-9/+=]{40}")
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9\-._~+/]{16,}=*")
+# scheme://user:password@ as written or percent-encoded (%3A%2F%2F ... %40)
+_USERINFO_ANY = re.compile(
+    r"(?i)(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]*(?::|%3A)(?:/|%2F)(?:/|%2F))"
+    r"(?:(?!%2F|%3F|%23|%40)[^/?#@\s\"\\])*(@|%40)"
+)
+_KEY_QUERY = re.compile(
+    r"(?i)((?:[?&;]|%3F|%26)(?:api[_\-]?key|key|access[_\-]?token|token|secret|"
+    r"client[_\-]?secret|password|passwd|pwd|sig|signature|auth|x-goog-api-key)(?:=|%3D))"
+    r"[^&\s\"\\#]+"
+)
+REDACTED = "***"
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with every known secret shape replaced by ``***``.
+
+    API keys of Anthropic and OpenAI (``sk-...``), AWS (``AKIA...``, a secret access
+    key after its name), Google (``AIza...``, ``ya29.`` tokens), bearer tokens, the
+    user name and password of a URL (also percent-encoded) and key-like query values.
+
+    >>> redact_secrets("http%3A%2F%2Fadmin%3Apw%40host/v1 and Bearer abcdefghijklmnop1234")
+    'http%3A%2F%2F***%40host/v1 and Bearer ***'
+    >>> redact_secrets("https://host/v1?key=abc123&x=1")
+    'https://host/v1?key=***&x=1'
+    """
+    if not text:
+        return text
+    # each pattern runs only where a substring it needs is present (a record: ~20 us, not ~1 ms)
+    low = text.lower()
+    if any(mark in text for mark in ("sk-", "AKIA", "ASIA", "AIza", "ya29.")):
+        text = _SECRET_SHAPES.sub(REDACTED, text)
+    if "secret_access_key" in low:
+        text = _AWS_SECRET.sub(rf"\1{REDACTED}", text)
+    if "bearer" in low:
+        text = _BEARER.sub(rf"\1{REDACTED}", text)
+    if ("@" in low or "%40" in low) and ("://" in low or "%2f%2f" in low or ":%2f" in low):
+        text = _USERINFO_ANY.sub(rf"\1{REDACTED}\2", text)
+    if ("=" in low or "%3d" in low) and any(m in low for m in ("?", "&", ";", "%3f", "%26")):
+        text = _KEY_QUERY.sub(rf"\1{REDACTED}", text)
+    return text
+
+
+# a closed terminal (EIO) or a reader that went away (EPIPE)
+_GONE = frozenset({errno.EIO, errno.EPIPE})
+
+
+class RedactingWriter:
+    """A text stream that writes through :func:`redact_secrets` (the console's last line).
+
+    Everything else (``isatty``, ``encoding``, ``fileno``, ...) is the wrapped stream's.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> print("key sk-ant-api03-0123456789abcdefXYZ", file=RedactingWriter(out))
+    >>> out.getvalue()
+    'key ***\\n'
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self.wrapped = stream
+
+    def write(self, text: Any) -> Any:
+        try:
+            return self.wrapped.write(redact_secrets(text) if isinstance(text, str) else text)
+        except OSError as exc:
+            if exc.errno not in _GONE:
+                raise
+            return len(text)  # the terminal is gone (SIGHUP): the sweep still drains
+
+    def flush(self) -> None:
+        try:
+            self.wrapped.flush()
+        except OSError as exc:
+            if exc.errno not in _GONE:
+                raise
+
+    def writelines(self, lines: Iterable[Any]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped, name)
+
+
+def redacting(stream: Any) -> Any:
+    """``stream`` wrapped in a :class:`RedactingWriter` (once)."""
+    return (
+        stream if isinstance(stream, RedactingWriter) or stream is None else RedactingWriter(stream)
+    )
+
+
+def decoded_text(text: str) -> str:
+    """``text`` as a server would read it: percent-decoded until stable (``%2540`` ->
+    ``%40`` -> ``@``), NFKC-normalised (a fullwidth ``＠`` is an ``@``), stripped.
+
+    >>> decoded_text("http:%2F%2Fadmin%253Apw@host")
+    'http://admin:pw@host'
+    """
+    for _ in range(5):
+        decoded = unquote(text)
+        if decoded == text:
+            break
+        text = decoded
+    return unicodedata.normalize("NFKC", text).strip()
+
+
 def redact_url(url: str | None) -> str | None:
     """A base URL without user info or query (they may carry credentials).
 
@@ -74,7 +196,7 @@ def redact_url(url: str | None) -> str | None:
     """
     if not url:
         return url
-    parts = urlsplit(url)
+    parts = urlsplit(decoded_text(url))  # %2F%2F or %3A..%40 hide no password from the split
     host = parts.hostname or ""
     netloc = host + (f":{parts.port}" if parts.port else "")
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

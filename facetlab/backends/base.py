@@ -13,6 +13,7 @@ records.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Protocol, runtime_checkable
@@ -38,6 +39,13 @@ class SamplingParams:
     """Thinking: ``"off"``, ``"adaptive"`` or a budget in tokens (None: the default)."""
 
     def __post_init__(self) -> None:
+        # a NaN or negative temperature would fail every trial after paying for the first
+        # ones, or be sent as is: each value is refused here, before any request
+        _check_range("--temperature", self.temperature, 0.0, MAX_TEMPERATURE)
+        _check_range("top_p", self.top_p, 0.0, 1.0, low_inclusive=False)
+        _check_count("--max-tokens", self.max_tokens, minimum=1)
+        if self.seed is not None:
+            _check_count("--seed", self.seed, minimum=0, maximum=MAX_SEED)
         if self.effort is not None and self.effort not in EFFORTS:
             raise ConfigError(f"--effort is {self.effort!r}; expected one of {', '.join(EFFORTS)}")
         thinking = self.thinking
@@ -70,6 +78,51 @@ class SamplingParams:
     def reasoning(self) -> bool:
         """Whether a reasoning setting asks the model to think (effort or thinking not off)."""
         return self.effort is not None or self.thinking not in (None, "off")
+
+
+MAX_TEMPERATURE = 2.0
+"""The highest temperature any provider facetlab speaks to accepts (OpenAI, Gemini: 2)."""
+
+MAX_SEED = 2**63 - 1
+"""Seeds are sent as signed 64-bit integers."""
+
+
+def _check_range(
+    name: str,
+    value: object,
+    low: float,
+    high: float,
+    *,
+    low_inclusive: bool = True,
+) -> None:
+    """A ConfigError naming ``name`` unless ``value`` is None or a finite number in range."""
+    if value is None:
+        return
+    ok = (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and (value >= low if low_inclusive else value > low)
+        and value <= high
+    )
+    if not ok:
+        bracket = "[" if low_inclusive else "("
+        raise ConfigError(
+            f"{name} is {value!r}; expected a finite number in {bracket}{low:g}, {high:g}]"
+        )
+
+
+def _check_count(name: str, value: object, *, minimum: int, maximum: int | None = None) -> None:
+    """A ConfigError naming ``name`` unless ``value`` is a whole number in range."""
+    ok = (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and value >= minimum
+        and (maximum is None or value <= maximum)
+    )
+    if not ok:
+        bound = f"at least {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+        raise ConfigError(f"{name} is {value!r}; expected a whole number {bound}")
 
 
 EFFORTS: tuple[str, ...] = ("low", "medium", "high", "xhigh", "max")

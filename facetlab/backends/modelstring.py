@@ -15,10 +15,12 @@ model id with a slash) keeps its slash.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from facetlab.backends._common import decoded_text, redact_secrets
 from facetlab.errors import ConfigError
 
 BUILTIN_PROVIDERS: tuple[str, ...] = (
@@ -57,6 +59,28 @@ _SECRET_OPTIONS = frozenset(
 )
 
 
+# Words that make an option (or a URL's query parameter) a credential, as parts of its
+# name split on "_", "-" and ".": aws_access_key_id, x-api-key, client.secret, ...
+_SECRET_WORDS = frozenset(
+    {
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "credential",
+        "credentials",
+        "auth",
+        "authorization",
+        "bearer",
+        "sig",
+        "signature",
+    }
+)
+_URL_OPTIONS = frozenset({"host", "endpoint", "server", "proxy"})
+
 TRANSPORT_OPTIONS = frozenset({"timeout"})
 """Options that change how a call travels, not what is asked: not part of a trial's identity."""
 
@@ -70,6 +94,59 @@ def redact_userinfo(text: str) -> str:
     'openai/m?base_url=http://***@host/v1'
     """
     return _USERINFO.sub(r"\1***@", text)
+
+
+def _secret_name(name: str) -> bool:
+    normal = decoded_text(name).lower()
+    return normal in _SECRET_OPTIONS or bool(set(re.split(r"[_\-.\s]+", normal)) & _SECRET_WORDS)
+
+
+def _url_problem(value: str) -> str | None:
+    """What makes a (decoded) URL unfit for a model string, without quoting it."""
+    if any(c.isspace() or unicodedata.category(c).startswith("C") for c in value):
+        return "a URL with a space or a control character"
+    try:
+        parts = urlsplit(value if "://" in value else "//" + value)
+    except ValueError:
+        return "a malformed URL"
+    if "@" in parts.netloc:
+        return "a URL with a user name or password"
+    for part in (parts.query, parts.fragment, parts.path.partition(";")[2]):
+        for name, _ in parse_qsl(part.replace(";", "&"), keep_blank_values=True):
+            if _secret_name(name):
+                return "a URL with a key-like query parameter"
+    return None
+
+
+def credential_problem(model: str) -> str | None:
+    """Why ``model`` (a model string) may carry a credential, or None; never quotes it.
+
+    Options are read as the backend will get them (percent-decoded), then decoded
+    again and normalised, so ``%2F%2F``, ``%3A...%40``, double encoding, fullwidth
+    characters and spaces do not hide a password or a key.
+
+    >>> credential_problem("openai/m?base_url=http:%2F%2Fadmin:pw@host")
+    "option 'base_url' holds a URL with a user name or password"
+    >>> credential_problem("openai/m?base_url=http://host/v1%3Fkey%3Dabc")
+    "option 'base_url' holds a URL with a key-like query parameter"
+    >>> credential_problem("openai/m?base_url=http://localhost:8000/v1") is None
+    True
+    """
+    _, _, query = model.partition("?")
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        shown = decoded_text(name)[:40]
+        if _secret_name(name):
+            return f"option {shown!r} names a credential"
+        decoded = decoded_text(value)
+        key = shown.lower()
+        if "://" in decoded or key.endswith("url") or key in _URL_OPTIONS:
+            problem = _url_problem(decoded)
+            if problem is not None:
+                return f"option {shown!r} holds {problem}"
+    whole = decoded_text(model)
+    if redact_secrets(model) != model or redact_secrets(whole) != whole:
+        return "it holds what looks like a credential (an API key, a token or a URL password)"
+    return None
 
 
 @dataclass(frozen=True)
@@ -113,10 +190,14 @@ def parse_model_string(model: str, providers: Iterable[str] | None = None) -> Mo
             f"empty model string; expected 'provider/model' with provider one of: {listing}"
         )
     text = model.strip()
-    if _USERINFO.search(text):
-        # a model string is written into every record: a password in it would be too
+    problem = credential_problem(text)
+    if problem is not None or _USERINFO.search(text):
+        # a model string is written into every record: a password in it would be too.
+        # Checked before anything else, so no other message quotes it either.
+        head = text.partition("/")[0].strip().lower()
+        named = f"'{head}/...'" if head in valid else "given"
         raise ConfigError(
-            f"model string {redact_userinfo(text)!r}: a URL with a user name or password; "
+            f"model string {named}: {problem or 'a URL with a user name or password'}; "
             "credentials may not go into a model string (it is recorded in every trial "
             "record): set the provider's key variable (e.g. OPENAI_API_KEY) instead"
         )

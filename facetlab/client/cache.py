@@ -9,6 +9,13 @@ a paid response arrives, before its record is written, so a process killed in
 between still finds the answer on restart; an entry whose stored key is not the
 one asked for is not served.
 
+A write that fails is tried once more; a sweep sets space aside in the cache folder
+when it starts (:meth:`ResponseCache.reserve`) and frees it when a write fails for
+lack of space, so the answers of the calls still in flight are cached too. An answer
+no write took is kept in memory (:attr:`ResponseCache.unsaved`) and, at the end of
+the run, written to an emergency file (:meth:`ResponseCache.save_unsaved`) that the
+next run reads back into the cache: a full disk loses no paid answer.
+
 Sweeps sharing a cache claim a key before paying for it (:meth:`ResponseCache.claim`,
 a per-key file lock): a second sweep asking the same question waits for the
 first's answer instead of paying again.
@@ -22,8 +29,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hashlib
 import json
+import os
+import tempfile
 import warnings
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -31,6 +41,7 @@ from typing import Any
 
 import filelock
 
+from facetlab.backends._common import redact_secrets
 from facetlab.backends.base import ModelResponse, Usage
 from facetlab.errors import RecordWarning
 from facetlab.files import atomic_write_text
@@ -69,11 +80,37 @@ def cache_key(
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+RESERVE_BYTES = 2 * 1024 * 1024
+"""Space a sweep sets aside in its cache folder for the answers of calls in flight when
+the disk fills up (an entry is a few KB; 2 MB holds hundreds)."""
+
+_RESERVE_PREFIX = ".reserve-"
+_UNSAVED_PREFIX = ".unsaved-"
+
+
+class CacheWriteError(OSError):
+    """A cache entry could not be written the normal way; ``kept`` says where its answer is.
+
+    ``"cache"``: written after all, into the space the sweep set aside (the disk is
+    full: stop). ``"memory"``: on no disk yet (:meth:`ResponseCache.save_unsaved`
+    writes it to an emergency file at the end of the run).
+    """
+
+    def __init__(self, cause: OSError, kept: str) -> None:
+        super().__init__(cause.errno, cause.strerror or str(cause), cause.filename)
+        self.kept = kept
+
+
 class ResponseCache:
     """Responses on disk, one JSON file per key under ``root/<key[:2]>/<key>.json``."""
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
+        self.unsaved: dict[str, str] = {}
+        """Entries (key -> JSON) of paid answers no write took: see :meth:`save_unsaved`."""
+        self.full: OSError | None = None
+        """The first failed write, if any."""
+        self._reserve: Path | None = None
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
@@ -132,7 +169,128 @@ class ResponseCache:
             "thinking": response.thinking,
             "batch": batch,
         }
-        atomic_write_text(self._path(key), json.dumps(entry, ensure_ascii=False))
+        self._store(key, redact_secrets(json.dumps(entry, ensure_ascii=False)))
+
+    def _store(self, key: str, text: str) -> None:
+        """Write an entry: once more on failure, then into the reserved space; else keep it
+        in memory. Raises :class:`CacheWriteError` (the sweep stops) unless the first
+        or second write worked."""
+        path = self._path(key)
+        try:
+            atomic_write_text(path, text)
+            return
+        except OSError as first:
+            self.full = self.full or first
+        try:  # a passing failure (another process freed space, a flaky mount)
+            atomic_write_text(path, text)
+            self.unsaved.pop(key, None)
+            return
+        except OSError as second:
+            cause = second
+        if self._release_reserve():
+            try:
+                atomic_write_text(path, text)
+                self.unsaved.pop(key, None)
+            except OSError as third:
+                cause = third
+            else:
+                raise CacheWriteError(cause, "cache") from None
+        self.unsaved[key] = text
+        raise CacheWriteError(cause, "memory") from None
+
+    def reserve(self, nbytes: int = RESERVE_BYTES) -> None:
+        """Set ``nbytes`` aside in the cache folder for the answers in flight when the disk
+        fills up; read back answers an earlier run left in emergency files."""
+        with contextlib.suppress(OSError):
+            self.root.mkdir(parents=True, exist_ok=True)
+            self._remove_stale_reserves()
+            self.restore_unsaved()
+            path = self.root / f"{_RESERVE_PREFIX}{os.getpid()}"
+            with open(path, "wb") as handle:  # real blocks, not a sparse file
+                try:
+                    os.posix_fallocate(handle.fileno(), 0, nbytes)
+                except (AttributeError, OSError):  # no fallocate here: write zeros
+                    handle.write(b"\0" * nbytes)
+            self._reserve = path
+
+    def release(self) -> None:
+        """Give the reserved space back (end of a run)."""
+        self._release_reserve()
+
+    def _release_reserve(self) -> bool:
+        path, self._reserve = self._reserve, None
+        if path is None:
+            return False
+        with contextlib.suppress(OSError):
+            path.unlink()
+            return True
+        return False
+
+    def _remove_stale_reserves(self) -> None:
+        for path in self.root.glob(f"{_RESERVE_PREFIX}*"):
+            pid = path.name[len(_RESERVE_PREFIX) :]
+            if pid.isdigit() and not _alive(int(pid)):
+                path.unlink(missing_ok=True)
+
+    def _emergency_places(self) -> list[Path]:
+        """Where unsaved answers go, in order: the cache folder (a failed write may have
+        left room), then the system's temp folder and the home folder (often another disk),
+        under a name derived from this cache's path so the next run finds them."""
+        tag = hashlib.sha256(str(self.root.resolve()).encode()).hexdigest()[:16]
+        return [
+            self.root,
+            Path(tempfile.gettempdir()) / f"facetlab-unsaved-{tag}",
+            Path.home() / ".facetlab-unsaved" / tag,
+        ]
+
+    def save_unsaved(self) -> str | None:
+        """Write the answers no cache write took to an emergency file; say where (or that
+        nothing could hold them). None when every paid answer reached the cache."""
+        if not self.unsaved:
+            return None
+        for key in list(self.unsaved):  # space may have come back (a freed reserve, a deleted file)
+            with contextlib.suppress(OSError):
+                atomic_write_text(self._path(key), self.unsaved[key])
+                del self.unsaved[key]
+        if not self.unsaved:
+            return None
+        entries = "[" + ",\n".join(self.unsaved.values()) + "]\n"
+        name = f"{_UNSAVED_PREFIX}{os.getpid()}-{hashlib.sha256(entries.encode()).hexdigest()[:8]}.json"
+        for folder in self._emergency_places():
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                atomic_write_text(folder / name, entries)
+            except OSError:
+                continue
+            count = len(self.unsaved)
+            self.unsaved.clear()
+            return (
+                f"{count} answer(s) paid for are in the emergency file {folder / name} "
+                "(the next run reads them back into the cache)"
+            )
+        return (
+            f"{len(self.unsaved)} answer(s) paid for could not be written to the cache, the "
+            "records or an emergency file (no writable folder)"
+        )
+
+    def restore_unsaved(self) -> int:
+        """Move the answers of emergency files back into the cache; how many."""
+        restored = 0
+        for folder in self._emergency_places():
+            for path in sorted(folder.glob(f"{_UNSAVED_PREFIX}*.json")) if folder.is_dir() else []:
+                raw, problem = read_json_file(path, expect=list)
+                if problem is not None:
+                    warnings.warn(
+                        f"{path}: not readable ({problem}); left as is", RecordWarning, stacklevel=2
+                    )
+                    continue
+                for entry in raw:
+                    key = entry.get("key") if isinstance(entry, dict) else None
+                    if isinstance(key, str) and len(key) == 64 and key not in self:
+                        atomic_write_text(self._path(key), json.dumps(entry, ensure_ascii=False))
+                        restored += 1
+                path.unlink()
+        return restored
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.get(key) is not None
@@ -159,3 +317,13 @@ class ResponseCache:
             yield
         finally:
             lock.release()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError as exc:  # EPERM: it exists, owned by someone else
+        return exc.errno == errno.EPERM
+    return True

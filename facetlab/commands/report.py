@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -79,6 +80,9 @@ def report_command(
     from facetlab.report.render import render_report
 
     names = [m for item in models or [] for m in item.split(",") if m.strip()]
+    if os.path.exists(out) and not os.path.isdir(out):  # os.path: no OSError on a long name
+        typer.echo(f"error: --out {out} is a file; expected a folder for the report", err=True)
+        raise typer.Exit(2)
     try:
         rules = [parse_rule(text) for text in fail_if or []]
         paths = render_report(

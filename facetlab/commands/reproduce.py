@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from facetlab.errors import ConfigError
+from facetlab.files import check_writable_dir
 from facetlab.paper import reproduce as rep
 from facetlab.project import project_root
 
@@ -23,6 +24,20 @@ def _shown(path: Path, root: Path) -> str:
         return path.relative_to(root).as_posix()
     except ValueError:
         return str(path)
+
+
+def _check_writable(layout: rep.Layout) -> None:
+    """Every folder the run writes exists or can be created and takes new files."""
+    for what, folder in (
+        ("the notebooks folder", layout.notebooks),
+        ("the figures folder", layout.figures),
+        ("the tables folder", layout.tables),
+        ("the paper folder", layout.paper),
+        ("the reference figures folder", layout.reference),
+    ):
+        problem = check_writable_dir(folder, what=what, min_free=0)
+        if problem is not None:
+            raise ConfigError(f"{problem}; give --out DIR to write the reproduction elsewhere")
 
 
 def reproduce_command(
@@ -70,10 +85,17 @@ def reproduce_command(
     try:
         params: dict[str, Any] = dict(rep.parse_parameter(p) for p in (parameter or []))
         layout = rep.plan_layout(checkout, params, out=out, check=check)
+        _check_writable(layout)  # a read-only checkout: one line before any kernel starts
         reference = rep.committed_claims(checkout) if check else None
         results = rep.reproduce(root=checkout, parameters=params, workers=workers, layout=layout)
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(
+            f"error: {where}{exc.strerror or exc}; give --out DIR to write elsewhere", err=True
+        )
         raise typer.Exit(2) from exc
     total = time.perf_counter() - start
     bad = rep.failed(results)

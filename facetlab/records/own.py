@@ -27,6 +27,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from facetlab.backends._common import redact_secrets
 from facetlab.errors import RecordError, RecordWarning
 from facetlab.files import atomic_write_text
 from facetlab.instances import json_type
@@ -40,6 +41,7 @@ __all__ = [
     "iter_record_files",
     "read_record",
     "read_records",
+    "record_json",
     "record_statuses",
     "warn_unreadable",
     "write_record",
@@ -60,8 +62,14 @@ def write_record(record: TrialRecord, directory: Path | str) -> Path:
     if not record.trial_id or "/" in record.trial_id or "\\" in record.trial_id:
         raise RecordError(f"trial_id {record.trial_id!r} cannot be used as a file name")
     target = Path(directory) / f"{record.trial_id}.json"
-    atomic_write_text(target, record.model_dump_json(indent=2) + "\n")
+    atomic_write_text(target, record_json(record))
     return target
+
+
+def record_json(record: TrialRecord) -> str:
+    """The one serialization of a record (files, shards): its JSON with known secret
+    shapes (API keys, bearer tokens, URL passwords) redacted, whatever put them there."""
+    return redact_secrets(record.model_dump_json(indent=2)) + "\n"
 
 
 def is_record_object(data: object) -> bool:

@@ -375,8 +375,7 @@ async def arun(
     _print(console, summary_line(stats))
     if stats.storage_error is not None:
         raise StorageError(
-            f"{stats.storage_error}; the run stopped there. Every answer paid for is kept "
-            "(in the cache): free some space and re-run the same command to resume"
+            f"{stats.storage_error}: free some space and re-run the same command to resume"
         )
     if stats.interrupted:
         raise SweepInterrupted(

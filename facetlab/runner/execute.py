@@ -551,6 +551,8 @@ class Executor:
         started = time.monotonic()
         self.stats.total = len(trials)
         todo = self.pending(trials)
+        if any(self._caches(t) for t in todo):
+            self.cache.reserve()  # room for the answers in flight if the disk fills up
         if self.display is not None:
             self.display.start()
         try:
@@ -566,6 +568,12 @@ class Executor:
                     ):
                         raise outcome
         finally:
+            self.cache.release()
+            kept = self.cache.save_unsaved()  # answers no cache write took: an emergency file
+            if self.stats.storage_error is not None:
+                self.stats.storage_error += "; the run stopped there. " + (
+                    kept or "Every answer paid for is kept (in the cache)"
+                )
             if self.display is not None:
                 self.display.stop()
             self.stats.elapsed_s = time.monotonic() - started

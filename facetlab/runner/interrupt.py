@@ -1,4 +1,4 @@
-"""Ctrl-C, SIGTERM and Jupyter interrupts, routed to a running sweep.
+"""Ctrl-C, SIGTERM, SIGHUP and Jupyter interrupts, routed to a running sweep.
 
 An interrupt must not lose what was paid for: the sweep stops starting calls,
 lets the calls in flight finish (or cancels them after a grace period), writes
@@ -23,7 +23,11 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-HANDLED_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM)
+# SIGHUP: a closed terminal or ssh session; without a handler it kills the sweep between a
+# paid answer and its record, and the resume pays again (Windows has no SIGHUP)
+HANDLED_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM) + (
+    (signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()
+)
 
 
 class Interrupter:
@@ -67,7 +71,7 @@ class Interrupter:
 
     @contextlib.contextmanager
     def signals(self) -> Iterator[None]:
-        """Handle SIGINT and SIGTERM on the running loop while inside (main thread only).
+        """Handle SIGINT, SIGTERM and SIGHUP on the running loop while inside (main thread only).
 
         The previous handlers (a terminal's default, a Jupyter kernel's own) are
         restored on exit.

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from facetlab.errors import ConfigError
 from facetlab.numbers import check_number
+from facetlab.runner.preflight import check_path
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class RunOptions:
     notebook kernel leave it off (cyclic garbage alive at that moment would never be freed)."""
 
     def __post_init__(self) -> None:
+        if self.cache_dir is not None and str(self.cache_dir).strip():  # too long a name
+            check_path(Path(self.cache_dir).expanduser(), "--cache-dir")
         check_number("--budget-usd", self.budget_usd, minimum=0.0)
         check_number("--timeout", self.timeout_s, minimum=0.0, inclusive=False)
         check_number("batch_poll_s", self.batch_poll_s, minimum=0.0, inclusive=False)

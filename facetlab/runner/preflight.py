@@ -13,6 +13,7 @@ facetlab.errors.ConfigError: --out is empty; expected a sweep folder such as res
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,14 +31,49 @@ def check_out(out: Path | str | None) -> Path | None:
         return None
     if not str(out).strip():
         raise ConfigError("--out is empty; expected a sweep folder such as results/my-sweep")
-    return Path(out).expanduser()
+    path = Path(out).expanduser()
+    check_path(path, "--out")
+    return path
+
+
+NAME_MAX = 255
+"""Bytes a file or folder name may have (Linux, macOS, Windows)."""
+PATH_MAX = 4096
+"""Bytes a whole path may have (Linux); records add ``records/<trial id>.json``."""
+
+
+def check_path(path: Path, what: str) -> None:
+    """A ConfigError when ``path`` cannot be a folder name here: a NUL byte, a name longer
+    than :data:`NAME_MAX` bytes or a path longer than :data:`PATH_MAX` (with room for the
+    sweep's own files). Found before any call, instead of a traceback at the first write."""
+    text = str(path)
+    if "\0" in text:
+        raise ConfigError(f"{what} contains a NUL character; expected a folder path")
+    for part in path.parts:
+        size = len(os.fsencode(part))
+        if size > NAME_MAX:
+            raise ConfigError(
+                f"{what}: the name {part[:40]!r}... is {size} bytes; a file or folder name "
+                f"may have at most {NAME_MAX}"
+            )
+    size = len(os.fsencode(os.path.abspath(text)))
+    if size > PATH_MAX - NAME_MAX:  # room for records/<trial id>.json and temp files
+        raise ConfigError(
+            f"{what} is {size} bytes long as an absolute path; expected at most "
+            f"{PATH_MAX - NAME_MAX} (the sweep's files go below it)"
+        )
 
 
 def check_folders(out: Path, cache_dir: Path | None) -> None:
     """``--out`` and the cache folder exist or can be created, take new files, have free space."""
-    problem = check_writable_dir(out, what="--out")
-    if problem is None and cache_dir is not None:
-        problem = check_writable_dir(cache_dir, what="--cache-dir")
+    if cache_dir is not None:
+        check_path(cache_dir, "--cache-dir")
+    try:
+        problem = check_writable_dir(out, what="--out")
+        if problem is None and cache_dir is not None:
+            problem = check_writable_dir(cache_dir, what="--cache-dir")
+    except OSError as exc:  # e.g. a path the OS refuses to look at
+        problem = f"--out or --cache-dir: {exc.strerror or exc}"
     if problem is not None:
         raise ConfigError(problem)
 

@@ -1,6 +1,7 @@
 """``<out>/sweep.json``: what a sweep is and what each run of it did (no secrets).
 
-The command line is stored with URL credentials and key-like tokens removed; the
+The command line is stored with URL credentials and key-like tokens removed (and the
+whole file passes :func:`~facetlab.backends._common.redact_secrets`); the
 designs (models, sampling params, template) the folder holds are listed, so a run
 of another design is refused (:func:`facetlab.runner.preflight.check_design`).
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import facetlab
-from facetlab.backends._common import redact_url
+from facetlab.backends._common import redact_secrets, redact_url
 from facetlab.backends.base import SamplingParams
 from facetlab.backends.modelstring import redact_userinfo
 from facetlab.files import atomic_write_text
@@ -116,7 +117,8 @@ def write_sweep_json(
         )
     doc["runs"] = runs
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    # the last line: whatever a setting or an extra carried, no secret shape is written
+    atomic_write_text(path, redact_secrets(json.dumps(doc, indent=1, ensure_ascii=False)) + "\n")
 
 
 def read_sweep_json(out: Path) -> dict[str, Any] | None:
