@@ -57,6 +57,7 @@ _COMMAND_MODULES = (
     "facetlab.commands.draft",  # facetlab draft c2|adversarial
     "facetlab.commands.validity",  # facetlab validity
     "facetlab.commands.import_inspect",  # facetlab import-inspect
+    "facetlab.commands.records",  # facetlab records compact
 )
 
 for _name in _COMMAND_MODULES:

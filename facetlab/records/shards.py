@@ -50,12 +50,20 @@ __all__ = [
     "iter_shard_lines",
     "shard_files",
     "shard_statuses",
+    "sortable_stamp",
 ]
 
 SHARD_SUFFIX = ".jsonl"
 INDEX_SUFFIX = ".idx"
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A shard line longer than this is not read (a hostile or broken file)."""
+
+
+def sortable_stamp() -> str:
+    """UTC time to the nanosecond, so names sort in the order they were made
+    (``20260101T120000.123456789``)."""
+    now = time.time_ns()
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 10**9)) + f".{now % 10**9:09d}"
 
 
 def index_path(shard: Path) -> Path:
@@ -80,7 +88,7 @@ class ShardWriter:
 
     def __init__(self, folder: Path | str) -> None:
         self.folder = Path(folder)
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        stamp = sortable_stamp()
         self.path = self.folder / f"shard-{stamp}-{os.getpid()}-{secrets.token_hex(3)}.jsonl"
         self._shard: int | None = None
         self._index: int | None = None

@@ -8,8 +8,10 @@ A sweep's ``records/`` folder may hold all three at once:
 
 A resume asks :func:`sweep_statuses`: the parts' ``trial_id``/``status`` columns, the
 shards' indexes and the per-trial files, never the records' full text. Where one
-trial is found twice, the later place wins (parts in name order, then shards in
-name order, then files): a failed trial run again replaces its first record.
+trial is found twice, the later place wins (files, then parts in name order, then
+shards in name order): a failed trial run again replaces its first record. A folder
+that holds parts or shards is written with shards from then on, so this order is
+the order of writing.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def sweep_statuses(folder: Path | str) -> dict[str, str]:
     :class:`RecordWarning` and left out: its trial is run again.
     """
     root = Path(folder)
-    found: dict[str, str] = {}
+    found: dict[str, str] = record_statuses(root)
     for part in part_files(root):
         try:
             found.update(part_statuses(part))
@@ -76,7 +78,6 @@ def sweep_statuses(folder: Path | str) -> dict[str, str]:
             )
     for shard in shard_files(root):
         found.update(shard_statuses(shard))
-    found.update(record_statuses(root))
     return found
 
 
@@ -106,10 +107,9 @@ def read_sweep_records(folder: Path | str) -> list[TrialRecord]:
     """Every record of a sweep's ``records/`` folder (parts, shards, files), one per trial
     (the later place wins, as in :func:`sweep_statuses`), sorted by trial id."""
     root = Path(folder)
-    found: dict[str, TrialRecord] = {}
+    found: dict[str, TrialRecord] = {r.trial_id: r for r in read_records(root)}
     for part in part_files(root):
         found.update((r.trial_id, r) for r in iter_part_records(part))
     for shard in shard_files(root):
         found.update((r.trial_id, r) for r in iter_shard_records(shard))
-    found.update((r.trial_id, r) for r in read_records(root))
     return [found[k] for k in sorted(found)]

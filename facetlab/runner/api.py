@@ -30,7 +30,7 @@ from facetlab.client.retry import RetryPolicy
 from facetlab.errors import ConfigError, StorageError, SweepInterrupted
 from facetlab.records.schema import TrialRecord
 from facetlab.records.shards import shard_files
-from facetlab.records.store import read_sweep_records
+from facetlab.records.store import part_files, read_sweep_records
 from facetlab.runner import modelcheck, preflight
 from facetlab.runner.batch import run_batches
 from facetlab.runner.estimate import (
@@ -352,6 +352,8 @@ async def arun(
                     stats = await executor.run(plan.trials, via=collector)
             finally:
                 stop.detach()
+            if exec_options.layout == "shards" and not (stats.interrupted or stats.storage_error):
+                await _compact(out_dir, console)
             with contextlib.suppress(OSError):  # a full disk is reported below, once
                 record_sweep(stats=stats)
     finally:
@@ -372,11 +374,31 @@ async def arun(
     return SweepResult(out_dir, plan, est, stats)
 
 
+async def _compact(out: Path, console: TextIO | None) -> None:
+    """Compact a finished sweep's shards into a Parquet part (under the sweep's lock)."""
+    import asyncio
+
+    from facetlab.records.compaction import compact  # pandas and pyarrow: only here
+
+    try:
+        done = await asyncio.to_thread(compact, records_dir(out))
+    except OSError as exc:  # the shards stay: every record is still there
+        _print(
+            console,
+            f"records not compacted ({exc.strerror or exc}); they stay in shards: "
+            f"`facetlab records compact {out}` compacts them",
+        )
+        return
+    if done.part is not None:
+        _print(console, f"{done.records} record(s) compacted into {done.part.name}")
+
+
 def record_layout(opts: RunOptions, planned: int, out: Path) -> Layout:
     """``files`` or ``shards``: what ``opts.records`` asks, ``auto`` deciding by size."""
     if opts.records != "auto":
         return opts.records
-    if planned >= SHARDS_FROM or shard_files(records_dir(out)):
+    folder = records_dir(out)
+    if planned >= SHARDS_FROM or shard_files(folder) or part_files(folder):
         return "shards"
     return "files"
 

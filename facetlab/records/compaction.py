@@ -1,0 +1,204 @@
+"""Compact a sweep's records (shards and per-trial files) into one Parquet part.
+
+``compact(folder)`` reads every record of a sweep's ``records/`` folder that is not yet
+in a part: the shards (``shard-*.jsonl``, a torn last line ignored) and the per-trial
+``*.json`` files. Each is validated (format version included, as any read), turned
+into its table row (:func:`facetlab.records.table.record_row`, so a part loads with
+no per-record work) and written, with the full record as JSON in a ``record`` column,
+to ``trials-<time>-<token>.parquet`` (zstd; atomically: a temporary file, fsync,
+rename). Only then are the shards and files it holds removed. A crash in between
+leaves the same records in both places, which readers take once (same trial, the
+later place wins). A file that is not a valid record is left where it is and
+reported: it loads as an unreadable row, as before.
+
+>>> compact("runs/big-sweep")                                        # doctest: +SKIP
+Compacted(part=PosixPath('runs/big-sweep/records/trials-....parquet'), records=1000000, ...)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from facetlab.errors import RecordError
+from facetlab.jsonio import read_json_file
+from facetlab.records.own import is_record_object, record_from_object, serialize_record
+from facetlab.records.schema import TrialRecord
+from facetlab.records.shards import index_path, iter_shard_lines, shard_files, sortable_stamp
+from facetlab.records.store import PART_FORMAT
+from facetlab.records.table import PART_COLUMNS, part_schema, record_row
+
+__all__ = ["Compacted", "compact", "records_folder"]
+
+ROWS_PER_GROUP = 50_000
+"""Rows per Parquet row group (and per batch held in memory while compacting)."""
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """What :func:`compact` did."""
+
+    part: Path | None
+    """The new part (None: nothing to compact)."""
+    records: int
+    """Records written to it (one per trial)."""
+    sources_removed: int
+    """Shards and record files now held by the part, removed."""
+    problems: tuple[tuple[str, str], ...] = field(default=())
+    """``(file, message)`` of every file or line left out (not a valid record)."""
+
+
+def records_folder(folder: Path | str) -> Path:
+    """A sweep's ``records/`` folder, given the sweep folder or the records folder itself."""
+    root = Path(folder)
+    if (root / "records").is_dir():
+        return root / "records"
+    if not root.is_dir():
+        raise RecordError(f"{root}: no such sweep or records folder")
+    return root
+
+
+def compact(folder: Path | str) -> Compacted:
+    """Compact the shards and record files of a sweep into one Parquet part (see the module)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    root = records_folder(folder)
+    shards = shard_files(root)
+    files = sorted(p for p in root.glob("*.json") if p.is_file() and not p.name.startswith("."))
+    problems: list[tuple[str, str]] = []
+    # Pass 1: where each trial's last record is (a failed trial run again comes later).
+    last: dict[str, tuple[int, int]] = {}
+    others: set[str] = set()  # files that are another facetlab artifact: not ours to move
+    sources: list[Path] = [*shards, *files]
+    for number, (position, tid) in _locations(sources, len(shards), problems, others):
+        last[tid] = (number, position)
+    if not last:
+        return Compacted(None, 0, 0, tuple(problems))
+    stamp = sortable_stamp()
+    target = root / f"trials-{stamp}-{secrets.token_hex(3)}.parquet"
+    temp = root / f".{target.name}.tmp"
+    schema = part_schema().with_metadata({"format": PART_FORMAT})
+    written = 0
+    try:
+        with pq.ParquetWriter(temp, schema, compression="zstd") as writer:
+            batch: list[dict[str, Any]] = []
+            for number, position, record in _records(sources, len(shards), others):
+                if last.get(record.trial_id) != (number, position):
+                    continue  # replaced by a later record of the same trial
+                batch.append(_part_row(record))
+                if len(batch) >= ROWS_PER_GROUP:
+                    writer.write_table(_table(pa, batch, schema))
+                    written += len(batch)
+                    batch = []
+            if batch:
+                writer.write_table(_table(pa, batch, schema))
+                written += len(batch)
+        with open(temp, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
+    finally:
+        if temp.exists():
+            temp.unlink()
+    bad = {f for f, _ in problems}
+    removed = 0
+    for shard in shards:
+        shard.unlink()
+        index_path(shard).unlink(missing_ok=True)
+        removed += 1
+    for file in files:
+        if str(file) not in bad and str(file) not in others:
+            file.unlink()
+            removed += 1
+    return Compacted(target, written, removed, tuple(problems))
+
+
+def _locations(
+    sources: list[Path], n_shards: int, problems: list[tuple[str, str]], others: set[str]
+) -> Iterator[tuple[int, tuple[int, str]]]:
+    """``(source number, (position, trial_id))`` of every readable record, in order."""
+    for number, path in enumerate(sources):
+        if number < n_shards:
+            for offset, line in iter_shard_lines(path):
+                tid = _trial_id_of(line)
+                if tid is None:
+                    problems.append((f"{path}:{offset}", "not a record line"))
+                    continue
+                yield number, (offset, tid)
+        else:
+            data, problem = read_json_file(path)
+            if problem is None and _other_artifact(data):
+                others.add(str(path))  # a manifest or summary
+                continue
+            try:
+                record = record_from_object(data, str(path)) if problem is None else None
+            except RecordError as exc:
+                problem = str(exc)
+                record = None
+            if record is None:
+                problems.append((str(path), problem or "not a record"))
+                continue
+            yield number, (0, record.trial_id)
+
+
+def _other_artifact(data: object) -> bool:
+    return isinstance(data, dict) and "format" in data and not is_record_object(data)
+
+
+def _trial_id_of(line: bytes) -> str | None:
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    tid = data.get("trial_id") if isinstance(data, dict) else None
+    return tid if isinstance(tid, str) else None
+
+
+def _records(
+    sources: list[Path], n_shards: int, others: set[str]
+) -> Iterator[tuple[int, int, TrialRecord]]:
+    for number, path in enumerate(sources):
+        if number < n_shards:
+            for offset, line in iter_shard_lines(path):
+                try:
+                    yield number, offset, record_from_object(json.loads(line), f"{path}:{offset}")
+                except (RecordError, ValueError, RecursionError):
+                    continue  # counted in pass 1
+        elif str(path) not in others:
+            data, problem = read_json_file(path)
+            if problem is not None:
+                continue
+            try:
+                yield number, 0, record_from_object(data, str(path))
+            except RecordError:
+                continue
+
+
+def _part_row(record: TrialRecord) -> dict[str, Any]:
+    row = record_row(record, "", {})
+    row["weights"] = json.dumps(row["weights"]) if row.get("weights") is not None else None
+    compliance = row.get("compliance")
+    row["compliance"] = json.dumps(compliance) if compliance is not None else None
+    row["parse_problems"] = list(row.get("parse_problems") or ())
+    row["status"] = record.status
+    row["record_base_instance_id"] = record.base_instance_id
+    row["record_ground_truth"] = record.ground_truth
+    row["record"] = serialize_record(record)
+    refusal = row.get("refusal")
+    row["refusal"] = refusal if isinstance(refusal, bool) else None
+    stop = row.get("stop_reason")
+    row["stop_reason"] = stop if isinstance(stop, str) else None
+    return row
+
+
+def _table(pa: Any, rows: list[dict[str, Any]], schema: Any) -> Any:
+    return pa.table(
+        {name: pa.array([row.get(name) for row in rows], type=schema.field(name).type)
+         for name in PART_COLUMNS},
+        schema=schema,
+    )  # fmt: skip
