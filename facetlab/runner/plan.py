@@ -133,12 +133,16 @@ class Skipped:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Plan:
     """The trials of a sweep (stable order, no duplicates) and the pairs it skipped."""
 
     trials: tuple[Trial, ...]
     skipped: tuple[Skipped, ...]
+
+    def __repr__(self) -> str:
+        # short: the full repr of a million trials is gigabytes (asyncio may take it)
+        return f"Plan({len(self.trials)} trials, {len(self.skipped)} skipped)"
 
     def by_probe(self) -> dict[str, int]:
         """Number of trials per probe, in first-seen order."""
