@@ -35,8 +35,9 @@ from facetlab.records.table import PART_COLUMNS, part_schema, record_row
 
 __all__ = ["Compacted", "compact", "records_folder"]
 
-ROWS_PER_GROUP = 50_000
-"""Rows per Parquet row group (and per batch held in memory while compacting)."""
+ROWS_PER_GROUP = 2_000
+"""Rows per Parquet row group, and per batch held in memory while compacting (a row
+is ~25 KB of Python objects before it is columnar: 2,000 keep it near 50 MB)."""
 
 
 @dataclass(frozen=True)
