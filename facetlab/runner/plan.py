@@ -65,7 +65,7 @@ class ProbeSuite(Protocol):
     # when it is not among the planned instances (it goes in ModelRequest.context).
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Trial:
     """One call of one probe on one instance variant with one model."""
 
