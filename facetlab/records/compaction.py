@@ -185,7 +185,7 @@ def _part_row(record: TrialRecord) -> dict[str, Any]:
     row["weights"] = json.dumps(row["weights"]) if row.get("weights") is not None else None
     compliance = row.get("compliance")
     row["compliance"] = json.dumps(compliance) if compliance is not None else None
-    row["parse_problems"] = list(row.get("parse_problems") or ())
+    row["parse_problems"] = json.dumps(list(row.get("parse_problems") or ()))
     row["status"] = record.status
     row["record_base_instance_id"] = record.base_instance_id
     row["record_ground_truth"] = record.ground_truth

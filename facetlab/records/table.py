@@ -22,6 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from facetlab.datasets.conventions import exclusion_reason
@@ -146,9 +147,7 @@ def part_schema() -> Any:
             return pa.bool_()
         if name == "timestamp":
             return pa.timestamp("us")
-        if name == "parse_problems":
-            return pa.list_(pa.string())
-        return pa.string()
+        return pa.string()  # parse_problems, weights and compliance as JSON text
 
     return pa.schema([pa.field(name, kind(name)) for name in PART_COLUMNS])
 
@@ -757,32 +756,70 @@ def _part_frame(part: Path, read_text: list[str]) -> pd.DataFrame:
         raise
     except Exception as exc:  # a damaged file: one unreadable row, never a crash
         raise RecordError(f"{part}: not a readable Parquet part ({exc})") from exc
-    frame: pd.DataFrame = table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
-    n = len(frame)
+    data: dict[str, Any] = {}
+    for name in table.column_names:
+        data[name] = _column(pa, name, table.column(name))
+    n = table.num_rows
     for column in TEXT_COLUMNS:
-        if column not in frame:
-            frame[column] = pd.Series([None] * n, dtype=object)
-    frame["source_file"] = str(part)
-    for column in ("weights", "compliance"):
-        frame[column] = pd.Series(
-            [json.loads(v) if isinstance(v, str) else None for v in frame[column]], dtype=object
-        )
-    frame["parse_problems"] = pd.Series(
-        [tuple(v) if v is not None else () for v in frame["parse_problems"]], dtype=object
+        if column not in data:
+            data[column] = np.full(n, None, dtype=object)
+    data["source_file"] = np.full(n, str(part), dtype=object)  # one object, n pointers
+    # object stays object (pandas 3 would infer its str dtype from the strings)
+    frame = pd.DataFrame(
+        {
+            k: pd.Series(v, dtype=object, copy=False)
+            if isinstance(v, np.ndarray) and v.dtype == object
+            else v
+            for k, v in data.items()
+        },
+        copy=False,
     )
-    frame["correct"] = frame["correct"].astype("boolean")
-    frame["failed"] = frame["failed"].fillna(True).astype(bool)
-    frame["refusal"] = frame["refusal"].astype(object).where(frame["refusal"].notna(), None)
-    frame["timestamp"] = frame["timestamp"].astype(_TIMESTAMP_DTYPE)
-    for column in COLUMNS:  # text as ``object`` with None, as the rows' columns
-        if column in frame and not (
-            column in _FLOAT_COLUMNS
-            or column in _COUNT_COLUMNS
-            or column in ("correct", "failed", "timestamp")
-        ):
-            values = frame[column].astype(object)
-            frame[column] = values.where(values.notna(), None)
     return frame
+
+
+def _column(pa: Any, name: str, values: Any) -> Any:
+    """One column of a part as the table holds it (a string shared by every row that has it)."""
+    if name in _FLOAT_COLUMNS:
+        return values.to_numpy()  # nulls become NaN
+    if name in _COUNT_COLUMNS:
+        return pd.array(values.to_pylist(), dtype="Int64")
+    if name == "correct":
+        return pd.array(values.to_pylist(), dtype="boolean")
+    if name == "failed":
+        return values.fill_null(True).to_numpy(zero_copy_only=False).astype(bool)
+    if name == "refusal":
+        return np.array(values.to_pylist(), dtype=object)
+    if name == "timestamp":
+        return values.to_pandas().astype(_TIMESTAMP_DTYPE).to_numpy()
+    uniques, indices = _distinct(values)
+    if name in ("weights", "compliance"):
+        decoded = [None if v is None else json.loads(v) for v in uniques]
+        rows = np.empty(len(indices), dtype=object)
+        for i, k in enumerate(indices.tolist()):  # every row its own dict (a row may be edited)
+            rows[i] = None if decoded[k] is None else dict(decoded[k])
+        return rows
+    if name == "parse_problems":  # tuples are immutable: one per distinct list, shared
+        shared = np.empty(len(uniques), dtype=object)
+        for i, v in enumerate(uniques):
+            shared[i] = () if v is None else tuple(json.loads(v))
+        return shared[indices]
+    return _objects(uniques)[indices]
+
+
+def _distinct(values: Any) -> tuple[list[Any], Any]:
+    """A string column as its distinct values (``None`` last) and each row's index into them:
+    one Python ``str`` per distinct value, so a million rows of one model name cost 8 MB of
+    pointers, not 80 MB of strings."""
+    encoded = values.combine_chunks().dictionary_encode()
+    uniques = [*encoded.dictionary.to_pylist(), None]
+    indices = encoded.indices.fill_null(len(uniques) - 1).to_numpy(zero_copy_only=False)
+    return uniques, indices
+
+
+def _objects(values: list[Any]) -> Any:
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
 
 
 _TIMESTAMP_DTYPE = pd.to_datetime(pd.Series([datetime(2026, 1, 1, 0, 0, 0, 1)])).to_numpy().dtype
