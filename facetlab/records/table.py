@@ -739,6 +739,8 @@ def _part_frame(part: Path, read_text: list[str]) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
     try:
+        # strings read as dictionaries: a prompt shared by a cell's thousand trials is
+        # decoded once, never a million times
         handle = pq.ParquetFile(part)
         meta = handle.schema_arrow.metadata or {}
         fmt = meta.get(b"format", b"").decode("utf-8", "replace")
@@ -747,6 +749,8 @@ def _part_frame(part: Path, read_text: list[str]) -> pd.DataFrame:
                 f"{part}: format is {fmt or 'missing'!r}, not a trials table this version reads; "
                 f"supported: {PART_FORMAT}"
             )
+        strings = [c for c in handle.schema_arrow.names if c not in _TYPED_COLUMNS]
+        handle = pq.ParquetFile(part, read_dictionary=strings)
         names = [
             c for c in PART_COLUMNS
             if c != "record" and (c not in TEXT_COLUMNS or c in read_text)
@@ -775,6 +779,12 @@ def _part_frame(part: Path, read_text: list[str]) -> pd.DataFrame:
         copy=False,
     )
     return frame
+
+
+_TYPED_COLUMNS = frozenset(
+    (*_FLOAT_COLUMNS, *_COUNT_COLUMNS, "correct", "failed", "refusal", "timestamp")
+)
+"""The columns of a part that are not strings."""
 
 
 def _column(pa: Any, name: str, values: Any) -> Any:
@@ -810,7 +820,12 @@ def _distinct(values: Any) -> tuple[list[Any], Any]:
     """A string column as its distinct values (``None`` last) and each row's index into them:
     one Python ``str`` per distinct value, so a million rows of one model name cost 8 MB of
     pointers, not 80 MB of strings."""
-    encoded = values.combine_chunks().dictionary_encode()
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(values.type):
+        encoded = values.unify_dictionaries().combine_chunks()
+    else:
+        encoded = values.combine_chunks().dictionary_encode()
     uniques = [*encoded.dictionary.to_pylist(), None]
     indices = encoded.indices.fill_null(len(uniques) - 1).to_numpy(zero_copy_only=False)
     return uniques, indices
