@@ -176,3 +176,19 @@ def test_cli_compacts_and_says_so(tmp_path: Path) -> None:
     missing = cli("records", "compact", str(tmp_path / "nowhere"))
     assert missing.exit_code == 2 and "no such sweep" in missing.output
     assert json.loads(json.dumps(sweep_statuses(tmp_path / "s" / "records")))  # readable
+
+
+def test_a_trial_run_again_is_its_later_record_after_compaction(tmp_path: Path) -> None:
+    write_record(_record(1, status="failed"), tmp_path)
+    _shard(tmp_path, [_record(2, status="failed"), _record(3)])
+    _shard(tmp_path, [_record(2)])  # the retry, later
+    compact(tmp_path)
+    assert sweep_statuses(tmp_path) == {
+        _record(1).trial_id: "failed",
+        _record(2).trial_id: "ok",
+        _record(3).trial_id: "ok",
+    }
+    df = load_trials(records=tmp_path)
+    assert sorted(df["failed"].tolist()) == [False, False, True]
+    assert df.attrs["duplicates"] == []  # a retry is a replacement, not a duplicate
+    assert [r.status for r in read_sweep_records(tmp_path)] == ["failed", "ok", "ok"]

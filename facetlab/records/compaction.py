@@ -6,9 +6,10 @@ in a part: the shards (``shard-*.jsonl``, a torn last line ignored) and the per-
 into its table row (:func:`facetlab.records.table.record_row`, so a part loads with
 no per-record work) and written, with the full record as JSON in a ``record`` column,
 to ``trials-<time>-<token>.parquet`` (zstd; atomically: a temporary file, fsync,
-rename). Only then are the shards and files it holds removed. A crash in between
-leaves the same records in both places, which readers take once (same trial, the
-later place wins). A file that is not a valid record is left where it is and
+rename), in one pass and in the order they were written, 2,000 at a time: a trial
+recorded twice keeps both rows and readers take the later. Only then are the shards
+and files it holds removed. A crash in between leaves the same records in both
+places, which readers take once (same trial, the later place wins). A file that is not a valid record is left where it is and
 reported: it loads as an unreadable row, as before.
 
 >>> compact("runs/big-sweep")                                        # doctest: +SKIP
@@ -29,7 +30,13 @@ from facetlab.errors import RecordError
 from facetlab.jsonio import read_json_file
 from facetlab.records.own import is_record_object, record_from_object, serialize_record
 from facetlab.records.schema import TrialRecord
-from facetlab.records.shards import index_path, iter_shard_lines, shard_files, sortable_stamp
+from facetlab.records.shards import (
+    SHARD_SUFFIX,
+    index_path,
+    iter_shard_lines,
+    shard_files,
+    sortable_stamp,
+)
 from facetlab.records.store import PART_FORMAT
 from facetlab.records.table import PART_COLUMNS, part_schema, record_row
 
@@ -72,26 +79,22 @@ def compact(folder: Path | str) -> Compacted:
     root = records_folder(folder)
     shards = shard_files(root)
     files = sorted(p for p in root.glob("*.json") if p.is_file() and not p.name.startswith("."))
+    if not shards and not files:
+        return Compacted(None, 0, 0)
     problems: list[tuple[str, str]] = []
-    # Pass 1: where each trial's last record is (a failed trial run again comes later).
-    last: dict[str, tuple[int, int]] = {}
     others: set[str] = set()  # files that are another facetlab artifact: not ours to move
-    sources: list[Path] = [*shards, *files]
-    for number, (position, tid) in _locations(sources, len(shards), problems, others):
-        last[tid] = (number, position)
-    if not last:
-        return Compacted(None, 0, 0, tuple(problems))
     stamp = sortable_stamp()
     target = root / f"trials-{stamp}-{secrets.token_hex(3)}.parquet"
     temp = root / f".{target.name}.tmp"
     schema = part_schema().with_metadata({"format": PART_FORMAT})
     written = 0
     try:
+        # One pass, in the order of writing (files, then shards by name): a trial recorded
+        # twice (a failed trial run again) keeps both rows, and every reader takes the
+        # later one, as it does across parts and shards.
         with pq.ParquetWriter(temp, schema, compression="zstd") as writer:
             batch: list[dict[str, Any]] = []
-            for number, position, record in _records(sources, len(shards), others):
-                if last.get(record.trial_id) != (number, position):
-                    continue  # replaced by a later record of the same trial
+            for record in _records([*files, *shards], problems, others):
                 batch.append(_part_row(record))
                 if len(batch) >= ROWS_PER_GROUP:
                     writer.write_table(_table(pa, batch, schema))
@@ -100,6 +103,8 @@ def compact(folder: Path | str) -> Compacted:
             if batch:
                 writer.write_table(_table(pa, batch, schema))
                 written += len(batch)
+        if not written:
+            return Compacted(None, 0, 0, tuple(problems))
         with open(temp, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(temp, target)
@@ -119,65 +124,36 @@ def compact(folder: Path | str) -> Compacted:
     return Compacted(target, written, removed, tuple(problems))
 
 
-def _locations(
-    sources: list[Path], n_shards: int, problems: list[tuple[str, str]], others: set[str]
-) -> Iterator[tuple[int, tuple[int, str]]]:
-    """``(source number, (position, trial_id))`` of every readable record, in order."""
-    for number, path in enumerate(sources):
-        if number < n_shards:
+def _records(
+    sources: list[Path], problems: list[tuple[str, str]], others: set[str]
+) -> Iterator[TrialRecord]:
+    """Every valid record of ``sources`` in order; what is not one goes to ``problems``."""
+    for path in sources:
+        if path.suffix == SHARD_SUFFIX:
             for offset, line in iter_shard_lines(path):
-                tid = _trial_id_of(line)
-                if tid is None:
-                    problems.append((f"{path}:{offset}", "not a record line"))
-                    continue
-                yield number, (offset, tid)
-        else:
-            data, problem = read_json_file(path)
-            if problem is None and _other_artifact(data):
-                others.add(str(path))  # a manifest or summary
-                continue
-            try:
-                record = record_from_object(data, str(path)) if problem is None else None
-            except RecordError as exc:
-                problem = str(exc)
-                record = None
-            if record is None:
-                problems.append((str(path), problem or "not a record"))
-                continue
-            yield number, (0, record.trial_id)
+                shown = f"{path}:{offset}"
+                try:
+                    yield record_from_object(json.loads(line), shown)
+                except (ValueError, RecursionError):
+                    problems.append((shown, "not a JSON record line"))
+                except RecordError as exc:
+                    problems.append((shown, str(exc)))
+            continue
+        data, problem = read_json_file(path)
+        if problem is None and _other_artifact(data):
+            others.add(str(path))  # a manifest or summary
+            continue
+        if problem is not None:
+            problems.append((str(path), problem))
+            continue
+        try:
+            yield record_from_object(data, str(path))
+        except RecordError as exc:
+            problems.append((str(path), str(exc)))
 
 
 def _other_artifact(data: object) -> bool:
     return isinstance(data, dict) and "format" in data and not is_record_object(data)
-
-
-def _trial_id_of(line: bytes) -> str | None:
-    try:
-        data = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    tid = data.get("trial_id") if isinstance(data, dict) else None
-    return tid if isinstance(tid, str) else None
-
-
-def _records(
-    sources: list[Path], n_shards: int, others: set[str]
-) -> Iterator[tuple[int, int, TrialRecord]]:
-    for number, path in enumerate(sources):
-        if number < n_shards:
-            for offset, line in iter_shard_lines(path):
-                try:
-                    yield number, offset, record_from_object(json.loads(line), f"{path}:{offset}")
-                except (RecordError, ValueError, RecursionError):
-                    continue  # counted in pass 1
-        elif str(path) not in others:
-            data, problem = read_json_file(path)
-            if problem is not None:
-                continue
-            try:
-                yield number, 0, record_from_object(data, str(path))
-            except RecordError:
-                continue
 
 
 def _part_row(record: TrialRecord) -> dict[str, Any]:
