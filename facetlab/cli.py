@@ -64,6 +64,7 @@ _COMMAND_MODULES = (
     "facetlab.commands.validity",  # facetlab validity
     "facetlab.commands.import_inspect",  # facetlab import-inspect
     "facetlab.commands.export_inspect",  # facetlab export-inspect
+    "facetlab.commands.records",  # facetlab records compact
 )
 
 for _name in _COMMAND_MODULES:

@@ -167,7 +167,12 @@ def _redate(place: list[float]) -> None:
 
 
 class _Slots:
-    """A semaphore whose size can change while it is in use (release and resize never wait)."""
+    """A fair semaphore whose size can change while it is in use (release and resize never wait).
+
+    A place is handed over: releasing one gives it to the longest waiter, counted as
+    used before that waiter runs, so exactly as many waiters wake as there are free
+    places, each wakes once, and a newcomer never takes a place a waiter was woken for.
+    """
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -175,18 +180,20 @@ class _Slots:
         self._waiters: deque[asyncio.Future[None]] = deque()
 
     async def acquire(self) -> None:
-        while self.used >= self.size:
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            except asyncio.CancelledError:
-                if waiter.done() and not waiter.cancelled():
-                    self._wake()  # woken, then cancelled: pass the turn on
-                elif waiter in self._waiters:
+        if self.used < self.size and not self._waiters:
+            self.used += 1
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter  # the place is ours (counted in used) once this returns
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # handed a place, then cancelled: pass it on
+            else:
+                with contextlib.suppress(ValueError):
                     self._waiters.remove(waiter)
-                raise
-        self.used += 1
+            raise
 
     def release(self) -> None:
         self.used -= 1
@@ -197,12 +204,11 @@ class _Slots:
         self._wake()
 
     def _wake(self) -> None:
-        free = self.size - self.used
-        while free > 0 and self._waiters:
+        while self.used < self.size and self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():
+                self.used += 1  # handed over: counted before the waiter runs
                 waiter.set_result(None)
-                free -= 1
 
 
 class ProviderLimiter:

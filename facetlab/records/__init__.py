@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from facetlab.probes.base import Parsed
 from facetlab.records.own import read_record, read_records, write_record
 from facetlab.records.schema import RECORD_FORMAT, TrialRecord, Usage, prompt_sha256
+from facetlab.records.store import read_sweep_records
 
 if TYPE_CHECKING:
     from facetlab.records.table import COLUMNS, SOURCES, RecordWarning, load_trials
@@ -29,6 +30,7 @@ __all__ = [
     "prompt_sha256",
     "read_record",
     "read_records",
+    "read_sweep_records",
     "write_record",
 ]
 

@@ -43,6 +43,7 @@ __all__ = [
     "read_records",
     "record_json",
     "record_statuses",
+    "serialize_record",
     "warn_unreadable",
     "write_record",
 ]
@@ -51,6 +52,15 @@ _FORMAT_PREFIX = RECORD_FORMAT.rsplit("/", 1)[0] + "/"
 
 SUPPORTED_FORMATS: tuple[str, ...] = (RECORD_FORMAT,)
 """Record formats this version reads; any other ``facetlab.record/...`` is refused."""
+
+
+def serialize_record(record: TrialRecord, *, indent: int | None = None) -> str:
+    """The one serialisation of a record (a file, a shard line): whatever a record
+    must not carry is removed here, for every place a record is written.
+
+    ``indent=None`` gives one line (a shard's), with no newline in it.
+    """
+    return redact_secrets(record.model_dump_json(indent=indent))
 
 
 def write_record(record: TrialRecord, directory: Path | str) -> Path:
@@ -62,14 +72,13 @@ def write_record(record: TrialRecord, directory: Path | str) -> Path:
     if not record.trial_id or "/" in record.trial_id or "\\" in record.trial_id:
         raise RecordError(f"trial_id {record.trial_id!r} cannot be used as a file name")
     target = Path(directory) / f"{record.trial_id}.json"
-    atomic_write_text(target, record_json(record))
+    atomic_write_text(target, serialize_record(record, indent=2) + "\n")
     return target
 
 
 def record_json(record: TrialRecord) -> str:
-    """The one serialization of a record (files, shards): its JSON with known secret
-    shapes (API keys, bearer tokens, URL passwords) redacted, whatever put them there."""
-    return redact_secrets(record.model_dump_json(indent=2)) + "\n"
+    """A record file's text: :func:`serialize_record`, indented, with its final newline."""
+    return serialize_record(record, indent=2) + "\n"
 
 
 def is_record_object(data: object) -> bool:

@@ -12,14 +12,17 @@ runs are rows too, flagged by ``failed``, ``parse_status`` and
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from facetlab.datasets.conventions import exclusion_reason
@@ -42,11 +45,13 @@ from facetlab.records.own import (
     record_from_object,
 )
 from facetlab.records.schema import TrialRecord
+from facetlab.records.shards import SHARD_SUFFIX, iter_shard_lines, shard_files
+from facetlab.records.store import PART_FORMAT, part_files
 
 if TYPE_CHECKING:
     from facetlab.instances import Instance
 
-__all__ = ["COLUMNS", "SOURCES", "RecordWarning", "load_trials"]
+__all__ = ["COLUMNS", "SOURCES", "TEXT_COLUMNS", "RecordWarning", "load_trials"]
 
 SOURCES: tuple[str, ...] = ("pilot", "weighted", "c2", "facetlab")
 
@@ -98,6 +103,20 @@ COLUMNS: tuple[str, ...] = (
 )
 """The table's columns, in order (documented in ``docs/records.md``)."""
 
+TEXT_COLUMNS: tuple[str, ...] = ("prompt", "raw_response", "direct_probe_response")
+"""The raw text columns: stored in a compacted part, read from it only when asked for."""
+
+PART_COLUMNS: tuple[str, ...] = (
+    *(c for c in COLUMNS if c not in ("trial", "source_file")),
+    "status",
+    "record_base_instance_id",
+    "record_ground_truth",
+    "record",
+)
+"""The columns of a compacted Parquet part: the table's (but ``trial``, counted when
+loading, and ``source_file``, the part itself), what the instance files may complete
+(``record_*``), and the full record as JSON (``record``)."""
+
 
 def probe_display(key: str) -> str:
     """The table's name of a probe key: upper case (``"p1"`` -> ``"P1"``), ``anchor`` kept.
@@ -115,10 +134,29 @@ WEIGHT_RANGE = (0.0, 100.0)
 """A reported weight outside this range (or not finite) makes the reply malformed."""
 
 
+def part_schema() -> Any:
+    """The ``pyarrow`` schema of a compacted part (:data:`PART_COLUMNS`)."""
+    import pyarrow as pa
+
+    def kind(name: str) -> Any:
+        if name in _FLOAT_COLUMNS:
+            return pa.float64()
+        if name in _COUNT_COLUMNS:
+            return pa.int64()
+        if name in ("correct", "failed", "refusal"):
+            return pa.bool_()
+        if name == "timestamp":
+            return pa.timestamp("us")
+        return pa.string()  # parse_problems, weights and compliance as JSON text
+
+    return pa.schema([pa.field(name, kind(name)) for name in PART_COLUMNS])
+
+
 def load_trials(
     data_dir: Path | str | None = None,
     *,
     records: Path | str | Iterable[Path | str] | None = None,
+    columns: Iterable[str] | None = None,
     sources: Iterable[str] | None = None,
     on_error: Literal["record", "raise"] = "record",
     instances: Path | str | Mapping[str, Instance] | None = None,
@@ -152,6 +190,9 @@ def load_trials(
         mixed_designs: records of one model run under different designs (prompt
             template or sampling parameters other than the seed) are refused unless
             this is True, so they are never pooled by accident.
+        columns: the columns wanted (default: all of :data:`COLUMNS`). The raw text
+            columns (:data:`TEXT_COLUMNS`) of compacted Parquet parts are read only
+            when asked for; every check runs whatever is selected.
 
     Returns:
         One row per trial with the columns :data:`COLUMNS`. ``df.attrs["unreadable"]``
@@ -168,6 +209,13 @@ def load_trials(
     """
     if on_error not in ("record", "raise"):
         raise ConfigError(f"on_error must be 'record' or 'raise', got {on_error!r}")
+    selected = list(COLUMNS) if columns is None else list(dict.fromkeys(columns))
+    if unknown_columns := [c for c in selected if c not in COLUMNS]:
+        raise ConfigError(
+            f"unknown column(s) {', '.join(unknown_columns)}; the table's columns are in "
+            "facetlab.records.COLUMNS"
+        )
+    read_text = [c for c in TEXT_COLUMNS if c in selected]
     record_paths = _record_paths(records)
     wanted = _sources(sources, has_records=records is not None)
     needs_data = bool(wanted & {"pilot", "weighted", "c2"})
@@ -213,7 +261,12 @@ def load_trials(
                 take(source, shown, partial(reader, path, shown, index))
 
     duplicates: list[tuple[str, str]] = []
+    stored: pd.DataFrame | None = None  # records of compacted parts and shards
     if "facetlab" in wanted:
+        stored = _stored_frame(
+            record_paths, index, read_text, on_error, unreadable, duplicates, rows
+        )
+        in_store: dict[str, str] | None = None  # trial_id -> folder, built if files need it
         seen_files: set[Path] = set()
         seen_trials: dict[str, str] = {}
         for base in record_paths:
@@ -227,6 +280,16 @@ def load_trials(
                 before = len(rows)
                 take("facetlab", shown, partial(_own_rows, path, shown, index))
                 tid = rows[-1].get("trial_id") if len(rows) > before else None
+                if isinstance(tid, str) and stored is not None and len(stored):
+                    if in_store is None:
+                        in_store = dict(zip(stored["trial_id"], stored["_folder"], strict=True))
+                    if tid in in_store:
+                        del rows[before:]
+                        if in_store[tid] != str(resolved.parent):  # same folder: superseded
+                            duplicates.append(
+                                (shown, f"trial {tid} already read from a part or shard")
+                            )
+                        continue
                 if isinstance(tid, str):
                     if tid in seen_trials:
                         del rows[before:]
@@ -244,7 +307,7 @@ def load_trials(
                 stacklevel=2,
             )
 
-    frame = _frame(rows)
+    frame = _frame(rows, stored)
     frame.attrs["unreadable"] = unreadable
     frame.attrs["duplicates"] = duplicates
     if not mixed_designs:
@@ -268,6 +331,10 @@ def load_trials(
             RecordWarning,
             stacklevel=2,
         )
+    if columns is not None:
+        attrs = dict(frame.attrs)
+        frame = frame[selected]
+        frame.attrs.update(attrs)
     return frame
 
 
@@ -470,7 +537,19 @@ def _iso(value: str | None) -> datetime | None:
 # --------------------------------------------------------------------------- frame
 
 
-def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def _frame(rows: list[dict[str, Any]], stored: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The table of ``rows`` (and of the ``stored`` records of parts and shards)."""
+    frame = _rows_frame(rows)
+    if stored is not None and len(stored):
+        stored = stored[[c for c in COLUMNS if c != "trial"]]
+        frame = stored if frame.empty else pd.concat([frame, stored], ignore_index=True)
+        frame = frame.reset_index(drop=True)
+    frame.insert(COLUMNS.index("trial"), "trial", _trial_index(frame))
+    return frame
+
+
+def _rows_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Every column but ``trial``, typed, from row dicts."""
     # Text columns stay ``object`` with ``None`` for missing values on every pandas
     # version (pandas 3 would otherwise infer its ``str`` dtype with NaN).
     data: dict[str, Any] = {}
@@ -513,7 +592,6 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         else:
             data[column] = pd.Series(values, dtype=object)
     frame: pd.DataFrame = pd.DataFrame(data)
-    frame.insert(COLUMNS.index("trial"), "trial", _trial_index(frame))
     return frame
 
 
@@ -544,3 +622,249 @@ def _trial_index(frame: pd.DataFrame) -> pd.Series[int]:
     trial = ordered.groupby(["probe", "instance_id", "foi", "model"], sort=False).cumcount()
     result: pd.Series[int] = trial.reindex(frame.index).astype("int64")
     return result
+
+
+# --------------------------------------------------------------------------- parts, shards
+
+
+def _store_files(base: Path) -> Iterator[tuple[str, Path, Path]]:
+    """``(kind, path, folder)`` of the parts and shards under ``base`` (a file or folder)."""
+    if base.is_file():
+        if base.suffix == ".parquet":
+            yield "part", base, base.parent
+        elif base.suffix == SHARD_SUFFIX:
+            yield "shard", base, base.parent
+        return
+    if not base.is_dir():
+        return
+    for folder, subfolders, _ in os.walk(base):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d != "cache")
+        here = Path(folder)
+        for part in part_files(here):
+            yield "part", part, here
+        for shard in shard_files(here):
+            yield "shard", shard, here
+
+
+def _stored_frame(
+    bases: list[Path],
+    index: Mapping[str, InstanceInfo],
+    read_text: list[str],
+    on_error: str,
+    unreadable: list[tuple[str, str]],
+    duplicates: list[tuple[str, str]],
+    rows: list[dict[str, Any]],
+) -> pd.DataFrame | None:
+    """The records of every part and shard under ``bases``, one per trial.
+
+    In one folder the later place wins (parts by name, then shards by name: a failed
+    trial run again); a trial found in two folders is read once, with a duplicate noted.
+    Unreadable shard lines become rows of ``rows`` (``on_error="record"``) or raise.
+    """
+    frames: list[pd.DataFrame] = []
+    seen: set[Path] = set()
+    for base in bases:
+        for kind, path, folder in _store_files(base):
+            resolved = path.resolve()
+            if resolved in seen:
+                duplicates.append((str(resolved), "the same file, reached twice"))
+                continue
+            seen.add(resolved)
+            if kind == "part":
+                try:
+                    part = _part_frame(resolved, read_text)
+                except RecordError as exc:
+                    if on_error == "raise":
+                        raise
+                    unreadable.append((str(resolved), str(exc)))
+                    warnings.warn(
+                        f"unreadable part kept as a failed row: {exc}", RecordWarning, stacklevel=4
+                    )
+                    rows.append(_unreadable_row("facetlab", str(resolved), str(exc)))
+                    continue
+            else:
+                part = _shard_frame(resolved, on_error, unreadable, rows)
+            part["_folder"] = str(folder.resolve())
+            frames.append(part)
+    if not frames:
+        return None
+    stored = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    stored = stored[~stored.duplicated(["_folder", "trial_id"], keep="last")]
+    again = stored.duplicated("trial_id", keep="first")
+    if again.any():
+        first = stored[~again].set_index("trial_id")["source_file"]
+        for tid, shown in stored.loc[again, ["trial_id", "source_file"]].itertuples(index=False):
+            duplicates.append((str(shown), f"trial {tid} already read from {first.get(tid)}"))
+        stored = stored[~again]
+    stored = stored.reset_index(drop=True)
+    if index:
+        _complete_from_instances(stored, index)
+    return stored
+
+
+def _shard_frame(
+    shard: Path, on_error: str, unreadable: list[tuple[str, str]], rows: list[dict[str, Any]]
+) -> pd.DataFrame:
+    """The rows of a shard's records (a torn last line is skipped, with a warning)."""
+    found: list[dict[str, Any]] = []
+    extra: list[tuple[str | None, str | None]] = []
+    for offset, line in iter_shard_lines(shard):
+        shown = f"{shard}:{offset}"
+        try:
+            try:
+                data = json.loads(line)
+            except (ValueError, RecursionError) as exc:
+                raise RecordError(f"{shown}: not a JSON record line ({exc})") from exc
+            record = record_from_object(data, shown)
+        except RecordError as exc:
+            if on_error == "raise":
+                raise
+            unreadable.append((shown, str(exc)))
+            warnings.warn(
+                f"unreadable shard line kept as a failed row: {exc}", RecordWarning, stacklevel=5
+            )
+            rows.append(_unreadable_row("facetlab", shown, str(exc)))
+            continue
+        found.append(record_row(record, str(shard), {}))
+        extra.append((record.base_instance_id, record.ground_truth))
+    frame = _rows_frame(found)
+    frame["record_base_instance_id"] = pd.Series([b for b, _ in extra], dtype=object)
+    frame["record_ground_truth"] = pd.Series([g for _, g in extra], dtype=object)
+    return frame
+
+
+def _part_frame(part: Path, read_text: list[str]) -> pd.DataFrame:
+    """The table rows of a compacted part; text columns only those in ``read_text``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        # strings read as dictionaries: a prompt shared by a cell's thousand trials is
+        # decoded once, never a million times
+        handle = pq.ParquetFile(part)
+        meta = handle.schema_arrow.metadata or {}
+        fmt = meta.get(b"format", b"").decode("utf-8", "replace")
+        if fmt != PART_FORMAT:
+            raise RecordError(
+                f"{part}: format is {fmt or 'missing'!r}, not a trials table this version reads; "
+                f"supported: {PART_FORMAT}"
+            )
+        strings = [c for c in handle.schema_arrow.names if c not in _TYPED_COLUMNS]
+        handle = pq.ParquetFile(part, read_dictionary=strings)
+        names = [
+            c for c in PART_COLUMNS
+            if c != "record" and (c not in TEXT_COLUMNS or c in read_text)
+        ]  # fmt: skip
+        table = handle.read(columns=names)
+    except RecordError:
+        raise
+    except Exception as exc:  # a damaged file: one unreadable row, never a crash
+        raise RecordError(f"{part}: not a readable Parquet part ({exc})") from exc
+    data: dict[str, Any] = {}
+    for name in table.column_names:
+        data[name] = _column(pa, name, table.column(name))
+    n = table.num_rows
+    for column in TEXT_COLUMNS:
+        if column not in data:
+            data[column] = np.full(n, None, dtype=object)
+    data["source_file"] = np.full(n, str(part), dtype=object)  # one object, n pointers
+    # object stays object (pandas 3 would infer its str dtype from the strings)
+    frame = pd.DataFrame(
+        {
+            k: pd.Series(v, dtype=object, copy=False)
+            if isinstance(v, np.ndarray) and v.dtype == object
+            else v
+            for k, v in data.items()
+        },
+        copy=False,
+    )
+    return frame
+
+
+_TYPED_COLUMNS = frozenset(
+    (*_FLOAT_COLUMNS, *_COUNT_COLUMNS, "correct", "failed", "refusal", "timestamp")
+)
+"""The columns of a part that are not strings."""
+
+
+def _column(pa: Any, name: str, values: Any) -> Any:
+    """One column of a part as the table holds it (a string shared by every row that has it)."""
+    if name in _FLOAT_COLUMNS:
+        return values.to_numpy()  # nulls become NaN
+    if name in _COUNT_COLUMNS:
+        return pd.array(values.to_pylist(), dtype="Int64")
+    if name == "correct":
+        return pd.array(values.to_pylist(), dtype="boolean")
+    if name == "failed":
+        return values.fill_null(True).to_numpy(zero_copy_only=False).astype(bool)
+    if name == "refusal":
+        return np.array(values.to_pylist(), dtype=object)
+    if name == "timestamp":
+        return values.to_pandas().astype(_TIMESTAMP_DTYPE).to_numpy()
+    uniques, indices = _distinct(values)
+    if name in ("weights", "compliance"):
+        decoded = [None if v is None else json.loads(v) for v in uniques]
+        rows = np.empty(len(indices), dtype=object)
+        for i, k in enumerate(indices.tolist()):  # every row its own dict (a row may be edited)
+            rows[i] = None if decoded[k] is None else dict(decoded[k])
+        return rows
+    if name == "parse_problems":  # tuples are immutable: one per distinct list, shared
+        shared = np.empty(len(uniques), dtype=object)
+        for i, v in enumerate(uniques):
+            shared[i] = () if v is None else tuple(json.loads(v))
+        return shared[indices]
+    return _objects(uniques)[indices]
+
+
+def _distinct(values: Any) -> tuple[list[Any], Any]:
+    """A string column as its distinct values (``None`` last) and each row's index into them:
+    one Python ``str`` per distinct value, so a million rows of one model name cost 8 MB of
+    pointers, not 80 MB of strings."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(values.type):
+        encoded = values.unify_dictionaries().combine_chunks()
+    else:
+        encoded = values.combine_chunks().dictionary_encode()
+    uniques = [*encoded.dictionary.to_pylist(), None]
+    indices = encoded.indices.fill_null(len(uniques) - 1).to_numpy(zero_copy_only=False)
+    return uniques, indices
+
+
+def _objects(values: list[Any]) -> Any:
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
+
+
+_TIMESTAMP_DTYPE = pd.to_datetime(pd.Series([datetime(2026, 1, 1, 0, 0, 0, 1)])).to_numpy().dtype
+"""The timestamp column's dtype as the rows get it (its unit differs across pandas versions)."""
+
+
+def _complete_from_instances(frame: pd.DataFrame, index: Mapping[str, InstanceInfo]) -> None:
+    """What a record leaves to the instance files (as :func:`record_row` does it): the case,
+    a missing base instance id and a missing ground truth, then ``correct``."""
+    ids = frame["instance_id"]
+    known = {i: index[i] for i in ids.dropna().unique() if i in index}
+    if not known:
+        return
+    info = ids.map(known)
+
+    def attribute(name: str) -> pd.Series[Any]:
+        values = info.map(lambda x: getattr(x, name) if x is not None and x == x else None)
+        return values.astype(object).where(values.notna(), None)
+
+    frame["case"] = attribute("case")
+    base = frame["record_base_instance_id"]
+    frame["base_instance_id"] = base.where(base.notna(), attribute("base_instance_id"))
+    base = frame["base_instance_id"].where(frame["base_instance_id"].notna(), ids)
+    frame["base_instance_id"] = base.astype(object).where(base.notna(), None)
+    truth = frame["record_ground_truth"]
+    truth = truth.where(truth.notna(), attribute("ground_truth"))
+    frame["ground_truth"] = truth.astype(object).where(truth.notna(), None)
+    answer = frame["answer"]
+    both = answer.notna() & truth.notna()
+    frame["correct"] = pd.array(
+        [bool(a == t) if b else None for a, t, b in zip(answer, truth, both, strict=True)],
+        dtype="boolean",
+    )

@@ -187,7 +187,8 @@ class Study:
         :class:`~facetlab.errors.RecordError` for records of one model run under several
         designs (template or sampling parameters) unless ``mixed_designs``.
         """
-        from facetlab.records import load_trials
+        from facetlab.records import COLUMNS, load_trials
+        from facetlab.records.table import TEXT_COLUMNS
 
         t = check_threshold(threshold)
         example_instances, example_records = example_folders()
@@ -197,6 +198,7 @@ class Study:
         _sweep_folders(sweeps)
         trials = load_trials(
             records=list(sweeps),
+            columns=[c for c in COLUMNS if c not in TEXT_COLUMNS],  # no table reads the text
             sources=["facetlab"],
             instances=folder,
             exclude_stale=bool(exclude_stale),

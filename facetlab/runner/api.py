@@ -28,8 +28,9 @@ from facetlab.backends.base import Backend, SamplingParams
 from facetlab.client.limits import Limits
 from facetlab.client.retry import RetryPolicy
 from facetlab.errors import ConfigError, StorageError, SweepInterrupted
-from facetlab.records.own import read_records
 from facetlab.records.schema import TrialRecord
+from facetlab.records.shards import shard_files
+from facetlab.records.store import part_files, read_sweep_records
 from facetlab.runner import modelcheck, preflight
 from facetlab.runner.batch import run_batches, settle_open_batches
 from facetlab.runner.estimate import (
@@ -47,10 +48,11 @@ from facetlab.runner.execute import (
 )
 from facetlab.runner.interrupt import Interrupter
 from facetlab.runner.lock import sweep_lock
-from facetlab.runner.options import RunOptions
+from facetlab.runner.options import SHARDS_FROM, RunOptions
 from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, plan_sweep
 from facetlab.runner.progress import Mode, Progress, ProgressDisplay, RunStats
 from facetlab.runner.sweepfile import read_sweep_json, write_sweep_json
+from facetlab.runner.writer import Layout
 from facetlab.syncbridge import run_sync
 
 P = ParamSpec("P")
@@ -82,10 +84,10 @@ class SweepResult:
     dry_run: bool = False
 
     def records(self) -> list[TrialRecord]:
-        """Every record in ``<out>/records``, sorted by trial id."""
+        """Every record in ``<out>/records`` (files, shards, compacted parts)."""
         if self.out is None or not records_dir(self.out).is_dir():
             return []
-        return read_records(records_dir(self.out))
+        return read_sweep_records(records_dir(self.out))
 
 
 def default_model() -> str:
@@ -307,6 +309,7 @@ async def arun(
         cache_dir=cache_path,
         sweep=out_dir.name,
         secrets=known_secrets(),
+        layout=record_layout(opts, len(plan.trials), out_dir),
     )
     sweep_extra = {
         **preset_extra,
@@ -366,6 +369,8 @@ async def arun(
                     stats = await executor.run(plan.trials, via=collector)
             finally:
                 stop.detach()
+            if exec_options.layout == "shards" and not (stats.interrupted or stats.storage_error):
+                await _compact(out_dir, console)
             with contextlib.suppress(OSError):  # a full disk is reported below, once
                 record_sweep(stats=stats)
     finally:
@@ -383,6 +388,35 @@ async def arun(
             "re-run the same command to resume"
         )
     return SweepResult(out_dir, plan, est, stats)
+
+
+async def _compact(out: Path, console: TextIO | None) -> None:
+    """Compact a finished sweep's shards into a Parquet part (under the sweep's lock)."""
+    import asyncio
+
+    from facetlab.records.compaction import compact  # pandas and pyarrow: only here
+
+    try:
+        done = await asyncio.to_thread(compact, records_dir(out))
+    except OSError as exc:  # the shards stay: every record is still there
+        _print(
+            console,
+            f"records not compacted ({exc.strerror or exc}); they stay in shards: "
+            f"`facetlab records compact {out}` compacts them",
+        )
+        return
+    if done.part is not None:
+        _print(console, f"{done.records} record(s) compacted into {done.part.name}")
+
+
+def record_layout(opts: RunOptions, planned: int, out: Path) -> Layout:
+    """``files`` or ``shards``: what ``opts.records`` asks, ``auto`` deciding by size."""
+    if opts.records != "auto":
+        return opts.records
+    folder = records_dir(out)
+    if planned >= SHARDS_FROM or shard_files(folder) or part_files(folder):
+        return "shards"
+    return "files"
 
 
 def _declarations(

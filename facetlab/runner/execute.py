@@ -22,9 +22,10 @@ import asyncio
 import contextlib
 import dataclasses
 import errno
+import functools
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,11 +45,13 @@ from facetlab.models import canonical_model
 from facetlab.probes import WEIGHTED_PROBES
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.inputs import trial_inputs
-from facetlab.records.own import record_statuses, write_record
+from facetlab.records.own import write_record
 from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
+from facetlab.records.store import sweep_statuses
 from facetlab.runner.options import RunOptions, limits_key
 from facetlab.runner.plan import ProbeSuite, Trial, weight_estimates
 from facetlab.runner.progress import Progress, ProgressDisplay, RunStats
+from facetlab.runner.writer import Layout, RecordWriter, Written
 from facetlab.timestamps import now_iso
 
 Collector = Callable[["Executor", Sequence[Trial]], Awaitable[None]]
@@ -86,6 +89,13 @@ class ExecOptions:
     """Seed of the backoff jitter (tests); None draws from the OS."""
     secrets: tuple[str, ...] = ()
     """Known key values, removed from every stored reply (a provider may echo a header)."""
+    layout: Layout = "files"
+    """``files``: one record file per trial; ``shards``: append-only shards (large sweeps)."""
+
+
+IN_FLIGHT_TRIALS = 2048
+"""Trials admitted at once (waiting for a limiter or a call, or being written); the rest
+of a sweep is not started yet, so memory does not grow with its size."""
 
 
 class _ExecutorHooks(CallHooks):
@@ -139,8 +149,9 @@ def keeps_record(status: str | None, *, retry_errors: bool) -> bool:
 
 
 def existing_status(out: Path) -> dict[str, str]:
-    """``trial_id -> status`` of every readable record already in ``<out>/records``."""
-    return record_statuses(records_dir(out))  # a bad file is reported, skipped, run again
+    """``trial_id -> status`` of every readable record already in ``<out>/records``
+    (files, shards and compacted parts; see :mod:`facetlab.records.store`)."""
+    return sweep_statuses(records_dir(out))  # a bad file is reported, skipped, run again
 
 
 def safe_parse(suite: ProbeSuite, trial: Trial, text: str, parser: str) -> ParseResult:
@@ -253,7 +264,12 @@ class Executor:
         self._limiters: dict[tuple[str, str | None], ProviderLimiter] = {}
         self._estimate = estimate_tokens or (lambda t: 0)
         self._rng = random.Random(options.rng_seed)
-        self._tasks: list[asyncio.Future[None]] = []
+        self._live: set[asyncio.Future[None]] = set()
+        self._error: BaseException | None = None
+        # late-bound: the one record-file writer of this module (tests replace it)
+        self.writer = RecordWriter(
+            records_dir(options.out), options.layout, lambda r, d: write_record(r, d)
+        )
         self.meter = CostMeter(options.run.budget_usd)
         self._clients: dict[str, ModelClient] = {}
         self._hooks: dict[str, _ExecutorHooks] = {}
@@ -321,12 +337,26 @@ class Executor:
             self.stats.storage_error = f"cannot write {what}{where}: {reason}"
         self.stop = True
 
-    def _finish(self, record: TrialRecord) -> None:
-        # the one record writer (atomic and fsynced: a record is the sweep's product)
-        try:
-            write_record(record, records_dir(self.options.out))
-        except OSError as exc:
-            self._storage_failed(exc, f"the record of {record.trial_id}")
+    def _finish(self, record: TrialRecord, before: Callable[[], None] | None = None) -> None:
+        """Write ``record`` now, in this thread (the batch collector's path), and count it."""
+        self._written(record, self.writer.write_now(record, before))
+
+    async def _afinish(self, record: TrialRecord, before: Callable[[], None] | None = None) -> None:
+        """Hand ``record`` to the writer thread; return once it is on disk and counted.
+
+        It is counted when written even if this trial is cancelled meanwhile (an
+        interrupt's grace period ran out): a record on disk is always reported.
+        """
+        future = self.writer.submit(record, before)
+        future.add_done_callback(lambda done: self._written(record, done.result()))
+        await asyncio.shield(future)
+
+    def _written(self, record: TrialRecord, written: Written) -> None:
+        # the one place a written record is counted (atomic and fsynced: it is the product)
+        if written.cache_error is not None:
+            self._storage_failed(written.cache_error, f"the cache entry of {record.trial_id}")
+        if written.record_error is not None:
+            self._storage_failed(written.record_error, f"the record of {record.trial_id}")
             return
         st = self.stats
         if record.status == "ok":
@@ -366,47 +396,98 @@ class Executor:
             self.stats.stopped_by_budget = True
         return cost
 
-    def pending(self, trials: Sequence[Trial]) -> list[Trial]:
+    def pending(self, trials: Iterable[Trial]) -> list[Trial]:
         """Trials without a record to keep (resume)."""
-        have = existing_status(self.options.out)
-        todo: list[Trial] = []
+        return list(self._pending(trials, existing_status(self.options.out)))
+
+    def _pending(self, trials: Iterable[Trial], have: Mapping[str, str]) -> Iterator[Trial]:
+        """Trials without a record to keep, one at a time (the rest are counted as done)."""
+        retry = self.options.run.retry_errors
         for trial in trials:
-            if keeps_record(have.get(trial.trial_id), retry_errors=self.options.run.retry_errors):
+            if keeps_record(have.get(trial.trial_id), retry_errors=retry):
                 self.stats.already_done += 1
                 continue
-            todo.append(trial)
-        return todo
+            yield trial
 
     def _caches(self, trial: Trial) -> bool:
         # Offline backends answer deterministically for free: caching them buys nothing.
         return not model_declaration(trial.model, self.backends.get(trial.model)).offline
 
-    def finish_from_cache(self, trial: Trial) -> bool:
-        """Record ``trial`` from the cache if its answer is there; returns whether it was."""
+    def _cached_record(self, trial: Trial) -> TrialRecord | None:
+        """The record of ``trial`` answered from the cache, if its answer is there."""
         if not self._caches(trial):
-            return False
+            return None
         response = self.cache.get(trial.key)
         if response is None:
-            return False
+            return None
         stamp = now_iso()
         parsed = safe_parse(self.suite, trial, response.text, self.options.run.parser)
-        backend = self.backends.get(trial.model)
-        self._finish(
-            build_record(
-                trial,
-                backend,
-                response=response,
-                parsed=parsed,
-                error=reply_error(response),
-                attempts=0,
-                started_at=stamp,
-                finished_at=stamp,
-                cost=0.0,
-                cached=True,
-                sweep=self.options.sweep,
-            )
+        return build_record(
+            trial,
+            self.backends.get(trial.model),
+            response=response,
+            parsed=parsed,
+            error=reply_error(response),
+            attempts=0,
+            started_at=stamp,
+            finished_at=stamp,
+            cost=0.0,
+            cached=True,
+            sweep=self.options.sweep,
         )
-        return True
+
+    def finish_from_cache(self, trial: Trial) -> bool:
+        """Record ``trial`` from the cache if its answer is there; returns whether it was."""
+        record = self._cached_record(trial)
+        if record is not None:
+            self._finish(record)
+        return record is not None
+
+    async def afinish_from_cache(self, trial: Trial) -> bool:
+        """:meth:`finish_from_cache`, the record written by the writer thread."""
+        record = self._cached_record(trial)
+        if record is not None:
+            await self._afinish(record)
+        return record is not None
+
+    def _response_record(
+        self,
+        trial: Trial,
+        response: ModelResponse,
+        *,
+        attempts: int,
+        started_at: str,
+        batch: bool,
+        cost: float | None,
+    ) -> tuple[TrialRecord, Callable[[], None] | None]:
+        """The record of a fresh (paid) response, and the cache write that must precede it."""
+        if batch:  # priced here, not by a client: its usage is checked here too
+            cost = self._batch_cost(trial, response)
+            response = checked_usage(response)[0]
+        if self.options.secrets:
+            response = dataclasses.replace(
+                response, text=redact(response.text, self.options.secrets)
+            )
+        before = None
+        if self._caches(trial):
+            before = functools.partial(self.cache.put, trial.key, response, batch=batch)
+        cost = self._account(response, cost)
+        parsed = safe_parse(self.suite, trial, response.text, self.options.run.parser)
+        record = build_record(
+            trial,
+            self.backends.get(trial.model),
+            response=response,
+            parsed=parsed,
+            error=reply_error(response),
+            attempts=attempts,
+            started_at=started_at,
+            finished_at=now_iso(),
+            cost=cost,
+            cached=False,
+            sweep=self.options.sweep,
+            batch=batch,
+        )
+        return record, before
 
     def finish_response(
         self,
@@ -421,36 +502,44 @@ class Executor:
         """Cache, price, parse and record a fresh (paid) response.
 
         ``cost`` is what the client charged; a batch result (``batch=True``) is priced here.
+        The answer is cached before its record is written.
         """
-        if batch:  # priced here, not by a client: its usage is checked here too
-            cost = self._batch_cost(trial, response)
-            response = checked_usage(response)[0]
-        if self.options.secrets:
-            response = dataclasses.replace(
-                response, text=redact(response.text, self.options.secrets)
-            )
-        if self._caches(trial):
-            try:
-                self.cache.put(trial.key, response, batch=batch)
-            except OSError as exc:
-                self._storage_failed(exc, f"the cache entry of {trial.trial_id}")
-        cost = self._account(response, cost)
-        parsed = safe_parse(self.suite, trial, response.text, self.options.run.parser)
-        self._finish(
-            build_record(
-                trial,
-                self.backends.get(trial.model),
-                response=response,
-                parsed=parsed,
-                error=reply_error(response),
-                attempts=attempts,
-                started_at=started_at,
-                finished_at=now_iso(),
-                cost=cost,
-                cached=False,
-                sweep=self.options.sweep,
-                batch=batch,
-            )
+        record, before = self._response_record(
+            trial, response, attempts=attempts, started_at=started_at, batch=batch, cost=cost
+        )
+        self._finish(record, before)
+
+    async def afinish_response(
+        self,
+        trial: Trial,
+        response: ModelResponse,
+        *,
+        attempts: int,
+        started_at: str,
+        cost: float | None = None,
+    ) -> None:
+        """:meth:`finish_response` through the writer thread (cache entry, then record)."""
+        record, before = self._response_record(
+            trial, response, attempts=attempts, started_at=started_at, batch=False, cost=cost
+        )
+        await self._afinish(record, before)
+
+    def _failure_record(
+        self, trial: Trial, error: str, *, attempts: int, started_at: str, cause: str | None
+    ) -> TrialRecord:
+        self.stats.count_failure(cause or error.split(":", 1)[0], trial.trial_id)
+        return build_record(
+            trial,
+            self.backends.get(trial.model),
+            response=None,
+            parsed=None,
+            error=error,
+            attempts=attempts,
+            started_at=started_at,
+            finished_at=now_iso(),
+            cost=None,
+            cached=False,
+            sweep=self.options.sweep,
         )
 
     def finish_failure(
@@ -460,20 +549,9 @@ class Executor:
 
         ``cause`` (a short category) is counted for the console's summary.
         """
-        self.stats.count_failure(cause or error.split(":", 1)[0], trial.trial_id)
         self._finish(
-            build_record(
-                trial,
-                self.backends.get(trial.model),
-                response=None,
-                parsed=None,
-                error=error,
-                attempts=attempts,
-                started_at=started_at,
-                finished_at=now_iso(),
-                cost=None,
-                cached=False,
-                sweep=self.options.sweep,
+            self._failure_record(
+                trial, error, attempts=attempts, started_at=started_at, cause=cause
             )
         )
 
@@ -486,13 +564,13 @@ class Executor:
         if self.stop:
             self.stats.not_started += 1
             return
-        if self.finish_from_cache(trial):
+        if await self.afinish_from_cache(trial):
             return
         claim = self.cache.claim(trial.key) if self._caches(trial) else contextlib.nullcontext()
         async with self.limiter_of(trial.model).admission(), claim:
             if self.stop:
                 self.stats.not_started += 1
-            elif not self.finish_from_cache(trial):  # another sweep may have paid meanwhile
+            elif not await self.afinish_from_cache(trial):  # another sweep may have paid
                 await self._call(trial)
 
     async def _call(self, trial: Trial) -> None:
@@ -513,12 +591,13 @@ class Executor:
             self.stop = True
             return
         except CallFailed as failure:
-            self.finish_failure(
+            record = self._failure_record(
                 trial, str(failure), attempts=failure.attempts, started_at=started_at,
                 cause=failure.cause,
             )  # fmt: skip
+            await self._afinish(record)
             return
-        self.finish_response(
+        await self.afinish_response(
             trial, answer.response, attempts=answer.attempts, started_at=started_at,
             cost=answer.cost_usd,
         )  # fmt: skip
@@ -539,42 +618,66 @@ class Executor:
         loop.call_later(self.options.run.interrupt_grace_s, self._cancel_in_flight)
 
     def _cancel_in_flight(self) -> None:
-        for task in self._tasks:
+        for task in list(self._live):
             task.cancel()
 
-    async def run(self, trials: Sequence[Trial], *, via: Collector | None = None) -> RunStats:
+    async def run(self, trials: Iterable[Trial], *, via: Collector | None = None) -> RunStats:
         """Run every trial that has no record to keep; returns the stats of this run.
 
+        Trials are admitted as they come, at most :data:`IN_FLIGHT_TRIALS` at once, and
+        forgotten once recorded: a sweep of any size runs in bounded memory.
         ``via`` answers the pending trials another way (``--batch``:
         :func:`facetlab.runner.batch.run_batches`) through this executor's finish methods.
         """
         started = time.monotonic()
-        self.stats.total = len(trials)
-        todo = self.pending(trials)
-        if any(self._caches(t) for t in todo):
+        if isinstance(trials, Sequence):
+            self.stats.total = len(trials)
+        have = existing_status(self.options.out)
+        if any(not model_declaration(m, b).offline for m, b in self.backends.items()):
             self.cache.reserve()  # room for the answers in flight if the disk fills up
         if self.display is not None:
             self.display.start()
         try:
             if via is not None:
-                await via(self, todo)
+                await via(self, list(self._pending(trials, have)))
             else:
-                self._tasks = [asyncio.ensure_future(self.run_trial(t)) for t in todo]
-                results = await asyncio.gather(*self._tasks, return_exceptions=True)
-                for outcome in results:
-                    # a cancelled call after an interrupt is counted, not an error
-                    if isinstance(outcome, BaseException) and not isinstance(
-                        outcome, asyncio.CancelledError
-                    ):
-                        raise outcome
+                await self._stream(self._pending(trials, have))
         finally:
-            self.cache.release()
-            kept = self.cache.save_unsaved()  # answers no cache write took: an emergency file
-            if self.stats.storage_error is not None:
-                self.stats.storage_error += "; the run stopped there. " + (
-                    kept or "Every answer paid for is kept (in the cache)"
-                )
-            if self.display is not None:
-                self.display.stop()
-            self.stats.elapsed_s = time.monotonic() - started
+            try:
+                await self.writer.close()
+            finally:
+                self.cache.release()
+                kept = self.cache.save_unsaved()  # answers no cache write took: an emergency file
+                if self.stats.storage_error is not None:
+                    self.stats.storage_error += "; the run stopped there. " + (
+                        kept or "Every answer paid for is kept (in the cache)"
+                    )
+                if self.display is not None:
+                    self.display.stop()
+                self.stats.elapsed_s = time.monotonic() - started
         return self.stats
+
+    async def _stream(self, todo: Iterator[Trial]) -> None:
+        """Admit trials lazily, a bounded number at once; re-raise the first unexpected error."""
+        room = asyncio.Semaphore(IN_FLIGHT_TRIALS)
+
+        def done(task: asyncio.Future[None]) -> None:
+            self._live.discard(task)
+            room.release()
+            if not task.cancelled() and (exc := task.exception()) is not None:
+                if self._error is None:
+                    self._error = exc
+                self.stop = True
+
+        for trial in todo:
+            if self.stop:  # nothing new starts: the rest are left for the next run
+                self.stats.not_started += 1
+                continue
+            await room.acquire()
+            task = asyncio.ensure_future(self.run_trial(trial))
+            self._live.add(task)
+            task.add_done_callback(done)
+        if self._live:
+            await asyncio.gather(*self._live, return_exceptions=True)
+        if self._error is not None:
+            raise self._error

@@ -18,10 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from facetlab.errors import ConfigError
 from facetlab.numbers import check_number
 from facetlab.runner.preflight import check_path
+
+SHARDS_FROM = 5000
+"""Planned trials from which ``records="auto"`` writes shards instead of one file per trial."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,10 @@ class RunOptions:
     """Allow another model/params/template in an ``out`` that holds a sweep."""
     interrupt_grace_s: float = 5.0
     """After an interrupt, how long calls in flight may finish before they are cancelled."""
+    records: Literal["auto", "files", "shards"] = "auto"
+    """How records are stored: one file per trial, or append-only shards compacted into
+    Parquet at the end (``auto``: shards from :data:`SHARDS_FROM` planned trials on, or
+    when the folder already holds shards)."""
     freeze_heap: bool = False
     """Once the backends are built, ``gc.freeze()`` what is alive (mostly the SDKs' imports),
     so the garbage collector stops walking it during the sweep (~0.1 s of pauses at the
@@ -70,6 +78,8 @@ class RunOptions:
         check_number("interrupt_grace_s", self.interrupt_grace_s, minimum=0.0)
         if not self.batch_submit and not self.batch:
             raise ConfigError("batch_submit=False (collect only) needs batch=True")
+        if self.records not in ("auto", "files", "shards"):
+            raise ConfigError(f"records is {self.records!r}; expected 'auto', 'files' or 'shards'")
         if self.cache_dir is not None and not str(self.cache_dir).strip():
             raise ConfigError("--cache-dir is empty; expected a folder")
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -65,7 +66,7 @@ class ProbeSuite(Protocol):
     # when it is not among the planned instances (it goes in ModelRequest.context).
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Trial:
     """One call of one probe on one instance variant with one model."""
 
@@ -133,12 +134,16 @@ class Skipped:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Plan:
     """The trials of a sweep (stable order, no duplicates) and the pairs it skipped."""
 
     trials: tuple[Trial, ...]
     skipped: tuple[Skipped, ...]
+
+    def __repr__(self) -> str:
+        # short: the full repr of a million trials is gigabytes (asyncio may take it)
+        return f"Plan({len(self.trials)} trials, {len(self.skipped)} skipped)"
 
     def by_probe(self) -> dict[str, int]:
         """Number of trials per probe, in first-seen order."""
@@ -146,6 +151,45 @@ class Plan:
         for t in self.trials:
             counts[t.probe] = counts.get(t.probe, 0) + 1
         return counts
+
+
+def _repeat_keys(
+    model: str,
+    params: Mapping[str, Any],
+    template: str,
+    prompt: str,
+    *,
+    endpoint: str | None,
+) -> Callable[[int], str]:
+    """``repeat -> cache_key(model, params, template, prompt, repeat, endpoint=...)``, the
+    prompt hashed once per cell instead of once per repeat (a million trials plan in half
+    the time).
+
+    The key's canonical JSON has its keys sorted, so ``"repeat"`` follows the prompt; the
+    hash of everything before the repeat's value is computed once and copied. Checked
+    against :func:`cache_key` for repeat 0 of every cell (else it is used throughout).
+    """
+    canonical = cache_key(model, params, template, prompt, 0, endpoint=endpoint)
+    payload = json.dumps(
+        {"model": model, "params": dict(params), "template": template, "prompt": prompt,
+         "repeat": 0, **({"endpoint": endpoint} if endpoint else {})},
+        sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+    )  # fmt: skip
+    # an unescaped quote after a comma is JSON structure: the prompt cannot contain one
+    cut = payload.rfind(',"repeat":0,"template":')
+    if cut < 0:
+        return lambda repeat: cache_key(model, params, template, prompt, repeat, endpoint=endpoint)
+    head = hashlib.sha256(payload[: cut + len(',"repeat":')].encode("utf-8"))
+    tail = payload[cut + len(',"repeat":0') :].encode("utf-8")
+
+    def key(repeat: int) -> str:
+        digest = head.copy()
+        digest.update(str(repeat).encode() + tail)
+        return digest.hexdigest()
+
+    if key(0) != canonical:  # the canonical form changed: never guess a key
+        return lambda repeat: cache_key(model, params, template, prompt, repeat, endpoint=endpoint)
+    return key
 
 
 def derive_seed(sweep_seed: int, trial_id: str) -> int:
@@ -299,15 +343,15 @@ def plan_sweep(
                     variant, foi = instance_variant(instance), neutralized_label(instance)
                     cell_base = base_instance
                 for model in models:
+                    key_of = _repeat_keys(
+                        model,
+                        params_dicts[model],
+                        template,
+                        cell.prompt,
+                        endpoint=(endpoints or {}).get(model),
+                    )
                     for repeat in range(reps(model, probe, iid, cell.factor)):
-                        key = cache_key(
-                            model,
-                            params_dicts[model],
-                            template,
-                            cell.prompt,
-                            repeat,
-                            endpoint=(endpoints or {}).get(model),
-                        )
+                        key = key_of(repeat)
                         tid = _trial_id(probe, cell_id, repeat, key)
                         if tid in seen:
                             continue

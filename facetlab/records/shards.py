@@ -1,0 +1,223 @@
+"""Append-only record shards: one JSON record per line, one shard per writing process.
+
+A large sweep writes its records to ``<sweep>/records/shard-<time>-<pid>-<token>.jsonl``
+instead of one file per trial. Records are appended in groups (group commit): the
+lines of a group are written and fsynced together, then their entries are appended to
+the shard's index ``<same name>.idx`` (``trial_id, status, offset, length`` per line),
+which a resume reads instead of the records themselves.
+
+Crash safety: a process killed mid-write leaves at most a torn last line in its
+shard (no newline at the end). Readers detect it and ignore it, with a
+:class:`RecordWarning`; it is never fatal, and that trial's answer, cached before its
+record, is recorded again on resume without being paid twice. An index behind its
+shard (killed between the two writes) is completed by reading the shard past the
+last indexed line; an index entry past the shard's end is ignored.
+
+>>> import tempfile
+>>> from facetlab.records.schema import TrialRecord
+>>> rec = TrialRecord(trial_id="t1", probe="p2", instance_id="i", n_factors=2,
+...     model="simulated/wadd", provider="simulated", model_id="wadd", backend="simulated",
+...     template="facet-v3", prompt="...", prompt_sha256="0" * 64, status="ok",
+...     started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T00:00:01Z",
+...     facetlab_version="0.1.0")
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     writer = ShardWriter(tmp)
+...     writer.append([rec])
+...     writer.close()
+...     [shard_statuses(p) for p in shard_files(tmp)]
+[{'t1': 'ok'}]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+import warnings
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from facetlab.errors import RecordError, RecordWarning
+from facetlab.records.own import serialize_record
+from facetlab.records.schema import TrialRecord
+
+__all__ = [
+    "INDEX_SUFFIX",
+    "SHARD_SUFFIX",
+    "ShardWriter",
+    "index_path",
+    "iter_shard_lines",
+    "shard_files",
+    "shard_statuses",
+    "sortable_stamp",
+]
+
+SHARD_SUFFIX = ".jsonl"
+INDEX_SUFFIX = ".idx"
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""A shard line longer than this is not read (a hostile or broken file)."""
+
+
+def sortable_stamp() -> str:
+    """UTC time to the nanosecond, so names sort in the order they were made
+    (``20260101T120000.123456789``)."""
+    now = time.time_ns()
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 10**9)) + f".{now % 10**9:09d}"
+
+
+def index_path(shard: Path) -> Path:
+    """The index file of a shard (same name, ``.idx``)."""
+    return shard.with_suffix(INDEX_SUFFIX)
+
+
+def shard_files(folder: Path | str) -> list[Path]:
+    """The shards directly in ``folder`` (a sweep's ``records/``), oldest first (by name)."""
+    root = Path(folder)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.glob(f"shard-*{SHARD_SUFFIX}") if p.is_file())
+
+
+class ShardWriter:
+    """Appends records to one new shard of ``folder``; not thread-safe (one writer thread).
+
+    The shard is created on the first :meth:`append`; its name carries the time, the
+    process id and a random token, so two processes never append to one file.
+    """
+
+    def __init__(self, folder: Path | str) -> None:
+        self.folder = Path(folder)
+        stamp = sortable_stamp()
+        self.path = self.folder / f"shard-{stamp}-{os.getpid()}-{secrets.token_hex(3)}.jsonl"
+        self._shard: int | None = None
+        self._index: int | None = None
+        self._size = 0
+
+    def append(self, records: Sequence[TrialRecord]) -> None:
+        """Write ``records`` as one group: the lines, fsync, then their index entries.
+
+        Raises ``OSError`` (full disk, ...) with nothing of the group counted as written;
+        a partial line left behind is a torn tail, ignored by every reader.
+        """
+        if not records:
+            return
+        lines: list[bytes] = []
+        for record in records:
+            tid = record.trial_id
+            if not tid or any(c in tid for c in "\t\n\r"):
+                raise RecordError(f"trial_id {tid!r} cannot be stored in a shard")
+            line = serialize_record(record).encode()
+            if b"\n" in line:  # cannot happen with compact JSON; a torn shard if it did
+                raise RecordError(f"record {tid}: its serialisation spans lines")
+            lines.append(line + b"\n")
+        if self._shard is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)
+            self._shard = os.open(self.path, flags, 0o644)
+            self._index = os.open(index_path(self.path), flags, 0o644)
+        assert self._index is not None
+        start = self._size
+        data = b"".join(lines)
+        _write_all(self._shard, data)
+        os.fsync(self._shard)
+        entries: list[str] = []
+        offset = start
+        for record, line in zip(records, lines, strict=True):
+            entries.append(f"{record.trial_id}\t{record.status}\t{offset}\t{len(line)}\n")
+            offset += len(line)
+        self._size = offset
+        # the index may lag its shard after a crash (readers catch up from the shard)
+        _write_all(self._index, "".join(entries).encode())
+
+    def close(self) -> None:
+        """Flush the index to disk and close both files."""
+        for fd in (self._index, self._shard):
+            if fd is not None:
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        self._shard = self._index = None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def iter_shard_lines(shard: Path, start: int = 0) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` of every complete line of ``shard`` from byte ``start``.
+
+    A torn last line (no newline: the writer was killed) is skipped with a
+    :class:`RecordWarning`; a line past :data:`MAX_LINE_BYTES` ends the reading, with one.
+    """
+    with open(shard, "rb") as handle:
+        handle.seek(start)
+        offset = start
+        while True:
+            line = handle.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                return
+            if not line.endswith(b"\n"):
+                what = "an over-long line" if len(line) > MAX_LINE_BYTES else "a torn last line"
+                warnings.warn(
+                    f"{shard}: {what} at byte {offset} ignored (a writer stopped mid-record); "
+                    "its trial is run again on resume",
+                    RecordWarning,
+                    stacklevel=2,
+                )
+                return
+            yield offset, line
+            offset += len(line)
+
+
+def shard_statuses(shard: Path) -> dict[str, str]:
+    """``trial_id -> status`` of the records in ``shard``: its index, then the shard past it.
+
+    Later lines of a trial replace earlier ones (a failed trial run again).
+    """
+    found: dict[str, str] = {}
+    size = shard.stat().st_size
+    end = 0
+    idx = index_path(shard)
+    if idx.is_file():
+        with open(idx, "rb") as handle:
+            for raw in handle:
+                if not raw.endswith(b"\n"):
+                    break  # torn index entry
+                parts = raw.decode("utf-8", "replace").rstrip("\n").split("\t")
+                if len(parts) != 4 or not parts[2].isdigit() or not parts[3].isdigit():
+                    break  # a damaged index: read the rest from the shard itself
+                offset, length = int(parts[2]), int(parts[3])
+                if offset != end or offset + length > size:
+                    break
+                found[parts[0]] = parts[1]
+                end = offset + length
+    for offset, line in iter_shard_lines(shard, end):
+        status = _line_status(line)
+        if status is None:
+            warnings.warn(
+                f"{shard}: the line at byte {offset} is not a readable record; "
+                "skipped on resume, its trial is run again",
+                RecordWarning,
+                stacklevel=2,
+            )
+            continue
+        found[status[0]] = status[1]
+    return found
+
+
+def _line_status(line: bytes) -> tuple[str, str] | None:
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    tid, status = data.get("trial_id"), data.get("status")
+    if not isinstance(tid, str) or not isinstance(status, str):
+        return None
+    return tid, status

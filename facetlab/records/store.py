@@ -1,0 +1,115 @@
+"""Where a sweep's records are: per-trial files, append-only shards, compacted Parquet parts.
+
+A sweep's ``records/`` folder may hold all three at once:
+
+- ``<trial_id>.json``: one record per file (small sweeps, and every sweep before shards);
+- ``shard-*.jsonl`` (+ ``.idx``): records appended by a running sweep (:mod:`.shards`);
+- ``trials-*.parquet``: records compacted into a table (:mod:`.compaction`).
+
+A resume asks :func:`sweep_statuses`: the parts' ``trial_id``/``status`` columns, the
+shards' indexes and the per-trial files, never the records' full text. Where one
+trial is found twice, the later place wins (files, then parts in name order, then
+shards in name order): a failed trial run again replaces its first record. A folder
+that holds parts or shards is written with shards from then on, so this order is
+the order of writing.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+from facetlab.errors import RecordError, RecordWarning
+from facetlab.records.own import read_records, record_from_object, record_statuses
+from facetlab.records.schema import TrialRecord
+from facetlab.records.shards import iter_shard_lines, shard_files, shard_statuses
+
+__all__ = [
+    "PART_FORMAT",
+    "iter_part_records",
+    "iter_shard_records",
+    "part_files",
+    "part_statuses",
+    "read_sweep_records",
+    "sweep_statuses",
+]
+
+PART_FORMAT = "facetlab.trials/1"
+"""The ``format`` a compacted Parquet part states in its schema metadata."""
+
+
+def part_files(folder: Path | str) -> list[Path]:
+    """The compacted parts directly in ``folder``, oldest first (by name)."""
+    root = Path(folder)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.glob("trials-*.parquet") if p.is_file())
+
+
+def part_statuses(part: Path) -> dict[str, str]:
+    """``trial_id -> status`` of a compacted part (two columns read, nothing else)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(part, columns=["trial_id", "status"])
+    return dict(
+        zip(table.column("trial_id").to_pylist(), table.column("status").to_pylist(), strict=True)
+    )
+
+
+def sweep_statuses(folder: Path | str) -> dict[str, str]:
+    """``trial_id -> status`` of every readable record in a sweep's ``records/`` folder.
+
+    What cannot be read (a torn shard line, a corrupt file or part) is reported as a
+    :class:`RecordWarning` and left out: its trial is run again.
+    """
+    root = Path(folder)
+    found: dict[str, str] = record_statuses(root)
+    for part in part_files(root):
+        try:
+            found.update(part_statuses(part))
+        except Exception as exc:  # a damaged part is a miss, never a blocked resume
+            warnings.warn(
+                f"{part}: skipped on resume, not a readable Parquet part ({exc}); "
+                "its trials are run again",
+                RecordWarning,
+                stacklevel=2,
+            )
+    for shard in shard_files(root):
+        found.update(shard_statuses(shard))
+    return found
+
+
+def iter_shard_records(shard: Path) -> Iterator[TrialRecord]:
+    """The records of one shard, in order; a line that is not a record raises
+    :class:`RecordError` naming the shard and the byte offset (a torn last line is skipped)."""
+    for offset, line in iter_shard_lines(shard):
+        shown = f"{shard}:{offset}"
+        try:
+            data = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            raise RecordError(f"{shown}: not a JSON record line ({exc})") from exc
+        yield record_from_object(data, shown)
+
+
+def iter_part_records(part: Path) -> Iterator[TrialRecord]:
+    """The full records kept in a compacted part (its ``record`` column), in order."""
+    import pyarrow.parquet as pq
+
+    handle = pq.ParquetFile(part)
+    for batch in handle.iter_batches(columns=["record"], batch_size=10_000):
+        for i, text in enumerate(batch.column(0).to_pylist()):
+            yield record_from_object(json.loads(text), f"{part}#{i}")
+
+
+def read_sweep_records(folder: Path | str) -> list[TrialRecord]:
+    """Every record of a sweep's ``records/`` folder (parts, shards, files), one per trial
+    (the later place wins, as in :func:`sweep_statuses`), sorted by trial id."""
+    root = Path(folder)
+    found: dict[str, TrialRecord] = {r.trial_id: r for r in read_records(root)}
+    for part in part_files(root):
+        found.update((r.trial_id, r) for r in iter_part_records(part))
+    for shard in shard_files(root):
+        found.update((r.trial_id, r) for r in iter_shard_records(shard))
+    return [found[k] for k in sorted(found)]
