@@ -472,6 +472,11 @@ def test_verify_catches_an_edit_that_keeps_size_and_mtime(
     path.write_bytes(bytes(content))
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert folder.stamp_is_valid(tmp_path / "data")  # the cheap check cannot see it
+    # `data info` hashes what it reports on: the edit is named, the folder not "verified"
+    shown = datasets.info()
+    assert shown.altered == (name,) and shown.state.startswith("altered: 1 file(s)")
+    info_out = CliRunner().invoke(app, ["data", "info"])
+    assert name in info_out.output and "state:     verified" not in info_out.output
 
     result = CliRunner().invoke(app, ["data", "verify"])
     assert result.exit_code == 1

@@ -44,11 +44,23 @@ class DataInfo:
     files_expected: int
     files_present: int
     unregistered: tuple[str, ...] = ()
+    altered: tuple[str, ...] = ()
+    """Registered files whose content no longer has its registered sha256."""
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _state(root: Path, present: int, expected: int, extra: tuple[str, ...]) -> str:
-    if present == expected and folder.stamp_is_valid(root):
+def _state(
+    root: Path, present: int, expected: int, extra: tuple[str, ...], altered: tuple[str, ...]
+) -> str:
+    if altered:
+        shown = ", ".join(altered[:5]) + (
+            f" and {len(altered) - 5} more" if len(altered) > 5 else ""
+        )
+        state = (
+            f"altered: {len(altered)} file(s) differ from the registry ({shown}); "
+            "run `facetlab data verify`, then `facetlab data fetch`"
+        )
+    elif present == expected and folder.stamp_is_valid(root):
         state = "verified"
     elif present == expected:
         state = "present, not verified since last change (run `facetlab data verify`)"
@@ -65,10 +77,18 @@ def _state(root: Path, present: int, expected: int, extra: tuple[str, ...]) -> s
 
 
 def info() -> DataInfo:
-    """Source, attribution and local state of the FACET v3 data (never downloads, never hashes)."""
+    """Source, attribution and local state of the FACET v3 data (never downloads).
+
+    Every present file is hashed (about 7 MB, a few tens of milliseconds), so an edit
+    that keeps a file's size and mtime is reported, not hidden behind the stamp.
+    """
     root = folder.cache_dir()
     expected = len(registry())
-    present = sum(1 for name in registry() if (root / name).is_file())
+    present_names = [name for name in registry() if (root / name).is_file()]
+    present = len(present_names)
+    altered = tuple(
+        name for name in sorted(present_names) if folder.sha256(root / name) != registry()[name]
+    )
     extra = folder.unregistered(root)
     return DataInfo(
         name=f"FACET {VERSION}",
@@ -81,10 +101,11 @@ def info() -> DataInfo:
         bibtex=BIBTEX,
         location=root,
         mirror=sources.mirror_from_env(),
-        state=_state(root, present, expected, extra),
+        state=_state(root, present, expected, extra, altered),
         files_expected=expected,
         files_present=present,
         unregistered=extra,
+        altered=altered,
         notes=(
             "The data (instances/, results/) is by Venkateshwar Reddy Jambula, Pranaalpha Labs, "
             f"licensed {LICENSE}; facetlab downloads it unchanged and does not redistribute it.",
