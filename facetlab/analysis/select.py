@@ -88,7 +88,7 @@ def model_order(frame: pd.DataFrame, models: Sequence[str] | None = None) -> lis
     >>> model_order(pd.DataFrame({"model": ["b", "a"]}), ["b", "a", "c"])
     ['b', 'a']
     """
-    present = {str(m) for m in frame["model"]}
+    present = {str(m) for m in pd.unique(frame["model"])}
     if models is None:
         return sorted(present)
     return [m for m in models if m in present]

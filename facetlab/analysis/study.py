@@ -23,6 +23,7 @@ import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from facetlab.analysis import rules
@@ -280,21 +281,25 @@ def outcomes(
         if "truth_source" in with_truth
         else pd.Series("instance", index=with_truth.index)
     )
-    with_truth["_measure"] = [
-        DECISION_CHANGE if s == "anchor" else ACCURACY for s in source.fillna("instance")
-    ]
+    anchored = (source.fillna("instance") == "anchor").to_numpy(dtype=bool)
+    with_truth["_measure"] = np.where(anchored, DECISION_CHANGE, ACCURACY)
+    # rules.wrong_outcome on whole columns: a parsed (string) answer is wrong iff it
+    # differs from the truth after strip + lower; an unparsed one is not counted
+    answer = with_truth["answer"].astype(object)
+    parsed = answer.map(lambda a: isinstance(a, str)).astype(bool)
+    said = answer.where(parsed, "").astype(str).str.strip().str.lower()
+    truth = with_truth["ground_truth"].astype(str).str.strip().str.lower()
+    with_truth["_parsed"] = parsed
+    with_truth["_wrong"] = parsed & (said != truth)
     rows: list[dict[str, object]] = []
     groups = with_truth.groupby(["model", "probe", "_measure"], sort=True)
     for (model, probe, measure), cell in groups:
         if cell["answer"].isna().all() and probe == "P1":
             continue  # P1 asks for a factor label, not a yes/no answer
-        wrong = [
-            rules.wrong_outcome(a, str(t))
-            for a, t in zip(cell["answer"], cell["ground_truth"], strict=True)
-            if isinstance(a, str)
-        ]
         n = len(cell)
-        correct = sum(1 for w in wrong if not w)
+        n_parsed = int(cell["_parsed"].sum())
+        n_wrong = int(cell["_wrong"].sum())
+        correct = n_parsed - n_wrong
         changed = measure == DECISION_CHANGE
         rows.append(
             {
@@ -302,11 +307,11 @@ def outcomes(
                 "probe": probe,
                 "n": n,
                 "correct": correct,
-                "wrong": len(wrong) - correct,
-                "unparsed": n - len(wrong),
+                "wrong": n_wrong,
+                "unparsed": n - n_parsed,
                 "accuracy": float("nan") if changed else correct / n,
                 "measure": measure,
-                "decision_change": (len(wrong) - correct) / n if changed else float("nan"),
+                "decision_change": n_wrong / n if changed else float("nan"),
             }
         )
     if not rows:

@@ -25,7 +25,7 @@ import json
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from facetlab.errors import ConfigError, DataError, FacetlabError
 from facetlab.instances import (
@@ -140,6 +140,9 @@ def check_inputs(
         raise ConfigError(f"stale must be 'raise' or 'exclude', got {stale!r}")
     where = Path(folder) if folder is not None else None
     shown_folder = str(where) if where is not None else "the instances given"
+    import numpy as np
+    import pandas as pd
+
     out = trials.copy()
     out.attrs = dict(trials.attrs)
     own = (
@@ -168,30 +171,55 @@ def check_inputs(
         )
 
     psets: dict[str, PerturbationSet | None] = {}
-    problems: list[tuple[int, str, str, str]] = []  # row, trial id, file, what
-    unfingerprinted = 0
     hashes: dict[str, str] = {}  # each instance hashed once, not once per trial
-    columns = ["instance_sha256", "instance_id", "trial_id", "source_file", "probe"]
-    for index, sha, iid, trial_id, shown_file, probe in out.loc[own, columns].itertuples():
-        if not isinstance(sha, str):
-            unfingerprinted += 1
-            continue
-        inst = instances[str(iid)]
-        tid = str(trial_id or shown_file)
-        if str(iid) not in hashes:
-            hashes[str(iid)] = content_sha256(inst)
-        if hashes[str(iid)] != sha:
-            problems.append((index, tid, _file_of(inst, where), "instance content changed"))
-            continue
-        entry_sha = out.at[index, "perturbation_sha256"]
-        if probe == "C2" and isinstance(entry_sha, str):
-            what, shown = _c2_entry_problem(inst, out.loc[index], entry_sha, where, psets)
-            if what:
-                problems.append((index, tid, shown, what))
+    rows = out.loc[own]
+    fingerprinted = _is_str(rows["instance_sha256"])
+    unfingerprinted = int((~fingerprinted).sum())
+    rows = rows.loc[fingerprinted]
+    # A trial's verdict depends only on these values: judge each distinct combination
+    # once (a sweep has few), then give every trial its combination's verdict.
+    keys = pd.DataFrame(
+        {
+            "iid": rows["instance_id"].astype(str),
+            "sha": rows["instance_sha256"],
+            "probe": rows["probe"].astype(str),
+            "has_entry": _is_str(rows["perturbation_sha256"]),
+            "entry": rows["perturbation_sha256"].astype(str),
+            "foi": rows["factor_of_interest"].astype(str),
+        },
+        index=rows.index,
+    )
+    group = keys.groupby(list(keys.columns), sort=False, dropna=False).ngroup()
+    verdicts: dict[int, tuple[str, str]] = {}  # group: (what, shown file), what '' when fine
+    first = group.drop_duplicates()
+    first_at = np.flatnonzero(~group.duplicated().to_numpy())  # positions in rows
+    for code, at in zip(first.to_list(), range(len(first)), strict=True):
+        index = first.index[at]
+        iid = str(keys.at[index, "iid"])
+        inst = instances[iid]
+        if iid not in hashes:
+            hashes[iid] = content_sha256(inst)
+        entry_sha = rows.at[index, "perturbation_sha256"]
+        probe = str(keys.at[index, "probe"])
+        if hashes[iid] != keys.at[index, "sha"]:
+            verdicts[code] = ("instance content changed", _file_of(inst, where))
+        elif probe == "C2" and isinstance(entry_sha, str):
+            row = cast("pd.Series[Any]", rows.iloc[first_at[at]])
+            verdicts[code] = _c2_entry_problem(inst, row, entry_sha, where, psets)
         elif probe == "C3" and isinstance(entry_sha, str):
-            what, shown = _c3_set_problem(inst, entry_sha, where)
-            if what:
-                problems.append((index, tid, shown, what))
+            verdicts[code] = _c3_set_problem(inst, entry_sha, where)
+    bad = {code: v for code, v in verdicts.items() if v[0]}
+    problems: list[tuple[Any, str, str, str]] = []  # row, trial id, file, what
+    if bad:
+        mask = group.isin(list(bad)).to_numpy()
+        hit = group[mask]
+        tids = rows["trial_id"].to_numpy()[mask].tolist()
+        files = rows["source_file"].to_numpy()[mask].tolist()
+        for index, code, trial_id, shown_file in zip(
+            hit.index, hit.to_list(), tids, files, strict=True
+        ):
+            what, shown = bad[code]
+            problems.append((index, str(trial_id or shown_file), shown, what))
 
     out.attrs["unfingerprinted"] = unfingerprinted
     out.attrs["stale"] = [(tid, file, what) for _, tid, file, what in problems]
@@ -206,6 +234,13 @@ def check_inputs(
     for index, _tid, file, what in problems:
         out.at[index, "excluded_reason"] = f"{STALE} ({what}: {file})"
     return out
+
+
+def _is_str(column: pd.Series[Any]) -> pd.Series[bool]:
+    """Which values of ``column`` are strings (a fingerprint); None and NaN are not."""
+    import pandas as pd
+
+    return pd.Series([isinstance(v, str) for v in column], index=column.index, dtype=bool)
 
 
 def _c3_set_problem(instance: Instance, set_sha: str, folder: Path | None) -> tuple[str, str]:

@@ -848,10 +848,10 @@ def _complete_from_instances(frame: pd.DataFrame, index: Mapping[str, InstanceIn
     known = {i: index[i] for i in ids.dropna().unique() if i in index}
     if not known:
         return
-    info = ids.map(known)
 
     def attribute(name: str) -> pd.Series[Any]:
-        values = info.map(lambda x: getattr(x, name) if x is not None and x == x else None)
+        # one look-up per distinct instance, not one Python call per trial
+        values = ids.map({i: getattr(info, name) for i, info in known.items()})
         return values.astype(object).where(values.notna(), None)
 
     frame["case"] = attribute("case")

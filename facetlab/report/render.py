@@ -17,6 +17,8 @@ port and the kernel has no reason to warn that it runs "over TCP without encrypt
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +29,7 @@ from facetlab.errors import ConfigError, NotebookError
 from facetlab.files import check_writable_dir
 from facetlab.report.gate import Failure, Rule, check_columns, evaluate
 from facetlab.report.standalone import write_html
-from facetlab.report.study import SECTIONS, Study
+from facetlab.report.study import HANDOFF, SECTIONS, Study, folders_state, write_handoff
 
 __all__ = [
     "CELL_TIMEOUT",
@@ -130,6 +132,7 @@ def render_report(
     folders = [str(Path(r).resolve()) for r in records]
     inst = str(Path(instances).resolve())
     checks = {"exclude_stale": bool(exclude_stale), "mixed_designs": bool(mixed_designs)}
+    state = folders_state(Path(inst), [Path(f) for f in folders])  # before the load: see below
     study = Study.load(inst, folders, models=models, threshold=threshold, **checks)  # fail fast
     gate_tables = {name: section.table for name, section in study.sections.items()}
     gate_tables["counts"] = study.counts()
@@ -151,22 +154,35 @@ def render_report(
         "out_dir": str(target),
         **checks,
     }
-    try:
-        papermill.execute_notebook(
-            str(source),
-            str(executed),
-            parameters=parameters,
-            cwd=str(source.parent),
-            kernel_name="python3",
-            config=_ipc_kernel(),
-            progress_bar=False,
-            execution_timeout=CELL_TIMEOUT,
-        )
-    except Exception as exc:  # papermill wraps cell errors; keep the message short
-        first = str(exc).strip().splitlines()
-        raise NotebookError(
-            f"{source.name} failed (executed copy: {executed}): {first[-1] if first else exc}"
-        ) from exc
+    # The kernel's Study.load takes the study loaded above instead of reading and checking
+    # every trial again (at 10^6 trials that is most of the report's time), as long as
+    # its arguments are the same and no file under the folders changed since `state`.
+    with tempfile.TemporaryDirectory(prefix="facetlab-report-") as private:
+        handoff = Path(private) / "study.pickle"
+        write_handoff(study, handoff, state, **checks)
+        previous = os.environ.get(HANDOFF)
+        os.environ[HANDOFF] = str(handoff)  # the kernel inherits this process's environment
+        try:
+            papermill.execute_notebook(
+                str(source),
+                str(executed),
+                parameters=parameters,
+                cwd=str(source.parent),
+                kernel_name="python3",
+                config=_ipc_kernel(),
+                progress_bar=False,
+                execution_timeout=CELL_TIMEOUT,
+            )
+        except Exception as exc:  # papermill wraps cell errors; keep the message short
+            first = str(exc).strip().splitlines()
+            raise NotebookError(
+                f"{source.name} failed (executed copy: {executed}): {first[-1] if first else exc}"
+            ) from exc
+        finally:
+            if previous is None:
+                os.environ.pop(HANDOFF, None)
+            else:
+                os.environ[HANDOFF] = previous
     html = target / "study.html"
     write_html(executed, html, title if title is not None else study_title(inst))
     reasons = {name: section.reason for name, section in study.sections.items()}

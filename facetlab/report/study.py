@@ -14,6 +14,9 @@ a missing analysis.
 from __future__ import annotations
 
 import ast
+import dataclasses
+import os
+import pickle
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +28,25 @@ from facetlab.analysis.rules import DEFAULT_THRESHOLD, check_threshold
 from facetlab.errors import ConfigError, DataError
 from facetlab.instances import Instance, load_instances
 
-__all__ = ["SECTIONS", "PathsArg", "Section", "Study", "as_list", "as_paths", "example_folders"]
+__all__ = [
+    "HANDOFF",
+    "SECTIONS",
+    "PathsArg",
+    "Section",
+    "Study",
+    "as_list",
+    "as_paths",
+    "example_folders",
+    "folders_state",
+    "write_handoff",
+]
 
 PathsArg = str | Path | Sequence[str | Path]
 """One folder, a comma-separated string of folders, a ``"['a', 'b']"`` literal, or a list."""
+
+HANDOFF = "FACETLAB_STUDY_HANDOFF"
+"""Environment variable naming a file where ``facetlab report`` left the study it loaded,
+so the notebook kernel it starts does not read and check the trials a second time."""
 
 SECTIONS = ("p1_p2", "p3", "c2", "outcomes")
 """The study tables, in report order; each is ``tables/<name>.csv`` in a report."""
@@ -130,6 +148,74 @@ def _section(name: str, make: Callable[[], pd.DataFrame]) -> Section:
         return Section(name, None, str(exc))
 
 
+State = tuple[tuple[str, int, int], ...]
+"""Every file under some folders: (path, size, modification time in ns), sorted."""
+
+
+def folders_state(instances: Path, records: Sequence[Path]) -> State:
+    """What a study was loaded from, file by file: a handed-off study is used only while
+    none of these files has changed, appeared or gone."""
+    files: list[tuple[str, int, int]] = []
+    for folder in (instances, *records):
+        for path in Path(folder).resolve().rglob("*"):
+            try:
+                info = path.stat()
+            except OSError:  # gone while listed: a change, seen by the next look
+                continue
+            if path.is_file():
+                files.append((str(path), info.st_size, info.st_mtime_ns))
+    return tuple(sorted(files))
+
+
+def _handoff_key(
+    instances: Path,
+    records: Sequence[Path],
+    models: tuple[str, ...] | None,
+    threshold: float,
+    exclude_stale: bool,
+    mixed_designs: bool,
+) -> tuple[object, ...]:
+    """The arguments a study was loaded with, as :meth:`Study.load` normalises them."""
+    sweeps = tuple(str(Path(r).resolve()) for r in records)
+    return (str(instances.resolve()), sweeps, models, threshold, exclude_stale, mixed_designs)
+
+
+def write_handoff(
+    study: Study, path: Path, state: State, *, exclude_stale: bool, mixed_designs: bool
+) -> None:
+    """Leave ``study`` at ``path`` for a :meth:`Study.load` with the same arguments while
+    the files are as ``state`` (taken before ``study`` was loaded) says."""
+    key = _handoff_key(
+        study.instances_dir, study.records, study.models, study.threshold,
+        exclude_stale, mixed_designs,
+    )  # fmt: skip
+    with path.open("wb") as stream:
+        pickle.dump((key, state, study), stream, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _handed_off(key: tuple[object, ...], instances: Path, records: Sequence[Path]) -> Study | None:
+    """The study ``facetlab report`` loaded with these arguments, if it left one (see
+    :data:`HANDOFF`) and the files have not changed since; else None."""
+    where = os.environ.get(HANDOFF)
+    if not where:
+        return None
+    path = Path(where)
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    # only a file of this user that nobody else may write (it is unpickled)
+    if not path.is_file() or info.st_uid != os.getuid() or info.st_mode & 0o022:
+        return None
+    with path.open("rb") as stream:
+        saved_key, state, study = pickle.load(stream)  # our own file: see the checks above
+    if saved_key != key or not isinstance(study, Study):
+        return None
+    if state != folders_state(instances, records):
+        return None
+    return study
+
+
 @dataclass(frozen=True)
 class Study:
     """Trials, instances and settings of one study, with its tables (see :data:`SECTIONS`)."""
@@ -196,6 +282,10 @@ class Study:
         loaded = _instances_folder(folder)
         sweeps = tuple(as_paths(records) if records is not None else example_records)
         _sweep_folders(sweeps)
+        wanted = tuple(as_list(models)) if models else None
+        key = _handoff_key(folder, sweeps, wanted, t, bool(exclude_stale), bool(mixed_designs))
+        if (handed := _handed_off(key, folder, sweeps)) is not None:
+            return dataclasses.replace(handed, instances_dir=folder, records=sweeps)
         trials = load_trials(
             records=list(sweeps),
             columns=[c for c in COLUMNS if c not in TEXT_COLUMNS],  # no table reads the text
@@ -205,7 +295,6 @@ class Study:
             mixed_designs=bool(mixed_designs),
         )
         _each_folder_has_trials(trials, sweeps)
-        wanted = tuple(as_list(models)) if models else None
         # A models filter that matches nothing is an error, not four empty sections.
         from facetlab.analysis.select import select_trials
 
