@@ -19,8 +19,16 @@ def check_number(
     *,
     minimum: float,
     inclusive: bool = True,
+    maximum: float | None = None,
 ) -> None:
-    """A ConfigError unless ``value`` is ``None`` or a finite number >= (or >) ``minimum``."""
+    """A ConfigError unless ``value`` is ``None`` or a finite number >= (or >) ``minimum``
+    and, given ``maximum``, <= ``maximum``.
+
+    >>> check_number("top_p", 0.0, minimum=0.0, inclusive=False, maximum=1.0)
+    Traceback (most recent call last):
+    ...
+    facetlab.errors.ConfigError: top_p is 0.0; expected a finite number in (0, 1]
+    """
     if value is None:
         return
     ok = (
@@ -28,7 +36,12 @@ def check_number(
         and not isinstance(value, bool)
         and math.isfinite(value)
         and (value >= minimum if inclusive else value > minimum)
+        and (maximum is None or value <= maximum)
     )
     if not ok:
-        bound = f">= {minimum:g}" if inclusive else f"> {minimum:g}"
+        if maximum is not None:
+            bracket = "[" if inclusive else "("
+            bound = f"in {bracket}{minimum:g}, {maximum:g}]"
+        else:
+            bound = f">= {minimum:g}" if inclusive else f"> {minimum:g}"
         raise ConfigError(f"{name} is {value}; expected a finite number {bound}")

@@ -13,12 +13,12 @@ records.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Protocol, runtime_checkable
 
 from facetlab.errors import ConfigError
+from facetlab.numbers import check_number
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,8 @@ class SamplingParams:
     def __post_init__(self) -> None:
         # a NaN or negative temperature would fail every trial after paying for the first
         # ones, or be sent as is: each value is refused here, before any request
-        _check_range("--temperature", self.temperature, 0.0, MAX_TEMPERATURE)
-        _check_range("top_p", self.top_p, 0.0, 1.0, low_inclusive=False)
+        check_number("--temperature", self.temperature, minimum=0.0, maximum=MAX_TEMPERATURE)
+        check_number("top_p", self.top_p, minimum=0.0, inclusive=False, maximum=1.0)
         _check_count("--max-tokens", self.max_tokens, minimum=1)
         if self.seed is not None:
             _check_count("--seed", self.seed, minimum=0, maximum=MAX_SEED)
@@ -85,31 +85,6 @@ MAX_TEMPERATURE = 2.0
 
 MAX_SEED = 2**63 - 1
 """Seeds are sent as signed 64-bit integers."""
-
-
-def _check_range(
-    name: str,
-    value: object,
-    low: float,
-    high: float,
-    *,
-    low_inclusive: bool = True,
-) -> None:
-    """A ConfigError naming ``name`` unless ``value`` is None or a finite number in range."""
-    if value is None:
-        return
-    ok = (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and (value >= low if low_inclusive else value > low)
-        and value <= high
-    )
-    if not ok:
-        bracket = "[" if low_inclusive else "("
-        raise ConfigError(
-            f"{name} is {value!r}; expected a finite number in {bracket}{low:g}, {high:g}]"
-        )
 
 
 def _check_count(name: str, value: object, *, minimum: int, maximum: int | None = None) -> None:
