@@ -59,6 +59,7 @@ from facetlab.craft.report import Report
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
 from facetlab.errors import BackendError, BudgetExceededError
 from facetlab.instances import NEUTRALIZED
+from facetlab.instances.directionality import reverse_word
 from facetlab.probes import build_prompt, get_probe, parse_reply
 from facetlab.reasoners.simulated import canonical_label
 
@@ -82,8 +83,6 @@ REMOVED_TEXT = "[removed]"
 
 Citation = Literal["p1", "weighted"]
 UnknownEdit = Literal["neutralize", "keep"]
-
-_REVERSE = (("toward", "against"), ("for", "against"), ("pro", "anti"), ("supports", "opposes"))
 
 
 def instance_input(instance: Any) -> AgentInput:
@@ -144,12 +143,8 @@ def reverse_direction(directionality: str) -> str:
     >>> reverse_direction("toward_liability"), reverse_direction("against_duty")
     ('against_liability', 'toward_duty')
     """
-    low = directionality.strip().lower()
-    for a, b in _REVERSE:
-        for src, dst in ((a, b), (b, a)):
-            if low == src or low.startswith(src + "_"):
-                return dst + directionality.strip()[len(src) :]
-    return directionality
+    reversed_word = reverse_word(directionality)  # the one rule `validate` checks too
+    return directionality if reversed_word is None else reversed_word
 
 
 def _strategy_of(original: str, edited: str | None) -> str:

@@ -85,7 +85,7 @@ def favours(directionality: str, vocabulary: Mapping[str, Favours] | None = None
 
 
 _REVERSIBLE = (("toward", "against"), ("for", "against"), ("pro", "anti"), ("supports", "opposes"))
-"""Prefix pairs CRAFT's negation swaps (``facetlab.craft.bridge.reverse_direction``)."""
+"""Prefix pairs CRAFT's negation swaps (``reverse_word``; the bridge's ``reverse_direction`` calls it)."""
 
 
 def reverse_word(directionality: str) -> str | None:
