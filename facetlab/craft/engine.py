@@ -22,14 +22,13 @@ from typing import Any
 
 from facetlab.craft.checks import check_input
 from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
-from facetlab.craft.evidence.matching import placebo_pool
+from facetlab.craft.evidence.matching import placebo_pool, unit_length
 from facetlab.craft.evidence.resolver import (
     derive_placebo,
     resolve_evidence,
     resolve_explicit,
     resolve_inferred,
 )
-from facetlab.craft.path import get_path
 from facetlab.craft.perturb.combine import input_key
 from facetlab.craft.perturb.manifold import ConstantScorer, ManifoldScorer
 from facetlab.craft.perturb.strategies import (
@@ -423,10 +422,10 @@ def _matched_nulls(run: _Run, c: EvidenceRef, cited: Sequence[EvidenceRef]) -> l
     pairs; within a class the order is seeded-random.
     """
     pool = placebo_pool(run.input, c, cited)
-    length = _unit_length(run.input, c)
+    length = unit_length(run.input, c)
     classes: dict[int, list[EvidenceRef]] = {}
     for u in pool:
-        classes.setdefault(abs(_unit_length(run.input, u) - length), []).append(u)
+        classes.setdefault(abs(unit_length(run.input, u) - length), []).append(u)
     rng = random.Random(f"craft-matched:{run.options.seed}:{c.describe()}")
     out: list[EvidenceRef] = []
     for gap in sorted(classes):
@@ -436,10 +435,6 @@ def _matched_nulls(run: _Run, c: EvidenceRef, cited: Sequence[EvidenceRef]) -> l
         rng.shuffle(group)
         out.extend(group)
     return out
-
-
-def _unit_length(input: AgentInput, ref: EvidenceRef) -> int:
-    return len(ref.span.text) if ref.span is not None else len(str(get_path(input, ref.path)))
 
 
 def _qualified(

@@ -26,7 +26,7 @@ from functools import lru_cache
 from statistics import NormalDist
 
 from facetlab.craft.errors import CraftConfigError
-from facetlab.craft.stats.binomial import _log_pmf, discordant_needed, sign_test_p
+from facetlab.craft.stats.binomial import _log_pmf, binom_sf, discordant_needed, sign_test_p
 
 EXACT_POWER_LIMIT = 300
 """Up to this many inputs power is summed exactly; above, a normal approximation."""
@@ -88,8 +88,7 @@ def sign_test_power(
         k = _critical(m, alpha / 2)
         if k > m:
             continue
-        tail = math.fsum(math.exp(_log_pmf(j, m, share)) for j in range(k, m + 1))
-        total += math.exp(log_m) * tail
+        total += math.exp(log_m) * binom_sf(k, m, share)
     return min(1.0, total)
 
 

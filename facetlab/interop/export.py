@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -321,7 +322,7 @@ def _results(samples: Sequence[EvalSample], probe: str, n_ids: int) -> EvalResul
         metrics["mean_weight"] = sum(r["weight"] for r in reduced) / scored if scored else math.nan
         means = [r["weight"] / r["scored"] for r in reduced if r["scored"] > 0]
         metrics["weight_stderr"] = (
-            _stdev(means) / math.sqrt(len(means)) if len(means) >= 2 else math.nan
+            statistics.stdev(means) / math.sqrt(len(means)) if len(means) >= 2 else math.nan
         )
     metrics["share_unparsed"] = (
         1.0 - sum(r["parsed"] for r in reduced) / len(reduced) if reduced else math.nan
@@ -340,11 +341,6 @@ def _results(samples: Sequence[EvalSample], probe: str, n_ids: int) -> EvalResul
             )
         ],
     )
-
-
-def _stdev(values: Sequence[float]) -> float:
-    mean = sum(values) / len(values)
-    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
 
 
 def _generate_config(params: dict[str, Any]) -> GenerateConfig:

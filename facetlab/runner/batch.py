@@ -417,11 +417,14 @@ def settle_open_batches(
     provider may still finish and bill them) and the trials run here.
     """
     state = BatchState(out)
+    opened = state.open_batches()
+    if not opened:  # the usual case: no need to scan the records folder
+        return
     have = existing_status(out)
     pending = {
         t.trial_id for t in trials if not keeps_record(have.get(t.trial_id), retry_errors=False)
     }
-    holding = [b for b in state.open_batches() if pending & set(b["trials"].values())]
+    holding = [b for b in opened if pending & set(b["trials"].values())]
     if not holding:
         return
     count = len(pending & {tid for b in holding for tid in b["trials"].values()})

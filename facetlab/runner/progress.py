@@ -19,6 +19,7 @@ slowed by its own display.
 
 from __future__ import annotations
 
+import functools
 import html
 import sys
 import time
@@ -82,6 +83,7 @@ class ProviderCounts:
     in_flight: int = 0
 
 
+@functools.lru_cache(maxsize=256)  # called for every finished trial, with a few model strings
 def provider_label(model: str) -> str:
     """Who a model string's calls go to: the provider, and the server when it names one.
 
@@ -92,7 +94,8 @@ def provider_label(model: str) -> str:
     """
     provider, _, rest = model.partition("/")
     query = rest.partition("?")[2]
-    url = (parse_qs(query).get("base_url") or parse_qs(query).get("endpoint_url") or [""])[0]
+    options = parse_qs(query)
+    url = (options.get("base_url") or options.get("endpoint_url") or [""])[0]
     where = urlsplit(url if "://" in url else f"http://{url}").netloc if url else ""
     return f"{provider}@{where}" if where else provider
 

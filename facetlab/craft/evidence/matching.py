@@ -63,7 +63,8 @@ def _clashes(path: str, span: Span | None, cited: Sequence[EvidenceRef]) -> bool
     return False
 
 
-def _length(input: AgentInput, ref: EvidenceRef) -> int:
+def unit_length(input: AgentInput, ref: EvidenceRef) -> int:
+    """Characters of a cited or placebo unit (its span, else the whole field)."""
     if ref.span is not None:
         return len(ref.span.text)
     return len(str(get_path(input, ref.path)))
@@ -101,8 +102,8 @@ def placebo_pool(
             if kind != cited.kind or _clashes(path, None, all_cited):
                 continue
             out.append(EvidenceRef(path, kind, "inferred"))
-    target = _length(input, cited)
-    return sorted(out, key=lambda r: abs(_length(input, r) - target))
+    target = unit_length(input, cited)
+    return sorted(out, key=lambda r: abs(unit_length(input, r) - target))
 
 
 def match_placebo(
@@ -115,7 +116,7 @@ def match_placebo(
     pool = placebo_pool(input, cited, all_cited)
     if not pool:
         return None
-    target = _length(input, cited)
-    best = abs(_length(input, pool[0]) - target)
-    closest = [r for r in pool if abs(_length(input, r) - target) == best]
+    target = unit_length(input, cited)
+    best = abs(unit_length(input, pool[0]) - target)
+    closest = [r for r in pool if abs(unit_length(input, r) - target) == best]
     return rng.choice(closest)
