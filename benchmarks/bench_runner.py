@@ -41,7 +41,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fakes import FakeLLMServer  # noqa: E402
 
-from facetlab.backends import get_backend  # noqa: E402
 from facetlab.probes.base import ParseResult  # noqa: E402
 from facetlab.probes.parsing import parse_weights_strict  # noqa: E402
 from facetlab.runner import Cell, Limits, run  # noqa: E402
@@ -81,12 +80,12 @@ def _instances(n: int) -> list[BenchInstance]:
 def _sweep(
     server: FakeLLMServer, n: int, out: Path, *, concurrency: int | None, rpm: float | None
 ) -> float:
-    model = MODEL
-    backend = get_backend(model, base_url=server.openai_base_url, api_key="bench", timeout=30)
+    # the backend is built by the runner, as for `facetlab run --base-url` (the runner's
+    # own backends use the aiohttp pool when it is installed)
     instances = _instances(n)
     start = time.perf_counter()
     result = run(
-        instances, "p2", model, out=out, backends={model: backend}, suite=BenchSuite(),
+        instances, "p2", MODEL, out=out, base_url=server.openai_base_url, suite=BenchSuite(),
         limits=Limits(concurrency=concurrency, requests_per_minute=rpm), progress="none", console=io.StringIO(),
     )  # fmt: skip
     elapsed = time.perf_counter() - start

@@ -23,6 +23,7 @@ from typing import Any
 import anthropic
 
 from facetlab.backends._common import (
+    HTTP_TRANSPORTS,
     SDKBackend,
     get_field,
     require_fields,
@@ -112,6 +113,7 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
         thinking=frozenset({"off", "adaptive", "budget"}),
         min_thinking_budget=1024,
         structured_output=True,
+        http_transports=frozenset(HTTP_TRANSPORTS),
     )
 
     def __init__(
@@ -123,6 +125,7 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
         timeout: float | str | None = 600.0,
         client: anthropic.AsyncAnthropic | None = None,
         http_client: Any = None,
+        http_transport: str = "httpx",
         **options: Any,
     ) -> None:
         if options:
@@ -132,10 +135,16 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
         factory = None
         if client is None:
             key = resolve_api_key(api_key, ENV_KEY, self.provider)
-            common = sdk_client_options(base_url=base_url, timeout=timeout, http_client=http_client)
+            common = sdk_client_options(
+                base_url=base_url,
+                timeout=timeout,
+                http_client=http_client,
+                sdk=anthropic,
+                http_transport=http_transport,
+            )
 
             def factory() -> anthropic.AsyncAnthropic:
-                return anthropic.AsyncAnthropic(api_key=key, **common)
+                return anthropic.AsyncAnthropic(api_key=key, **common())
 
         self._bind_client(client, factory, api_key=api_key, rebuildable=http_client is None)
         self._warned = False

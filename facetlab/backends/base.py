@@ -257,6 +257,9 @@ class Declaration:
     """The smallest thinking budget the provider takes (Anthropic: 1024)."""
     structured_output: bool = False
     """It sends a request's ``output_schema`` in its provider's structured-output field."""
+    http_transports: frozenset[str] = frozenset()
+    """The ``http_transport=`` values its constructor takes (``"httpx"``, ``"aiohttp"``);
+    the runner asks for aiohttp for the backends it builds and closes in its own loop."""
 
     def refusal(self, params: SamplingParams, provider: str) -> str | None:
         """Why ``params`` cannot be sent to ``provider`` (a reasoning setting it does not take)."""

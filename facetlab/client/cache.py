@@ -17,7 +17,7 @@ the run, written to an emergency file (:meth:`ResponseCache.save_unsaved`) that 
 next run reads back into the cache: a full disk loses no paid answer.
 
 Sweeps sharing a cache claim a key before paying for it (:meth:`ResponseCache.claim`,
-a per-key file lock): a second sweep asking the same question waits for the
+a byte-range lock per key): a second sweep asking the same question waits for the
 first's answer instead of paying again.
 
 >>> key = cache_key("openai/gpt-5.4", {"temperature": 0}, "facet-v3", "Hi", 0)
@@ -27,7 +27,6 @@ first's answer instead of paying again.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import hashlib
@@ -39,10 +38,9 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import filelock
-
 from facetlab.backends._common import redact_secrets
 from facetlab.backends.base import ModelResponse, Usage
+from facetlab.client.claims import claim_key
 from facetlab.errors import RecordWarning
 from facetlab.files import atomic_write_text
 from facetlab.jsonio import read_json_file
@@ -297,26 +295,13 @@ class ResponseCache:
 
     @contextlib.asynccontextmanager
     async def claim(self, key: str, *, poll_s: float = 0.05) -> AsyncIterator[None]:
-        """Hold ``key``'s lock (``<root>/<key[:2]>/<key>.lock``) across processes.
+        """Hold ``key``'s claim across processes (:mod:`facetlab.client.claims`).
 
         Waits (without blocking the event loop) while another sweep holds it: that
         sweep is paying for this answer, which is then read from the cache.
         """
-        path = self._path(key).with_suffix(".lock")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # mode 0o644: no group/other write bit, so filelock skips its per-directory probe
-        # for file systems without flock (~2 ms per claim, on the sweep's hot path)
-        lock = filelock.FileLock(path, mode=0o644, thread_local=False)
-        while True:
-            try:
-                lock.acquire(timeout=0)
-                break
-            except filelock.Timeout:
-                await asyncio.sleep(poll_s)
-        try:
+        async with claim_key(self.root, key, poll_s=poll_s):
             yield
-        finally:
-            lock.release()
 
 
 def _alive(pid: int) -> bool:
