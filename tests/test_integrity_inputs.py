@@ -359,3 +359,31 @@ def test_editing_a_c3_compliance_set_makes_its_trial_stale(tmp_path: Path) -> No
     path.write_text(json.dumps(c3))
     with pytest.raises(DataError, match=r"1 stale trial\(s\).*example-domain-0001-c3\.json"):
         load_trials(records=tmp_path / "s", instances=folder)
+
+
+@pytest.mark.slow
+def test_fingerprints_are_computed_once_per_cell_and_equal_per_trial_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import facetlab.runner.execute as execute
+    from facetlab.records.inputs import trial_inputs
+
+    calls: list[int] = []
+
+    def counting(instance, base_instance=None, *, template=None):  # type: ignore[no-untyped-def]
+        calls.append(id(instance))
+        return trial_inputs(instance, base_instance, template=template)
+
+    monkeypatch.setattr(execute, "trial_inputs", counting)
+    _sweep(_domain(tmp_path), tmp_path / "o", "simulated/wadd", "--repeats", "4")
+    records = [json.loads(p.read_text()) for p in (tmp_path / "o" / "records").glob("*.json")]
+    cells = {(r["probe"], r["instance_id"]) for r in records}
+    # once per instance variant a prompt was built from (probes of one variant share it),
+    # not once per trial
+    assert len(records) == 4 * len(cells) and len(calls) == len(set(calls)) <= len(cells)
+    # each record's fingerprints are the ones computed for its own trial
+    by_cell: dict[tuple[str, str], list[dict]] = {}  # type: ignore[type-arg]
+    for r in records:
+        by_cell.setdefault((r["probe"], r["instance_id"]), []).append(r["inputs"])
+    assert all(len({json.dumps(i, sort_keys=True) for i in v}) == 1 for v in by_cell.values())
+    assert len({json.dumps(v[0], sort_keys=True) for v in by_cell.values()}) > 1

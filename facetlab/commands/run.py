@@ -319,7 +319,7 @@ def run_command(
     except FacetlabError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from None
-    if not result.plan.trials:  # nothing to run is a mistake, never a success
+    if not result.plan:  # nothing to run is a mistake, never a success
         why = "; ".join(sorted({f"{s.probe.upper()}: {s.reason}" for s in result.plan.skipped}))
         typer.echo(f"error: the sweep has no trials ({why or 'nothing planned'})", err=True)
         raise typer.Exit(code=2)

@@ -196,11 +196,11 @@ def probe_variants(
     plan = plan_sweep(
         loaded, [name], [_PLANNER_MODEL], suite=FacetSuite(folder), repeats=1, template=template
     )
-    if not plan.trials:
+    if not plan:
         why = plan.skipped[0].reason if plan.skipped else "no instance given"
         raise ConfigError(f"{name.upper()} has no variant in {instances}: {why}")
     out: list[Variant] = []
-    for t in plan.trials:
+    for t in plan:
         estimates = weight_estimates(t.instance) if name != "p1" else None
         meta = SampleMeta(
             probe=t.probe,  # type: ignore[arg-type]  # one of TASK_PROBES, checked above

@@ -266,10 +266,8 @@ async def arun(
     design = preflight.design_of(models, _params_json(sweep_params), template)
     if out_dir is not None and not opts.new_design:
         preflight.check_design(read_sweep_json(out_dir), design, out_dir)
-    modelcheck.check_replay_coverage(plan.trials, offline)
-    est = estimate(
-        plan.trials, out=out_dir, cache_dir=cache_path, retry_errors=retry_errors, batch=batch
-    )
+    modelcheck.check_replay_coverage(plan, offline)
+    est = estimate(plan, out=out_dir, cache_dir=cache_path, retry_errors=retry_errors, batch=batch)
     _print(console, describe_plan(plan, est))
     for note in modelcheck.unknown_model_notes(list(ours), local=base_url is not None):
         _print(console, note)
@@ -281,7 +279,7 @@ async def arun(
         )
         _print(console, f"budget ${budget_usd:,.4f}: estimate {verdict}")
     if dry_run:
-        return SweepResult(out_dir, plan, est, RunStats(total=len(plan.trials)), dry_run=True)
+        return SweepResult(out_dir, plan, est, RunStats(total=len(plan)), dry_run=True)
     assert out_dir is not None  # checked above: only dry runs go without a folder
     if budget_usd is not None:
         refuse_over_budget(est, budget_usd)
@@ -311,7 +309,7 @@ async def arun(
         cache_dir=cache_path,
         sweep=out_dir.name,
         secrets=known_secrets(),
-        layout=record_layout(opts, len(plan.trials), out_dir),
+        layout=record_layout(opts, len(plan), out_dir),
     )
     sweep_extra = {
         **preset_extra,
@@ -326,7 +324,7 @@ async def arun(
         out_dir,
         plan=plan,
         models=models,
-        probes=sorted({t.probe for t in plan.trials}),
+        probes=plan.probes(),
         params=sweep_params,
         template=template,
         seed=seed,
@@ -361,14 +359,12 @@ async def arun(
             if not opts.new_design:  # again under the lock: another run may have started meanwhile
                 preflight.check_design(read_sweep_json(out_dir), design, out_dir)
             if not batch:  # never pay directly for trials an open provider batch carries
-                settle_open_batches(
-                    out_dir, plan.trials, abandon=opts.abandon_batches, console=console
-                )
+                settle_open_batches(out_dir, plan, abandon=opts.abandon_batches, console=console)
             _storing(record_sweep)
             stop.attach(executor.interrupt)
             try:
                 with stop.signals():
-                    stats = await executor.run(plan.trials, via=collector)
+                    stats = await executor.run(plan, via=collector)
             finally:
                 stop.detach()
             if exec_options.layout == "shards" and not (stats.interrupted or stats.storage_error):

@@ -29,7 +29,7 @@ import json
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TextIO
@@ -409,7 +409,7 @@ def _is_gone(exc: BaseException) -> bool:
 
 
 def settle_open_batches(
-    out: Path, trials: Sequence[Trial], *, abandon: bool, console: TextIO | None = None
+    out: Path, trials: Iterable[Trial], *, abandon: bool, console: TextIO | None = None
 ) -> None:
     """Before a run without ``--batch``: refuse to pay for trials sitting in an open batch.
 

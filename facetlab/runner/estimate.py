@@ -7,7 +7,7 @@ reply at ``max_tokens``) beside it. Prices come from :mod:`facetlab.client.prici
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,7 +81,7 @@ def expected_output_tokens(trial: Trial) -> int:
 
 
 def estimate(
-    trials: Sequence[Trial],
+    trials: Iterable[Trial],
     *,
     out: Path | None,
     cache_dir: Path | None = None,
@@ -95,14 +95,19 @@ def estimate(
     have = existing_status(out) if out is not None else {}
     cache_path = cache_dir or (out / "cache" if out is not None else None)
     cache = ResponseCache(cache_path) if cache_path is not None else None
-    pending = [
-        t for t in trials if not keeps_record(have.get(t.trial_id), retry_errors=retry_errors)
-    ]
-    to_call = [t for t in pending if cache is None or t.key not in cache]
-    # Tokens per model; each model is priced once, on its totals.
-    tokens: dict[str, _ModelTokens] = {}
-    endpoints = {t.model: t.endpoint for t in to_call}
-    for t in to_call:
+    # One pass, nothing kept per trial: a plan builds its trials as it is iterated.
+    total = pending = to_call = 0
+    tokens: dict[str, _ModelTokens] = {}  # per model; each model is priced once, on its totals
+    endpoints: dict[str, str | None] = {}
+    for t in trials:
+        total += 1
+        if keeps_record(have.get(t.trial_id), retry_errors=retry_errors):
+            continue
+        pending += 1
+        if cache is not None and t.key in cache:
+            continue
+        to_call += 1
+        endpoints[t.model] = t.endpoint
         entry = tokens.setdefault(t.model, _ModelTokens())
         entry.calls += 1
         entry.input += expected_input_tokens(t)
@@ -126,10 +131,10 @@ def estimate(
         cost += expected
         max_cost += worst
     return Estimate(
-        trials=len(trials),
-        pending=len(pending),
-        cached=len(pending) - len(to_call),
-        to_call=len(to_call),
+        trials=total,
+        pending=pending,
+        cached=pending - to_call,
+        to_call=to_call,
         input_tokens=sum(e.input for e in tokens.values()),
         output_tokens=sum(e.output for e in tokens.values()),
         max_output_tokens=sum(e.max_output for e in tokens.values()),

@@ -25,7 +25,8 @@ import errno
 import functools
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ from facetlab.probes import WEIGHTED_PROBES
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.inputs import trial_inputs
 from facetlab.records.own import write_record
-from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
+from facetlab.records.schema import TrialInputs, TrialRecord, Usage, prompt_sha256, residuals
 from facetlab.records.store import sweep_statuses
 from facetlab.runner.options import RunOptions, limits_key
 from facetlab.runner.plan import ProbeSuite, Trial, weight_estimates
@@ -178,8 +179,12 @@ def build_record(
     cached: bool,
     sweep: str | None,
     batch: bool = False,
+    inputs_of: Callable[[Trial], TrialInputs | None] | None = None,
 ) -> TrialRecord:
-    """The :class:`TrialRecord` of one finished trial (ok or failed)."""
+    """The :class:`TrialRecord` of one finished trial (ok or failed).
+
+    ``inputs_of`` gives the trial's fingerprints (:class:`InputsMemo`: once per cell).
+    """
     provider, model_id = (
         (backend.provider, backend.model) if backend is not None else split_model(trial.model)
     )
@@ -229,8 +234,41 @@ def build_record(
         refusal=response.refusal if response is not None else False,
         thinking=response.thinking if response is not None else None,
         ground_truth=_yes_no_truth(trial.instance),
-        inputs=trial_inputs(trial.instance, trial.base_instance, template=trial.template),
+        inputs=(inputs_of or _inputs_of)(trial),
     )
+
+
+def _inputs_of(trial: Trial) -> TrialInputs | None:
+    return trial_inputs(trial.instance, trial.base_instance, template=trial.template)
+
+
+class InputsMemo:
+    """A run's trial fingerprints, computed once per cell instead of once per trial.
+
+    Hashing an instance's content costs more than the rest of a record; the trials of a
+    cell (its models and repeats) come one after another, so a small recent-cells memo
+    serves them. Per run: an instance edited between two runs is fingerprinted again.
+    """
+
+    SIZE = 1024
+
+    def __init__(self) -> None:
+        self._memo: OrderedDict[tuple[int, int, str], tuple[Any, Any, TrialInputs | None]] = (
+            OrderedDict()
+        )
+
+    def __call__(self, trial: Trial) -> TrialInputs | None:
+        key = (id(trial.instance), id(trial.base_instance), trial.template)
+        found = self._memo.get(key)
+        # the objects are kept with their entry, so an id is never reused while it is here
+        if found is not None and found[0] is trial.instance and found[1] is trial.base_instance:
+            self._memo.move_to_end(key)
+            return found[2]
+        value = _inputs_of(trial)
+        self._memo[key] = (trial.instance, trial.base_instance, value)
+        if len(self._memo) > self.SIZE:
+            self._memo.popitem(last=False)
+        return value
 
 
 def _yes_no_truth(instance: Any) -> str | None:
@@ -273,6 +311,7 @@ class Executor:
         self.meter = CostMeter(options.run.budget_usd)
         self._clients: dict[str, ModelClient] = {}
         self._hooks: dict[str, _ExecutorHooks] = {}
+        self._inputs = InputsMemo()
 
     def limiter(self, provider: str, endpoint: str | None = None) -> ProviderLimiter:
         """The one limiter of ``provider`` at ``endpoint`` (its own limits, else the defaults).
@@ -434,6 +473,7 @@ class Executor:
             cost=0.0,
             cached=True,
             sweep=self.options.sweep,
+            inputs_of=self._inputs,
         )
 
     def finish_from_cache(self, trial: Trial) -> bool:
@@ -486,6 +526,7 @@ class Executor:
             cached=False,
             sweep=self.options.sweep,
             batch=batch,
+            inputs_of=self._inputs,
         )
         return record, before
 
@@ -540,6 +581,7 @@ class Executor:
             cost=None,
             cached=False,
             sweep=self.options.sweep,
+            inputs_of=self._inputs,
         )
 
     def finish_failure(
@@ -630,7 +672,7 @@ class Executor:
         :func:`facetlab.runner.batch.run_batches`) through this executor's finish methods.
         """
         started = time.monotonic()
-        if isinstance(trials, Sequence):
+        if isinstance(trials, Sized):
             self.stats.total = len(trials)
         have = existing_status(self.options.out)
         if any(not model_declaration(m, b).offline for m, b in self.backends.items()):

@@ -74,15 +74,22 @@ def build_offline(models: Mapping[str, str]) -> dict[str, Backend]:
     return built
 
 
-def check_replay_coverage(trials: Sequence[Trial], backends: Mapping[str, Backend]) -> None:
+def check_replay_coverage(trials: Iterable[Trial], backends: Mapping[str, Backend]) -> None:
     """A ConfigError when a replay model has no recording for some of its trials."""
-    for model, backend in backends.items():
-        recordings = getattr(backend, "recordings", None)
-        if not callable(recordings):  # only backends answering from recordings have them
-            continue
-        missing = [t for t in trials if t.model == model and len(recordings(t.prompt)) <= t.repeat]
-        if not missing:
-            continue
+    replayed = {
+        model: recordings
+        for model, backend in backends.items()
+        # only backends answering from recordings have them
+        if callable(recordings := getattr(backend, "recordings", None))
+    }
+    if not replayed:
+        return
+    missing_of: dict[str, list[Trial]] = {}
+    for t in trials:  # one pass: a plan builds its trials as it is iterated
+        recordings = replayed.get(t.model)
+        if recordings is not None and len(recordings(t.prompt)) <= t.repeat:
+            missing_of.setdefault(t.model, []).append(t)
+    for model, missing in missing_of.items():
         shown = ", ".join(
             f"{t.probe.upper()} {t.instance_id} r{t.repeat}" for t in missing[:SHOWN_MISSING]
         )

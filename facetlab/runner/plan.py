@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -134,23 +134,112 @@ class Skipped:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class PlannedCell:
+    """One cell asked of one model; its trials (one per repeat) are built when iterated.
+
+    The prompt is built once per cell and shared by its models and repeats, so a plan
+    holds one of these per (cell, model) however many repeats a sweep asks for.
+    """
+
+    probe: str
+    model: str
+    cell_id: str
+    base_instance_id: str | None
+    variant: str
+    factor_of_interest: str | None
+    perturbed_factor: str | None
+    n_factors: int
+    repeats: int
+    template: str
+    prompt: str
+    params: SamplingParams
+    sweep_seed: int
+    instance: Any
+    base_instance: Any
+    declaration: Declaration
+    endpoint: str | None
+    key_of: Callable[[int], str]
+    """``repeat -> cache key`` (see :func:`_repeat_keys`)."""
+
+    def trials(self) -> Iterator[Trial]:
+        """The cell's trials, repeat 0 first."""
+        for repeat in range(self.repeats):
+            key = self.key_of(repeat)
+            tid = _trial_id(self.probe, self.cell_id, repeat, key)
+            yield Trial(
+                trial_id=tid,
+                key=key,
+                probe=self.probe,
+                model=self.model,
+                instance_id=self.cell_id,
+                base_instance_id=self.base_instance_id,
+                variant=self.variant,
+                factor_of_interest=self.factor_of_interest,
+                perturbed_factor=self.perturbed_factor,
+                n_factors=self.n_factors,
+                repeat=repeat,
+                template=self.template,
+                prompt=self.prompt,
+                params=self.params,
+                seed=derive_seed(self.sweep_seed, tid),
+                instance=self.instance,
+                base_instance=self.base_instance,
+                declaration=self.declaration,
+                endpoint=self.endpoint,
+            )
+
+
 @dataclass(frozen=True, repr=False)
 class Plan:
-    """The trials of a sweep (stable order, no duplicates) and the pairs it skipped."""
+    """The trials of a sweep (stable order, no duplicates) and the pairs it skipped.
 
-    trials: tuple[Trial, ...]
+    Iterating a plan builds its trials one at a time from its cells: a sweep of a million
+    trials is planned in the memory of its cells, not of its trials. :attr:`trials`
+    builds them all at once (convenient for small sweeps and tests).
+    """
+
+    cells: tuple[PlannedCell, ...]
     skipped: tuple[Skipped, ...]
+
+    def __iter__(self) -> Iterator[Trial]:
+        for cell in self.cells:
+            yield from cell.trials()
+
+    def __len__(self) -> int:
+        return sum(cell.repeats for cell in self.cells)
+
+    def __bool__(self) -> bool:
+        return any(cell.repeats for cell in self.cells)
+
+    @property
+    def trials(self) -> tuple[Trial, ...]:
+        """Every trial, built now (memory grows with the sweep: iterate the plan instead)."""
+        return tuple(self)
 
     def __repr__(self) -> str:
         # short: the full repr of a million trials is gigabytes (asyncio may take it)
-        return f"Plan({len(self.trials)} trials, {len(self.skipped)} skipped)"
+        return f"Plan({len(self)} trials, {len(self.skipped)} skipped)"
 
     def by_probe(self) -> dict[str, int]:
         """Number of trials per probe, in first-seen order."""
         counts: dict[str, int] = {}
-        for t in self.trials:
-            counts[t.probe] = counts.get(t.probe, 0) + 1
+        for cell in self.cells:
+            if cell.repeats:
+                counts[cell.probe] = counts.get(cell.probe, 0) + cell.repeats
         return counts
+
+    def probes(self) -> list[str]:
+        """The probes with at least one trial, sorted."""
+        return sorted(self.by_probe())
+
+    def instance_ids(self) -> set[str]:
+        """The instances the trials ask about (for C2: the anchors)."""
+        return {
+            (c.base_instance_id or c.cell_id) if c.probe == "c2" else c.cell_id
+            for c in self.cells
+            if c.repeats
+        }
 
 
 def _repeat_keys(
@@ -318,9 +407,11 @@ def plan_sweep(
         finder = getattr(suite, "base_of", None)  # optional: load it from the data
         return finder(instance) if callable(finder) else None
 
-    trials: list[Trial] = []
+    cells: list[PlannedCell] = []
     skipped: list[Skipped] = []
-    seen: set[str] = set()
+    # Two cells asked of one model with the same id, prompt and settings are one cell
+    # (an instance given twice): its trials would be the same trials.
+    seen: set[tuple[str, str, str]] = set()
     for instance in instances:
         iid = str(instance.instance_id)
         base_instance = base_of(instance)
@@ -343,43 +434,37 @@ def plan_sweep(
                     variant, foi = instance_variant(instance), neutralized_label(instance)
                     cell_base = base_instance
                 for model in models:
+                    endpoint = (endpoints or {}).get(model)
                     key_of = _repeat_keys(
-                        model,
-                        params_dicts[model],
-                        template,
-                        cell.prompt,
-                        endpoint=(endpoints or {}).get(model),
+                        model, params_dicts[model], template, cell.prompt, endpoint=endpoint
                     )
-                    for repeat in range(reps(model, probe, iid, cell.factor)):
-                        key = key_of(repeat)
-                        tid = _trial_id(probe, cell_id, repeat, key)
-                        if tid in seen:
-                            continue
-                        seen.add(tid)
-                        trials.append(
-                            Trial(
-                                trial_id=tid,
-                                key=key,
-                                probe=probe,
-                                model=model,
-                                instance_id=cell_id,
-                                base_instance_id=cell_base_id,
-                                variant=variant,
-                                factor_of_interest=foi,
-                                perturbed_factor=cell.factor,
-                                n_factors=n_factors,
-                                repeat=repeat,
-                                template=template,
-                                prompt=cell.prompt,
-                                params=params_by_model[model],
-                                seed=derive_seed(seed, tid),
-                                instance=cell.built_from,
-                                base_instance=cell_base,
-                                declaration=declared[model],
-                                endpoint=(endpoints or {}).get(model),
-                            )
+                    identity = (probe, cell_id, key_of(0))
+                    if identity in seen:
+                        continue
+                    seen.add(identity)
+                    cells.append(
+                        PlannedCell(
+                            probe=probe,
+                            model=model,
+                            cell_id=cell_id,
+                            base_instance_id=cell_base_id,
+                            variant=variant,
+                            factor_of_interest=foi,
+                            perturbed_factor=cell.factor,
+                            n_factors=n_factors,
+                            repeats=reps(model, probe, iid, cell.factor),
+                            template=template,
+                            prompt=cell.prompt,
+                            params=params_by_model[model],
+                            sweep_seed=seed,
+                            instance=cell.built_from,
+                            base_instance=cell_base,
+                            declaration=declared[model],
+                            endpoint=endpoint,
+                            key_of=key_of,
                         )
-    return Plan(tuple(trials), tuple(skipped))
+                    )
+    return Plan(tuple(cells), tuple(skipped))
 
 
 def _params_of(

@@ -69,17 +69,14 @@ def write_sweep_json(
         "command": redact_argv(command) if command else previous.get("command"),
         "models": list(models),
         "probes": list(probes),
-        "instances": sorted(
-            {t.base_instance_id or t.instance_id for t in plan.trials if t.probe == "c2"}
-            | {t.instance_id for t in plan.trials if t.probe != "c2"}
-        ),
+        "instances": sorted(plan.instance_ids()),
         "params": params.to_dict()
         if isinstance(params, SamplingParams)
         else {m: p.to_dict() for m, p in params.items()},
         "template": template,
         "seed": seed,
         "base_url": redact_url(base_url),
-        "n_trials": len(plan.trials),
+        "n_trials": len(plan),
         "trials_per_probe": plan.by_probe(),
         "facetlab_version": facetlab.__version__,
         "python": sys.version.split()[0],
