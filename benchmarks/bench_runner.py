@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fakes import FakeLLMServer  # noqa: E402
 
+from facetlab.backends import get_backend  # noqa: E402
 from facetlab.probes.base import ParseResult  # noqa: E402
 from facetlab.probes.parsing import parse_weights_strict  # noqa: E402
 from facetlab.runner import Cell, Limits, run  # noqa: E402
@@ -81,7 +82,9 @@ def _sweep(
     server: FakeLLMServer, n: int, out: Path, *, concurrency: int | None, rpm: float | None
 ) -> float:
     # the backend is built by the runner, as for `facetlab run --base-url` (the runner's
-    # own backends use the aiohttp pool when it is installed)
+    # own backends use the aiohttp pool when it is installed); the SDKs are imported
+    # first, as they were when this measurement built its own backend: the runner alone
+    get_backend(MODEL, base_url=server.openai_base_url, http_transport="aiohttp")
     instances = _instances(n)
     start = time.perf_counter()
     result = run(

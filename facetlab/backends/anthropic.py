@@ -107,6 +107,7 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
     sdk_errors = sdk_error_types(anthropic)
     request_id_header = "request-id"
     declaration = Declaration(
+        http_timeout=True,
         sends=frozenset({"max_tokens", "system"}),
         batch_api="anthropic",
         efforts=frozenset(EFFORTS),

@@ -257,6 +257,9 @@ class Declaration:
     """The smallest thinking budget the provider takes (Anthropic: 1024)."""
     structured_output: bool = False
     """It sends a request's ``output_schema`` in its provider's structured-output field."""
+    http_timeout: bool = False
+    """Its constructor takes ``timeout=`` (seconds) for its HTTP client; the runner sets it
+    a little above the run's ``--timeout``, so the run's limit is the one that binds."""
     http_transports: frozenset[str] = frozenset()
     """The ``http_transport=`` values its constructor takes (``"httpx"``, ``"aiohttp"``);
     the runner asks for aiohttp for the backends it builds and closes in its own loop."""

@@ -152,6 +152,7 @@ class BedrockBackend:
 
     provider = "bedrock"
     declaration = Declaration(
+        http_timeout=True,
         sends=frozenset({"max_tokens", "system", "temperature", "top_p"}),
         endpoint_env=("AWS_REGION", "AWS_DEFAULT_REGION"),
         endpoint_option="region",

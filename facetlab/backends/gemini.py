@@ -26,6 +26,7 @@ class GeminiBackend(OpenAIBackend):
     provider = "gemini"
     env_key = ENV_KEY
     declaration = Declaration(
+        http_timeout=True,
         efforts=frozenset({"low", "medium", "high"}),
         thinking=frozenset({"off", "adaptive", "budget"}),
         structured_output=True,

@@ -45,6 +45,7 @@ class OllamaBackend(OpenAIBackend):
     provider = "ollama"
     env_key = "OLLAMA_API_KEY"
     declaration = Declaration(
+        http_timeout=True,
         free=True,
         endpoint_env=("OLLAMA_HOST",),
         efforts=frozenset({"low", "medium", "high"}),

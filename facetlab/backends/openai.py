@@ -136,6 +136,7 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
     sdk_errors = sdk_error_types(openai)
     env_key = ENV_KEY
     declaration = Declaration(
+        http_timeout=True,
         batch_api="openai",
         efforts=frozenset(EFFORTS),
         structured_output=True,

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TextIO, TypeVar
 
-from facetlab.backends import Declaration, endpoint_of, model_declaration
+from facetlab.backends import (
+    Declaration,
+    available_providers,
+    endpoint_of,
+    model_declaration,
+    parse_model_string,
+)
 from facetlab.backends._common import redact_url
 from facetlab.backends.base import Backend, SamplingParams
 from facetlab.client.limits import Limits
@@ -291,7 +297,9 @@ async def arun(
         extra = dict(backend_options or {})
         backends = {
             identity: offline.get(identity)
-            or get_backend(original, base_url=base_url, **_pooled(original, extra))
+            or get_backend(
+                original, base_url=base_url, **_owned_options(original, extra, opts.timeout_s)
+            )
             for original, identity in identities.items()
         }
         owned = list(backends.values())
@@ -417,15 +425,37 @@ def record_layout(opts: RunOptions, planned: int, out: Path) -> Layout:
     return "files"
 
 
-def _pooled(model: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    """A backend's options with ``http_transport="aiohttp"`` when it takes it and aiohttp is
-    installed: the runner builds, uses and closes these backends in one event loop, where
-    aiohttp's pool costs a fraction of httpx's CPU per call (docs/running.md)."""
-    if "http_transport" in options or "aiohttp" not in model_declaration(model).http_transports:
-        return dict(options)
-    if importlib.util.find_spec("aiohttp") is None:
-        return dict(options)
-    return {**options, "http_transport": "aiohttp"}
+HTTP_TIMEOUT_MARGIN_S = 5.0
+"""How much longer than ``--timeout`` a backend's own HTTP timeout is: the run's timer
+fires first and names the setting."""
+
+NO_TIMEOUT_S = 86_400.0
+"""The HTTP timeout of a run without one (``timeout_s=None``)."""
+
+
+def _owned_options(
+    model: str, options: Mapping[str, Any], timeout_s: float | None
+) -> dict[str, Any]:
+    """The options of a backend the runner builds, on top of ``backend_options``.
+
+    ``http_transport="aiohttp"`` when the backend takes it and aiohttp is installed: the
+    runner builds, uses and closes these backends in one event loop, where aiohttp's pool
+    costs a fraction of httpx's CPU per call (docs/running.md). ``timeout`` just above the
+    run's: the SDKs' own default (600 s) would otherwise end a longer ``--timeout`` first.
+    Options given in the model string or ``backend_options`` are kept.
+    """
+    declared = model_declaration(model)
+    given = {**parse_model_string(model, available_providers()).options, **options}
+    extra: dict[str, Any] = {}
+    if (
+        "http_transport" not in given
+        and "aiohttp" in declared.http_transports
+        and importlib.util.find_spec("aiohttp") is not None
+    ):
+        extra["http_transport"] = "aiohttp"
+    if "timeout" not in given and declared.http_timeout:
+        extra["timeout"] = NO_TIMEOUT_S if timeout_s is None else timeout_s + HTTP_TIMEOUT_MARGIN_S
+    return {**options, **extra}
 
 
 def _declarations(
