@@ -4,16 +4,18 @@ A real vLLM, SGLang or Ray Serve cannot run on this machine (no GPU, no network)
 the engine is ``tests/fakes/engine.py``: an OpenAI-compatible server on 127.0.0.1, in
 its own process, with a fixed number of sequence slots, decode steps that slow down
 as the batch grows, replies of 24-56 tokens, and requests beyond the slots waiting in
-the server (optionally a bounded waiting line that answers 503, as Ray Serve's
+the server (optionally a bounded queue that answers 503, or 429, as Ray Serve's
 ``max_queued_requests`` does). Each row is one real ``facetlab.run`` sweep — real
 probes and templates on generated five-factor instances, ``openai/<model>`` plus
 ``base_url``, as a vLLM user runs it — in a fresh folder (no cache hits), with one
 client setting changed: concurrency relative to the slots, an rpm limit, a short
-timeout, the bounded line. Printed per row: throughput (trials/s over the whole
-``run()`` call and over the middle 80% of the engine's completions), its share of the
-engine's modelled capacity, the share of the engine's slots kept busy meanwhile (what
-the client setting controls), p50/p95 call latency (the records' ``latency_s``: from request to
-reply, the wait in the engine's line included), provider calls, retries, failed trials,
+timeout, a bounded queue (503, or 429 with ``retry-after``). Printed per row: throughput (trials/s over the whole
+``run()`` call, start-up and drain included, and steady: over the middle 80% of the
+engine's completions), the steady figure's share of the engine's capacity (slots busy
+with full replies, at the pace the fake actually kept: its steps stretch when the
+machine is loaded), the share of the engine's slots kept busy meanwhile (aborted work
+included), p50/p95 call latency (the records' ``latency_s``: from request to
+reply, the wait in the engine's queue included), provider calls, retries, failed trials,
 and what the engine saw (most requests held at once, aborted and refused requests,
 its pace: modelled over real step time, below 100% when the machine slowed the fake).
 A bare ``httpx`` client at the same engine is the reference of what the engine gives.
@@ -65,7 +67,18 @@ class Setting:
     rpm: float | None = None
     timeout_s: float = 600.0
     max_queued: int | None = None
-    """The engine's bounded waiting line (None: unbounded, vLLM's and SGLang's default)."""
+    """The engine's bounded queue (None: unbounded, vLLM's and SGLang's default)."""
+    queue_full_status: int = 503
+    retry_after_s: float | None = None
+    """``retry-after`` sent with a refusal (Ray Serve's ``BackpressureConfig``)."""
+
+    def engine(self, slots: int) -> EngineSpec:
+        return EngineSpec(
+            slots=slots,
+            max_queued=self.max_queued,
+            queue_full_status=self.queue_full_status,
+            retry_after_s=self.retry_after_s,
+        )
 
 
 @dataclass(frozen=True)
@@ -102,6 +115,8 @@ class Engine:
         ]  # fmt: skip
         if spec.max_queued is not None:
             args += ["--max-queued", str(spec.max_queued)]
+        if spec.retry_after_s is not None:
+            args += ["--retry-after", str(spec.retry_after_s)]
         env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
         self.spec = spec
         self.process = subprocess.Popen(
@@ -239,15 +254,26 @@ def _load() -> str:
     return f"{one:.2f}, {five:.2f}, {fifteen:.2f}"
 
 
+def _share(row: Row) -> float:
+    """Steady throughput over the capacity the fake had at the pace it actually ran."""
+    return row.steady_rps / (row.capacity_rps * row.pace)
+
+
+HEADER = (
+    "| setting | concurrency | rpm | timeout s | engine queue bound | answered | trials/s "
+    "whole run | trials/s steady | of capacity | slots busy | p50 / p95 s | calls / retries "
+    "/ failed | most held by engine | aborted / refused | engine pace |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
 def _print_row(row: Row, slots: int) -> None:
     s, e = row.setting, row.engine
-    wall_rps = row.trials / row.wall_s
     conc = "auto" if s.concurrency is None else f"{s.concurrency} ({s.concurrency / slots:g}x)"
     print(
         f"| {s.label} | {conc} | {'-' if s.rpm is None else f'{s.rpm:g}'} | {s.timeout_s:g} | "
         f"{'-' if s.max_queued is None else s.max_queued} | {row.ok}/{row.trials} | "
-        f"{wall_rps:.1f} ({wall_rps / row.capacity_rps:.0%}) | "
-        f"{row.steady_rps:.1f} ({row.steady_rps / row.capacity_rps:.0%}) | "
+        f"{row.trials / row.wall_s:.1f} | {row.steady_rps:.1f} | {_share(row):.0%} | "
         f"{row.occupancy:.0%} | {row.p50_s:.2f} / {row.p95_s:.2f} | "
         f"{row.calls} / {row.retries} / {row.failed} | {e.max_in_server} | "
         f"{e.aborted} / {e.rejected} | {row.pace:.0%} |" + (f" {row.causes}" if row.causes else ""),
@@ -268,17 +294,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = [
         Setting("below the slots", slots // 4),
         Setting("= slots", slots),
+        Setting("1.25x slots", slots + slots // 4),
         Setting("2x slots", 2 * slots),
         Setting("4x slots", 4 * slots),
         Setting("8x slots", 8 * slots),
         Setting("automatic", None),
         Setting("rpm below capacity", 2 * slots, rpm=1800),
         Setting("short timeout", 8 * slots, timeout_s=4.0),
-        Setting("bounded line, too many", 4 * slots, max_queued=slots),
-        Setting("bounded line, fits", 2 * slots, max_queued=slots),
+        Setting("bounded queue, too many: 503", 4 * slots, max_queued=slots),
+        Setting(
+            "bounded queue, too many: 429 + retry-after 1 s",
+            4 * slots,
+            max_queued=slots,
+            queue_full_status=429,
+            retry_after_s=1.0,
+        ),
+        Setting("bounded queue, fits", 2 * slots, max_queued=slots),
     ]
     if args.quick:
-        settings = [settings[1], settings[2], settings[7], settings[8]]
+        settings = [settings[1], settings[3], settings[8], settings[10]]
     base = EngineSpec(slots=slots)
     print(
         f"fake engine: {slots} slots, step {base.step_s * 1000:g} ms x (1 + "
@@ -292,10 +326,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         _write_instances(folder / "instances", instances_n)
-        engines: dict[int | None, Engine] = {}
+        engines: dict[EngineSpec, Engine] = {}
         try:
-            engines[None] = Engine(base)
-            engine = engines[None]
+            engines[base] = Engine(base)
+            engine = engines[base]
             bare_n = repeats * 2 * instances_n
             bare_s, bare_lat = asyncio.run(_bare(engine.base_url, bare_n, 2 * slots))
             bare = engine.stats()
@@ -303,27 +337,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             bare_rps, bare_occ, bare_pace = _steady(bare, base)
             print(
                 f"bare httpx client, concurrency {2 * slots}: {bare_n} requests, "
-                f"{bare_n / bare_s:.1f}/s whole ({bare_n / bare_s / bare_cap:.0%} of capacity), "
-                f"{bare_rps:.1f}/s steady ({bare_rps / bare_cap:.0%}), slots busy "
+                f"{bare_n / bare_s:.1f}/s whole run, {bare_rps:.1f}/s steady "
+                f"({bare_rps / (bare_cap * bare_pace):.0%} of capacity), slots busy "
                 f"{bare_occ:.0%}, engine pace {bare_pace:.0%}; p50/p95 "
                 f"{_percentile(bare_lat, 0.5):.2f}/{_percentile(bare_lat, 0.95):.2f} s"
             )
             print()
-            print(
-                "| setting | concurrency | rpm | timeout s | engine line | ok | trials/s whole "
-                "(of capacity) | trials/s steady (of capacity) | slots busy | p50 / p95 s | "
-                "calls / retries / failed | most held by engine | aborted / refused | "
-                "engine pace |"
-            )
-            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+            print(HEADER)
             for i, setting in enumerate(settings):
-                if setting.max_queued not in engines:
-                    spec = EngineSpec(slots=slots, max_queued=setting.max_queued)
-                    engines[setting.max_queued] = Engine(spec)
+                spec = setting.engine(slots)
+                if spec not in engines:
+                    engines[spec] = Engine(spec)
                 row = _sweep(
-                    engines[setting.max_queued], setting, folder / "instances", repeats,
-                    folder / f"sweep-{i}",
-                )  # fmt: skip
+                    engines[spec], setting, folder / "instances", repeats, folder / f"sweep-{i}"
+                )
                 rows.append(row)
                 _print_row(row, slots)
         finally:
@@ -331,16 +358,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 engine.close()
     print()
     print(f"load average after: {_load()}; whole benchmark {time.perf_counter() - started:.0f} s")
-    near = [r.setting.label for r in rows if r.occupancy >= 0.95 and r.failed == 0]
+    near = [r.setting.label for r in rows if _share(r) >= 0.95 and r.failed == 0]
     print(
-        "kept the engine's slots >= 95% busy while steady, no failed trial: "
+        "within 5% of the engine's capacity while steady, no failed trial: "
         + (", ".join(near) if near else "none")
-    )
-    fast = [r.setting.label for r in rows if r.steady_rps >= 0.95 * r.capacity_rps]
-    print(
-        "steady throughput within 5% of the modelled capacity: "
-        + (", ".join(fast) if fast else "none")
-        + " (needs a quiet machine: see the engine pace)"
     )
     lost = [r.setting.label for r in rows if r.ok < r.trials]
     print("settings with unanswered trials: " + (", ".join(lost) if lost else "none"))

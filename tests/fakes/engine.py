@@ -12,11 +12,11 @@ times its answers the way a continuous-batching engine does:
 - A reply is ``output_tokens`` tokens long (a length drawn from the range by the
   prompt's hash, so a prompt always gets the same one; capped by the request's
   ``max_tokens``): a request's time grows with its reply and with the batch it shares.
-- ``max_queued`` bounds the waiting line (Ray Serve's ``max_queued_requests``): past it
+- ``max_queued`` bounds the queue (Ray Serve's ``max_queued_requests``): past it
   a request is answered at once with ``queue_full_status`` (503 by default, or 429),
   with ``retry-after`` when ``retry_after_s`` is set. ``None`` (vLLM's and SGLang's
   default) queues without bound.
-- A request whose client hung up (a client timeout) leaves the batch or the line, as
+- A request whose client hung up (a client timeout) leaves the batch or the queue, as
   engines abort a disconnected request; it is counted as ``aborted``.
 
 The engine's steady capacity, all slots busy, is
@@ -106,7 +106,7 @@ class EngineSpec:
         return self.slots / (mean * self.step_time(self.slots))
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: each is one request
 class _Sequence:
     prompt: str
     tokens: int
@@ -126,7 +126,7 @@ class EngineStats:
     received: int
     completed: int
     rejected: int
-    """Refused because the waiting line was full (``max_queued``)."""
+    """Refused because the queue was full (``max_queued``)."""
     aborted: int
     """Dropped because the client hung up before its reply was ready."""
     max_running: int
@@ -270,7 +270,7 @@ class FakeEngine:
 
     # -- scheduling ------------------------------------------------------------------------
     def _submit(self, prompt: str, max_tokens: int | None, wake_w: int) -> _Sequence | None:
-        """Queue a request; ``None`` when the waiting line is full (refused)."""
+        """Queue a request; ``None`` when the queue is full (refused)."""
         spec = self.spec
         with self._cond:
             self._received += 1
