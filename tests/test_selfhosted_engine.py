@@ -145,8 +145,8 @@ def test_the_documented_sweep_file_is_the_example_and_reads_as_documented() -> N
     assert block.group(1) == EXAMPLE.read_text(encoding="utf-8")
     config = load_sweep_file(EXAMPLE)
     assert config.timeout == 1200
-    # past 600 s the HTTP client's own timeout must be raised too (see the test below)
-    assert all(entry.model.endswith("?timeout=1200") for entry in config.models)
+    # the runner raises the HTTP client's own timeout with it: no ?timeout= needed
+    assert not any("timeout" in entry.model for entry in config.models)
     resolved = resolve_models(config)
     limits = {key.partition("@")[2]: value for key, value in resolved.limits.items()}
     # one limiter per engine, each sized to its own slots, none with a request rate
@@ -156,13 +156,14 @@ def test_the_documented_sweep_file_is_the_example_and_reads_as_documented() -> N
         "http://gpu-node-1:8000/v1": Limits(concurrency=160),
     }
     assert resolved.prices == {"qwen3-32b": {"input": 0.0, "output": 0.0}}
-    assert resolved.models[0] == f"{MODEL}?timeout=1200&base_url=http://127.0.0.1:8000/v1"
+    assert resolved.models[0] == f"{MODEL}?base_url=http://127.0.0.1:8000/v1"
 
 
 @pytest.mark.slow  # two calls that time out: ~1.5 s
 def test_the_http_clients_timeout_binds_under_the_runners(tmp_path: Path) -> None:
     # what the documentation says: --timeout bounds a call, and so does the HTTP client's
-    # own timeout (600 s unless the model string gives ?timeout=): the shorter one wins
+    # own timeout (the run's + 5 s unless the model string gives ?timeout=): the shorter
+    # one wins
     spec = EngineSpec(slots=1, step_s=0.1, output_tokens=(10, 10))  # 1 s a request
     instances = instances_folder(tmp_path / "instances", n=1)
     causes = []
