@@ -30,8 +30,8 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse, Usage, declaration_of
 from facetlab.client.cache import ResponseCache
 from facetlab.client.limits import Limits, ProviderLimiter
-from facetlab.client.meter import CostMeter, Reservation
-from facetlab.client.pricing import cost_usd, estimate_tokens, price_for
+from facetlab.client.meter import NO_RESERVATION, CostMeter, Reservation
+from facetlab.client.pricing import BATCH_DISCOUNT, cost_usd, estimate_tokens, price_for
 from facetlab.client.retry import (
     RetryPolicy,
     describe,
@@ -292,23 +292,39 @@ class ModelClient:
                 hooks.call_ended()
                 if not paid:
                     self.meter.release(reservation)
+        response, cost = self.charge(response, request, reservation=reservation)
+        return response, cost, started
+
+    def charge(
+        self,
+        response: ModelResponse,
+        request: ModelRequest,
+        *,
+        reservation: Reservation = NO_RESERVATION,
+        batch: bool = False,
+    ) -> tuple[ModelResponse, float | None]:
+        """Price a paid response and settle it on the meter; the response (its usage
+        checked) and its cost.
+
+        By its usage at the provider's (``batch``: batch) rate; a priced reply whose usage
+        cannot be priced is charged the call's worst case, so a budget holds whatever the
+        provider reports. A batch result, which came through no call, has no reservation.
+        """
         response, problem = checked_usage(response)
-        cost = self.cost_of(response)
+        cost = self.cost_of(response, batch=batch)
         worst = self.worst_cost(request) if problem is not None and cost is None else None
         if worst is not None:
-            # a priced reply whose usage cannot be priced is charged its worst case: a
-            # budget holds whatever the provider reports
-            cost = worst
+            cost = worst * BATCH_DISCOUNT if batch else worst
             self.unusable_usage += 1
             if self.unusable_usage == 1:
                 logger.warning(
                     "%s: %s; charged the call's worst case ($%.6f) instead",
                     self.name,
                     problem,
-                    worst,
+                    cost,
                 )
         self.settle(reservation, cost)
-        return response, cost, started
+        return response, cost
 
     async def _reserve(self, request: ModelRequest, hooks: CallHooks) -> Reservation:
         """Reserve the call's worst case; while calls in flight hold reservations that may

@@ -37,9 +37,9 @@ from facetlab.backends._common import redact
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.client.cache import ResponseCache
 from facetlab.client.limits import Limits, ProviderLimiter
-from facetlab.client.meter import NO_RESERVATION, CostMeter
-from facetlab.client.model import CallFailed, CallHooks, ModelClient, Stopped, checked_usage
-from facetlab.client.pricing import BATCH_DISCOUNT, split_model
+from facetlab.client.meter import CostMeter
+from facetlab.client.model import CallFailed, CallHooks, ModelClient, Stopped
+from facetlab.client.pricing import split_model
 from facetlab.client.retry import RetryPolicy, describe, is_rate_limit
 from facetlab.errors import BudgetExceededError, ConfigError
 from facetlab.models import canonical_model
@@ -415,18 +415,6 @@ class Executor:
         st.parse_status[record.parse_status] = st.parse_status.get(record.parse_status, 0) + 1
         self.refresh_display()
 
-    def _batch_cost(self, trial: Trial, response: ModelResponse) -> float | None:
-        """Price and charge a batch result (it came through no client): the batch rate, or
-        the call's worst case at that rate when its usage cannot be priced."""
-        client = self.client(trial.model)
-        cost = client.cost_of(response, batch=True)
-        _, problem = checked_usage(response)
-        if problem is not None and cost is None:
-            worst = client.worst_cost(ModelRequest(trial.prompt, trial.request_params()))
-            cost = None if worst is None else worst * BATCH_DISCOUNT
-        self.meter.settle(NO_RESERVATION, cost)
-        return cost
-
     def _account(self, response: ModelResponse, cost: float | None) -> float | None:
         """Count a paid response's tokens and cost (already settled on the meter)."""
         self.stats.input_tokens += response.usage.input_tokens or 0
@@ -506,8 +494,8 @@ class Executor:
     ) -> tuple[TrialRecord, Callable[[], None] | None]:
         """The record of a fresh (paid) response, and the cache write that must precede it."""
         if batch:  # priced here, not by a client: its usage is checked here too
-            cost = self._batch_cost(trial, response)
-            response = checked_usage(response)[0]
+            request = ModelRequest(trial.prompt, trial.request_params())
+            response, cost = self.client(trial.model).charge(response, request, batch=True)
         if self.options.secrets:
             response = dataclasses.replace(
                 response, text=redact(response.text, self.options.secrets)
