@@ -24,6 +24,10 @@ from facetlab.errors import ConfigError
 from facetlab.numbers import check_number
 from facetlab.runner.preflight import check_path
 
+DEFAULT_TIMEOUT_S = 600.0
+"""Seconds one call may take before it is abandoned and retried (``--timeout``, a sweep
+file's ``timeout``, :attr:`RunOptions.timeout_s`)."""
+
 SHARDS_FROM = 5000
 """Planned trials from which ``records="auto"`` writes shards instead of one file per trial."""
 
@@ -40,7 +44,7 @@ class RunOptions:
     """Response cache (default: ``<out>/cache``, or ``FACETLAB_CACHE_DIR``)."""
     parser: str = "strict"
     """Reply parser: ``strict`` or ``facet-v3``."""
-    timeout_s: float | None = 600.0
+    timeout_s: float | None = DEFAULT_TIMEOUT_S
     """Seconds one call may take before it is abandoned and retried."""
     batch: bool = False
     """Use the provider's batch API (half price, slower)."""
