@@ -255,6 +255,9 @@ class Declaration:
     """The ``thinking`` settings it sends: ``off``, ``adaptive``, ``budget``."""
     min_thinking_budget: int = 1
     """The smallest thinking budget the provider takes (Anthropic: 1024)."""
+    no_thinking_reason: str | None = None
+    """Why this model takes no ``thinking`` setting where others of its provider do (a
+    per-model declaration: Bedrock's non-Claude models); said in place of the provider's."""
     structured_output: bool = False
     """It sends a request's ``output_schema`` in its provider's structured-output field."""
 
@@ -265,6 +268,8 @@ class Declaration:
             return f"--effort {params.effort}: {provider} does not take it (it takes: {takes})"
         kind = thinking_kind(params.thinking)
         if kind is not None and kind not in self.thinking:
+            if self.no_thinking_reason is not None:
+                return f"--thinking {params.thinking}: {self.no_thinking_reason}"
             takes = ", ".join(sorted(self.thinking)) or "no thinking setting"
             return f"--thinking {params.thinking}: {provider} does not take it (it takes: {takes})"
         if isinstance(params.thinking, int) and not (
