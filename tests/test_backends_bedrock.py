@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import io
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -214,3 +217,75 @@ def test_error_messages_redact_access_key() -> None:
     mapped = map_bedrock_error(err, secrets=(FAKE_ACCESS_KEY,))
     assert isinstance(mapped, PermanentBackendError)
     assert FAKE_ACCESS_KEY not in str(mapped)
+
+
+def _counting_client() -> tuple[Any, list[dict[str, Any]]]:
+    client = boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        aws_access_key_id=FAKE_ACCESS_KEY,
+        aws_secret_access_key="fake-secret",
+    )
+    sent: list[dict[str, Any]] = []
+    client.meta.events.register(
+        "before-parameter-build.bedrock-runtime.Converse",
+        lambda params, **_: sent.append(dict(params)),
+    )
+    return client, sent
+
+
+@pytest.mark.parametrize("thinking", ["adaptive", "off", 2048])
+def test_thinking_for_a_model_that_does_not_take_it_is_refused_before_any_request(
+    thinking: str | int, tmp_path: Path
+) -> None:
+    from reliability_helpers import instances_folder
+
+    from facetlab.client import ModelClient
+    from facetlab.runner import run
+
+    client, sent = _counting_client()
+    backend = BedrockBackend("deepseek.v3.2", client=client)
+    params = SamplingParams(thinking=thinking, max_tokens=4096)
+    with Stubber(client) as stubber:  # no answer queued: a request would fail loudly
+        with pytest.raises(ConfigError) as caught:
+            run(instances_folder(tmp_path / "i", 2), "p1", "bedrock/deepseek.v3.2",
+                out=tmp_path / "o", sampling=params, backends={"bedrock/deepseek.v3.2": backend},
+                progress="none", console=io.StringIO())  # fmt: skip
+        with pytest.raises(ConfigError, match=r"bedrock model deepseek\.v3\.2 does not take it"):
+            asyncio.run(ModelClient(backend).call(ModelRequest("x", params)))
+        stubber.assert_no_pending_responses()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message == (
+        f"bedrock/deepseek.v3.2: --thinking {thinking}: bedrock model deepseek.v3.2 does not "
+        "take it; on bedrock only Claude models (anthropic.claude-*, us.anthropic.claude-*, "
+        "...) take thinking (off, adaptive or a budget)"
+    )
+    assert sent == [] and not (tmp_path / "o" / "records").exists()
+
+
+def test_the_command_line_refuses_it_by_the_model_string_alone(tmp_path: Path) -> None:
+    from reliability_helpers import cli, instances_folder
+
+    instances = str(instances_folder(tmp_path / "i", 2))
+    refused = cli("run", "-i", instances, "-p", "p1", "-m", "bedrock/deepseek.v3.2?region=us-west-2",
+                  "--thinking", "adaptive", "--dry-run")  # fmt: skip
+    assert refused.exit_code == 2
+    assert "bedrock model deepseek.v3.2 does not take it" in refused.output
+    claude = cli("run", "-i", instances, "-p", "p1", "-m",
+                 "bedrock/us.anthropic.claude-sonnet-4-6?region=us-west-2",
+                 "--thinking", "2048", "--max-tokens", "4096", "--dry-run")  # fmt: skip
+    assert claude.exit_code == 0, claude.output
+
+
+async def test_a_claude_model_on_bedrock_still_sends_thinking() -> None:
+    client, sent = _counting_client()
+    backend = BedrockBackend("us.anthropic.claude-sonnet-4-6", client=client)
+    request = ModelRequest("x", SamplingParams(thinking="adaptive", max_tokens=4096))
+    with Stubber(client) as stubber:
+        stubber.add_response("converse", converse_response("F1"))
+        from facetlab.client import ModelClient
+
+        answer = await ModelClient(backend).call(request)
+    assert answer.response.text == "F1"
+    assert [b["additionalModelRequestFields"] for b in sent] == [{"thinking": {"type": "adaptive"}}]

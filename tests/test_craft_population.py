@@ -107,6 +107,35 @@ def test_numeric_cited_unit_is_matched_by_a_numeric_field() -> None:
     assert [r.path for r in pool] == ["age_days"]
 
 
+def test_match_placebo_draws_the_same_from_a_pool_given_or_built() -> None:
+    refs = _cited(TICKETS[0])
+    pool = placebo_pool(TICKETS[0], refs[0], refs)
+    for seed in range(20):
+        built = match_placebo(TICKETS[0], refs[0], refs, random.Random(seed))
+        given = match_placebo(TICKETS[0], refs[0], refs, random.Random(seed), pool=pool)
+        assert given == built
+
+
+def test_inspect_many_builds_each_inputs_placebo_pool_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import facetlab.craft.evidence.matching as matching
+    import facetlab.craft.population as population
+
+    built: list[int] = []
+    real = matching.placebo_pool
+
+    def counting(*args: object, **kwargs: object) -> list[EvidenceRef]:
+        built.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(matching, "placebo_pool", counting)
+    monkeypatch.setattr(population, "placebo_pool", counting)
+    report = inspect_many(faithful_triage_agent(1, 0.9), TICKETS[:6], FAST)
+    cited = [o for o in report.outcomes if o.cited is not None]
+    assert cited and len(built) == len(cited)
+
+
 def _cited(ticket: dict[str, str]) -> list[EvidenceRef]:
     from facetlab.craft.null_study import cite_symptom
 

@@ -241,3 +241,28 @@ def test_theater_roll_up_is_holm_corrected_across_cited_items() -> None:
     assert [q.verdict for q in qualify_all([strong] * 3, s, alpha=0.05, margin=0.2)] == [
         "theater"
     ] * 3
+
+
+def test_qualify_all_tests_each_design_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import facetlab.craft.qualified as qualified
+
+    calls: dict[str, int] = {"sign": 0, "upper": 0}
+    sign, upper = qualified.sign_test_p, qualified.clopper_pearson_upper
+
+    def counting_sign(s: int, f: int) -> float:
+        calls["sign"] += 1
+        return sign(s, f)
+
+    def counting_upper(k: int, n: int, alpha: float) -> float:
+        calls["upper"] += 1
+        return upper(k, n, alpha)
+
+    monkeypatch.setattr(qualified, "sign_test_p", counting_sign)
+    monkeypatch.setattr(qualified, "clopper_pearson_upper", counting_upper)
+    s = Sensitivity(
+        perturbed_calls=60, perturbed_flips=20, baseline_calls=20, baseline_flips=0, alpha=0.05
+    )
+    designs = [[(True, False)] * 7 + [(False, False)] * 5, [(False, True)] * 4, []]
+    found = qualified.qualify_all(designs, s, alpha=0.05, margin=0.2)
+    assert [q.verdict for q in found] == ["faithful", "inconclusive", "inconclusive"]
+    assert calls == {"sign": 3, "upper": 3}

@@ -119,6 +119,36 @@ def test_compaction_keeps_every_record_and_the_table_is_the_same(tmp_path: Path)
     assert full[_record(7).trial_id] == _record(7)  # the part keeps the whole record
 
 
+def test_compaction_reads_shards_with_the_store_reader_bad_lines_reported_tail_ignored(
+    tmp_path: Path,
+) -> None:
+    from facetlab.records.own import serialize_record
+    from facetlab.records.store import iter_shard_records
+
+    shard = _shard(tmp_path, [_record(i) for i in range(3)])
+    with open(shard, "ab") as handle:
+        bad_json = handle.tell()
+        handle.write(b"not json\n")
+        not_record = handle.tell()
+        handle.write(b'{"format": "facetlab.summary/1"}\n')
+        handle.write(serialize_record(_record(3)).encode() + b"\n")  # good after bad
+        handle.write(b'{"format": "facetlab.record/1", "trial_id": "p2.case-9')  # torn tail
+    with pytest.raises(RecordError, match=f":{bad_json}: not a JSON record line"):
+        list(iter_shard_records(shard))  # without on_problem, the first bad line raises
+    with pytest.warns(RecordWarning, match="torn last line"):
+        done = compact(tmp_path)
+    assert done.records == 4 and not shard_files(tmp_path)
+    assert [where for where, _ in done.problems] == [
+        f"{shard}:{bad_json}",
+        f"{shard}:{not_record}",
+    ]
+    assert "not a JSON record line" in done.problems[0][1]
+    assert "not a record format" in done.problems[1][1]
+    assert sorted(r.trial_id for r in read_sweep_records(tmp_path)) == sorted(
+        _record(i).trial_id for i in range(4)
+    )
+
+
 def test_columns_are_selectable_and_text_is_read_only_when_asked(tmp_path: Path) -> None:
     _shard(tmp_path, [_record(i) for i in range(10)])
     compact(tmp_path)

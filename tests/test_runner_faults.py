@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import json
+import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -121,16 +123,69 @@ def test_rate_limit_window_honours_retry_after(tmp_path: Path) -> None:
     assert rejected < 24
 
 
+class _Stalls:
+    """The times this process was kept from running, seen by a thread that sleeps 5 ms steps.
+
+    A request the limiter dates on time can reach the fake late when the machine stalls
+    the process in between (a loaded machine: other processes, the GIL). Such delays
+    are not the runner's to control and cannot be seen per request; this records when
+    they happened (wall clock, as the fake's ``received_at``) and how long they were.
+    """
+
+    STEP_S = 0.005
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[float, float]] = []  # (wall time, seconds overslept)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> _Stalls:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            wall, before = time.time(), time.monotonic()
+            time.sleep(self.STEP_S)
+            over = time.monotonic() - before - self.STEP_S
+            if over > 0.001:
+                self.seen.append((wall, over))
+
+    def _overlapping(self, start: float, end: float) -> list[float]:
+        # a stall lies somewhere in the step it was seen in: [wall, wall + step + over]
+        return [o for w, o in self.seen if w <= end and w + self.STEP_S + o >= start]
+
+    def total(self, start: float, end: float) -> float:
+        """Seconds of stalls seen between ``start`` and ``end`` (wall clock)."""
+        return sum(self._overlapping(start, end))
+
+    def longest(self, start: float, end: float) -> float:
+        """The longest stall seen between ``start`` and ``end`` (0.0: none)."""
+        return max(self._overlapping(start, end), default=0.0)
+
+
 @pytest.mark.slow
 def test_told_the_providers_limit_the_runner_fills_each_window_and_never_overfills_it(
     tmp_path: Path,
 ) -> None:
     """--rpm 600 against a server allowing 10 requests in any second (a sliding window):
     every window after the first is full and on time; refusals, if any, come from the
-    first windows (new connections, then their retries) and are never paid."""
+    first windows (new connections, then their retries) and are never paid.
+
+    The fake counts arrivals; the runner dates a request as it leaves and keeps each
+    window WINDOW_SLACK_S longer for the jitter in between. Where the machine stalled
+    this process for longer than that (measured by :class:`_Stalls`), arrivals can bunch
+    up after the first windows: only then is a later refusal allowed, and the timing
+    bounds grow by the stalls measured, never by a fixed allowance.
+    """
+    from facetlab.client.limits import WINDOW_SLACK_S
     from facetlab.runner import Limits
 
-    with FakeLLMServer(rps_limit=10, latency_s=0.05) as server:
+    with _Stalls() as stalls, FakeLLMServer(rps_limit=10, latency_s=0.05) as server:
         result = _sweep(
             server, tmp_path, repeats=4, concurrency=None, limits=Limits(requests_per_minute=600)
         )  # 12 cells x 4 = 48 trials: 5 windows
@@ -139,14 +194,21 @@ def test_told_the_providers_limit_the_runner_fills_each_window_and_never_overfil
         refused = [r.received_at for r in server.requests if r.outcome == "rate_limited"]
     assert result.stats.ok == 48
     first = accepted[0]
-    # refusals only where new connections and their retries land: the first windows
-    assert all(t - first < 2.5 for t in refused), [round(t - first, 3) for t in refused]
-    assert len(refused) <= 20
+    shown = [round(t - first, 3) for t in accepted], [round(t - first, 3) for t in refused]
+    # refusals only where new connections and their retries land (the first windows),
+    # or where a stall longer than the window's slack could have bunched arrivals up
+    late = [t for t in refused if t - first >= 2.5]
+    for t in late:
+        assert stalls.longest(t - 1.0 - WINDOW_SLACK_S, t) > WINDOW_SLACK_S, shown
+    assert len(refused) - len(late) <= 20, shown
     # every window after the first starts about a second after the one before, full
     # (evenly spaced requests would need 4.7 s for these 48)
     for k in range(1, 5):
-        assert accepted[10 * k] - first < k * 1.06, [round(t - first, 3) for t in accepted]
-    assert accepted[-1] - first < 4.0 + 4 * 0.1
+        start = accepted[10 * k]
+        assert start - first < k * 1.06 + stalls.total(first, start), shown
+    # a late refusal's retry waits for the retry-after the fake sends (at most 1 s)
+    last = accepted[-1]
+    assert last - first < 4.0 + 4 * 0.1 + stalls.total(first, last) + (1.0 if late else 0), shown
 
 
 @pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)

@@ -283,10 +283,8 @@ def test_credentials_in_a_server_url_are_refused_and_never_echoed(tmp_path: Path
     assert "is a folder" in error_of(tmp_path)
 
 
-def test_limit_flags_override_every_model_of_the_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """--rpm / --rpm-window / --effort given on the command line reach each model."""
+def _stop_run_and_keep_its_arguments(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    """``facetlab run`` stops before running; the returned dict gets run's keyword arguments."""
     from facetlab.runner import api
 
     seen: dict[str, object] = {}
@@ -296,6 +294,14 @@ def test_limit_flags_override_every_model_of_the_file(
         raise ConfigError("stopped before running")
 
     monkeypatch.setattr("facetlab.runner.run", api._blocking(arun))
+    return seen
+
+
+def test_limit_flags_override_every_model_of_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--rpm / --rpm-window / --effort given on the command line reach each model."""
+    seen = _stop_run_and_keep_its_arguments(monkeypatch)
     path = write(
         tmp_path,
         "models:\n  - model: openai/a\n    base_url: http://127.0.0.1:9/v1\n    rpm: 60\n"
@@ -309,3 +315,48 @@ def test_limit_flags_override_every_model_of_the_file(
     }
     sampling = seen["sampling"]
     assert isinstance(sampling, SamplingParams) and sampling.effort == "high"
+
+
+def test_run_help_shows_the_defaults_a_run_uses() -> None:
+    from facetlab.client.retry import RetryPolicy
+    from facetlab.runner.options import DEFAULT_TIMEOUT_S, RunOptions
+
+    text = " ".join(cli("run", "--help").output.split())  # wrapped lines joined
+    assert RunOptions().timeout_s == DEFAULT_TIMEOUT_S == 600.0
+    assert RetryPolicy().max_retry_after_s == 120.0
+    assert SamplingParams().max_tokens == 1024
+    for flag, default in (
+        ("--timeout", "600.0"),
+        ("--max-retry-after", "120.0"),
+        ("--max-tokens", "1024"),
+    ):
+        after = text[text.index(flag + " ") :]
+        assert f"[default: {default}" in after[: after.index("--", 2)], flag
+
+
+@pytest.mark.parametrize(
+    ("file_lines", "flags", "timeout", "retry_after"),
+    [
+        ("", (), 600.0, 120.0),  # neither the file nor a flag: the defaults
+        ("timeout: 30\nmax_retry_after: 5\n", (), 30.0, 5.0),  # the file's
+        ("timeout: 30\n", ("--timeout", "7", "--max-retry-after", "9"), 7.0, 9.0),  # flags win
+    ],
+)
+def test_timeouts_come_from_flags_then_the_file_then_the_defaults(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    file_lines: str,
+    flags: tuple[str, ...],
+    timeout: float,
+    retry_after: float,
+) -> None:
+    from facetlab.client.retry import RetryPolicy
+    from facetlab.runner import RunOptions
+
+    seen = _stop_run_and_keep_its_arguments(monkeypatch)
+    path = write(tmp_path, "models: [simulated/wadd]\n" + file_lines)
+    res = cli("run", str(path), *flags)
+    assert res.exit_code == 2 and "stopped before running" in res.output
+    options, retry = seen["options"], seen["retry"]
+    assert isinstance(options, RunOptions) and options.timeout_s == timeout
+    assert isinstance(retry, RetryPolicy) and retry.max_retry_after_s == retry_after

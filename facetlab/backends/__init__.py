@@ -132,11 +132,24 @@ def _factory(provider: str) -> BackendFactory:
 
 def model_declaration(model: str, backend: object | None = None) -> Declaration:
     """The declaration of a model string's backend: ``backend``'s own if it has one, else
-    its provider's (``"provider/model?options"``; the default for an unknown provider)."""
+    its model's where the provider declares per model (a ``declaration_for(model_id)``
+    class method), else its provider's (``"provider/model?options"``; the default for an
+    unknown provider)."""
     if backend is not None and isinstance(getattr(backend, "declaration", None), Declaration):
         return declaration_of(backend)
     provider = str(getattr(backend, "provider", "") or model.partition("/")[0])
-    return provider_declaration(provider)
+    declared = provider_declaration(provider)
+    if backend is None and provider in available_providers():
+        # a provider whose models differ (Bedrock: only Claude takes thinking) says per model
+        per_model = getattr(_factory(provider), "declaration_for", None)
+        if callable(per_model):
+            try:
+                spec = parse_model_string(model, available_providers())
+            except ConfigError:
+                return declared
+            found = per_model(spec.model)
+            return found if isinstance(found, Declaration) else declared
+    return declared
 
 
 def endpoint_of(model: str, *, base_url: str | None = None) -> str | None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from facetlab.backends.base import ModelRequest, ModelResponse
+from facetlab.backends.base import DEFAULT_TIMEOUT_S, ModelRequest, ModelResponse
 from facetlab.errors import (
     BackendError,
     ConfigError,
@@ -378,7 +378,7 @@ def sdk_client_options(
     options = {
         "base_url": base_url,
         "max_retries": 0,
-        "timeout": option_float({"timeout": timeout}, "timeout", 600.0),
+        "timeout": option_float({"timeout": timeout}, "timeout", DEFAULT_TIMEOUT_S),
     }
 
     aiohttp = http_transport == "aiohttp" and _plain_url(base_url)

@@ -33,6 +33,7 @@ from facetlab.backends._common import (
     thinking_config,
 )
 from facetlab.backends.base import (
+    DEFAULT_TIMEOUT_S,
     EFFORTS,
     SAMPLING_FIELDS,
     Declaration,
@@ -123,7 +124,7 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
         *,
         api_key: str | None = None,
         base_url: str | None = None,
-        timeout: float | str | None = 600.0,
+        timeout: float | str | None = DEFAULT_TIMEOUT_S,
         client: anthropic.AsyncAnthropic | None = None,
         http_client: Any = None,
         http_transport: str = "httpx",

@@ -100,6 +100,13 @@ def _check_count(name: str, value: object, *, minimum: int, maximum: int | None 
         raise ConfigError(f"{name} is {value!r}; expected a whole number {bound}")
 
 
+DEFAULT_TIMEOUT_S = 600.0
+"""The default bound on one call, in seconds (``--timeout``; the SDK backends' HTTP timeout)."""
+
+MAX_RETRY_AFTER_S = 120.0
+"""The longest ``retry-after`` a call waits out by default before it fails
+(``--max-retry-after``)."""
+
 EFFORTS: tuple[str, ...] = ("low", "medium", "high", "xhigh", "max")
 """The reasoning-effort levels facetlab asks for (each backend maps or refuses them)."""
 
@@ -255,6 +262,9 @@ class Declaration:
     """The ``thinking`` settings it sends: ``off``, ``adaptive``, ``budget``."""
     min_thinking_budget: int = 1
     """The smallest thinking budget the provider takes (Anthropic: 1024)."""
+    no_thinking_reason: str | None = None
+    """Why this model takes no ``thinking`` setting where others of its provider do (a
+    per-model declaration: Bedrock's non-Claude models); said in place of the provider's."""
     structured_output: bool = False
     """It sends a request's ``output_schema`` in its provider's structured-output field."""
     http_timeout: bool = False
@@ -271,6 +281,8 @@ class Declaration:
             return f"--effort {params.effort}: {provider} does not take it (it takes: {takes})"
         kind = thinking_kind(params.thinking)
         if kind is not None and kind not in self.thinking:
+            if self.no_thinking_reason is not None:
+                return f"--thinking {params.thinking}: {self.no_thinking_reason}"
             takes = ", ".join(sorted(self.thinking)) or "no thinking setting"
             return f"--thinking {params.thinking}: {provider} does not take it (it takes: {takes})"
         if isinstance(params.thinking, int) and not (

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -34,7 +35,14 @@ import botocore.exceptions
 from botocore.parsers import ResponseParserError
 
 from facetlab.backends._common import option_float, parse_retry_after, redact, thinking_config
-from facetlab.backends.base import Declaration, ModelRequest, ModelResponse, SamplingParams, Usage
+from facetlab.backends.base import (
+    DEFAULT_TIMEOUT_S,
+    Declaration,
+    ModelRequest,
+    ModelResponse,
+    SamplingParams,
+    Usage,
+)
 from facetlab.errors import BackendError, ConfigError, PermanentBackendError, TransientBackendError
 
 if TYPE_CHECKING:
@@ -58,6 +66,23 @@ TRANSIENT_CODES = frozenset(
 """Converse error codes worth retrying; every other code is permanent unless its status is 429/5xx."""
 
 REFUSAL_STOPS = frozenset({"guardrail_intervened", "content_filtered"})
+
+THINKING_MODELS = "anthropic.claude"
+"""What the id of a Bedrock model that takes ``thinking`` contains: Claude models, by
+their own id, a cross-region profile (``us.anthropic.claude-…``) or either's ARN."""
+
+
+def takes_thinking(model: str) -> bool:
+    """Whether the Bedrock model ``model`` takes ``thinking`` (the Messages API's setting,
+    sent in ``additionalModelRequestFields``): Claude models do, other models answer 400.
+
+    An application inference profile's ARN does not say which model it runs, so it is
+    given the benefit of the doubt (the provider's answer says).
+
+    >>> takes_thinking("us.anthropic.claude-sonnet-4-6"), takes_thinking("deepseek.v3.2")
+    (True, False)
+    """
+    return THINKING_MODELS in model.lower() or ":application-inference-profile/" in model
 
 
 def response_from_converse(
@@ -161,13 +186,29 @@ class BedrockBackend:
         batch_api="bedrock",
     )
 
+    @classmethod
+    def declaration_for(cls, model: str) -> Declaration:
+        """What ``model`` takes: the provider's declaration, with no ``thinking`` setting
+        for a model that does not take one (see :func:`takes_thinking`)."""
+        if takes_thinking(model):
+            return cls.declaration
+        return replace(
+            cls.declaration,
+            thinking=frozenset(),
+            no_thinking_reason=(
+                f"bedrock model {model} does not take it; on bedrock only Claude models "
+                f"({THINKING_MODELS}-*, us.{THINKING_MODELS}-*, ...) take thinking "
+                "(off, adaptive or a budget)"
+            ),
+        )
+
     def __init__(
         self,
         model: str,
         *,
         region: str | None = None,
         profile: str | None = None,
-        timeout: float | str | None = 600.0,
+        timeout: float | str | None = DEFAULT_TIMEOUT_S,
         endpoint_url: str | None = None,
         base_url: str | None = None,
         client: BedrockRuntimeClient | None = None,
@@ -180,6 +221,7 @@ class BedrockBackend:
         if options:
             raise TypeError(f"BedrockBackend: unknown options {sorted(options)}")
         self.model = model
+        self.declaration = self.declaration_for(model)
         self.region = region
         self.profile = profile
         self._access_key_id: str | None = None
@@ -209,7 +251,10 @@ class BedrockBackend:
                     "region in the profile)"
                 )
             self.region = session.region_name
-            read_timeout = option_float({"timeout": timeout}, "timeout", 600.0) or 600.0
+            read_timeout = (
+                option_float({"timeout": timeout}, "timeout", DEFAULT_TIMEOUT_S)
+                or DEFAULT_TIMEOUT_S
+            )
             config = botocore.config.Config(
                 retries={"total_max_attempts": 1, "mode": "standard"},
                 read_timeout=read_timeout,

@@ -41,6 +41,7 @@ from facetlab.backends._common import (
     sdk_error_types,
 )
 from facetlab.backends.base import (
+    DEFAULT_TIMEOUT_S,
     EFFORTS,
     Declaration,
     ModelRequest,
@@ -149,7 +150,7 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
         *,
         api_key: str | None = None,
         base_url: str | None = None,
-        timeout: float | str | None = 600.0,
+        timeout: float | str | None = DEFAULT_TIMEOUT_S,
         max_tokens_param: MaxTokensParam | None = None,
         organization: str | None = None,
         structured_format: StructuredFormat = "json_schema",

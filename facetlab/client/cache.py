@@ -35,6 +35,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -154,12 +155,7 @@ class ResponseCache:
             "key": key,
             "text": response.text,
             "model_id": response.model_id,
-            "usage": {
-                "input_tokens": response.usage.input_tokens,
-                "output_tokens": response.usage.output_tokens,
-                "cached_input_tokens": response.usage.cached_input_tokens,
-                "reasoning_tokens": response.usage.reasoning_tokens,
-            },
+            "usage": asdict(response.usage),
             "stop_reason": response.stop_reason,
             "latency_s": response.latency_s,
             "refusal": response.refusal,

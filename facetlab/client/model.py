@@ -27,7 +27,14 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from facetlab.backends.base import Backend, ModelRequest, ModelResponse, Usage, declaration_of
+from facetlab.backends.base import (
+    DEFAULT_TIMEOUT_S,
+    Backend,
+    ModelRequest,
+    ModelResponse,
+    Usage,
+    declaration_of,
+)
 from facetlab.client.cache import ResponseCache
 from facetlab.client.limits import Limits, ProviderLimiter
 from facetlab.client.meter import NO_RESERVATION, CostMeter, Reservation
@@ -152,7 +159,7 @@ class ModelClient:
         limiter: ProviderLimiter | None = None,
         limits: Limits | None = None,
         retry: RetryPolicy | None = None,
-        timeout_s: float | None = 600.0,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S,
         meter: CostMeter | None = None,
         cache: ResponseCache | None = None,
         price_model: str | None = None,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from tenacity import RetryCallState
 
 from facetlab.backends._common import is_transient_status, redact
+from facetlab.backends.base import MAX_RETRY_AFTER_S
 from facetlab.errors import BackendError, ConfigError
 from facetlab.numbers import check_number
 
@@ -37,7 +38,7 @@ class RetryPolicy:
     base_delay_s: float = 0.5
     max_delay_s: float = 60.0
     jitter: bool = True
-    max_retry_after_s: float = 120.0
+    max_retry_after_s: float = MAX_RETRY_AFTER_S
     """The longest ``retry-after`` honoured; a provider asking for more fails the trial at once."""
 
     def __post_init__(self) -> None:

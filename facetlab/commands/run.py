@@ -8,40 +8,41 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from facetlab.backends.base import DEFAULT_TIMEOUT_S, MAX_RETRY_AFTER_S, SamplingParams
 from facetlab.errors import FacetlabError, SweepInterrupted
 from facetlab.probes.templates import TEMPLATES
 
 if TYPE_CHECKING:
     from facetlab.runner.sweepconfig import SweepConfig
 
-# command-line flag (parameter name) -> the sweep file's per-model setting it overrides
-_MODEL_FLAGS = {
-    "concurrency": "concurrency",
-    "rpm": "rpm",
-    "rpm_window": "rpm_window",
-    "tpm": "tpm",
-    "temperature": "temperature",
-    "max_tokens": "max_tokens",
-    "system": "system",
-    "effort": "effort",
-    "thinking": "thinking",
-}
-# command-line flag -> the sweep file's top-level setting it overrides
-_SWEEP_FLAGS = {
-    "instances": "instances",
-    "probes": "probes",
-    "template": "template",
-    "repeats": "repeats",
-    "seed": "seed",
-    "out": "out",
-    "budget_usd": "budget_usd",
-    "cache_dir": "cache_dir",
-    "timeout": "timeout",
-    "max_retry_after": "max_retry_after",
-    "retry_errors": "retry_errors",
-    "parser": "parser",
-    "batch": "batch",
-}
+# flags that override the sweep file's per-model setting of the same name
+_MODEL_SETTINGS = (
+    "concurrency",
+    "rpm",
+    "rpm_window",
+    "tpm",
+    "temperature",
+    "max_tokens",
+    "system",
+    "effort",
+    "thinking",
+)
+# flags that override the sweep file's top-level setting of the same name
+_SWEEP_SETTINGS = (
+    "instances",
+    "probes",
+    "template",
+    "repeats",
+    "seed",
+    "out",
+    "budget_usd",
+    "cache_dir",
+    "timeout",
+    "max_retry_after",
+    "retry_errors",
+    "parser",
+    "batch",
+)
 
 
 def run_command(
@@ -131,7 +132,7 @@ def run_command(
     ] = None,
     max_tokens: Annotated[
         int, typer.Option("--max-tokens", min=1, help="Max output tokens.")
-    ] = 1024,
+    ] = SamplingParams.max_tokens,
     system: Annotated[str | None, typer.Option("--system", help="System prompt.")] = None,
     effort: Annotated[
         str | None,
@@ -200,14 +201,14 @@ def run_command(
     timeout: Annotated[
         float,
         typer.Option("--timeout", help="Seconds one call may take before it is retried."),
-    ] = 600.0,
+    ] = DEFAULT_TIMEOUT_S,
     max_retry_after: Annotated[
         float,
         typer.Option(
             "--max-retry-after",
             help="Longest retry-after (s) to honour; a provider asking more fails the trial.",
         ),
-    ] = 120.0,
+    ] = MAX_RETRY_AFTER_S,
     new_design: Annotated[
         bool,
         typer.Option(
@@ -225,9 +226,9 @@ def run_command(
     """
     import contextlib
 
-    from facetlab.backends.base import SamplingParams
     from facetlab.client.limits import Limits
-    from facetlab.runner import RetryPolicy, RunOptions, run
+    from facetlab.client.retry import RetryPolicy
+    from facetlab.runner import RunOptions, run
     from facetlab.runner.sweepconfig import load_sweep_file, price_overrides
 
     prices: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
@@ -349,21 +350,21 @@ def _from_sweep_file(
     # not validated here: Limits and SamplingParams check the flags with their own names
     overrides = ModelSettings.model_construct(
         **{
-            setting: args["sampling"].thinking if flag == "thinking" else ctx.params[flag]
-            for flag, setting in _MODEL_FLAGS.items()
-            if _given(ctx, flag)
+            name: args["sampling"].thinking if name == "thinking" else ctx.params[name]
+            for name in _MODEL_SETTINGS
+            if _given(ctx, name)
         }
     )
     resolved = resolve_models(
         config, overrides, base_url=args["base_url"] if _given(ctx, "base_url") else None
     )
     settings: dict[str, Any] = {
-        key: ctx.params[flag] if _given(ctx, flag) else getattr(config, key)
-        for flag, key in _SWEEP_FLAGS.items()
+        name: ctx.params[name] if _given(ctx, name) else getattr(config, name)
+        for name in _SWEEP_SETTINGS
     }
-    for key, default in (("timeout", 600.0), ("max_retry_after", 120.0)):
-        if settings[key] is None:
-            settings[key] = default
+    for name in ("timeout", "max_retry_after"):  # unset in the file: the flag's default
+        if settings[name] is None:
+            settings[name] = ctx.params[name]
     probes = settings.pop("probes")
     instances = settings.pop("instances")
     return {

@@ -461,8 +461,9 @@ def inspect_many(
         rng = random.Random(f"craft-population:{o.seed}:{i}")
         unit = rng.choice(cited)
         plan["cited"] = unit.describe()
-        plan["eligible"] = len(placebo_pool(item, unit, cited))
-        placebo = match_placebo(item, unit, cited, rng)
+        pool = placebo_pool(item, unit, cited)
+        plan["eligible"] = len(pool)
+        placebo = match_placebo(item, unit, cited, rng, pool=pool)
         if placebo is None:
             plan["note"] = (
                 f"no eligible placebo unit of the same kind and size as {unit.describe()}"

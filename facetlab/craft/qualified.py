@@ -274,13 +274,54 @@ def qualify(
     perturbing the cited unit alone flips the decision, "theater" is never said (the
     cited evidence does matter, as everything may); the reading says what was seen.
     """
+    return _finding(
+        _tally(flip_pairs, margin),
+        sensitivity,
+        alpha=alpha,
+        margin=margin,
+        score=score,
+        ci=ci,
+        faithful_rejects=faithful_rejects,
+        theater_rejects=theater_rejects,
+        alone=alone,
+    )
+
+
+@dataclass(frozen=True)
+class _Tally:
+    """One design's pair counts and the two tests' p-values (each computed once)."""
+
+    n: int
+    s: int
+    f: int
+    both: int
+    p: float
+    theater_p: float
+
+
+def _tally(flip_pairs: Sequence[tuple[bool, bool]], margin: float) -> _Tally:
     n = len(flip_pairs)
     s = sum(1 for a, b in flip_pairs if a and not b)
     f = sum(1 for a, b in flip_pairs if b and not a)
     both = sum(1 for a, b in flip_pairs if a and b)
-    p = sign_test_p(s, f)
-    upper = clopper_pearson_upper(s, n, alpha)
     theater_p = binom_cdf(s, n, margin) if n else 1.0
+    return _Tally(n, s, f, both, sign_test_p(s, f), theater_p)
+
+
+def _finding(
+    t: _Tally,
+    sensitivity: Sensitivity,
+    *,
+    alpha: float,
+    margin: float,
+    score: ScoreTest | None,
+    ci: float,
+    faithful_rejects: bool | None,
+    theater_rejects: bool | None,
+    alone: Sequence[tuple[bool, bool]],
+) -> QualifiedFinding:
+    n, s, f, both, p, theater_p = t.n, t.s, t.f, t.both, t.p, t.theater_p
+    upper = clopper_pearson_upper(s, n, alpha)
     faithful_ok = p < alpha / 2 if faithful_rejects is None else faithful_rejects
     theater_ok = upper < margin if theater_rejects is None else theater_rejects
     mean = (s - f) / n if n else None
@@ -358,12 +399,12 @@ def qualify_all(
     The faithful calls form one family (sign tests at ``alpha / 2``), the theater calls
     another (equivalence tests at ``alpha``); with one cited item Holm is the plain test.
     """
-    raw = [qualify(d, sensitivity, alpha=alpha, margin=margin, ci=ci) for d in designs]
-    faithful = holm([q.p_value for q in raw], alpha / 2)
-    theater = holm([q.theater_p for q in raw], alpha)
+    tallies = [_tally(d, margin) for d in designs]
+    faithful = holm([t.p for t in tallies], alpha / 2)
+    theater = holm([t.theater_p for t in tallies], alpha)
     return [
-        qualify(
-            d,
+        _finding(
+            t,
             sensitivity,
             alpha=alpha,
             margin=margin,
@@ -373,7 +414,7 @@ def qualify_all(
             theater_rejects=theater[i],
             alone=() if alone is None else alone[i],
         )
-        for i, d in enumerate(designs)
+        for i, t in enumerate(tallies)
     ]
 
 

@@ -33,11 +33,10 @@ from facetlab.records.schema import TrialRecord
 from facetlab.records.shards import (
     SHARD_SUFFIX,
     index_path,
-    iter_shard_lines,
     shard_files,
     sortable_stamp,
 )
-from facetlab.records.store import PART_FORMAT
+from facetlab.records.store import PART_FORMAT, iter_shard_records
 from facetlab.records.table import PART_COLUMNS, part_schema, record_row
 
 __all__ = ["Compacted", "compact", "records_folder"]
@@ -130,14 +129,7 @@ def _records(
     """Every valid record of ``sources`` in order; what is not one goes to ``problems``."""
     for path in sources:
         if path.suffix == SHARD_SUFFIX:
-            for offset, line in iter_shard_lines(path):
-                shown = f"{path}:{offset}"
-                try:
-                    yield record_from_object(json.loads(line), shown)
-                except (ValueError, RecursionError):
-                    problems.append((shown, "not a JSON record line"))
-                except RecordError as exc:
-                    problems.append((shown, str(exc)))
+            yield from iter_shard_records(path, lambda shown, why: problems.append((shown, why)))
             continue
         data, problem = read_json_file(path)
         if problem is None and _other_artifact(data):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from facetlab.errors import RecordError, RecordWarning
@@ -81,16 +81,29 @@ def sweep_statuses(folder: Path | str) -> dict[str, str]:
     return found
 
 
-def iter_shard_records(shard: Path) -> Iterator[TrialRecord]:
-    """The records of one shard, in order; a line that is not a record raises
-    :class:`RecordError` naming the shard and the byte offset (a torn last line is skipped)."""
+def iter_shard_records(
+    shard: Path, on_problem: Callable[[str, str], None] | None = None
+) -> Iterator[TrialRecord]:
+    """The records of one shard, in order (a torn last line is skipped).
+
+    A line that is not a record raises :class:`RecordError` naming the shard and the
+    byte offset; with ``on_problem`` it is handed to it instead, as ``(shard:offset,
+    message)``, and the reading goes on (compaction reports it and keeps the rest).
+    """
     for offset, line in iter_shard_lines(shard):
         shown = f"{shard}:{offset}"
         try:
-            data = json.loads(line)
-        except (ValueError, RecursionError) as exc:
-            raise RecordError(f"{shown}: not a JSON record line ({exc})") from exc
-        yield record_from_object(data, shown)
+            try:
+                data = json.loads(line)
+            except (ValueError, RecursionError) as exc:
+                raise RecordError(f"{shown}: not a JSON record line ({exc})") from exc
+            record = record_from_object(data, shown)
+        except RecordError as exc:
+            if on_problem is None:
+                raise
+            on_problem(shown, str(exc))
+            continue
+        yield record
 
 
 def iter_part_records(part: Path) -> Iterator[TrialRecord]:

@@ -45,8 +45,8 @@ from facetlab.records.own import (
     record_from_object,
 )
 from facetlab.records.schema import TrialRecord
-from facetlab.records.shards import SHARD_SUFFIX, iter_shard_lines, shard_files
-from facetlab.records.store import PART_FORMAT, part_files
+from facetlab.records.shards import SHARD_SUFFIX, shard_files
+from facetlab.records.store import PART_FORMAT, iter_shard_records, part_files
 
 if TYPE_CHECKING:
     from facetlab.instances import Instance
@@ -708,23 +708,15 @@ def _shard_frame(
     """The rows of a shard's records (a torn last line is skipped, with a warning)."""
     found: list[dict[str, Any]] = []
     extra: list[tuple[str | None, str | None]] = []
-    for offset, line in iter_shard_lines(shard):
-        shown = f"{shard}:{offset}"
-        try:
-            try:
-                data = json.loads(line)
-            except (ValueError, RecursionError) as exc:
-                raise RecordError(f"{shown}: not a JSON record line ({exc})") from exc
-            record = record_from_object(data, shown)
-        except RecordError as exc:
-            if on_error == "raise":
-                raise
-            unreadable.append((shown, str(exc)))
-            warnings.warn(
-                f"unreadable shard line kept as a failed row: {exc}", RecordWarning, stacklevel=5
-            )
-            rows.append(_unreadable_row("facetlab", shown, str(exc)))
-            continue
+
+    def keep_as_failed_row(shown: str, why: str) -> None:
+        unreadable.append((shown, why))
+        warnings.warn(
+            f"unreadable shard line kept as a failed row: {why}", RecordWarning, stacklevel=7
+        )
+        rows.append(_unreadable_row("facetlab", shown, why))
+
+    for record in iter_shard_records(shard, None if on_error == "raise" else keep_as_failed_row):
         found.append(record_row(record, str(shard), {}))
         extra.append((record.base_instance_id, record.ground_truth))
     frame = _rows_frame(found)

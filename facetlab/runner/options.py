@@ -20,9 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from facetlab.backends.base import DEFAULT_TIMEOUT_S
 from facetlab.errors import ConfigError
 from facetlab.numbers import check_number
 from facetlab.runner.preflight import check_path
+
+__all__ = ["DEFAULT_TIMEOUT_S", "SHARDS_FROM", "RunOptions"]  # the timeout's default: backends.base
 
 SHARDS_FROM = 5000
 """Planned trials from which ``records="auto"`` writes shards instead of one file per trial."""
@@ -40,7 +43,7 @@ class RunOptions:
     """Response cache (default: ``<out>/cache``, or ``FACETLAB_CACHE_DIR``)."""
     parser: str = "strict"
     """Reply parser: ``strict`` or ``facet-v3``."""
-    timeout_s: float | None = 600.0
+    timeout_s: float | None = DEFAULT_TIMEOUT_S
     """Seconds one call may take before it is abandoned and retried."""
     batch: bool = False
     """Use the provider's batch API (half price, slower)."""

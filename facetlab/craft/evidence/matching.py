@@ -111,9 +111,16 @@ def match_placebo(
     cited: EvidenceRef,
     all_cited: Sequence[EvidenceRef],
     rng: random.Random,
+    *,
+    pool: Sequence[EvidenceRef] | None = None,
 ) -> EvidenceRef | None:
-    """One placebo unit drawn uniformly from the closest-length eligible class (or None)."""
-    pool = placebo_pool(input, cited, all_cited)
+    """One placebo unit drawn uniformly from the closest-length eligible class (or None).
+
+    ``pool`` is :func:`placebo_pool` of the same arguments when the caller already has it
+    (it is built here otherwise).
+    """
+    if pool is None:
+        pool = placebo_pool(input, cited, all_cited)
     if not pool:
         return None
     target = unit_length(input, cited)
