@@ -689,8 +689,9 @@ def fig5_asymmetry(
                 zorder=3,
             )
         # Labels: models on the floor (y near 0) stacked in a column right of the points,
-        # between the floor and the threshold line; the leftmost point gets the top label,
-        # so leader lines never cross. Other models are labelled beside their point.
+        # between the floor and the threshold line; the leftmost point gets the top label and
+        # each leader line leaves its label's left end, so lines neither cross nor run
+        # through another label. Other models are labelled beside their point.
         stacked = points[points["p3_barker_mean"] <= 0.05 * ymax].sort_values(
             "c2_mean_residual", ascending=True
         )
@@ -722,6 +723,9 @@ def fig5_asymmetry(
                     "linewidth": 0.8,
                     "shrinkA": 2,
                     "shrinkB": 7,
+                    # from the label's left end: a line from its middle ran through the
+                    # labels below it
+                    "relpos": (0.0, 0.5),
                 },
             )
         for text, x, y in where(points.drop(stacked.index)):
