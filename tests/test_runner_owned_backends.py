@@ -57,3 +57,18 @@ def test_backend_options_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     seen = _built(tmp_path, monkeypatch, "openai/m",
                   backend_options={"timeout": 12, "http_transport": "httpx"})  # fmt: skip
     assert seen["timeout"] == 12 and seen["http_transport"] == "httpx"
+
+
+def test_a_proxy_in_the_environment_keeps_httpx(monkeypatch: pytest.MonkeyPatch) -> None:
+    # aiohttp's pool does not read HTTPS_PROXY: a machine behind a proxy keeps httpx
+    from facetlab.backends.openai import OpenAIBackend
+
+    def transport(backend: OpenAIBackend) -> str:
+        return type(backend.client._client._transport).__name__  # the SDK's httpx2 client
+
+    plain = transport(
+        OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", http_transport="aiohttp")
+    )
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    proxied = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", http_transport="aiohttp")
+    assert "Aiohttp" in plain and "Aiohttp" not in transport(proxied)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.request import getproxies
 
 from facetlab.backends.base import DEFAULT_TIMEOUT_S, ModelRequest, ModelResponse
 from facetlab.errors import (
@@ -381,7 +382,7 @@ def sdk_client_options(
         "timeout": option_float({"timeout": timeout}, "timeout", DEFAULT_TIMEOUT_S),
     }
 
-    aiohttp = http_transport == "aiohttp" and _plain_url(base_url)
+    aiohttp = http_transport == "aiohttp" and _plain_url(base_url) and not _proxied()
 
     def build() -> dict[str, Any]:
         pooled = http_client
@@ -409,6 +410,13 @@ def _plain_url(url: str | None) -> bool:
         and "%" not in url
         and "@" not in url
     )
+
+
+def _proxied() -> bool:
+    """Whether the environment names an HTTP(S) proxy: httpx goes through it, the SDKs'
+    aiohttp pool would not (it does not read the environment), so such a machine keeps
+    httpx."""
+    return any(scheme in getproxies() for scheme in ("http", "https", "all"))
 
 
 HTTP_TRANSPORTS = ("httpx", "aiohttp")
