@@ -23,6 +23,9 @@ number x the sweep's length, and written through facetlab's own writer
 (:class:`facetlab.records.shards.ShardWriter`, 2,000 records per group) and compacted
 with :func:`facetlab.records.compaction.compact` (as a finished sharded sweep is).
 
+DuckDB and polars are not facetlab dependencies: ``pip install duckdb polars`` to measure
+them (a reader whose package is missing is listed as such).
+
     python benchmarks/bench_columnar.py --build /tmp/columnar [--copies 100]
     python benchmarks/bench_columnar.py /tmp/columnar/sweep-1m
 """
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import os
 import resource
@@ -320,6 +324,10 @@ def main() -> None:
     print("|---|---|---|---|---|")
     answers: dict[str, Any] = {}
     for name in args.readers.split(","):
+        package = name.split("_")[0]
+        if package in ("duckdb", "polars") and importlib.util.find_spec(package) is None:
+            print(f"| {READERS[name]} | not installed (pip install {package}) | | | |")
+            continue
         got = _run_child(name, str(sweep))
         answers[name] = got["query"]
         print(

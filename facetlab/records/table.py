@@ -190,9 +190,11 @@ def load_trials(
         mixed_designs: records of one model run under different designs (prompt
             template or sampling parameters other than the seed) are refused unless
             this is True, so they are never pooled by accident.
-        columns: the columns wanted (default: all of :data:`COLUMNS`). The raw text
-            columns (:data:`TEXT_COLUMNS`) of compacted Parquet parts are read only
-            when asked for; every check runs whatever is selected.
+        columns: the columns wanted (default: all of :data:`COLUMNS`). From a compacted
+            Parquet part only these and the ones the checks need
+            (:data:`CHECKED_COLUMNS`) are read: the raw text columns
+            (:data:`TEXT_COLUMNS`) only when asked for; every check runs whatever is
+            selected.
 
     Returns:
         One row per trial with the columns :data:`COLUMNS`. ``df.attrs["unreadable"]``
