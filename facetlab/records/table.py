@@ -785,9 +785,10 @@ def _part_frame(part: Path, read: frozenset[str]) -> pd.DataFrame:
     for name in table.column_names:
         data[name] = _column(pa, name, table.column(name))
     n = table.num_rows
+    unread = np.full(n, None, dtype=object)  # the columns not selected: never shown
     for column in (*COLUMNS, "record_base_instance_id", "record_ground_truth"):
         if column not in data and column not in ("trial", "source_file"):
-            data[column] = np.full(n, None, dtype=object)  # not selected: never shown
+            data[column] = unread
     data["source_file"] = np.full(n, str(part), dtype=object)  # one object, n pointers
     # object stays object (pandas 3 would infer its str dtype from the strings)
     frame = pd.DataFrame(
