@@ -48,6 +48,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 CLI = "import sys; from facetlab.cli import main; sys.argv[0] = 'facetlab'; main()"
 
+BUILT_NOTE = "how-built.txt"
+"""Written into a folder made by ``--build``: how it was made (printed with the figures)."""
+
 NARROW = ["model", "probe", "instance_id", "factor_of_interest", "foi_weight", "parse_status"]
 """The columns a typical analysis reads (the narrow selection)."""
 
@@ -130,12 +133,14 @@ def build(base: Path, copies: int) -> Path:
     written = time.perf_counter() - start
     start = time.perf_counter()
     done = compact(target)
-    print(
-        f"built {target}: {done.records:,} records from {len(records):,} x {copies} "
-        f"(shards {written:.0f} s, compaction {time.perf_counter() - start:.0f} s) "
-        f"[load {_load()}]",
-        flush=True,
+    note = (
+        f"built by benchmarks/bench_columnar.py --build: {done.records:,} records, the "
+        f"{len(records):,} of {small} (facetlab run -m simulated/wadd -p p1,p2,p3,c2 -k 100) "
+        f"copied {copies} times with new trial ids, repeats, keys and timestamps, written "
+        f"with ShardWriter ({written:.0f} s) and compacted with compact() "
+        f"({time.perf_counter() - start:.0f} s) [load {_load()}]"
     )
+    (target / BUILT_NOTE).write_text(note + "\n")
     return target
 
 
@@ -320,6 +325,8 @@ def main() -> None:
         parser.error("give a sweep folder or --build DIR")
     size = sum(p.stat().st_size for p in (sweep / "records").glob("trials-*.parquet"))
     print(f"records: {sweep} ({size / 2**20:.0f} MiB of Parquet)", flush=True)
+    if (sweep / BUILT_NOTE).is_file():
+        print((sweep / BUILT_NOTE).read_text().strip(), flush=True)
     print("| reader | rows | wall (imports included) | peak RSS | load 1/5/15 min |")
     print("|---|---|---|---|---|")
     answers: dict[str, Any] = {}
