@@ -12,7 +12,7 @@ from reliability_helpers import cli
 
 from facetlab.errors import ConfigError, RecordError, RecordWarning
 from facetlab.probes.base import Parsed
-from facetlab.records import load_trials, write_record
+from facetlab.records import COLUMNS, load_trials, write_record
 from facetlab.records.compaction import compact
 from facetlab.records.schema import TrialRecord
 from facetlab.records.shards import ShardWriter, index_path, shard_files, shard_statuses
@@ -160,6 +160,35 @@ def test_columns_are_selectable_and_text_is_read_only_when_asked(tmp_path: Path)
     assert sorted(text["prompt"]) == sorted(f"prompt {i}" for i in range(10))
     with pytest.raises(ConfigError, match="unknown column"):
         load_trials(records=tmp_path, columns=["nope"])
+
+
+@pytest.mark.slow
+def test_any_selection_gives_the_full_tables_values(tmp_path: Path, facet_data: Path) -> None:
+    # FACET instances, no ground truth nor base instance in the records: the instance
+    # files complete them (case, base_instance_id, ground_truth, correct)
+    ids = ["facet-neg-cf-001", "facet-neg-cf-001-adv", "facet-neg-0002"]
+    records = [
+        _record(i).model_copy(
+            update={
+                "instance_id": ids[i % 3],
+                "ground_truth": "no" if i % 4 == 1 else None,  # a record's own wins
+                "base_instance_id": "facet-neg-0009" if i % 4 == 2 else None,
+            }
+        )
+        for i in range(12)
+    ]
+    _shard(tmp_path, records[:9])
+    compact(tmp_path)
+    _shard(tmp_path, records[9:])  # a part and a shard
+    full = load_trials(facet_data, records=tmp_path)
+    assert full["case"].notna().all() and full["ground_truth"].notna().all()
+    assert full["base_instance_id"].value_counts()["facet-neg-0009"] == 3
+    assert (full["base_instance_id"] != full["instance_id"]).sum() == 9
+    assert full["ground_truth"].value_counts()["no"] >= 3
+    for column in COLUMNS:
+        one = load_trials(facet_data, records=tmp_path, columns=["trial_id", column])
+        assert list(one.columns) == ["trial_id", *([column] if column != "trial_id" else [])]
+        pd.testing.assert_series_equal(one[column], full[column], obj=column)
 
 
 def test_a_part_of_another_format_is_refused_naming_it(tmp_path: Path) -> None:

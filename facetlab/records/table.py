@@ -190,9 +190,11 @@ def load_trials(
         mixed_designs: records of one model run under different designs (prompt
             template or sampling parameters other than the seed) are refused unless
             this is True, so they are never pooled by accident.
-        columns: the columns wanted (default: all of :data:`COLUMNS`). The raw text
-            columns (:data:`TEXT_COLUMNS`) of compacted Parquet parts are read only
-            when asked for; every check runs whatever is selected.
+        columns: the columns wanted (default: all of :data:`COLUMNS`). From a compacted
+            Parquet part only these and the ones the checks need
+            (:data:`CHECKED_COLUMNS`) are read: the raw text columns
+            (:data:`TEXT_COLUMNS`) only when asked for; every check runs whatever is
+            selected.
 
     Returns:
         One row per trial with the columns :data:`COLUMNS`. ``df.attrs["unreadable"]``
@@ -215,7 +217,7 @@ def load_trials(
             f"unknown column(s) {', '.join(unknown_columns)}; the table's columns are in "
             "facetlab.records.COLUMNS"
         )
-    read_text = [c for c in TEXT_COLUMNS if c in selected]
+    read = _part_columns_read(selected if columns is not None else None)
     record_paths = _record_paths(records)
     wanted = _sources(sources, has_records=records is not None)
     needs_data = bool(wanted & {"pilot", "weighted", "c2"})
@@ -263,9 +265,7 @@ def load_trials(
     duplicates: list[tuple[str, str]] = []
     stored: pd.DataFrame | None = None  # records of compacted parts and shards
     if "facetlab" in wanted:
-        stored = _stored_frame(
-            record_paths, index, read_text, on_error, unreadable, duplicates, rows
-        )
+        stored = _stored_frame(record_paths, index, read, on_error, unreadable, duplicates, rows)
         in_store: dict[str, str] | None = None  # trial_id -> folder, built if files need it
         seen_files: set[Path] = set()
         seen_trials: dict[str, str] = {}
@@ -649,7 +649,7 @@ def _store_files(base: Path) -> Iterator[tuple[str, Path, Path]]:
 def _stored_frame(
     bases: list[Path],
     index: Mapping[str, InstanceInfo],
-    read_text: list[str],
+    read: frozenset[str],
     on_error: str,
     unreadable: list[tuple[str, str]],
     duplicates: list[tuple[str, str]],
@@ -672,7 +672,7 @@ def _stored_frame(
             seen.add(resolved)
             if kind == "part":
                 try:
-                    part = _part_frame(resolved, read_text)
+                    part = _part_frame(resolved, read)
                 except RecordError as exc:
                     if on_error == "raise":
                         raise
@@ -698,7 +698,7 @@ def _stored_frame(
         stored = stored[~again]
     stored = stored.reset_index(drop=True)
     if index:
-        _complete_from_instances(stored, index)
+        _complete_from_instances(stored, index, read)
     return stored
 
 
@@ -725,8 +725,33 @@ def _shard_frame(
     return frame
 
 
-def _part_frame(part: Path, read_text: list[str]) -> pd.DataFrame:
-    """The table rows of a compacted part; text columns only those in ``read_text``."""
+CHECKED_COLUMNS: frozenset[str] = frozenset(
+    (
+        # duplicates, the trial numbering, one design per model, the input fingerprints
+        *("source", "source_file", "trial_id", "probe", "instance_id", "factor_of_interest"),
+        *("model", "model_id", "canonical_model", "excluded_reason", "failed", "timestamp"),
+        *("design", "instance_sha256", "perturbation_sha256", "parse_status"),
+    )
+)
+"""The table's columns every check reads, read from a part whatever ``columns`` selects."""
+
+
+def _part_columns_read(selected: list[str] | None) -> frozenset[str]:
+    """The columns of a part to read: for a selection, what it holds and what the checks
+    and the instance completion of what it holds need; else every one but the raw text
+    (read only when asked for) and the full record."""
+    if selected is None:
+        return frozenset(c for c in PART_COLUMNS if c != "record")
+    read = set(selected) | CHECKED_COLUMNS
+    if "base_instance_id" in read:
+        read.add("record_base_instance_id")
+    if read & {"ground_truth", "correct"}:
+        read |= {"ground_truth", "record_ground_truth", "answer", "correct"}
+    return frozenset(read & set(PART_COLUMNS))
+
+
+def _part_frame(part: Path, read: frozenset[str]) -> pd.DataFrame:
+    """The table rows of a compacted part: the columns in ``read`` (the others all None)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -743,11 +768,7 @@ def _part_frame(part: Path, read_text: list[str]) -> pd.DataFrame:
             )
         strings = [c for c in handle.schema_arrow.names if c not in _TYPED_COLUMNS]
         handle = pq.ParquetFile(part, read_dictionary=strings)
-        names = [
-            c for c in PART_COLUMNS
-            if c != "record" and (c not in TEXT_COLUMNS or c in read_text)
-        ]  # fmt: skip
-        table = handle.read(columns=names)
+        table = handle.read(columns=[c for c in PART_COLUMNS if c in read and c != "record"])
     except RecordError:
         raise
     except Exception as exc:  # a damaged file: one unreadable row, never a crash
@@ -756,9 +777,10 @@ def _part_frame(part: Path, read_text: list[str]) -> pd.DataFrame:
     for name in table.column_names:
         data[name] = _column(pa, name, table.column(name))
     n = table.num_rows
-    for column in TEXT_COLUMNS:
-        if column not in data:
-            data[column] = np.full(n, None, dtype=object)
+    unread = np.full(n, None, dtype=object)  # the columns not selected: never shown
+    for column in (*COLUMNS, "record_base_instance_id", "record_ground_truth"):
+        if column not in data and column not in ("trial", "source_file"):
+            data[column] = unread
     data["source_file"] = np.full(n, str(part), dtype=object)  # one object, n pointers
     # object stays object (pandas 3 would infer its str dtype from the strings)
     frame = pd.DataFrame(
@@ -833,9 +855,12 @@ _TIMESTAMP_DTYPE = pd.to_datetime(pd.Series([datetime(2026, 1, 1, 0, 0, 0, 1)]))
 """The timestamp column's dtype as the rows get it (its unit differs across pandas versions)."""
 
 
-def _complete_from_instances(frame: pd.DataFrame, index: Mapping[str, InstanceInfo]) -> None:
+def _complete_from_instances(
+    frame: pd.DataFrame, index: Mapping[str, InstanceInfo], read: frozenset[str]
+) -> None:
     """What a record leaves to the instance files (as :func:`record_row` does it): the case,
-    a missing base instance id and a missing ground truth, then ``correct``."""
+    a missing base instance id and a missing ground truth, then ``correct`` (those of them
+    in ``read``: the others are not selected)."""
     ids = frame["instance_id"]
     known = {i: index[i] for i in ids.dropna().unique() if i in index}
     if not known:
@@ -846,11 +871,15 @@ def _complete_from_instances(frame: pd.DataFrame, index: Mapping[str, InstanceIn
         values = ids.map({i: getattr(info, name) for i, info in known.items()})
         return values.astype(object).where(values.notna(), None)
 
-    frame["case"] = attribute("case")
-    base = frame["record_base_instance_id"]
-    frame["base_instance_id"] = base.where(base.notna(), attribute("base_instance_id"))
-    base = frame["base_instance_id"].where(frame["base_instance_id"].notna(), ids)
-    frame["base_instance_id"] = base.astype(object).where(base.notna(), None)
+    if "case" in read:
+        frame["case"] = attribute("case")
+    if "base_instance_id" in read:
+        base = frame["record_base_instance_id"]
+        frame["base_instance_id"] = base.where(base.notna(), attribute("base_instance_id"))
+        base = frame["base_instance_id"].where(frame["base_instance_id"].notna(), ids)
+        frame["base_instance_id"] = base.astype(object).where(base.notna(), None)
+    if not read & {"ground_truth", "correct"}:
+        return
     truth = frame["record_ground_truth"]
     truth = truth.where(truth.notna(), attribute("ground_truth"))
     frame["ground_truth"] = truth.astype(object).where(truth.notna(), None)

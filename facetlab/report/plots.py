@@ -14,6 +14,8 @@ model name never becomes math text.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import seaborn as sns
@@ -209,11 +211,21 @@ def _by_model(table: pd.DataFrame, column: str) -> pd.Series:
     return totals / n.groupby(table["model"]).sum()
 
 
-def weight_distributions(trials: pd.DataFrame, models: list[str] | None = None) -> Figure:
+POINTS_DRAWN_MAX = 10_000
+"""Above this many trials :func:`weight_distributions` draws each cell's histogram
+instead of one point per trial: a million points took 32 s and a 132 MB SVG, and no
+eye tells 10,000 overlapping points apart anyway."""
+
+
+def weight_distributions(
+    trials: pd.DataFrame, models: list[str] | None = None, *, max_points: int = POINTS_DRAWN_MAX
+) -> Figure:
     """Weights on the factor of interest per trial, for the (model, probe) cells with n > 1.
 
-    P2 and P3 weigh the neutralized factor, C2 the rewritten one; one point per trial
-    over a box per cell, so a bimodal cell shows as two clusters.
+    P2 and P3 weigh the neutralized factor, C2 the rewritten one; a box per cell over
+    its trials, so a bimodal cell shows as two clusters: one point per trial up to
+    ``max_points`` trials, beyond that each cell's histogram (100 bins over the weights'
+    range, scaled to the cell's own peak), which costs the same for a million trials.
     """
     frame = select_trials(trials, probes=None, models=models)
     frame = frame[frame["probe"].isin(["P2", "P3", "C2"]) & frame["foi_weight"].notna()]
@@ -223,6 +235,15 @@ def weight_distributions(trials: pd.DataFrame, models: list[str] | None = None) 
         raise DataError("no cell has more than one trial (repeats = 1): distributions need n > 1")
     fig = Figure(figsize=(9, _size(frame["model"].nunique() * 2)[1]), layout="constrained")
     ax = fig.subplots()
+    if len(frame) > max_points:
+        _cell_histograms(ax, frame)
+        ax.set_xlabel("weight on the factor of interest (per trial)")
+        ax.set_ylabel("")
+        ax.set_title(
+            f"Distributions where a cell has n > 1 ({len(frame):,} trials: "
+            "each cell's histogram, box = quartiles)"
+        )
+        return fig
     data = literal_columns(frame, "model", "probe").assign(
         foi_weight=frame["foi_weight"].astype(float)
     )
@@ -244,3 +265,68 @@ def weight_distributions(trials: pd.DataFrame, models: list[str] | None = None) 
     ax.set_ylabel("")
     ax.set_title("Distributions where a cell has n > 1")
     return fig
+
+
+def _cell_histograms(ax: Axes, frame: pd.DataFrame) -> None:
+    """Per (model, probe) cell: its histogram as a shaded band (a stepped violin) and
+    its box, laid out as the point version lays them (models top to bottom in order of
+    appearance, the probes P2, P3, C2 side by side within a model, one colour each)."""
+    from matplotlib.cbook import boxplot_stats
+    from matplotlib.patches import Patch
+
+    models = list(pd.unique(frame["model"]))
+    probes = [p for p in ("P2", "P3", "C2") if p in set(frame["probe"])]
+    colors = sns.color_palette(n_colors=len(probes))
+    weights = frame["foi_weight"].to_numpy(dtype=float)
+    low, high = float(weights.min()), float(weights.max())
+    # bins one weight point wide (at most 100 over the range), centred on whole weights,
+    # with an empty bin at each end so the outline closes (one value is one bar)
+    width = max(1.0, (high - low) / 100)
+    edges = low + width * (np.arange(-1, int(np.ceil((high - low) / width)) + 3) - 0.5)
+    centres = (edges[:-1] + edges[1:]) / 2
+    band = 0.8 / len(probes)  # each probe's share of a model's row
+    cells = pd.DataFrame(
+        {
+            "m": pd.Categorical(frame["model"], categories=models).codes,
+            "p": pd.Categorical(frame["probe"], categories=probes).codes,
+        }
+    )
+    stats: list[dict[str, Any]] = []
+    positions: list[float] = []
+    groups: dict[Any, Any] = cells.groupby(["m", "p"], sort=True).indices
+    for (m, p), rows in sorted(groups.items()):
+        values = weights[rows]
+        y = m + (p - (len(probes) - 1) / 2) * band
+        counts, _ = np.histogram(values, bins=edges)
+        half = 0.46 * band * counts / max(1, counts.max())
+        ax.fill_between(
+            centres, y - half, y + half, step="mid", color=colors[p], alpha=0.55, linewidth=0
+        )
+        stats.append(boxplot_stats(values, whis=1.5)[0])
+        positions.append(y)
+    ax.bxp(
+        stats,
+        positions=positions,
+        widths=band * 0.3,
+        orientation="horizontal",
+        showfliers=False,
+        patch_artist=True,
+        manage_ticks=False,
+        boxprops={"facecolor": "none", "edgecolor": "#333333"},
+        medianprops={"color": "#333333"},
+        whiskerprops={"color": "#333333"},
+        capprops={"color": "#333333"},
+    )
+    ax.set_yticks(range(len(models)), [literal_text(m) for m in models])
+    ax.set_ylim(len(models) - 0.5, -0.5)  # the first model on top, as seaborn draws it
+    ax.set_xlim(edges[0], edges[-1])
+    ax.legend(
+        handles=[
+            Patch(facecolor=colors[i], alpha=0.55, label=literal_text(p))
+            for i, p in enumerate(probes)
+        ],
+        title="probe",
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        frameon=False,
+    )
