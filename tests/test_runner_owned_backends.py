@@ -72,3 +72,20 @@ def test_a_proxy_in_the_environment_keeps_httpx(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
     proxied = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", http_transport="aiohttp")
     assert "Aiohttp" in plain and "Aiohttp" not in transport(proxied)
+
+
+@pytest.mark.slow
+def test_a_batch_run_keeps_httpx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # --batch makes a few requests, file uploads among them: the SDKs' default transport
+    seen: dict[str, Any] = {}
+
+    def spy(model: str, **kwargs: Any) -> Any:
+        seen.update(kwargs)
+        raise RuntimeError("stop here: the options are what this test reads")
+
+    monkeypatch.setattr(facetlab.backends, "get_backend", spy)
+    with pytest.raises(RuntimeError, match="stop here"):
+        run(make_instances(1), "p1", "openai/m", out=tmp_path / "o", suite=StubSuite(),
+            base_url="http://127.0.0.1:9/v1", progress="none", console=io.StringIO(),
+            options=RunOptions(batch=True))  # fmt: skip
+    assert "http_transport" not in seen and seen["timeout"] == 605.0

@@ -298,7 +298,9 @@ async def arun(
         backends = {
             identity: offline.get(identity)
             or get_backend(
-                original, base_url=base_url, **_owned_options(original, extra, opts.timeout_s)
+                original,
+                base_url=base_url,
+                **_owned_options(original, extra, opts.timeout_s, batch=batch),
             )
             for original, identity in identities.items()
         }
@@ -434,21 +436,24 @@ NO_TIMEOUT_S = 86_400.0
 
 
 def _owned_options(
-    model: str, options: Mapping[str, Any], timeout_s: float | None
+    model: str, options: Mapping[str, Any], timeout_s: float | None, *, batch: bool = False
 ) -> dict[str, Any]:
     """The options of a backend the runner builds, on top of ``backend_options``.
 
     ``http_transport="aiohttp"`` when the backend takes it and aiohttp is installed: the
     runner builds, uses and closes these backends in one event loop, where aiohttp's pool
-    costs a fraction of httpx's CPU per call (docs/running.md). ``timeout`` just above the
-    run's: the SDKs' own default (600 s) would otherwise end a longer ``--timeout`` first.
-    Options given in the model string or ``backend_options`` are kept.
+    costs a fraction of httpx's CPU per call (docs/running.md); not for ``--batch``, which
+    makes a few requests (file uploads among them) for which httpx is the SDKs' tested
+    path. ``timeout`` just above the run's: the SDKs' own default (600 s) would otherwise
+    end a longer ``--timeout`` first. Options given in the model string or
+    ``backend_options`` are kept.
     """
     declared = model_declaration(model)
     given = {**parse_model_string(model, available_providers()).options, **options}
     extra: dict[str, Any] = {}
     if (
         "http_transport" not in given
+        and not batch
         and "aiohttp" in declared.http_transports
         and importlib.util.find_spec("aiohttp") is not None
     ):
