@@ -264,6 +264,8 @@ def weight_distributions(
     ax.set_xlabel("weight on the factor of interest (per trial)")
     ax.set_ylabel("")
     ax.set_title("Distributions where a cell has n > 1")
+    # beside the axes, as the histogram version has it: inside, it covered the boxes
+    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, title="probe")
     return fig
 
 
