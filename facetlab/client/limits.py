@@ -15,7 +15,7 @@ learned from 429s, are always spaced evenly.
 
 ``limiter.admission()`` bounds the trials being prepared (cache look-up, the
 cross-process claim) to a few more than the calls allowed in flight, so a large
-sweep neither holds a lock file per trial nor delays its first call behind the
+sweep neither holds a claim per trial nor delays its first call behind the
 preparation of every other trial.
 
 Concurrency is sized from the provider's rate and the latency observed so far
