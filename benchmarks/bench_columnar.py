@@ -35,15 +35,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib.util
-import json
-import os
-import resource
 import subprocess
 import sys
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from measure import load_average, peak_rss_mib, run_in_child
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = "import sys; from facetlab.cli import main; sys.argv[0] = 'facetlab'; main()"
@@ -60,20 +59,6 @@ QUERY_SQL = """
     FROM read_parquet({files})
     GROUP BY model, probe ORDER BY model, probe
 """
-
-
-def _load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"{one:.2f}/{five:.2f}/{fifteen:.2f}"
-
-
-def _peak_mib() -> float:
-    """This process's peak RSS: ``VmHWM``, its own memory's high-water mark (``ru_maxrss``
-    would carry over the parent's at the fork)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 # --------------------------------------------------------------------------- build
@@ -138,7 +123,7 @@ def build(base: Path, copies: int) -> Path:
         f"{len(records):,} of {small} (facetlab run -m simulated/wadd -p p1,p2,p3,c2 -k 100) "
         f"copied {copies} times with new trial ids, repeats, keys and timestamps, written "
         f"with ShardWriter ({written:.0f} s) and compacted with compact() "
-        f"({time.perf_counter() - start:.0f} s) [load {_load()}]"
+        f"({time.perf_counter() - start:.0f} s) [load {load_average()}]"
     )
     (target / BUILT_NOTE).write_text(note + "\n")
     return target
@@ -296,21 +281,11 @@ def child(name: str, sweep: str) -> dict[str, Any]:
          int(r["malformed"])]
         for _, r in result.iterrows()
     ]  # fmt: skip
-    return {"wall_s": wall, "rows": rows, "peak_mib": _peak_mib(), "query": summary}
+    return {"wall_s": wall, "rows": rows, "peak_mib": peak_rss_mib(), "query": summary}
 
 
 def _run_child(name: str, sweep: str) -> dict[str, Any]:
-    code = (
-        "import json, sys, warnings; warnings.simplefilter('ignore'); "
-        f"sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); import bench_columnar as b; "
-        f"print('RESULT', json.dumps(b.child({name!r}, {sweep!r})))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"{name} failed:\n{done.stderr[-3000:]}")
-    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
-    result: dict[str, Any] = json.loads(line[len("RESULT ") :])
-    return result
+    return run_in_child("bench_columnar", f"child({name!r}, {sweep!r})", name)
 
 
 def main() -> None:
@@ -339,7 +314,7 @@ def main() -> None:
         answers[name] = got["query"]
         print(
             f"| {READERS[name]} | {got['rows']:,} | {got['wall_s']:.1f} s | "
-            f"{got['peak_mib']:.0f} MiB | {_load()} |",
+            f"{got['peak_mib']:.0f} MiB | {load_average()} |",
             flush=True,
         )
     first = next(iter(answers.values()))

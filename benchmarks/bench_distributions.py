@@ -18,31 +18,14 @@ sweep's records with ``load_trials`` instead (a simulated sweep's weights are al
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import resource
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from measure import load_average, peak_rss_mib, run_in_child
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"{one:.2f}/{five:.2f}/{fifteen:.2f}"
-
-
-def _peak_mib() -> float:
-    """This process's peak RSS: ``VmHWM``, its own memory's high-water mark (``ru_maxrss``
-    would carry over the parent's at the fork)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def synthetic(rows: int, seed: int = 0) -> Any:
@@ -100,22 +83,13 @@ def child(mode: str, rows: int, records: str, out: str) -> dict[str, Any]:
         "svg_s": svg_s,
         "svg_bytes": svg.stat().st_size,
         "png_bytes": png.stat().st_size,
-        "peak_mib": _peak_mib(),
+        "peak_mib": peak_rss_mib(),
     }
 
 
 def _run(mode: str, rows: int, records: str, out: str) -> dict[str, Any]:
-    code = (
-        f"import json, sys; sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); "
-        "import bench_distributions as b; "
-        f"print('RESULT', json.dumps(b.child({mode!r}, {rows}, {records!r}, {out!r})))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"{mode} failed:\n{done.stderr[-3000:]}")
-    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
-    result: dict[str, Any] = json.loads(line[len("RESULT ") :])
-    return result
+    call = f"child({mode!r}, {rows}, {records!r}, {out!r})"
+    return run_in_child("bench_distributions", call, mode)
 
 
 def main() -> None:
@@ -134,7 +108,7 @@ def main() -> None:
         print(
             f"| {shown} | {got['rows']:,} | {got['draw_s']:.1f} s | {got['png_s']:.1f} s | "
             f"{got['svg_s']:.1f} s | {got['svg_bytes'] / 2**20:.2f} MiB | "
-            f"{got['peak_mib']:.0f} MiB | {_load()} |",
+            f"{got['peak_mib']:.0f} MiB | {load_average()} |",
             flush=True,
         )
     if args.keep is None:

@@ -23,7 +23,6 @@ sweep with peak RSS <= 1 GB; resume of a finished 10^6 sweep <= 30 s with 0 call
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import shutil
@@ -34,16 +33,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from measure import load_average, run_in_child
+
 ROOT = Path(__file__).resolve().parents[1]
 TRIALS_PER_REPEAT = 100  # the FACET instances under p1,p2,p3,c2
 MODEL = "simulated/wadd"
 GB = 1024**3
 CLI = "import sys; from facetlab.cli import main; sys.argv[0] = 'facetlab'; main()"
-
-
-def _load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load {one:.2f}/{five:.2f}/{fifteen:.2f}"
 
 
 def _peak_rss_self() -> int:
@@ -90,18 +86,8 @@ def child_load(out: str) -> dict[str, Any]:
 
 
 def _child(kind: str, *args: str) -> dict[str, Any]:
-    code = (
-        "import json, sys, warnings; warnings.simplefilter('ignore'); "
-        f"sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); import bench_scale as b; "
-        f"print('RESULT', json.dumps(b.child_{kind}(*{list(args)!r}[:1], "
-        f"*[int(a) for a in {list(args)!r}[1:]])))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"{kind} child failed:\n{done.stderr[-3000:]}")
-    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
-    result: dict[str, Any] = json.loads(line[len("RESULT ") :])
-    return result
+    first, rest = args[0], [int(a) for a in args[1:]]
+    return run_in_child("bench_scale", f"child_{kind}({first!r}, *{rest!r})", f"{kind} child")
 
 
 def _report(out: Path, instances: Path, dest: Path) -> dict[str, Any]:
@@ -163,14 +149,14 @@ def main() -> None:
             out = base / f"sweep-{n}"
             if out.exists():
                 shutil.rmtree(out)
-            say(f"== {n:,} trials ({repeats} repeats) [{_load()}]")
+            say(f"== {n:,} trials ({repeats} repeats) [load {load_average()}]")
             ran = _child("run", str(out), str(repeats))
             assert ran["ok"] == ran["total"] == n, ran
             per_trial[n] = ran["wall_s"] / n
             say(
                 f"run: {ran['wall_s']:.1f} s wall ({ran['sweep_s']:.1f} s trials, the rest "
                 f"planning and compaction), {per_trial[n] * 1e3:.3f} ms/trial, peak RSS "
-                f"{ran['peak_rss'] / 2**20:.0f} MiB [{_load()}]"
+                f"{ran['peak_rss'] / 2**20:.0f} MiB [load {load_average()}]"
             )
             say(f"disk: {_du(out / 'records') / 2**20:.1f} MiB in records/ "
                 f"({_du(out / 'records') / n:.0f} B/trial)")  # fmt: skip
@@ -178,12 +164,12 @@ def main() -> None:
             say(
                 f"resume: {again['wall_s']:.1f} s, {again['calls']} calls, "
                 f"{again['already_done']:,} already done, peak RSS "
-                f"{again['peak_rss'] / 2**20:.0f} MiB [{_load()}]"
+                f"{again['peak_rss'] / 2**20:.0f} MiB [load {load_average()}]"
             )
             loaded = _child("load", str(out))
             say(
                 f"load_trials: {loaded['wall_s']:.1f} s (import included), {loaded['rows']:,} "
-                f"rows, peak RSS {loaded['peak_rss'] / 2**20:.0f} MiB [{_load()}]"
+                f"rows, peak RSS {loaded['peak_rss'] / 2**20:.0f} MiB [load {load_average()}]"
             )
             rep: dict[str, Any] | None = None
             if not args.no_report:
@@ -192,7 +178,7 @@ def main() -> None:
                     f"report: {rep['wall_s']:.1f} s, {'ok' if rep['ok'] else 'FAILED'}, peak "
                     f"RSS {rep['peak_rss'] / 2**20:.0f} MiB"
                     f"{'' if rep['peak_is_this'] else ' (a bound: an earlier child was larger)'}"
-                    f" [{_load()}]"
+                    f" [load {load_average()}]"
                 )
                 if not rep["ok"]:
                     say(rep["error"])

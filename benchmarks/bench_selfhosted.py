@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from fakes.engine import EngineSpec, EngineStats  # noqa: E402
+from measure import load_average  # noqa: E402
 
 from facetlab import run  # noqa: E402
 from facetlab.client import Limits  # noqa: E402
@@ -249,11 +250,6 @@ async def _bare(base_url: str, n: int, concurrency: int) -> tuple[float, list[fl
         return time.perf_counter() - start, latencies
 
 
-def _load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"{one:.2f}, {five:.2f}, {fifteen:.2f}"
-
-
 def _share(row: Row) -> float:
     """Steady throughput over the capacity the fake had at the pace it actually ran."""
     return row.steady_rps / (row.capacity_rps * row.pace)
@@ -320,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{base.output_tokens[1]} tokens; capacity ~{base.capacity_rps():.1f} requests/s "
         f"with every slot busy"
     )
-    print(f"load average before: {_load()} ({os.cpu_count()} cores)", flush=True)
+    print(f"load average before: {load_average()} ({os.cpu_count()} cores)", flush=True)
     started = time.perf_counter()
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -357,7 +353,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for engine in engines.values():
                 engine.close()
     print()
-    print(f"load average after: {_load()}; whole benchmark {time.perf_counter() - started:.0f} s")
+    print(
+        f"load average after: {load_average()}; whole benchmark {time.perf_counter() - started:.0f} s"
+    )
     near = [r.setting.label for r in rows if _share(r) >= 0.95 and r.failed == 0]
     print(
         "within 5% of the engine's capacity while steady, no failed trial: "
