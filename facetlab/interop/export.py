@@ -57,7 +57,7 @@ import facetlab
 from facetlab.analysis.rules import DEFAULT_THRESHOLD
 from facetlab.errors import ConfigError, RecordError
 from facetlab.interop.logs import EXPORT_FORMAT, EXPORT_KEY
-from facetlab.interop.scoring import explain, judge
+from facetlab.interop.scoring import facet_score
 from facetlab.interop.variants import (
     METADATA_KEY,
     RECORD_KEY,
@@ -266,21 +266,7 @@ def _score(record: TrialRecord, meta: SampleMeta, threshold: float) -> Score:
         label=parsed.label,
         problems=tuple(parsed.problems),
     )
-    verdict = judge(meta, result, threshold)
-    return Score(
-        value=verdict.value(meta.probe),
-        answer=result.label if meta.probe == "p1" else result.answer,
-        explanation=explain(meta, result, verdict, threshold),
-        metadata={
-            "parse_status": result.status,
-            "weights": result.weights,
-            "weight_sum": result.weight_sum,
-            "answer": result.answer,
-            "label": result.label,
-            "problems": list(result.problems),
-            "threshold": threshold,
-        },
-    )
+    return facet_score(meta, result, threshold)
 
 
 def _usage(record: TrialRecord) -> ModelUsage | None:

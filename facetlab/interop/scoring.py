@@ -23,6 +23,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from inspect_ai.scorer import (
     Metric,
@@ -181,22 +182,32 @@ def _facet_scorer(parser: str, threshold: float) -> Scorer:
         meta = SampleMeta.from_metadata(state.metadata, f"sample {state.sample_id}")
         text = state.output.completion if state.output else ""
         result = parse_reply(meta.probe, text, parse_stand_in(meta), parser=parser)
-        verdict = judge(meta, result, threshold)
-        return Score(
-            value=verdict.value(meta.probe),
-            answer=result.label if meta.probe == "p1" else result.answer,
-            explanation=explain(meta, result, verdict, threshold),
-            metadata={
-                "parser": parser,
-                "parse_status": result.status,
-                "weights": result.weights,
-                "weight_sum": result.weight_sum,
-                "answer": result.answer,
-                "label": result.label,
-                "problems": list(result.problems),
-                "factor_of_interest": meta.factor_of_interest,
-                "threshold": threshold,
-            },
+        return facet_score(
+            meta, result, threshold, parser=parser, factor_of_interest=meta.factor_of_interest
         )
 
     return score
+
+
+def facet_score(meta: SampleMeta, result: ParseResult, threshold: float, **extra: Any) -> Score:
+    """The :class:`Score` of one parsed reply: the verdict's value, the answer, the
+    explanation, and the parse in its metadata (with ``extra`` fields and the threshold).
+
+    The scorers give it for a fresh reply, the Inspect export for a record's own parse.
+    """
+    verdict = judge(meta, result, threshold)
+    return Score(
+        value=verdict.value(meta.probe),
+        answer=result.label if meta.probe == "p1" else result.answer,
+        explanation=explain(meta, result, verdict, threshold),
+        metadata={
+            "parse_status": result.status,
+            "weights": result.weights,
+            "weight_sum": result.weight_sum,
+            "answer": result.answer,
+            "label": result.label,
+            "problems": list(result.problems),
+            **extra,
+            "threshold": threshold,
+        },
+    )
