@@ -45,10 +45,15 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return folder, tmp / "sweep"
 
 
-def _edit(path: Path, change: object) -> None:
+def _edited(folder: Path, tmp_path: Path, name: str, change: object) -> Path:
+    """A copy of the domain ``folder`` with the JSON file ``name`` in it edited by ``change``."""
+    edited = tmp_path / "edited"
+    shutil.copytree(folder, edited)
+    path = edited / name
     data = json.loads(path.read_text())
     change(data)  # type: ignore[operator]
     path.write_text(json.dumps(data, indent=2))
+    return edited
 
 
 def _move_neutralized_factor(data: dict) -> None:  # type: ignore[type-arg]
@@ -84,9 +89,7 @@ def test_editing_the_neutralized_factor_makes_the_study_fail_naming_the_trials(
     swept: tuple[Path, Path], tmp_path: Path
 ) -> None:
     folder, sweep = swept
-    edited = tmp_path / "edited"
-    shutil.copytree(folder, edited)
-    _edit(edited / "example-domain-0001-cf.json", _move_neutralized_factor)
+    edited = _edited(folder, tmp_path, "example-domain-0001-cf.json", _move_neutralized_factor)
     with pytest.raises(DataError) as info:
         Study.load(edited, [sweep])
     message = str(info.value)
@@ -102,9 +105,7 @@ def test_with_the_flag_stale_trials_are_excluded_and_counted(
     swept: tuple[Path, Path], tmp_path: Path
 ) -> None:
     folder, sweep = swept
-    edited = tmp_path / "edited"
-    shutil.copytree(folder, edited)
-    _edit(edited / "example-domain-0001-cf.json", _move_neutralized_factor)
+    edited = _edited(folder, tmp_path, "example-domain-0001-cf.json", _move_neutralized_factor)
     study = Study.load(edited, [sweep], exclude_stale=True)
     assert len(study.trials.attrs["stale"]) == 2
     assert any("2 stale trial(s) excluded" in n for n in study.notes)
@@ -119,13 +120,11 @@ def test_editing_a_c2_rewrite_makes_its_trial_stale(
     swept: tuple[Path, Path], tmp_path: Path
 ) -> None:
     folder, sweep = swept
-    edited = tmp_path / "edited"
-    shutil.copytree(folder, edited)
 
     def rewrite(data: dict) -> None:  # type: ignore[type-arg]
         data["perturbations"][2]["neutral_rewrite"] = "A different neutral text."
 
-    _edit(edited / "perturbations" / "example-domain-0001-c2.json", rewrite)
+    edited = _edited(folder, tmp_path, "perturbations/example-domain-0001-c2.json", rewrite)
     with pytest.raises(DataError, match=r"1 stale trial\(s\).*c2\.example-domain-0001-c2-f3"):
         load_trials(records=sweep, instances=edited)
     df = load_trials(records=sweep, instances=edited, exclude_stale=True)
@@ -146,9 +145,7 @@ def test_report_command_fails_on_stale_records_before_any_kernel(
     swept: tuple[Path, Path], tmp_path: Path
 ) -> None:
     folder, sweep = swept
-    edited = tmp_path / "edited"
-    shutil.copytree(folder, edited)
-    _edit(edited / "example-domain-0001-cf.json", _move_neutralized_factor)
+    edited = _edited(folder, tmp_path, "example-domain-0001-cf.json", _move_neutralized_factor)
     args = ["report", str(sweep), "--instances", str(edited), "--out", str(tmp_path / "r")]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
@@ -294,9 +291,7 @@ def test_the_study_notebook_fails_on_stale_records_and_counts_them_when_asked(
     from facetlab.report.render import render_report, study_notebook
 
     folder, sweep = swept
-    edited = tmp_path / "edited"
-    shutil.copytree(folder, edited)
-    _edit(edited / "example-domain-0001-cf.json", _move_neutralized_factor)
+    edited = _edited(folder, tmp_path, "example-domain-0001-cf.json", _move_neutralized_factor)
     params = {"instances": str(edited), "records": [str(sweep)], "out_dir": str(tmp_path / "o")}
     with pytest.raises(papermill.PapermillExecutionError, match=r"2 stale trial\(s\)"):
         papermill.execute_notebook(
@@ -321,13 +316,11 @@ def test_loaded_instances_work_as_well_as_their_folder(
 
     folder, sweep = swept
     assert load_trials(records=sweep, instances=load_instances(folder)).attrs["stale"] == []
-    edited = tmp_path / "edited"
-    shutil.copytree(folder, edited)
 
     def rewrite(data: dict) -> None:  # type: ignore[type-arg]
         data["perturbations"][0]["neutral_rewrite"] = "Another neutral text."
 
-    _edit(edited / "perturbations" / "example-domain-0001-c2.json", rewrite)
+    edited = _edited(folder, tmp_path, "perturbations/example-domain-0001-c2.json", rewrite)
     with pytest.raises(DataError, match=r"c2\.example-domain-0001-c2-f1"):
         load_trials(records=sweep, instances=load_instances(edited))
 
