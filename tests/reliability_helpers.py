@@ -9,7 +9,11 @@ answers the fake billed (HTTP 200s per prompt), the ones billed more than once
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,34 @@ from typer.testing import CliRunner, Result
 from facetlab.cli import app
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "minimal_instance.json"
+
+CLI = "import sys; from facetlab.cli import main; sys.argv[0] = 'facetlab'; main()"
+"""``python -c CLI ...`` is ``facetlab ...`` in a child process (it can be signalled)."""
+
+
+def start_cli(args: Sequence[str]) -> subprocess.Popen[str]:
+    """``facetlab *args`` in a child process, its output captured as text."""
+    return subprocess.Popen(
+        [sys.executable, "-c", CLI, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def records_written(out: Path) -> int:
+    """Record files in the sweep folder ``out`` so far."""
+    folder = out / "records"
+    return len(list(folder.glob("*.json"))) if folder.is_dir() else 0
+
+
+def wait_for_records(
+    out: Path, count: int, proc: subprocess.Popen[str], *, poll_s: float = 0.01
+) -> None:
+    """Until ``out`` holds ``count`` records, ``proc`` has ended, or a minute has passed."""
+    deadline = time.monotonic() + 60
+    while records_written(out) < count and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(poll_s)
 
 
 def write_instance(folder: Path, instance_id: str, **changes: Any) -> Path:

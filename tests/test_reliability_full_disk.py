@@ -15,20 +15,26 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fakes import FakeLLMServer
-from reliability_helpers import cli, instances_folder, paid_report, run_args
+from reliability_helpers import (
+    cli,
+    instances_folder,
+    paid_report,
+    records_written,
+    run_args,
+    start_cli,
+    wait_for_records,
+)
 
 import facetlab.client.cache as cache_module
 from facetlab.backends.base import ModelResponse, Usage
 from facetlab.client.cache import CacheWriteError, ResponseCache
 
-CLI = "import sys; from facetlab.cli import main; sys.argv[0] = 'facetlab'; main()"
 TRIALS = 30
 
 
@@ -75,11 +81,6 @@ def _fill(disk: Path) -> None:
                 assert exc.errno == errno.ENOSPC
 
 
-def _records(out: Path) -> int:
-    folder = out / "records"
-    return len(list(folder.glob("*.json"))) if folder.is_dir() else 0
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_full_disk_with_the_cache_on_it_loses_no_paid_answer(
@@ -89,15 +90,8 @@ def test_full_disk_with_the_cache_on_it_loses_no_paid_answer(
     out = small_disk / "o"  # the default cache, <out>/cache, is on the same disk
     with FakeLLMServer(latency_s=0.3) as server:
         args = run_args(server, folder, out, "--concurrency", "4")
-        proc = subprocess.Popen(
-            [sys.executable, "-c", CLI, *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 60
-        while _records(out) < 4 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.01)
+        proc = start_cli(args)
+        wait_for_records(out, 4, proc)
         _fill(small_disk)  # calls are in flight: their answers arrive on a full disk
         stdout, stderr = proc.communicate(timeout=60)
         assert proc.returncode == 2, stdout + stderr
@@ -116,7 +110,7 @@ def test_full_disk_with_the_cache_on_it_loses_no_paid_answer(
         resumed = cli(*args)
         assert resumed.exit_code == 0, resumed.output
         report = paid_report(server, out)
-    assert _records(out) == TRIALS
+    assert records_written(out) == TRIALS
     assert report.duplicates == 0 and report.lost == 0 and report.paid == TRIALS
     assert not list((out / "cache").glob(".reserve-*"))  # the reserve is given back
 

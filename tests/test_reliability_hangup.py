@@ -9,14 +9,19 @@ billed answer is recorded once and none is billed twice.
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from fakes import FakeLLMServer
-from reliability_helpers import cli, instances_folder, paid_report, run_args
+from reliability_helpers import (
+    cli,
+    instances_folder,
+    paid_report,
+    records_written,
+    run_args,
+    start_cli,
+    wait_for_records,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -24,13 +29,7 @@ pytestmark = [
     pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="this platform has no SIGHUP"),
 ]
 
-CLI = "import sys; from facetlab.cli import main; sys.argv[0] = 'facetlab'; main()"
 TRIALS = 80
-
-
-def _records(out: Path) -> int:
-    folder = out / "records"
-    return len(list(folder.glob("*.json"))) if folder.is_dir() else 0
 
 
 def test_ten_hangups_then_resume_pay_nothing_twice(tmp_path: Path) -> None:
@@ -40,21 +39,12 @@ def test_ten_hangups_then_resume_pay_nothing_twice(tmp_path: Path) -> None:
         args = run_args(server, folder, out, "--concurrency", "4")
         hangups = 0
         for _ in range(10):
-            before = _records(out)
+            before = records_written(out)
             if before >= TRIALS - 2:
                 break
-            proc = subprocess.Popen(
-                [sys.executable, "-c", CLI, *args],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            deadline = time.monotonic() + 60
+            proc = start_cli(args)
             # hang up once this run has answers recorded and more calls in flight
-            while _records(out) < before + 2 and time.monotonic() < deadline:
-                if proc.poll() is not None:
-                    break
-                time.sleep(0.01)
+            wait_for_records(out, before + 2, proc)
             proc.send_signal(signal.SIGHUP)
             _, stderr = proc.communicate(timeout=30)
             if proc.returncode == 0:
@@ -69,7 +59,7 @@ def test_ten_hangups_then_resume_pay_nothing_twice(tmp_path: Path) -> None:
         resumed = cli(*args)
         assert resumed.exit_code == 0, resumed.output
         report = paid_report(server, out)
-    assert _records(out) == TRIALS
+    assert records_written(out) == TRIALS
     assert report.paid == TRIALS and report.duplicates == 0 and report.lost == 0
 
 
@@ -79,15 +69,8 @@ def test_hangup_with_the_terminal_gone_still_drains(tmp_path: Path) -> None:
     out = tmp_path / "o"
     with FakeLLMServer(latency_s=0.3) as server:
         args = [a for a in run_args(server, folder, out, "--concurrency", "4") if a != "--quiet"]
-        proc = subprocess.Popen(
-            [sys.executable, "-c", CLI, *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 60
-        while _records(out) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.01)
+        proc = start_cli(args)
+        wait_for_records(out, 2, proc)
         assert proc.stdout is not None and proc.stderr is not None
         proc.stdout.close()
         proc.stderr.close()

@@ -20,14 +20,21 @@ from typing import Any
 
 import pytest
 from fakes import FakeLLMServer
-from reliability_helpers import cli, instances_folder, paid_report, run_args
+from reliability_helpers import (
+    cli,
+    instances_folder,
+    paid_report,
+    records_written,
+    run_args,
+    start_cli,
+    wait_for_records,
+)
 
 import facetlab.runner.execute as execute
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]  # subprocesses: minutes at worst
 
 TESTS = Path(__file__).resolve().parent
-CLI = "import sys; from facetlab.cli import main; sys.argv[0] = 'facetlab'; main()"
 
 # `run(...)` called inside a running event loop, as in a notebook cell: the sweep runs
 # on a helper thread and the interrupt arrives as KeyboardInterrupt on the main thread
@@ -51,15 +58,8 @@ except SweepInterrupted as exc:
 """
 
 
-def _records(out: Path) -> int:
-    folder = out / "records"
-    return len(list(folder.glob("*.json"))) if folder.is_dir() else 0
-
-
 def _interrupt_when(proc: subprocess.Popen[str], out: Path, sig: int, at: int) -> float:
-    deadline = time.monotonic() + 60
-    while _records(out) < at and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.02)
+    wait_for_records(out, at, proc, poll_s=0.02)
     sent = time.monotonic()
     proc.send_signal(sig)
     return sent
@@ -73,12 +73,7 @@ def test_signal_stops_records_in_flight_answers_and_resume_pays_nothing_twice(
     out = tmp_path / "o"
     with FakeLLMServer(latency_s=0.4) as server:
         args = run_args(server, folder, out, "--concurrency", "4")
-        proc = subprocess.Popen(
-            [sys.executable, "-c", CLI, *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        proc = start_cli(args)
         sent = _interrupt_when(proc, out, sig, at=6)
         stdout, stderr = proc.communicate(timeout=30)
         stopped_in = time.monotonic() - sent
@@ -89,12 +84,12 @@ def test_signal_stops_records_in_flight_answers_and_resume_pays_nothing_twice(
         assert not (out / ".lock.owner").exists()
         interrupted = paid_report(server, out)
         assert interrupted.lost == 0 and interrupted.duplicates == 0  # every paid answer kept
-        assert 6 <= _records(out) < 36
+        assert 6 <= records_written(out) < 36
 
         resumed = cli(*args)
         assert resumed.exit_code == 0, resumed.output
         report = paid_report(server, out)
-    assert _records(out) == 36
+    assert records_written(out) == 36
     assert report.paid == 36 and report.duplicates == 0 and report.lost == 0
 
 
@@ -115,7 +110,7 @@ def test_notebook_interrupt_stops_within_seconds(tmp_path: Path) -> None:
         assert elapsed < 9  # 36 calls at 0.5 s / 4 in flight would take ~4.5 s more
         assert "interrupted" in stdout  # the summary line was printed
         report = paid_report(server, out)
-    assert report.lost == 0 and report.duplicates == 0 and _records(out) < 36
+    assert report.lost == 0 and report.duplicates == 0 and records_written(out) < 36
 
 
 def test_full_disk_is_one_line_and_resume_pays_nothing_twice(
@@ -140,10 +135,10 @@ def test_full_disk_is_one_line_and_resume_pays_nothing_twice(
         errors = [line for line in full.output.splitlines() if line.startswith("error:")]
         assert len(errors) == 1 and "no space left on device" in errors[0]
         assert "Traceback" not in full.output
-        assert _records(out) == 3
+        assert records_written(out) == 3
         monkeypatch.setattr(execute, "write_record", real)
         resumed = cli(*args)
         assert resumed.exit_code == 0, resumed.output
         report = paid_report(server, out)
-    assert _records(out) == 8
+    assert records_written(out) == 8
     assert report.duplicates == 0 and report.lost == 0 and report.paid <= 8

@@ -8,8 +8,6 @@ written slowly, two runs racing for one folder still end with one refused.
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -17,7 +15,7 @@ from typing import Any
 
 import pytest
 from fakes import FakeLLMServer
-from reliability_helpers import instances_folder, ok_prompts, paid_report, run_args
+from reliability_helpers import instances_folder, ok_prompts, paid_report, run_args, start_cli
 from test_runner_helpers import StubSuite, make_instances
 
 import facetlab.runner.lock as lock
@@ -27,8 +25,6 @@ from facetlab.runner import run
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]  # subprocesses: minutes at worst
 
-CLI = "import sys; from facetlab.cli import main; sys.argv[0] = 'facetlab'; main()"
-
 
 def test_two_sweeps_sharing_a_cache_pay_nothing_twice(tmp_path: Path) -> None:
     folder = instances_folder(tmp_path / "i", n=16)
@@ -36,16 +32,8 @@ def test_two_sweeps_sharing_a_cache_pay_nothing_twice(tmp_path: Path) -> None:
     outs = [tmp_path / "a", tmp_path / "b"]
     with FakeLLMServer(latency_s=0.2) as server:
         procs = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-c",
-                    CLI,
-                    *run_args(server, folder, out, "--cache-dir", str(cache), "--concurrency", "4"),
-                ],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
+            start_cli(
+                run_args(server, folder, out, "--cache-dir", str(cache), "--concurrency", "4")
             )
             for out in outs
         ]
