@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
-from urllib.request import getproxies
 
 from facetlab.backends.base import DEFAULT_TIMEOUT_S, ModelRequest, ModelResponse
 from facetlab.errors import (
@@ -416,6 +415,8 @@ def _proxied() -> bool:
     """Whether the environment names an HTTP(S) proxy: httpx goes through it, the SDKs'
     aiohttp pool would not (it does not read the environment), so such a machine keeps
     httpx."""
+    from urllib.request import getproxies  # ~6 ms: only when a pool is being chosen
+
     return any(scheme in getproxies() for scheme in ("http", "https", "all"))
 
 
