@@ -228,7 +228,7 @@ def weight_distributions(
     range, scaled to the cell's own peak), which costs the same for a million trials.
     """
     frame = select_trials(trials, probes=None, models=models)
-    frame = frame[frame["probe"].isin(["P2", "P3", "C2"]) & frame["foi_weight"].notna()]
+    frame = frame[frame["probe"].isin(DISTRIBUTION_PROBES) & frame["foi_weight"].notna()]
     sizes = frame.groupby(["model", "probe", "instance_id"])["foi_weight"].transform("size")
     frame = frame[sizes > 1]
     if frame.empty:
@@ -247,12 +247,24 @@ def weight_distributions(
     data = literal_columns(frame, "model", "probe").assign(
         foi_weight=frame["foi_weight"].astype(float)
     )
-    sns.boxplot(data=data, x="foi_weight", y="model", hue="probe", orient="h", fliersize=0, ax=ax)
+    by_probe = _probe_colors(frame)
+    sns.boxplot(
+        data=data,
+        x="foi_weight",
+        y="model",
+        hue="probe",
+        hue_order=list(by_probe),
+        palette=by_probe,
+        orient="h",
+        fliersize=0,
+        ax=ax,
+    )
     sns.stripplot(
         data=data,
         x="foi_weight",
         y="model",
         hue="probe",
+        hue_order=list(by_probe),
         orient="h",
         dodge=True,
         alpha=0.6,
@@ -269,6 +281,18 @@ def weight_distributions(
     return fig
 
 
+DISTRIBUTION_PROBES = ("P2", "P3", "C2")
+"""The probes of the distributions figure, in their order and with a fixed colour each
+(the same in the points and the histogram versions, whichever probes a sweep has)."""
+
+
+def _probe_colors(frame: pd.DataFrame) -> dict[str, Any]:
+    """The probes ``frame`` has, in figure order, each with its fixed colour."""
+    palette = sns.color_palette(n_colors=len(DISTRIBUTION_PROBES))
+    present = set(frame["probe"])
+    return {p: palette[i] for i, p in enumerate(DISTRIBUTION_PROBES) if p in present}
+
+
 def _cell_histograms(ax: Axes, frame: pd.DataFrame) -> None:
     """Per (model, probe) cell: its histogram as a shaded band (a stepped violin) and
     its box, laid out as the point version lays them (models top to bottom in order of
@@ -277,8 +301,8 @@ def _cell_histograms(ax: Axes, frame: pd.DataFrame) -> None:
     from matplotlib.patches import Patch
 
     models = list(pd.unique(frame["model"]))
-    probes = [p for p in ("P2", "P3", "C2") if p in set(frame["probe"])]
-    colors = sns.color_palette(n_colors=len(probes))
+    by_probe = _probe_colors(frame)
+    probes, colors = list(by_probe), list(by_probe.values())
     weights = frame["foi_weight"].to_numpy(dtype=float)
     low, high = float(weights.min()), float(weights.max())
     # bins one weight point wide (at most 100 over the range), centred on whole weights,
