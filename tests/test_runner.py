@@ -359,90 +359,6 @@ def test_sweep_json_has_no_secrets(tmp_path: Path) -> None:
 # -- limits and retry policy ---------------------------------------------------------------
 
 
-@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
-async def test_limiter_paces_requests_and_honours_pauses() -> None:
-    import time
-
-    from facetlab.client.limits import Limits, ProviderLimiter
-
-    # rate_window_s=None: requests spaced evenly, no burst
-    lim = ProviderLimiter(Limits(concurrency=50, requests_per_minute=1200, rate_window_s=None))
-    stamps: list[float] = []
-
-    async def call() -> None:
-        async with lim.slot():
-            stamps.append(time.monotonic())
-
-    await asyncio.gather(*(call() for _ in range(11)))
-    assert stamps[-1] - stamps[0] >= 0.5 - 0.02  # 10 intervals of 50 ms, no burst
-    lim.pause(0.2)
-    start = time.monotonic()
-    await call()
-    assert time.monotonic() - start >= 0.19
-
-
-@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
-async def test_rate_window_allows_one_window_at_once_and_never_more() -> None:
-    """10 per window: 10 start at once, the 11th a window later (a 0.2 s window: a fast test)."""
-    import time
-
-    from facetlab.client.limits import WINDOW_SLACK_S, Limits, ProviderLimiter
-
-    lim = ProviderLimiter(Limits(requests_per_minute=3000, rate_window_s=0.2))  # 10 per 0.2 s
-    assert lim.concurrency >= 10  # room for the whole window at once
-    stamps: list[float] = []
-
-    async def call() -> None:
-        async with lim.slot():
-            stamps.append(time.monotonic())
-            await asyncio.sleep(0.01)
-
-    start = time.monotonic()
-    await asyncio.gather(*(call() for _ in range(25)))
-    offsets = sorted(t - start for t in stamps)
-    assert offsets[9] < 0.1  # the first window goes out at once
-    assert offsets[10] >= 0.2 + WINDOW_SLACK_S - 0.005  # the 11th waits for the window
-    assert offsets[20] >= 0.4 + 2 * WINDOW_SLACK_S - 0.01
-    for i in range(len(offsets) - 10):  # never 11 in any window
-        assert offsets[i + 10] - offsets[i] >= 0.2
-    # the default window is the providers' second: --rpm 600 is 10 at once
-    assert ProviderLimiter(Limits(requests_per_minute=600)).concurrency >= 10
-
-
-def test_rate_window_is_used_only_where_it_holds_the_whole_rate() -> None:
-    from facetlab.client.limits import _Pacer, _request_limit, _Window
-
-    assert isinstance(_request_limit(1200, 1.0), _Window)  # 20 per second
-    assert isinstance(_request_limit(1176, 1.0), _Window)  # 19 of 19.6: 3% lost
-    assert isinstance(_request_limit(90, 1.0), _Pacer)  # 1 of 1.5 per second: evenly
-    slow = _request_limit(30, 1.0)  # one request per 2 s
-    assert isinstance(slow, _Window) and (slow.count, slow.seconds) == (1, 2.0)
-    assert isinstance(_request_limit(1200, None), _Pacer)
-
-
-@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
-async def test_rate_window_gives_back_the_place_of_a_refused_request() -> None:
-    """A 429 frees its place (the provider's retry-after pause governs the next send)."""
-    import time
-
-    from facetlab.client.limits import Limits, ProviderLimiter
-
-    lim = ProviderLimiter(Limits(requests_per_minute=600, rate_window_s=0.2))  # 2 per window
-    with pytest.raises(TransientBackendError):
-        async with lim.slot():
-            raise TransientBackendError("slow down", status=429, provider="openai")
-    with pytest.raises(TransientBackendError):
-        async with lim.slot():
-            raise TransientBackendError("server error", status=500, provider="openai")
-    start = time.monotonic()
-    async with lim.slot():
-        pass  # the 429's place is free again; the 500's is not
-    assert time.monotonic() - start < 0.1
-    async with lim.slot():
-        pass  # the window holds the 500's place and the last one's: this one waits
-    assert time.monotonic() - start >= 0.18
-
-
 def test_a_sweep_prepares_only_a_few_trials_ahead_of_its_calls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -505,20 +421,6 @@ def test_freeze_heap_is_the_command_lines_choice_not_the_librarys(
     assert seen and seen[0].freeze_heap is True
 
 
-@pytest.mark.slow  # real-clock waits (timeouts, pacing, retry-after)
-async def test_token_limit_spaces_by_estimated_tokens() -> None:
-    import time
-
-    from facetlab.client.limits import Limits, ProviderLimiter
-
-    lim = ProviderLimiter(Limits(concurrency=10, tokens_per_minute=60_000))  # 1000 tokens/s
-    start = time.monotonic()
-    for _ in range(3):
-        async with lim.slot(200):
-            pass
-    assert time.monotonic() - start >= 0.4 - 0.02  # 2 x 200 tokens at 1000/s
-
-
 def test_retry_policy_backoff_and_retry_after() -> None:
     import random
 
@@ -533,24 +435,6 @@ def test_retry_policy_backoff_and_retry_after() -> None:
     assert is_transient(rate_limited()) and is_transient(server_error())
     assert not is_transient(bad_request()) and not is_transient(ValueError("x"))
     assert is_transient(asyncio.TimeoutError()) and is_transient(ConnectionResetError())
-
-
-async def test_limiter_learns_a_rate_from_429s_without_a_configured_rpm() -> None:
-    from facetlab.client.limits import Limits, ProviderLimiter
-
-    lim = ProviderLimiter(Limits(concurrency=4))
-    assert lim.learned_rpm is None
-    for _ in range(10):
-        async with lim.slot() as started:
-            lim.accepted(started)
-    lim.rate_limited()
-    first = lim.learned_rpm
-    assert first is not None and first > 0
-    lim.rate_limited()  # the same overshoot: no second cut within a second
-    assert lim.learned_rpm == first
-    fixed = ProviderLimiter(Limits(concurrency=4, requests_per_minute=600))
-    fixed.rate_limited()
-    assert fixed.learned_rpm is None  # a configured rate is kept
 
 
 def test_record_error_text_never_carries_a_key() -> None:

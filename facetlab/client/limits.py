@@ -1,28 +1,49 @@
-"""Per-provider limits: concurrent requests, requests per minute, tokens per minute.
+"""Per-provider limits: the request rate and the calls in flight, kept apart.
 
-One :class:`ProviderLimiter` guards all calls to one provider. ``async with
-limiter.slot(tokens)`` waits for a free concurrency slot, then for the request
-and token limits, then for any pause a ``retry-after`` imposed.
+One :class:`ProviderLimiter` guards all calls to one provider at one server.
+``async with limiter.slot(tokens)`` waits for a place in flight, then for any
+``retry-after`` pause, then for the token and request rates; the limiter learns from
+how the call ended (answered, refused with 429, timed out).
 
-A configured request rate is enforced the way providers enforce theirs: a
-per-minute limit is quantised to windows of ``rate_window_s`` (one second by
-default), so at most ``rpm / 60`` requests start in any one-second window, each
-window kept a little longer than the provider's (``WINDOW_SLACK_S``) because a
-request reaches the server a few milliseconds after it leaves. A sweep may
-therefore start with a full window's burst instead of trickling in. With
-``rate_window_s=None`` requests are spaced evenly instead. Tokens, and a rate
-learned from 429s, are always spaced evenly.
+**The rate** comes from the provider's own signals only: a configured
+``requests_per_minute`` (``--rpm``); the rate-limit headers a provider sends (its
+limit per minute, and a pause until the reset when nothing remains); and 429s.
+Without a configured rate, the first 429 sets the rate to what the provider accepted
+in the last second, times :data:`RATE_CUT`; a later 429 cuts the rate by
+:data:`RATE_CUT`, at most once per :data:`CUT_SPACING_S` (a burst of 429s from one
+overshoot is one signal). Every :data:`RECOVER_S` without a cut the rate regains half
+its distance to the rate that was refused (fast recovery), and above it grows by
+:data:`RATE_PROBE`. A ``retry-after`` pauses every call; it is never read as a lower rate.
+
+A configured rate is enforced the way providers enforce theirs: quantised to windows
+of ``rate_window_s`` (one second by default), each kept :data:`WINDOW_SLACK_S` longer
+than the provider's (a request arrives a little after it leaves), so a sweep may start
+with a full window's burst. ``rate_window_s=None``, tokens and a learned rate are
+spaced evenly.
+
+**The calls in flight** come from latency and throughput (Little's law: in flight =
+throughput x latency). With a known rate the pacing itself holds the calls in flight
+at rate x latency, so only ``max_concurrency`` caps them: a latency spike raises the
+calls in flight and keeps the rate, instead of lowering it. Without a rate (a local
+server, an inference engine) the cap starts at :data:`START_CONCURRENCY` and is
+probed one round at a time (a round: as many answers as the cap): after a round in
+which every place was busy the cap is raised (doubled until a raise is first taken
+back, then by a quarter). A raise is judged on the second round after it: if it
+bought less than half its share of throughput while the latency rose by more than
+half its share, the extra calls only queued in the server (Little's law), so it is
+taken back and not tried again for :data:`HOLD_ROUNDS` rounds (twice as many
+after each raise taken back, up to eight times as many). A
+timeout halves the cap. A server that says how many requests it runs at once
+(:meth:`ProviderLimiter.learn_capacity`: llama.cpp's ``/props``, SGLang's server
+info, Ollama's ``OLLAMA_NUM_PARALLEL``) is given that many plus a quarter, and no
+more: requests beyond its slots would only wait in its queue, counting against
+their timeout.
 
 ``limiter.admission()`` bounds the trials being prepared (cache look-up, the
-cross-process claim) to a few more than the calls allowed in flight, so a large
-sweep neither holds a claim per trial nor delays its first call behind the
-preparation of every other trial.
+cross-process claim) to a few more than the calls allowed in flight.
 
-Concurrency is sized from the provider's rate and the latency observed so far
-(Little's law: in flight = rate x latency, plus headroom), unless a fixed
-``concurrency`` is given: a fast provider is not capped by a fixed 8 calls in
-flight. Without any known rate it grows while every slot is busy, up to
-``max_concurrency``.
+Time comes from a :class:`Clock` (``now``, ``sleep``), so tests run the limiter on
+virtual time.
 
 >>> import asyncio
 >>> lim = ProviderLimiter(Limits(concurrency=2, requests_per_minute=6000))
@@ -39,7 +60,7 @@ import contextlib
 import math
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -47,11 +68,35 @@ from facetlab.client.retry import is_rate_limit
 from facetlab.errors import ConfigError
 from facetlab.numbers import check_number
 
-START_CONCURRENCY = 8
-"""Calls in flight before any latency is observed (auto concurrency)."""
+START_CONCURRENCY = 2
+"""Calls in flight before anything is known of a server without a rate (start low)."""
 
 WINDOW_SLACK_S = 0.010
 """How much longer than the provider's window a rate window is kept (send-to-arrival jitter)."""
+
+RATE_CUT = 0.9
+"""A 429 sets the learned rate to this share of the rate that was refused."""
+CUT_SPACING_S = 1.0
+"""At most one cut of the learned rate per this many seconds."""
+RECOVER_S = 1.0
+"""Each this many seconds without a cut, the learned rate recovers one step."""
+RATE_PROBE = 1.02
+"""Above the rate last refused, a recovery step raises the rate by this factor."""
+HOLD_ROUNDS = 8
+"""Rounds a taken-back raise is not tried again (doubled each time, up to eight times)."""
+
+
+class Clock:
+    """Monotonic time and sleep for the limiter (tests pass a virtual clock)."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+SYSTEM_CLOCK = Clock()
 
 
 @dataclass(frozen=True)
@@ -59,11 +104,11 @@ class Limits:
     """What one provider allows. ``None`` means unlimited (or, for concurrency, automatic)."""
 
     concurrency: int | None = None
-    """Fixed calls in flight; None sizes it from the rate and the observed latency."""
+    """Fixed calls in flight; None sizes it from the rate, the latency and the throughput."""
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None
     adaptive: bool = True
-    """Without ``requests_per_minute``, learn a request rate from the provider's 429s."""
+    """Without ``requests_per_minute``, learn a request rate from the provider's signals."""
     max_concurrency: int = 256
     """The ceiling of automatic concurrency."""
     rate_window_s: float | None = 1.0
@@ -86,9 +131,10 @@ class Limits:
 class _Pacer:
     """Even spacing at ``per_minute`` units per minute (a token bucket of capacity one unit)."""
 
-    def __init__(self, per_minute: float) -> None:
+    def __init__(self, per_minute: float, clock: Clock) -> None:
         self.interval = 60.0 / per_minute
         self.next_free = 0.0
+        self.clock = clock
         self.lock = asyncio.Lock()
 
     async def take(self, units: float = 1.0) -> None:
@@ -96,10 +142,10 @@ class _Pacer:
         # busy (a slow disk write) may catch up by at most half an interval, so a late
         # request is not followed by a burst that trips the provider's window.
         async with self.lock:
-            wait = self.next_free - time.monotonic()
+            wait = self.next_free - self.clock.now()
             if wait > 0:
-                await asyncio.sleep(wait)
-            now = time.monotonic()
+                await self.clock.sleep(wait)
+            now = self.clock.now()
             sent = max(now - self.interval / 2, self.next_free) if self.next_free else now
             self.next_free = sent + units * self.interval
 
@@ -114,10 +160,13 @@ class _Window:
     window for the rest of the jitter between leaving and arriving.
     """
 
-    def __init__(self, count: int, seconds: float, slack_s: float = WINDOW_SLACK_S) -> None:
+    def __init__(
+        self, count: int, seconds: float, clock: Clock, slack_s: float = WINDOW_SLACK_S
+    ) -> None:
         self.count = count
         self.seconds = seconds
         self.span = seconds + slack_s
+        self.clock = clock
         self.sent: deque[list[float]] = deque()  # one mutable date per place, oldest first
         self.lock = asyncio.Lock()
 
@@ -125,7 +174,7 @@ class _Window:
         """Wait for a place in the window; returns it (see :meth:`give_back`)."""
         async with self.lock:
             while True:
-                now = time.monotonic()
+                now = self.clock.now()
                 while self.sent and now - self.sent[0][0] >= self.span:
                     self.sent.popleft()
                 if len(self.sent) < self.count:
@@ -134,9 +183,12 @@ class _Window:
                     loop = asyncio.get_running_loop()
                     # two hops: the call may run as its own task (asyncio.wait_for on
                     # Python 3.11), whose first step is queued after this one's end
-                    loop.call_soon(loop.call_soon, _redate, place)
+                    loop.call_soon(loop.call_soon, self._redate, place)
                     return place
-                await asyncio.sleep(self.sent[0][0] + self.span - now)
+                await self.clock.sleep(self.sent[0][0] + self.span - now)
+
+    def _redate(self, place: list[float]) -> None:
+        place[0] = max(place[0], self.clock.now())
 
     def give_back(self, place: list[float]) -> None:
         """Free the place of a request the provider refused (429)."""
@@ -144,7 +196,7 @@ class _Window:
             self.sent.remove(place)
 
 
-def _request_limit(per_minute: float, window_s: float | None) -> _Pacer | _Window:
+def _request_limit(per_minute: float, window_s: float | None, clock: Clock) -> _Pacer | _Window:
     """Windows of ``window_s`` for ``per_minute`` requests, or even spacing when that fits better.
 
     A window shorter than one request's interval holds one request. When a window
@@ -153,17 +205,13 @@ def _request_limit(per_minute: float, window_s: float | None) -> _Pacer | _Windo
     with ``window_s=None``.
     """
     if window_s is None:
-        return _Pacer(per_minute)
+        return _Pacer(per_minute, clock)
     seconds = max(window_s, 60.0 / per_minute)
     exact = per_minute / 60.0 * seconds
     count = math.floor(exact + 1e-9)
     if count < 0.95 * exact:
-        return _Pacer(per_minute)
-    return _Window(count, seconds)
-
-
-def _redate(place: list[float]) -> None:
-    place[0] = max(place[0], time.monotonic())
+        return _Pacer(per_minute, clock)
+    return _Window(count, seconds, clock)
 
 
 class _Slots:
@@ -211,111 +259,198 @@ class _Slots:
                 waiter.set_result(None)
 
 
-class ProviderLimiter:
-    """Concurrency, request-rate and token-rate limits for one provider, plus retry-after pauses."""
+@dataclass(frozen=True)
+class RateSignal:
+    """What a provider's rate-limit headers said about requests (None: not said)."""
 
-    def __init__(self, limits: Limits) -> None:
+    limit_rpm: float | None = None
+    remaining: int | None = None
+    reset_s: float | None = None
+    """Seconds until the request count is replenished."""
+
+
+class ProviderLimiter:
+    """Request rate and calls in flight for one provider at one server (see the module)."""
+
+    def __init__(self, limits: Limits, clock: Clock = SYSTEM_CLOCK) -> None:
         self.limits = limits
+        self.clock = clock
+        rpm = limits.requests_per_minute
+        self._requests = _request_limit(rpm, limits.rate_window_s, clock) if rpm else None
+        self._tokens = _Pacer(limits.tokens_per_minute, clock) if limits.tokens_per_minute else None
         self._auto = limits.concurrency is None
-        self._requests: _Pacer | _Window | None = None
-        if limits.requests_per_minute:
-            self._requests = _request_limit(limits.requests_per_minute, limits.rate_window_s)
-        # auto concurrency starts with room for a whole rate window at once
-        window = self._requests.count if isinstance(self._requests, _Window) else 0
-        start = max(START_CONCURRENCY, window)
-        self._slots = _Slots(limits.concurrency or min(start, limits.max_concurrency))
-        self._admitted = _Slots(self._admission_size())
-        self._tokens = _Pacer(limits.tokens_per_minute) if limits.tokens_per_minute else None
+        self._learn = limits.adaptive and not rpm
+        self.learned_rpm: float | None = None
+        self._told_rpm: float | None = None  # the provider's own limit (headers)
+        self._ceiling = 0.0  # the learned rate last refused, per second
+        self._last_change = self._last_cut = 0.0
+        self._sent: deque[float] = deque()  # send times in the last second (learning)
         self._paused_until = 0.0
         self.in_flight = 0
         self.latency_s: float | None = None
         """Moving average of the answered calls' latency (s)."""
-        # Adaptive pacing (no configured request rate), AIMD style: a 429 cuts the rate to
-        # 90% of what was sent in the last second (at most one cut per half second: a burst
-        # of 429s from one overshoot is one signal); every quiet 2 s the rate grows by 5%.
-        self._learn = limits.adaptive and not limits.requests_per_minute
-        self._sent: deque[float] = deque()
-        self._first = 0.0
-        self._last_change = 0.0
-        self.learned_rpm: float | None = None
+        self.capacity: int | None = None
+        """Requests the server said it runs at once (see :meth:`learn_capacity`)."""
+        self._probed = False
+        self._probe_lock = asyncio.Lock()
+        # the probing of the cap when no rate is known: the round so far, the raise
+        # being judged (cap, throughput, latency before it), rounds on hold
+        self._round = (0.0, 0, 0.0, False)  # start, answers, latency sum, every place busy
+        self._raised: tuple[int, float, float, int] | None = None
+        self._hold = 0
+        self._hold_for = HOLD_ROUNDS
+        self._doubling = True
+        size = limits.concurrency or (self._ceiling_cap() if rpm else START_CONCURRENCY)
+        self._slots = _Slots(min(size, limits.max_concurrency))
+        self._admitted = _Slots(self._admission_size())
 
     @property
     def concurrency(self) -> int:
         """Calls allowed in flight now."""
         return self._slots.size
 
+    @property
+    def probed(self) -> bool:
+        """Whether :meth:`learn_capacity` has run (or has nothing to learn)."""
+        return self._probed or not self._auto or self._rate_known()
+
     def _admission_size(self) -> int:
         # room for every call in flight plus as many ready to go when a slot frees
         return 2 * self._slots.size + 4
 
-    def _rate_per_s(self) -> float | None:
-        rpm = self.limits.requests_per_minute or self.learned_rpm
-        return rpm / 60.0 if rpm else None
+    def _rate_known(self) -> bool:
+        return self._requests is not None
 
-    def _target_concurrency(self, saturated: bool) -> int:
-        rate = self._rate_per_s()
-        if rate is not None and self.latency_s is not None:
-            # Little's law, with headroom for latency spikes; a rate window may start
-            # its whole count at once
-            wanted = math.ceil(rate * self.latency_s * 1.5) + 2
-            if isinstance(self._requests, _Window):
-                wanted = max(wanted, self._requests.count)
-        elif saturated:
-            wanted = self._slots.size + 1  # nothing known: grow while every slot is busy
+    def _ceiling_cap(self) -> int:
+        return self.capacity + self.capacity // 4 if self.capacity else self.limits.max_concurrency
+
+    def _resize(self, size: int) -> None:
+        size = max(1, min(size, self.limits.max_concurrency))
+        if self._auto and size != self._slots.size:
+            self._slots.resize(size)
+            self._admitted.resize(self._admission_size())
+
+    async def learn_capacity(self, ask: Callable[[], Awaitable[int | None]] | None) -> None:
+        """Once per limiter: ask the server how many requests it runs at once (its
+        slots), and hold automatic concurrency to that. Any failure of ``ask`` is no answer."""
+        async with self._probe_lock:
+            if self.probed:
+                return
+            self._probed = True
+            slots = None
+            with contextlib.suppress(Exception):
+                slots = await ask() if ask is not None else None
+            if isinstance(slots, int) and slots > 0:
+                self.capacity = slots
+                self._resize(self._ceiling_cap())
+
+    # -- the rate ------------------------------------------------------------------------
+    def _set_rate(self, per_s: float, now: float) -> None:
+        if self._told_rpm is not None:
+            per_s = min(per_s, self._told_rpm / 60.0)
+        self.learned_rpm = max(1.0, per_s * 60.0)
+        self._last_change = now
+        if isinstance(self._requests, _Pacer):  # one pacer: calls waiting on it keep their turn
+            self._requests.interval = 60.0 / self.learned_rpm
         else:
-            wanted = self._slots.size
-        return max(1, min(self.limits.max_concurrency, max(wanted, START_CONCURRENCY)))
-
-    def _sent_per_second(self, now: float) -> float:
-        while self._sent and now - self._sent[0] > 1.0:
-            self._sent.popleft()
-        window = min(1.0, max(0.1, now - self._first)) if self._first else 1.0
-        return len(self._sent) / window
-
-    def accepted(self, started: float) -> None:
-        """A call that started at ``started`` (monotonic) was answered."""
-        now = time.monotonic()
-        latency = now - started
-        self.latency_s = latency if self.latency_s is None else 0.8 * self.latency_s + 0.2 * latency
-        if self._learn and self.learned_rpm is not None and now - self._last_change > 2.0:
-            self._set_rate(self.learned_rpm * 1.05, now)
+            self._requests = _Pacer(self.learned_rpm, self.clock)
+        if self.capacity is None:
+            self._resize(self.limits.max_concurrency)  # the pacing holds in flight now
 
     def rate_limited(self) -> None:
-        """The provider answered 429: slow the request rate down (multiplicatively)."""
+        """The provider answered 429: cut the learned rate (or learn it, the first time)."""
         if not self._learn:
             return
-        now = time.monotonic()
-        if self.learned_rpm is not None and now - self._last_change < 0.5:
+        now = self.clock.now()
+        if self.learned_rpm is not None and now - self._last_cut < CUT_SPACING_S:
             return
-        sent = self._sent_per_second(now) * 60
-        current = sent if self.learned_rpm is None else min(self.learned_rpm, sent)
-        self._set_rate(max(60.0, 0.9 * current), now)
+        self._last_cut = now
+        if self.learned_rpm is None:  # what the provider took in the last second, this one aside
+            while self._sent and now - self._sent[0] > 1.0:
+                self._sent.popleft()
+            self._ceiling = float(max(1, len(self._sent) - 1))
+        else:
+            self._ceiling = self.learned_rpm / 60.0
+        self._set_rate(RATE_CUT * self._ceiling, now)
 
-    def _set_rate(self, rpm: float, now: float) -> None:
-        self.learned_rpm = rpm
-        self._last_change = now
-        pacer = _Pacer(rpm)
-        if isinstance(self._requests, _Pacer):
-            pacer.next_free = self._requests.next_free
-        self._requests = pacer
+    def _recover(self, now: float) -> None:
+        rate = (self.learned_rpm or 0.0) / 60.0
+        if rate < 0.99 * self._ceiling:
+            self._set_rate((rate + self._ceiling) / 2, now)
+        else:
+            self._set_rate(rate * RATE_PROBE, now)
+
+    def observe(self, signal: RateSignal | None) -> None:
+        """The provider's rate-limit headers: pace at its limit, pause until its reset."""
+        if signal is None:
+            return
+        if signal.limit_rpm and self._learn and signal.limit_rpm != self._told_rpm:
+            self._told_rpm = signal.limit_rpm
+            self._ceiling = signal.limit_rpm / 60.0
+            self._set_rate(self._ceiling, self.clock.now())
+        if signal.remaining is not None and signal.remaining <= 0 and signal.reset_s:
+            self.pause(signal.reset_s)
 
     def pause(self, seconds: float) -> None:
         """Hold every new request for ``seconds`` (the provider said retry-after)."""
-        self._paused_until = max(self._paused_until, time.monotonic() + seconds)
+        self._paused_until = max(self._paused_until, self.clock.now() + seconds)
 
     @property
     def paused(self) -> bool:
-        return time.monotonic() < self._paused_until
+        return self.clock.now() < self._paused_until
 
     async def _wait_pause(self) -> None:
-        while (left := self._paused_until - time.monotonic()) > 0:
-            await asyncio.sleep(left)
+        while (left := self._paused_until - self.clock.now()) > 0:
+            await self.clock.sleep(left)
+
+    # -- the calls in flight -------------------------------------------------------------
+    def _answered(self, started: float) -> None:
+        now = self.clock.now()
+        latency = now - started
+        self.latency_s = latency if self.latency_s is None else 0.8 * self.latency_s + 0.2 * latency
+        if self._learn and self.learned_rpm is not None and now - self._last_change > RECOVER_S:
+            self._recover(now)
+        if not self._auto or self._rate_known() or self.capacity is not None:
+            return
+        start, answers, latencies, busy = self._round
+        answers, latencies = answers + 1, latencies + latency
+        if answers < self._slots.size:
+            self._round = (start or started, answers, latencies, busy)
+            return
+        self._round = (now, 0, 0.0, False)
+        throughput, mean = answers / max(now - (start or started), 1e-6), latencies / answers
+        cap = self._slots.size
+        if self._raised is not None:  # judged on the second round after it, once settled
+            before, was, lat, settle = self._raised
+            self._raised = (before, was, lat, settle - 1) if settle else None
+            half = (cap / before - 1) / 2
+            if not settle and throughput < was * (1 + half) and mean > lat * (1 + half):
+                self._doubling, self._hold = False, self._hold_for
+                self._hold_for = min(8 * HOLD_ROUNDS, 2 * self._hold_for)
+                self._resize(before)  # the raise only queued in the server
+        elif self._hold:
+            self._hold -= 1
+        elif busy and cap < self.limits.max_concurrency:
+            self._raised = (cap, throughput, mean, 1)
+            self._resize(2 * cap if self._doubling else cap + max(1, cap // 4))
+
+    def _failed(self, exc: BaseException, place: list[float] | None) -> None:
+        if is_rate_limit(exc):
+            if isinstance(self._requests, _Window) and place is not None:
+                # A refused request frees its place: the retry-after pause says when to
+                # send again, whether or not the provider counted the refusal.
+                self._requests.give_back(place)
+            self.rate_limited()  # its retry-after pause is the client's (within its cap)
+        elif isinstance(exc, TimeoutError) and not self._rate_known() and self.capacity is None:
+            self._doubling, self._hold, self._raised = False, HOLD_ROUNDS, None
+            self._resize(self._slots.size // 2)
 
     @asynccontextmanager
     async def slot(self, tokens: int = 0) -> AsyncIterator[float]:
         """Hold one request's worth of every limit for the duration of the call.
 
-        Yields the call's start time (``time.monotonic()``), for :meth:`accepted`.
+        Yields the call's start time (``clock.now()``). The call's end teaches the
+        limiter: an answer (latency, throughput), a 429 (the rate), a timeout (the cap).
         """
         await self._slots.acquire()
         try:
@@ -324,33 +459,24 @@ class ProviderLimiter:
                 await self._tokens.take(float(tokens))
             await self._wait_pause()
             requests = self._requests  # last: a window place is dated as the call leaves
-            place = None
-            if isinstance(requests, _Window):
-                place = await requests.take()
-            elif requests is not None:
-                await requests.take()
+            place = await requests.take() if requests is not None else None
             self.in_flight += 1
-            saturated = self._slots.used >= self._slots.size
-            started = time.monotonic()
-            if self._learn:
-                self._first = self._first or started
+            if self._slots.used >= self._slots.size:
+                self._round = (*self._round[:3], True)
+            started = self.clock.now()
+            if self._learn and self.learned_rpm is None:  # what the first 429 is measured on
                 self._sent.append(started)
+                while started - self._sent[0] > 1.0:
+                    self._sent.popleft()
             try:
                 yield started
             except BaseException as exc:
-                # A refused request frees its place: the provider's retry-after (a pause
-                # of every call, see pause()) says when to send again, whether or not it
-                # counted the refusal.
-                if isinstance(requests, _Window) and place is not None and is_rate_limit(exc):
-                    requests.give_back(place)
+                self._failed(exc, place if isinstance(place, list) else None)
                 raise
+            else:
+                self._answered(started)
             finally:
                 self.in_flight -= 1
-                if self._auto:
-                    target = self._target_concurrency(saturated)
-                    if target != self._slots.size:
-                        self._slots.resize(target)
-                        self._admitted.resize(self._admission_size())
         finally:
             self._slots.release()
 

@@ -246,11 +246,8 @@ class ModelClient:
 
         def before_sleep(state: RetryCallState) -> None:
             error = state.outcome.exception() if state.outcome is not None else None
-            if error is not None and is_rate_limit(error):
-                limiter.rate_limited()
-                retry_after = retry_after_of(error)
-                if retry_after is not None:
-                    limiter.pause(retry_after)
+            if error is not None and is_rate_limit(error):  # every call waits it out
+                limiter.pause(retry_after_of(error) or 0.0)
             waiting[0] = True
             hooks.retry_waiting(error or RuntimeError("retry"))
 
@@ -268,7 +265,7 @@ class ModelClient:
                     if waiting[0]:
                         waiting[0] = False
                         hooks.retry_started()
-                    response, cost, started = await self._attempt(request, tokens, hooks)
+                    response, cost = await self._attempt(request, tokens, hooks)
         except (Stopped, BudgetExceededError):
             raise
         except Exception as error:  # not CancelledError (a BaseException): that propagates
@@ -276,14 +273,15 @@ class ModelClient:
         finally:
             if waiting[0]:
                 hooks.retry_started()
-        limiter.accepted(started)
         return Answer(response, attempts, cost)
 
     async def _attempt(
         self, request: ModelRequest, tokens: int, hooks: CallHooks
-    ) -> tuple[ModelResponse, float | None, float]:
-        """One call within the limits and the budget: response, cost and start time."""
-        async with self.limiter.slot(tokens) as started:
+    ) -> tuple[ModelResponse, float | None]:
+        """One call within the limits and the budget: the response and its cost."""
+        if not self.limiter.probed:  # once per server: how many requests it runs at once
+            await self.limiter.learn_capacity(getattr(self.backend, "server_slots", None))
+        async with self.limiter.slot(tokens):
             reservation = await self._reserve(request, hooks)
             hooks.call_started()
             paid = False
@@ -297,10 +295,10 @@ class ModelClient:
                 raise
             finally:
                 hooks.call_ended()
+                self.limiter.observe(getattr(self.backend, "rate_signal", None))
                 if not paid:
                     self.meter.release(reservation)
-        response, cost = self.charge(response, request, reservation=reservation)
-        return response, cost, started
+        return self.charge(response, request, reservation=reservation)
 
     def charge(
         self,
