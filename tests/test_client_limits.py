@@ -10,13 +10,13 @@ from collections.abc import Awaitable, Callable
 import pytest
 from virtual_clock import VirtualClock, together
 
+from facetlab.backends._common import RateSignal
 from facetlab.client.limits import (
     RATE_CUT,
     START_CONCURRENCY,
     WINDOW_SLACK_S,
     Limits,
     ProviderLimiter,
-    RateSignal,
     _Pacer,
     _request_limit,
     _Window,

@@ -10,6 +10,7 @@ either into facetlab's :class:`~facetlab.errors.TransientBackendError` /
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime
 import email.utils
@@ -19,7 +20,7 @@ import os
 import re
 import time
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -239,6 +240,68 @@ def parse_retry_after(
     return max(0.0, parsed.timestamp() - current)
 
 
+@dataclass(frozen=True)
+class RateSignal:
+    """What a provider's rate-limit headers said about requests (None: not said)."""
+
+    limit_rpm: float | None = None
+    remaining: int | None = None
+    reset_s: float | None = None
+    """Seconds until the request count is replenished."""
+
+
+_RATE_HEADERS = (
+    ("x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
+    ("anthropic-ratelimit-requests-limit", "anthropic-ratelimit-requests-remaining",
+     "anthropic-ratelimit-requests-reset"),
+)  # fmt: skip
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def rate_signal(headers: Mapping[str, str], *, now: float | None = None) -> RateSignal | None:
+    """The request limits a reply's headers state: OpenAI's ``x-ratelimit-*-requests``
+    (reset as ``6m0s``), Anthropic's ``anthropic-ratelimit-requests-*`` (reset as an
+    RFC 3339 time). None when it sends neither.
+
+    >>> rate_signal({"x-ratelimit-limit-requests": "500", "x-ratelimit-remaining-requests": "0",
+    ...              "x-ratelimit-reset-requests": "1m0.5s"})
+    RateSignal(limit_rpm=500.0, remaining=0, reset_s=60.5)
+    """
+    for limit, remaining, reset in _RATE_HEADERS:
+        if limit in headers or remaining in headers:
+            return RateSignal(
+                _finite(headers.get(limit)),
+                _whole(headers.get(remaining)),
+                _reset(headers.get(reset), now),
+            )
+    return None
+
+
+def _finite(raw: str | None) -> float | None:
+    with contextlib.suppress(TypeError, ValueError):
+        value = float(raw)  # type: ignore[arg-type]
+        return value if 0 < value < 1e12 else None
+    return None
+
+
+def _whole(raw: str | None) -> int | None:
+    value = _finite(raw) if raw not in ("0", "0.0") else 0.0
+    return int(value) if value is not None else None
+
+
+def _reset(raw: str | None, now: float | None) -> float | None:
+    if not raw:
+        return None
+    parts = _DURATION.findall(raw[:40])
+    if parts and "".join(n + u for n, u in parts) == raw.strip():
+        return sum(float(n) * _UNIT_S[u] for n, u in parts)
+    with contextlib.suppress(ValueError):
+        when = datetime.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
+        return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    return None
+
+
 def provider_message(body: object, fallback: str) -> str:
     """The human message in a provider error body (``{"error": {"message": ...}}`` and kin)."""
     if isinstance(body, list) and body:  # Gemini's OpenAI endpoint wraps errors in a list
@@ -313,6 +376,21 @@ def map_sdk_error(
     secrets = tuple(secrets)
     status = getattr(exc, "status_code", None)
     name = type(exc).__name__
+    body = next((e for e in (exc, exc.__cause__) if isinstance(e, ReplyBodyError)), None)
+    if body is not None:  # too large (not retried), or broken off
+        kind = TransientBackendError if body.transient else PermanentBackendError
+        return kind(redact(f"{provider}: {body}", secrets), provider=provider)
+    transport = next((e for e in (exc, exc.__cause__) if _from_transport(e)), None)
+    if transport is not None:  # aiohttp's parser calls a broken chunk "400": no status was sent
+        said = (str(getattr(transport, "message", "")) or str(transport)).strip().splitlines()
+        return TransientBackendError(
+            redact(
+                f"{provider}: connection failed or dropped mid-reply ({type(transport).__name__}: "
+                f"{said[0] if said else ''})",
+                secrets,
+            ),
+            provider=provider,
+        )
     if isinstance(exc, errors.status) and isinstance(status, int):
         response = getattr(exc, "response", None)
         headers = dict(response.headers.items()) if response is not None else {}
@@ -347,6 +425,11 @@ def map_sdk_error(
     )
 
 
+def _from_transport(exc: BaseException | None) -> bool:
+    """An error of the aiohttp pool itself (past the SDK unwrapped, or as a cause)."""
+    return exc is not None and type(exc).__module__.split(".")[0] == "aiohttp"
+
+
 def option_float(options: Mapping[str, Any], key: str, default: float | None) -> float | None:
     """Read a numeric option that may arrive as a string from a model string."""
     value = options.get(key, default)
@@ -363,14 +446,16 @@ def sdk_client_options(
     base_url: str | None,
     timeout: float | str | None,
     http_client: Any,
-    sdk: Any = None,
+    sdk: Any,
+    on_response: Callable[[Any], Awaitable[None]],
     http_transport: str = "httpx",
 ) -> Callable[[], dict[str, Any]]:
     """Keyword arguments both official SDK clients take, as facetlab sets them: a function
     giving a fresh set per client built (an ``aiohttp`` pool belongs to one event loop).
 
     The SDK's own retries are off: the runner retries, with the errors mapped here.
-    ``http_transport="aiohttp"`` (with ``sdk``, the SDK module) uses the SDK's
+    Every pool calls ``on_response`` with each reply before its body is read (the
+    size cap, the rate-limit headers). ``http_transport="aiohttp"`` uses the SDK's
     ``DefaultAioHttpClient``: at hundreds of calls a second httpx's pool spends ~1 ms
     of CPU per request looking over its connections (docs/running.md).
     """
@@ -380,14 +465,16 @@ def sdk_client_options(
         "max_retries": 0,
         "timeout": option_float({"timeout": timeout}, "timeout", DEFAULT_TIMEOUT_S),
     }
-
     aiohttp = http_transport == "aiohttp" and _plain_url(base_url) and not _proxied()
 
     def build() -> dict[str, Any]:
-        pooled = http_client
-        if pooled is None and aiohttp:
-            pooled = sdk.DefaultAioHttpClient()
-        return {**options, "http_client": pooled}
+        if http_client is None:
+            pool = sdk.DefaultAioHttpClient if aiohttp else sdk.DefaultAsyncHttpxClient
+            return {**options, "http_client": pool(event_hooks={"response": [on_response]})}
+        hooks = http_client.event_hooks  # the caller's own pool keeps its hooks
+        if on_response not in hooks["response"]:
+            http_client.event_hooks = {**hooks, "response": [*hooks["response"], on_response]}
+        return {**options, "http_client": http_client}
 
     return build
 
@@ -476,6 +563,60 @@ class MalformedReplyError(ValueError):
     """A 200 reply that is not a valid provider response (an HTML page, ``{}``, bytes)."""
 
 
+MAX_REPLY_BYTES = 16 * 2**20
+"""The most a model's reply may hold, decoded (gzip, deflate, br): every backend reads
+at most this much of a body and refuses a larger one (a reply at the largest
+``max_tokens`` is well under 1 MiB)."""
+
+
+class ReplyBodyError(Exception):
+    """A reply whose body could not be read whole: too large (not retried) or broken off."""
+
+    def __init__(self, message: str, *, transient: bool) -> None:
+        super().__init__(message)
+        self.transient = transient
+
+
+class CappedBody:
+    """A reply's body, refused as soon as it passes :data:`MAX_REPLY_BYTES` once decoded
+    (or its ``content-length`` says it will): a gzip bomb or a 50 MB reply is never held."""
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.encoding = headers.get("content-encoding") or "not"
+        declared = headers.get("content-length") or ""
+        self.add(b"", int(declared) if declared.isdigit() else 0)
+
+    def add(self, chunk: bytes, declared: int = 0) -> None:
+        self.size += len(chunk)
+        if max(self.size, declared) > MAX_REPLY_BYTES:
+            raise ReplyBodyError(
+                f"reply larger than {MAX_REPLY_BYTES // 2**20} MiB ({self.encoding} "
+                "compressed): refused, not read",
+                transient=False,
+            )
+        self.parts.append(chunk)
+
+
+async def read_reply(response: Any) -> bytes:
+    """An httpx response's decoded body within the cap (:class:`CappedBody`). The
+    transport's own error while reading (aiohttp calls a broken chunked encoding "400")
+    is a body that broke off, not an HTTP status."""
+    try:
+        body = CappedBody(response.headers)
+        async for chunk in response.aiter_bytes():
+            body.add(chunk)
+    except ReplyBodyError:
+        raise
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise ReplyBodyError(
+            f"connection failed or dropped mid-reply ({type(exc).__name__}: {first})", transient=True
+        ) from None
+    return b"".join(body.parts)
+
+
 def require_fields(obj: Any, names: Iterable[str], *, kind: str) -> None:
     """A :class:`MalformedReplyError` unless ``obj`` has every field in ``names`` (not None).
 
@@ -518,6 +659,14 @@ class SDKBackend(Generic[ClientT]):
     sdk_errors: SDKErrors
     """The SDK's exception classes (see :func:`sdk_error_types`)."""
     request_id_header: str = "x-request-id"
+    rate_signal: RateSignal | None = None
+    """What the last reply's rate-limit headers said (the model client paces by it)."""
+
+    async def _on_response(self, response: Any) -> None:
+        """Each reply to a model call: its body read within the cap, its rate headers kept."""
+        if response.request.url.path.endswith(("/chat/completions", "/messages")):
+            self.rate_signal = rate_signal(response.headers) or self.rate_signal
+            response._content = await read_reply(response)  # what the SDK's read returns
 
     def _bind_client(
         self,
@@ -577,10 +726,13 @@ class SDKBackend(Generic[ClientT]):
             *self.sdk_errors.all,
             json.JSONDecodeError,
             UnicodeDecodeError,
+            ReplyBodyError,
         )
         try:
             message = await self._send(body)
-        except mapped as exc:
+        except Exception as exc:
+            if not isinstance(exc, mapped) and not _from_transport(exc):
+                raise
             raise self.map_error(exc) from None
         try:
             response = self.response_from_message(message, latency_s=time.perf_counter() - started)

@@ -142,6 +142,7 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
                 timeout=timeout,
                 http_client=http_client,
                 sdk=anthropic,
+                on_response=self._on_response,
                 http_transport=http_transport,
             )
 

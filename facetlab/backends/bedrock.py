@@ -34,7 +34,14 @@ import botocore.config
 import botocore.exceptions
 from botocore.parsers import ResponseParserError
 
-from facetlab.backends._common import option_float, parse_retry_after, redact, thinking_config
+from facetlab.backends._common import (
+    CappedBody,
+    ReplyBodyError,
+    option_float,
+    parse_retry_after,
+    redact,
+    thinking_config,
+)
 from facetlab.backends.base import (
     DEFAULT_TIMEOUT_S,
     Declaration,
@@ -122,6 +129,9 @@ def response_from_converse(
 
 def map_bedrock_error(exc: BaseException, *, secrets: tuple[str | None, ...] = ()) -> BackendError:
     """Map a botocore exception to a facetlab backend error (see ``TRANSIENT_CODES``)."""
+    if isinstance(exc, ReplyBodyError):  # too large (not retried), or broken off
+        kind = TransientBackendError if exc.transient else PermanentBackendError
+        return kind(redact(f"bedrock: {exc}", secrets), provider="bedrock")
     if isinstance(exc, botocore.exceptions.ClientError):
         error = exc.response.get("Error", {})
         meta = exc.response.get("ResponseMetadata", {})
@@ -162,7 +172,7 @@ def map_bedrock_error(exc: BaseException, *, secrets: tuple[str | None, ...] = (
             provider="bedrock",
         )
     name = type(exc).__name__
-    if isinstance(exc, ResponseParserError):  # a garbage body from a broken proxy
+    if isinstance(exc, ResponseParserError | UnicodeDecodeError):  # a garbage body (a proxy's)
         return TransientBackendError(
             redact(f"bedrock: unparseable response body ({name}: {exc})", secrets),
             provider="bedrock",
@@ -170,6 +180,32 @@ def map_bedrock_error(exc: BaseException, *, secrets: tuple[str | None, ...] = (
     return PermanentBackendError(
         redact(f"bedrock: unexpected client error ({name}: {exc})", secrets), provider="bedrock"
     )
+
+
+def cap_replies(client: Any) -> None:
+    """Read each reply of a botocore ``client`` within the one cap (:class:`CappedBody`):
+    botocore reads a body whole before it looks at it. (It does not decompress: a gzip
+    bomb stays its compressed size and fails to parse.)"""
+    session = getattr(getattr(client, "_endpoint", None), "http_session", None)
+    send = getattr(session, "send", None)
+    if send is None:
+        return
+
+    def capped(request: Any) -> Any:
+        request.stream_output = True  # botocore leaves the body unread: read it here
+        response = send(request)
+        body = CappedBody(response.headers)
+        try:
+            for chunk in response.raw.stream(2**16, decode_content=False):
+                body.add(chunk)
+        except ReplyBodyError:
+            raise
+        except Exception as exc:
+            raise ReplyBodyError(f"connection failed or dropped mid-reply ({exc!r})", transient=True) from None
+        response._content = b"".join(body.parts)
+        return response
+
+    session.send = capped  # type: ignore[union-attr]
 
 
 class BedrockBackend:
@@ -265,6 +301,7 @@ class BedrockBackend:
                 "bedrock-runtime", config=config, endpoint_url=endpoint_url or base_url
             )
             self._session, self._config = session, config
+        cap_replies(client)
         self.client: BedrockRuntimeClient = client
 
     def __repr__(self) -> str:
@@ -337,6 +374,8 @@ class BedrockBackend:
             botocore.exceptions.BotoCoreError,
             botocore.exceptions.ClientError,
             ResponseParserError,
+            ReplyBodyError,
+            UnicodeDecodeError,
         ) as exc:
             raise self.map_error(exc) from None
         return response_from_converse(

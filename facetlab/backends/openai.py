@@ -187,6 +187,7 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
                 timeout=timeout,
                 http_client=http_client,
                 sdk=openai,
+                on_response=self._on_response,
                 http_transport=http_transport,
             )
 

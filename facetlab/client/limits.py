@@ -64,6 +64,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+from facetlab.backends._common import RateSignal
 from facetlab.client.retry import is_rate_limit
 from facetlab.errors import ConfigError
 from facetlab.numbers import check_number
@@ -257,16 +258,6 @@ class _Slots:
             if not waiter.done():
                 self.used += 1  # handed over: counted before the waiter runs
                 waiter.set_result(None)
-
-
-@dataclass(frozen=True)
-class RateSignal:
-    """What a provider's rate-limit headers said about requests (None: not said)."""
-
-    limit_rpm: float | None = None
-    remaining: int | None = None
-    reset_s: float | None = None
-    """Seconds until the request count is replenished."""
 
 
 class ProviderLimiter:

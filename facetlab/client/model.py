@@ -38,7 +38,13 @@ from facetlab.backends.base import (
 from facetlab.client.cache import ResponseCache
 from facetlab.client.limits import Limits, ProviderLimiter
 from facetlab.client.meter import NO_RESERVATION, CostMeter, Reservation
-from facetlab.client.pricing import BATCH_DISCOUNT, cost_usd, estimate_tokens, price_for
+from facetlab.client.pricing import (
+    BATCH_DISCOUNT,
+    cost_usd,
+    estimate_tokens,
+    is_count,
+    price_for,
+)
 from facetlab.client.retry import (
     RetryPolicy,
     describe,
@@ -111,28 +117,32 @@ class Answer:
     cached: bool = False
 
 
-def _is_count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+def _shown(value: object) -> str:
+    if isinstance(value, int) and abs(value) > 10**12:  # its repr may not even be allowed
+        digits = round(value.bit_length() * 0.30103)
+        return f"a {'negative ' if value < 0 else ''}number of about {digits} digits"
+    return repr(value)[:60]
 
 
 def checked_usage(response: ModelResponse) -> tuple[ModelResponse, str | None]:
     """``response`` with only usable token counts (others None), and what was wrong.
 
-    Input and output tokens must be reported as counts >= 0; anything else (missing,
-    null, negative, not a number) cannot be priced.
+    Input and output tokens must be reported as counts from 0 to a billion
+    (:func:`~facetlab.client.pricing.is_count`); anything else (missing, null, negative,
+    not a number, 10^400) cannot be priced.
     """
     usage = response.usage
     names = ("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens")
     bad = {
         name: getattr(usage, name)
         for name in names
-        if getattr(usage, name) is not None and not _is_count(getattr(usage, name))
+        if getattr(usage, name) is not None and not is_count(getattr(usage, name))
     }
     missing = [n for n in names[:2] if getattr(usage, n) is None]
     if not bad and not missing:
         return response, None
     clean = Usage(**{n: None if n in bad else getattr(usage, n) for n in names})
-    said = [f"{n} missing" for n in missing] + [f"{n}={v!r}" for n, v in bad.items()]
+    said = [f"{n} missing" for n in missing] + [f"{n}={_shown(v)}" for n, v in bad.items()]
     problem = "token usage not reported as counts (" + ", ".join(said) + ")"
     return dataclasses.replace(response, usage=clean), problem
 

@@ -3,7 +3,8 @@
 Used for ``--dry-run`` estimates, ``--budget-usd`` and the ``cost_usd`` of every
 record. Prices change; the table carries its date and source, and a user can
 override or extend it with a JSON file named by ``FACETLAB_PRICES``
-(``{"model-id": {"input": 3.0, "output": 15.0}}``).
+(``{"model-id": {"input": 3.0, "output": 15.0}}``; a key is a model id or
+``provider/model-id``).
 
 >>> price_for("anthropic/claude-sonnet-4-6").input_per_mtok
 3.0
@@ -17,6 +18,7 @@ import functools
 import json
 import math
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -202,8 +204,9 @@ def price_for(model: str, *, endpoint: str | None = None) -> Price | None:
     provider, model_id = split_model(model)
     model_id, _, query = model_id.partition("?")
     overrides = _overrides()
-    if model_id in overrides:
-        return overrides[model_id]
+    for key in (f"{provider}/{model_id}", model_id):  # "openai/mock" or "mock"
+        if key in overrides:
+            return overrides[key]
     if provider and provider_declaration(provider).free:
         return Price(0.0, 0.0, source=f"{provider}: free (declared by its backend)")
     given = parse_qs(query).get("base_url", [None])[0]
@@ -218,8 +221,27 @@ def price_for(model: str, *, endpoint: str | None = None) -> Price | None:
     return None
 
 
-def _count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+MAX_TOKENS_PER_CALL = 10**9
+"""No call reads or writes a billion tokens: a larger usage is not a count (10^400 would
+not even convert to a float), and the call is charged its worst case instead."""
+
+
+def is_count(value: object) -> bool:
+    """A token count a price can be applied to: a whole number from 0 to a billion."""
+    return (
+        isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS_PER_CALL
+    )
+
+
+def unused_price_keys(models: Iterable[str]) -> list[str]:
+    """The ``FACETLAB_PRICES`` keys that price none of ``models`` (a typo prices nothing,
+    and a loopback model it meant stays free: say so before the run)."""
+    named = set()
+    for model in models:
+        provider, model_id = split_model(model)
+        model_id = model_id.partition("?")[0]
+        named |= {model_id, f"{provider}/{model_id}"}
+    return sorted(set(_overrides()) - named)
 
 
 def cost_usd(
@@ -239,10 +261,10 @@ def cost_usd(
     price = price_for(model, endpoint=endpoint)
     if price is not None and price.input_per_mtok == 0 and price.output_per_mtok == 0:
         return 0.0  # free providers cost nothing even when they report no usage
-    if price is None or not all(_count(n) for n in (input_tokens, output_tokens)):
+    if price is None or not all(is_count(n) for n in (input_tokens, output_tokens)):
         return None
     assert isinstance(input_tokens, int) and isinstance(output_tokens, int)  # checked above
-    cached = cached_input_tokens if _count(cached_input_tokens) else 0
+    cached = cached_input_tokens if is_count(cached_input_tokens) else 0
     cached = min(cached or 0, input_tokens)
     usd = (
         (input_tokens - cached) * price.input_per_mtok

@@ -41,7 +41,10 @@ answer), ``TRUNCATED`` (headers promise more bytes than are sent, then close),
 ``HTML`` (200 with an HTML error page, ``text/html``), ``BINARY`` (200 with bytes
 that are not UTF-8), ``MISSING_FIELDS`` (200 with ``{}``: valid JSON, no reply),
 ``ECHO_KEY`` (a well-formed reply whose text echoes the Authorization header),
-``STALL`` (headers and half a body, then silence for ``hang_s`` seconds).
+``STALL`` (headers and half a body, then silence for ``hang_s`` seconds),
+``GZIP_BOMB`` (200, ``Content-Encoding: gzip``: 290 KiB that decode to 64 MiB of
+spaces), ``HUGE`` (a 50 MB reply), ``BAD_CHUNK`` (a chunked body whose chunk size is
+not hex), ``HUGE_USAGE`` (a well-formed reply reporting 10^400 tokens each way).
 Error bodies follow each provider's JSON error shape; the 401 message echoes the
 presented key (as some providers do) so tests can check facetlab redacts it.
 
@@ -62,12 +65,15 @@ connection, HTTP/1.1 keep-alive); it is usable from sync and async tests alike.
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import json
 import random
 import socket
+import sys
 import threading
 import time
+import zlib
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -98,6 +104,10 @@ class Fault(str, enum.Enum):
     MISSING_FIELDS = "missing_fields"
     ECHO_KEY = "echo_key"
     STALL = "stall"
+    GZIP_BOMB = "gzip_bomb"
+    HUGE = "huge"
+    BAD_CHUNK = "bad_chunk"
+    HUGE_USAGE = "huge_usage"
 
 
 _HTTP_FAULTS: dict[Fault, tuple[int, str, str]] = {
@@ -350,6 +360,11 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 256
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # a client that hung up (it refused a reply, timed out, closed its pool) is routine
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
@@ -458,6 +473,23 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 time.sleep(server.hang_s)
                 self._drop()
                 return
+            if fault is Fault.GZIP_BOMB:
+                request.status = 200
+                headers = {"content-type": "application/json", "content-encoding": "gzip"}
+                self._send(200, _gzip_bomb(), headers)
+                return
+            if fault is Fault.HUGE:
+                request.status = 200
+                text = "x" * (50 * 10**6)
+                self._send_json(200, _openai_completion(request, text, None, server.model_id))
+                return
+            if fault is Fault.BAD_CHUNK:
+                request.status = 200
+                self.close_connection = True
+                self.wfile.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                                 b"transfer-encoding: chunked\r\n\r\nZZ\r\n{\"id\r\n0\r\n\r\n")  # fmt: skip
+                self.wfile.flush()
+                return
             if fault is Fault.TRUNCATED:
                 request.status = 200
                 self.send_response(200)
@@ -475,9 +507,13 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             request.status = 200
             if request.api == "anthropic":
                 payload = _anthropic_message(request, text, fault, server.model_id)
+                if fault is Fault.HUGE_USAGE:
+                    payload["usage"] = {"input_tokens": 10**400, "output_tokens": 10**400}
                 self._send_json(200, payload, {"request-id": f"req_{request.index}"})
             else:
                 payload = _openai_completion(request, text, fault, server.model_id)
+                if fault is Fault.HUGE_USAGE:
+                    payload["usage"] = {"prompt_tokens": 10**400, "completion_tokens": 10**400}
                 self._send_json(200, payload, {"x-request-id": f"req_{request.index}"})
 
         def _send_error(self, request: FakeRequest, fault: Fault, headers: dict[str, str]) -> None:
@@ -526,6 +562,14 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 pass
 
     return Handler
+
+
+@functools.cache
+def _gzip_bomb() -> bytes:
+    """64 MiB of spaces, gzipped (~290 KiB): four times the reply cap once decoded."""
+    packer = zlib.compressobj(1, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    block = b" " * 2**20
+    return b"".join(packer.compress(block) for _ in range(64)) + packer.flush()
 
 
 def _usage_counts(request: FakeRequest, text: str) -> tuple[int, int]:
