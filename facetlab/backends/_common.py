@@ -612,7 +612,8 @@ async def read_reply(response: Any) -> bytes:
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0]
         raise ReplyBodyError(
-            f"connection failed or dropped mid-reply ({type(exc).__name__}: {first})", transient=True
+            f"connection failed or dropped mid-reply ({type(exc).__name__}: {first})",
+            transient=True,
         ) from None
     return b"".join(body.parts)
 

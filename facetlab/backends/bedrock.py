@@ -201,7 +201,9 @@ def cap_replies(client: Any) -> None:
         except ReplyBodyError:
             raise
         except Exception as exc:
-            raise ReplyBodyError(f"connection failed or dropped mid-reply ({exc!r})", transient=True) from None
+            raise ReplyBodyError(
+                f"connection failed or dropped mid-reply ({exc!r})", transient=True
+            ) from None
         response._content = b"".join(body.parts)
         return response
 

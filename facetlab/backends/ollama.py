@@ -56,3 +56,9 @@ class OllamaBackend(OpenAIBackend):
         options.setdefault("max_tokens_param", "max_tokens")
         options.setdefault("key_required", False)
         super().__init__(model, base_url=base_url or ollama_base_url(), **options)
+
+    async def server_slots(self) -> int | None:
+        """Ollama's ``OLLAMA_NUM_PARALLEL`` where this process can read it (a server on this
+        machine, started from this environment); Ollama publishes it nowhere else."""
+        value = os.environ.get("OLLAMA_NUM_PARALLEL", "").strip()
+        return int(value) if value.isdigit() and int(value) > 0 else None

@@ -25,6 +25,7 @@ pass ``structured_format="json_object"``.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any, Literal
 
@@ -58,6 +59,10 @@ _NO_KEY = "no-key-needed"  # local servers ignore the key, but the SDK wants a n
 # pydantic's message ("1 validation error: {... 'loc': ('body', ...) ...}"): every
 # repeat of that body fails the same way.
 _INVALID_BODY = re.compile(r"validation errors?:.*?'loc': \('body'", re.DOTALL)
+
+SLOTS_PUBLISHED = (("/props", "total_slots"), ("/get_server_info", "max_running_requests"))
+"""Where a self-hosted server says how many requests it runs at once: llama.cpp's
+``llama-server`` and SGLang (vLLM publishes no such figure over HTTP)."""
 
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
 StructuredFormat = Literal["json_schema", "json_object"]
@@ -231,6 +236,20 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
                 named = {"name": "reply", "schema": schema}
                 body["response_format"] = {"type": "json_schema", "json_schema": named}
         return body
+
+    async def server_slots(self) -> int | None:
+        """How many requests a self-hosted server runs at once, where it says
+        (:data:`SLOTS_PUBLISHED`); None for a provider's own API or a server that does not."""
+        if self.base_url is None:
+            return None
+        root = self.base_url.rstrip("/").removesuffix("/v1")
+        for path, name in SLOTS_PUBLISHED:
+            with contextlib.suppress(Exception):  # a 404, a page that is not JSON: not said
+                said = await self.client.get(root + path, cast_to=object, options={"timeout": 5})
+                slots = said.get(name) if isinstance(said, dict) else None
+                if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0:
+                    return slots
+        return None
 
     def is_retryable(self, exc: BaseException) -> bool | None:
         """A 500 that says the request body is invalid (llama-cpp-python) is not retried."""

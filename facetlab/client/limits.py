@@ -325,12 +325,12 @@ class ProviderLimiter:
         """Once per limiter: ask the server how many requests it runs at once (its
         slots), and hold automatic concurrency to that. Any failure of ``ask`` is no answer."""
         async with self._probe_lock:
-            if self.probed:
+            if self.probed:  # another call asked while this one waited
                 return
-            self._probed = True
             slots = None
             with contextlib.suppress(Exception):
                 slots = await ask() if ask is not None else None
+            self._probed = True
             if isinstance(slots, int) and slots > 0:
                 self.capacity = slots
                 self._resize(self._ceiling_cap())

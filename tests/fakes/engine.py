@@ -81,6 +81,8 @@ class EngineSpec:
     queue_full_status: int = 503
     retry_after_s: float | None = None
     """``retry-after`` sent with a queue-full refusal (None: no header)."""
+    props: bool = False
+    """Answer ``GET /props`` with ``total_slots`` as llama.cpp's ``llama-server`` does."""
 
     def __post_init__(self) -> None:
         low, high = self.output_tokens
@@ -377,6 +379,8 @@ def _make_handler(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             path = self.path.split("?", 1)[0].rstrip("/")
             if path == "/engine/stats":
                 self._send_json(200, engine.stats().to_json())
+            elif path == "/props" and engine.spec.props:
+                self._send_json(200, {"total_slots": engine.spec.slots, "build_info": "fake"})
             elif path.endswith("/models"):
                 self._send_json(
                     200, {"object": "list", "data": [{"id": "engine", "object": "model"}]}
