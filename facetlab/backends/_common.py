@@ -751,6 +751,28 @@ class SDKBackend(Generic[ClientT]):
         await self._clients.current().close()
 
 
+def with_extra(
+    body: dict[str, Any], extra: Mapping[str, Any] | None, *, into: str | None = None
+) -> dict[str, Any]:
+    """``body`` with a request's ``extra_body`` fields added as they are (into its field
+    ``into``, where the provider keeps them); a field the backend already sets is refused:
+    it would change what the record says was sent.
+
+    >>> with_extra({"model": "m"}, {"min_p": 0.1})
+    {'model': 'm', 'min_p': 0.1}
+    """
+    if not extra:
+        return body
+    target = body if into is None else body.setdefault(into, {})
+    if clash := sorted(set(extra) & set(target)):
+        raise ConfigError(
+            f"extra_body sets {', '.join(clash)}, which facetlab sets itself: use its own "
+            "setting (--max-tokens, --temperature, --structured, ...)"
+        )
+    target.update(extra)
+    return body
+
+
 def thinking_config(thinking: str | int) -> dict[str, Any]:
     """The Messages API's ``thinking`` for facetlab's setting (off, adaptive, a budget).
 

@@ -31,6 +31,7 @@ from facetlab.backends._common import (
     sdk_client_options,
     sdk_error_types,
     thinking_config,
+    with_extra,
 )
 from facetlab.backends.base import (
     DEFAULT_TIMEOUT_S,
@@ -178,6 +179,7 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
         if request.output_schema is not None:
             schema = {"type": "json_schema", "schema": dict(request.output_schema)}
             body.setdefault("output_config", {})["format"] = schema
+        with_extra(body, request.extra_body)
         dropped = sorted(k for k in self.unsupported_params if getattr(params, k) is not None)
         if dropped and not self._warned:
             self._warned = True
@@ -194,4 +196,6 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
         return response_from_message(message, latency_s=latency_s)
 
     async def _send(self, body: dict[str, Any]) -> Any:
-        return await self.client.messages.create(**body)
+        # The SDK's ``post`` with the exact body (``messages.create`` only passes its
+        # fields on, and would refuse an ``extra_body`` field as a keyword)
+        return await self.client.post("/v1/messages", body=body, cast_to=anthropic.types.Message)

@@ -185,6 +185,9 @@ class ModelRequest:
     output_schema: Mapping[str, Any] | None = None
     """A JSON schema the reply must follow (structured output), for backends that declare
     ``structured_output``; the model client refuses it for the others."""
+    extra_body: Mapping[str, Any] | None = None
+    """Fields added to the request body as they are (a server's own settings: ``min_p``,
+    ``grammar``); a field the backend sets itself is refused."""
 
 
 @dataclass(frozen=True)

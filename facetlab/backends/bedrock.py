@@ -41,6 +41,7 @@ from facetlab.backends._common import (
     parse_retry_after,
     redact,
     thinking_config,
+    with_extra,
 )
 from facetlab.backends.base import (
     DEFAULT_TIMEOUT_S,
@@ -336,7 +337,7 @@ class BedrockBackend:
         if params.thinking is not None:
             # Claude on Bedrock takes the Messages API's thinking as a model-specific field
             body["additionalModelRequestFields"] = {"thinking": thinking_config(params.thinking)}
-        return body
+        return with_extra(body, request.extra_body, into="additionalModelRequestFields")
 
     def batch_location(self) -> tuple[str, str]:
         """Where batch jobs read and write (``s3://bucket/prefix``) and the IAM role they run as."""

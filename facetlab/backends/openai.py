@@ -16,11 +16,13 @@ any other ``base_url`` (what most compatible servers understand); override with
 ``max_tokens_param=``.
 
 Structured output (a request's ``output_schema``) goes as OpenAI's
-``response_format={"type": "json_schema", "json_schema": {...}}``, which vLLM, Ollama
-and llama.cpp's own ``llama-server`` also take. llama-cpp-python's server
-(``python -m llama_cpp.server``) takes only ``{"type": "json_object", "schema": ...}``
-and answers the other with an HTTP 500 naming the validation error (not retried):
-pass ``structured_format="json_object"``.
+``response_format={"type": "json_schema", "json_schema": {...}}``, which vLLM, SGLang,
+Ollama (as its ``format``), Gemini (as its ``responseSchema``) and llama.cpp's own
+``llama-server`` also take; ``structured_format="llama.cpp"`` sends llama-server's own
+``json_schema`` field instead. llama-cpp-python's server (``python -m llama_cpp.server``)
+takes only ``{"type": "json_object", "schema": ...}`` and answers the other with an
+HTTP 500 naming the validation error (not retried): pass
+``structured_format="json_object"``. A request's ``extra_body`` joins the body as is.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from facetlab.backends._common import (
     resolve_api_key,
     sdk_client_options,
     sdk_error_types,
+    with_extra,
 )
 from facetlab.backends.base import (
     DEFAULT_TIMEOUT_S,
@@ -65,7 +68,7 @@ SLOTS_PUBLISHED = (("/props", "total_slots"), ("/get_server_info", "max_running_
 ``llama-server`` and SGLang (vLLM publishes no such figure over HTTP)."""
 
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
-StructuredFormat = Literal["json_schema", "json_object"]
+StructuredFormat = Literal["json_schema", "json_object", "llama.cpp"]
 
 
 def response_from_completion(
@@ -174,10 +177,11 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
                 f"max_tokens_param={max_tokens_param!r}: expected 'max_tokens' or "
                 "'max_completion_tokens'"
             )
-        if structured_format not in ("json_schema", "json_object"):
+        if structured_format not in ("json_schema", "json_object", "llama.cpp"):
             raise ConfigError(
                 f"structured_format={structured_format!r}: expected 'json_schema' or "
-                "'json_object' (llama-cpp-python's server)"
+                "'json_object' (llama-cpp-python's server) or 'llama.cpp' (llama-server's "
+                "own json_schema field)"
             )
         self.structured_format: StructuredFormat = structured_format
         self.max_tokens_param: MaxTokensParam = max_tokens_param or (
@@ -232,10 +236,12 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
             schema = dict(request.output_schema)
             if self.structured_format == "json_object":
                 body["response_format"] = {"type": "json_object", "schema": schema}
+            elif self.structured_format == "llama.cpp":
+                body["json_schema"] = schema
             else:
                 named = {"name": "reply", "schema": schema}
                 body["response_format"] = {"type": "json_schema", "json_schema": named}
-        return body
+        return with_extra(body, request.extra_body)
 
     async def server_slots(self) -> int | None:
         """How many requests a self-hosted server runs at once, where it says

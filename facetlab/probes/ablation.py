@@ -25,6 +25,7 @@ from facetlab.probes.weighted_rank import (
     REPLY_FORMAT,
     n_factors_of,
     parse_weighted_reply,
+    reply_schema,
     weighted_rank_prompt,
 )
 
@@ -166,4 +167,5 @@ C2 = Probe(
     _build=_build,
     _parse=_parse,
     _factors=_factors,
+    _schema=reply_schema,
 )

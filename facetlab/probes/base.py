@@ -87,6 +87,7 @@ class Probe:
     _build: Callable[..., str] = field(repr=False)
     _parse: Callable[..., ParseResult] = field(repr=False)
     _factors: Callable[..., tuple[str, ...]] | None = field(default=None, repr=False)
+    _schema: Callable[[Any], dict[str, Any]] | None = field(default=None, repr=False)
 
     def applies_to(
         self,
@@ -119,6 +120,11 @@ class Probe:
     def parse(self, text: str, instance: Any, *, parser: str = "strict") -> ParseResult:
         """Parse a reply; never raises on model output."""
         return self._parse(text, instance, parser=parser)
+
+    def reply_schema(self, instance: Any) -> dict[str, Any] | None:
+        """The JSON schema of a reply to this probe on ``instance`` (structured output);
+        None for a probe that has none. Its parser reads such a reply."""
+        return self._schema(instance) if self._schema is not None else None
 
     def factors(self, instance: Any, perturbations: Any = None) -> tuple[str | None, ...]:
         """Factor ids (``"f1"``...) a trial is built for; ``(None,)`` for whole-instance probes."""

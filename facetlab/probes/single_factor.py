@@ -8,6 +8,7 @@ neutralized factor.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from facetlab.probes.base import (
@@ -18,7 +19,7 @@ from facetlab.probes.base import (
     is_blank,
     whole_instance_prompt,
 )
-from facetlab.probes.parsing import parse_label_strict, parse_label_v3, too_long
+from facetlab.probes.parsing import json_reply, parse_label_strict, parse_label_v3, too_long
 from facetlab.probes.templates import (
     DEFAULT_TEMPLATE,
     case_block,
@@ -48,10 +49,33 @@ def single_factor_prompt(instance: Any, template: str = DEFAULT_TEMPLATE) -> str
     )
 
 
+def reply_schema(instance: Any) -> dict[str, Any]:
+    """The P1 reply as JSON (structured output): one factor label and one sentence why."""
+    labels = [f"F{i}" for i in range(1, len(field_of(instance, "factors") or []) + 1)]
+    return {
+        "type": "object",
+        "properties": {"factor": {"type": "string", "enum": labels}, "reason": {"type": "string"}},
+        "required": ["factor", "reason"],
+        "additionalProperties": False,
+    }
+
+
 def parse_single_factor_reply(text: str, n_factors: int, *, parser: str = "strict") -> ParseResult:
-    """P1 reply → ``label``; ``facet-v3`` applies the first-line rule only."""
+    """P1 reply → ``label``; ``facet-v3`` applies the first-line rule only. A JSON reply
+    (:func:`reply_schema`) gives its ``factor``."""
     if (refused := too_long(text)) is not None:
         return refused
+    if (reply := json_reply(text)) is not None:
+        factor = reply.get("factor")
+        if isinstance(factor, str) and factor.strip().upper() in {
+            f"F{i}" for i in range(1, n_factors + 1)
+        }:
+            return ParseResult(status="ok", label=factor.strip().upper())
+        shown = json.dumps(factor)[:40]
+        return ParseResult(
+            status="malformed",
+            problems=(f"JSON reply's factor is {shown}; expected one of F1..F{n_factors}",),
+        )
     if parser == "facet-v3":
         if is_blank(text):
             return EMPTY_REPLY
@@ -74,4 +98,5 @@ P1 = Probe(
     _applies=every_instance,
     _build=whole_instance_prompt(single_factor_prompt),
     _parse=_parse,
+    _schema=reply_schema,
 )

@@ -14,10 +14,18 @@ F1: X, F2: X
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from facetlab.probes.base import ParseResult, Probe, is_blank, whole_instance_prompt
-from facetlab.probes.parsing import find_yes_no, parse_weights_strict, parse_weights_v3, too_long
+from facetlab.probes.base import ParseResult, ParseStatus, Probe, is_blank, whole_instance_prompt
+from facetlab.probes.parsing import (
+    find_yes_no,
+    json_reply,
+    parse_weights_strict,
+    parse_weights_v3,
+    too_long,
+    weights_as_text,
+)
 from facetlab.probes.templates import (
     DEFAULT_TEMPLATE,
     case_block,
@@ -64,16 +72,41 @@ def n_factors_of(instance: Any) -> int:
     return len(field_of(instance, "factors") or [])
 
 
+def reply_schema(instance: Any) -> dict[str, Any]:
+    """The weighted reply as JSON (structured output; P2, P3, C2, anchors): a weight per
+    factor and the yes/no answer. Ranges and the sum are the parser's to check."""
+    labels = [f"F{i}" for i in range(1, n_factors_of(instance) + 1)]
+    weights = {label: {"type": "number"} for label in labels}
+    return {
+        "type": "object",
+        "properties": {
+            "weights": {"type": "object", "properties": weights, "required": labels,
+                        "additionalProperties": False},
+            "answer": {"type": "string", "enum": ["yes", "no"]},
+        },
+        "required": ["weights", "answer"],
+        "additionalProperties": False,
+    }  # fmt: skip
+
+
 def parse_weighted_reply(text: str, n_factors: int, *, parser: str = "strict") -> ParseResult:
     """Weights and yes/no answer of a weighted-rank (or C2) reply.
 
     ``parser="facet-v3"`` gives exactly the stored ``parsed_weights`` (status
-    ``"ok"`` whenever any weight was found); ``"strict"`` reports problems.
+    ``"ok"`` whenever any weight was found); ``"strict"`` reports problems. A JSON
+    reply (:func:`reply_schema`) is read as its weights and answer, by the same rules.
     """
     if is_blank(text):
         return ParseResult(status="empty", weights={}, weight_sum=0.0, problems=("empty reply",))
     if (refused := too_long(text)) is not None:
         return refused
+    if (reply := json_reply(text)) is not None:
+        text, lost = weights_as_text(reply)
+        parsed = parse_weighted_reply(text, n_factors, parser="strict")
+        if not lost:
+            return parsed
+        kept: ParseStatus = "repaired" if parsed.status == "ok" else parsed.status
+        return replace(parsed, status=kept, problems=lost + parsed.problems)
     answer, answer_problems = find_yes_no(text)
     if parser == "facet-v3":
         weights = parse_weights_v3(text, n_factors)
@@ -127,6 +160,7 @@ def _make(name: str, title: str, applies: Any) -> Probe:
         _applies=applies,
         _build=whole_instance_prompt(weighted_rank_prompt),
         _parse=_parse,
+        _schema=reply_schema,
     )
 
 

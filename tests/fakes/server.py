@@ -9,7 +9,9 @@ without network or keys:
 - ``POST {url}/v1/messages``: Anthropic format; point an Anthropic client at
   ``server.url``.
 - ``GET {url}/v1/models``: a one-model list.
-- anything in ``extra_routes`` (e.g. batch endpoints a runner test wants to fake).
+- anything in ``extra_routes`` (e.g. batch endpoints a runner test wants to fake);
+- ``GET /props`` and ``/get_server_info`` (where a self-hosted server says its slots):
+  404, and not logged, so request counts are the model calls.
 
 Behaviour knobs (all may be changed between requests; reads/writes are locked):
 
@@ -392,6 +394,10 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = None
             path = self.path.split("?", 1)[0]
+            if method == "GET" and path in ("/props", "/get_server_info"):
+                # the client asking a server's slots: this fake publishes none (not logged)
+                self._send_json(404, {"error": {"message": f"no route {method} {path}"}})
+                return
             request = FakeRequest(
                 index=-1,
                 method=method,
