@@ -56,13 +56,27 @@ _STRICT_WEIGHT = re.compile(
 )
 _MARKDOWN = re.compile(r"[*_`#>]+")
 _NO_MARKDOWN = str.maketrans("", "", "*_`#>")
-_YES_NO_START = re.compile(r"^(?:(?:final\s+)?answer\s*(?:[:\-]\s*)?)?(yes|no)\b", re.IGNORECASE)
-_ANSWER_IS = re.compile(r"\banswer\s*(?:is|:)\s*(?:[\"'*_]+\s*)?(yes|no)\b", re.IGNORECASE)
+# "Answer: yes", "Final answer - No", "A: Yes", "The answer is: YES"; never the
+# "Yes or no" / "yes/no" of a repeated question
+_YES_NO_START = re.compile(
+    r"^(?:(?:final\s+)?answer\s*(?:is\s*)?(?:[:\-]\s*)?|a\s*[:\-]\s*)?(yes|no)\b(?!\s*(?:/|or\s))",
+    re.IGNORECASE,
+)
+_ANSWER_IS = re.compile(
+    r"\banswer\s*(?:is\s*:?|:)\s*(?:[\"'*_]+\s*)?(yes|no)\b(?!\s*(?:/|or\s))", re.IGNORECASE
+)
 _P1_LABEL = re.compile(r"\bF(\d+)\b")
 _P1_LINE_START = re.compile(
     r"^(?:(?:answer|label)\s*:\s*)?(?:F|Factor)\s*(?:#\s*)?(\d+)\b", re.IGNORECASE
 )
 _P1_LOOSE = re.compile(r"\b(?:F|Factor)\s*(?:#\s*)?(\d+)\b", re.IGNORECASE)
+# A factor the reply states as its answer: "the answer is F2", "Answer: F2", "the most
+# important (single) factor in this case is F2" (a gap of at most 80 characters: linear)
+_P1_STATED = re.compile(
+    r"(?:\banswer\s*(?:is\s*)?[:=\-]?|\bmost important\b[^.\n]{0,80}?\bis)\s*(?:[\"'*_]+\s*)?"
+    r"(?:F|Factor)\s*(?:#\s*)?(\d+)\b",
+    re.IGNORECASE,
+)
 
 
 def _fmt(x: float) -> str:
@@ -371,10 +385,16 @@ def parse_label_v3(text: str, n_factors: int | None = None) -> str | None:
 
 
 def parse_label_strict(text: str, n_factors: int) -> ParseResult:
-    """P1 label with fallbacks: "Factor 3", then the first label anywhere in the reply.
+    """P1 label: the factor the reply states as its answer ("the most important factor
+    is F2"), else the label the first line starts with, else "Factor 3" or a label in
+    prose. It never guesses: two stated answers, a first line that names several
+    factors and states none, or a later statement against the first line's label are
+    malformed, saying so.
 
     >>> parse_label_strict("Factor 3 matters most.", 5).label
     'F3'
+    >>> parse_label_strict("F1: The most important single factor in this case is F2.", 5).label
+    'F2'
     >>> parse_label_strict("F9", 5).status
     'malformed'
     """
@@ -383,41 +403,56 @@ def parse_label_strict(text: str, n_factors: int) -> ParseResult:
     if (refused := too_long(text)) is not None:
         return refused
     text, clean = _prepared(text)
-    problems: list[str] = []
     pairs = zip(text.splitlines(), _aligned_lines(text, clean), strict=True)
     lines = [c for raw, c in pairs if raw.strip()]
-    first = lines[0]
-    index: int | None = None
-    m = _P1_LABEL.search(first)
-    if m is not None and _P1_LINE_START.match(first.strip()) is None:
-        problems.append("label taken from prose on the first line")
-    if m is None:
-        m = _P1_LOOSE.search(first)
-        if m is not None:
+    first = lines[0].strip()
+    leading = _P1_LINE_START.match(first)
+    stated = {_index(i) for i in _P1_STATED.findall(clean)}
+    start = _index(leading.group(1)) if leading is not None else None
+    if len(stated) > 1:
+        return _ambiguous("states several answers", stated)
+    problems: list[str] = []
+    if stated:
+        index = stated.pop()
+        if start is not None and start != index and not _P1_STATED.search(first):
+            return _ambiguous("the first line and a later statement differ", {start, index})
+        if start != index:  # "F1: The most important single factor in this case is F2"
+            problems.append(f"took the answer the reply states (F{index})")
+    elif start is not None:
+        index = start
+        if _P1_LABEL.search(first) is None:
             problems.append("label written as prose on the first line")
-    if m is None:
-        # A later line that starts with a label (e.g. after a preamble block).
-        for line in lines[1:]:
-            m = _P1_LINE_START.match(line.strip())
-            if m is not None:
-                problems.append("label not on the first line")
-                break
-    if m is None:
-        m = _P1_LOOSE.search(clean)
-        if m is not None:
-            problems.append("label only found in prose")
-    if m is None:
-        return ParseResult(status="malformed", problems=("no factor label found",))
-    index = _index(m.group(1))
+        if others := {_index(x) for x in _P1_LOOSE.findall(first)} - {index}:
+            return _ambiguous("the first line names several factors", others | {index})
+    elif named := {_index(x) for x in _P1_LOOSE.findall(first)}:
+        if len(named) > 1:
+            return _ambiguous("the first line names several factors and states none", named)
+        index = named.pop()
+        problems.append("label taken from prose on the first line")
+    elif later := next((m for x in lines[1:] if (m := _P1_LINE_START.match(x.strip()))), None):
+        index = _index(later.group(1))
+        problems.append("label not on the first line")
+    else:
+        named = {_index(x) for x in _P1_LOOSE.findall(clean)}
+        if len(named) != 1:
+            return (
+                _ambiguous("the reply names several factors and states none", named)
+                if named
+                else ParseResult(status="malformed", problems=("no factor label found",))
+            )
+        index = named.pop()
+        problems.append("label only found in prose")
     if not 1 <= index <= n_factors:
         problems.append(f"label F{index} outside F1..F{n_factors}")
         return ParseResult(status="malformed", problems=tuple(problems))
-    others = {_index(x) for x in set(_P1_LABEL.findall(first))} - {index}
-    if others:
-        problems.append("first line names several factors; took the first")
     return ParseResult(
         status="repaired" if problems else "ok", label=f"F{index}", problems=tuple(problems)
     )
+
+
+def _ambiguous(what: str, labels: set[int]) -> ParseResult:
+    shown = ", ".join(f"F{i}" for i in sorted(labels))
+    return ParseResult(status="malformed", problems=(f"ambiguous: {what} ({shown})",))
 
 
 # --------------------------------------------------------------------------- C3

@@ -102,7 +102,7 @@ def parse_weighted_reply(text: str, n_factors: int, *, parser: str = "strict") -
         return refused
     if (reply := json_reply(text)) is not None:
         text, lost = weights_as_text(reply)
-        parsed = parse_weighted_reply(text, n_factors, parser="strict")
+        parsed = parse_weighted_reply(text, n_factors, parser=parser)
         if not lost:
             return parsed
         kept: ParseStatus = "repaired" if parsed.status == "ok" else parsed.status
