@@ -211,33 +211,26 @@ def parse_retry_after(
     ``retry-after-ms`` wins (it is more precise); negative or unparseable values give
     ``None``.
     """
-    if not headers:
-        return None
-    lowered = {k.lower(): v for k, v in headers.items()}
-    millis = lowered.get("retry-after-ms")
+    lowered = {k.lower(): v for k, v in (headers or {}).items()}
+    millis = _number(lowered.get("retry-after-ms"))
     if millis is not None:
-        try:
-            value = float(millis) / 1000.0
-            if value >= 0:  # NaN compares false: ignored
-                return value
-        except ValueError:
-            pass
-    raw = lowered.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-        return value if value >= 0 else None
-    except ValueError:
-        pass
-    try:
-        parsed = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if parsed.tzinfo is None:  # an HTTP date is GMT
-        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
-    current = time.time() if now is None else now
-    return max(0.0, parsed.timestamp() - current)
+        return millis / 1000.0
+    raw = lowered.get("retry-after") or ""
+    if (seconds := _number(raw)) is not None or not raw:
+        return seconds
+    with contextlib.suppress(TypeError, ValueError, IndexError):
+        parsed = email.utils.parsedate_to_datetime(raw)  # an HTTP date is GMT
+        stamp = parsed.replace(tzinfo=parsed.tzinfo or datetime.timezone.utc).timestamp()
+        return max(0.0, stamp - (time.time() if now is None else now))
+    return None
+
+
+def _number(raw: str | None) -> float | None:
+    """A header's number when it is one from 0 up (NaN, negatives, words: None)."""
+    with contextlib.suppress(TypeError, ValueError):
+        value = float(raw)  # type: ignore[arg-type]
+        return value if 0 <= value < 1e15 else None
+    return None
 
 
 @dataclass(frozen=True)
@@ -245,9 +238,8 @@ class RateSignal:
     """What a provider's rate-limit headers said about requests (None: not said)."""
 
     limit_rpm: float | None = None
-    remaining: int | None = None
-    reset_s: float | None = None
-    """Seconds until the request count is replenished."""
+    remaining: float | None = None
+    reset_s: float | None = None  # until the request count is replenished
 
 
 _RATE_HEADERS = (
@@ -266,36 +258,18 @@ def rate_signal(headers: Mapping[str, str], *, now: float | None = None) -> Rate
 
     >>> rate_signal({"x-ratelimit-limit-requests": "500", "x-ratelimit-remaining-requests": "0",
     ...              "x-ratelimit-reset-requests": "1m0.5s"})
-    RateSignal(limit_rpm=500.0, remaining=0, reset_s=60.5)
+    RateSignal(limit_rpm=500.0, remaining=0.0, reset_s=60.5)
     """
-    for limit, remaining, reset in _RATE_HEADERS:
-        if limit in headers or remaining in headers:
-            return RateSignal(
-                _finite(headers.get(limit)),
-                _whole(headers.get(remaining)),
-                _reset(headers.get(reset), now),
-            )
+    for names in _RATE_HEADERS:
+        limit, remaining, reset = (headers.get(name) for name in names)
+        if limit is not None or remaining is not None:
+            return RateSignal(_number(limit), _number(remaining), _reset_s(reset or "", now))
     return None
 
 
-def _finite(raw: str | None) -> float | None:
-    with contextlib.suppress(TypeError, ValueError):
-        value = float(raw)  # type: ignore[arg-type]
-        return value if 0 < value < 1e12 else None
-    return None
-
-
-def _whole(raw: str | None) -> int | None:
-    value = _finite(raw) if raw not in ("0", "0.0") else 0.0
-    return int(value) if value is not None else None
-
-
-def _reset(raw: str | None, now: float | None) -> float | None:
-    if not raw:
-        return None
-    parts = _DURATION.findall(raw[:40])
-    if parts and "".join(n + u for n, u in parts) == raw.strip():
-        return sum(float(n) * _UNIT_S[u] for n, u in parts)
+def _reset_s(raw: str, now: float | None) -> float | None:
+    if parts := _DURATION.findall(raw[:40]):
+        return sum(float(n) * _UNIT_S[unit] for n, unit in parts)
     with contextlib.suppress(ValueError):
         when = datetime.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
         return max(0.0, when.timestamp() - (time.time() if now is None else now))
@@ -323,45 +297,16 @@ def provider_message(body: object, fallback: str) -> str:
     return fallback
 
 
-@dataclass(frozen=True)
-class SDKErrors:
-    """The exception classes of one official SDK (``anthropic`` or ``openai``), by role.
-
-    Both SDKs define the same classes; mapping by ``isinstance`` on the SDK's own
-    classes covers their subclasses (e.g. anthropic's ``DeadlineExceededError``).
-    """
-
-    status: type[BaseException]
-    timeout: type[BaseException]
-    connection: type[BaseException]
-    validation: type[BaseException]
-    base: type[BaseException]
-
-    @property
-    def all(self) -> tuple[type[BaseException], ...]:
-        return (self.base, self.status, self.timeout, self.connection, self.validation)
-
-
-def sdk_error_types(module: Any) -> SDKErrors:
-    """The exception classes of an SDK module that :func:`map_sdk_error` understands."""
-    return SDKErrors(
-        status=module.APIStatusError,
-        timeout=module.APITimeoutError,
-        connection=module.APIConnectionError,
-        validation=module.APIResponseValidationError,
-        base=module.APIError,
-    )
-
-
 def map_sdk_error(
     exc: BaseException,
     *,
-    errors: SDKErrors,
+    sdk: Any,
     provider: str,
     secrets: Iterable[str | None] = (),
     request_id_header: str = "x-request-id",
 ) -> BackendError:
-    """Map an ``anthropic``/``openai`` SDK exception to a facetlab backend error.
+    """Map an ``anthropic``/``openai`` SDK exception to a facetlab backend error (``sdk``:
+    the SDK's module; both define the same classes, and their subclasses are mapped too).
 
     The provider decides here what is worth retrying:
 
@@ -391,7 +336,7 @@ def map_sdk_error(
             ),
             provider=provider,
         )
-    if isinstance(exc, errors.status) and isinstance(status, int):
+    if isinstance(exc, sdk.APIStatusError) and isinstance(status, int):
         response = getattr(exc, "response", None)
         headers = dict(response.headers.items()) if response is not None else {}
         body = getattr(exc, "body", None)
@@ -404,15 +349,15 @@ def map_sdk_error(
                 text, provider=provider, status=status, retry_after=parse_retry_after(headers)
             )
         return PermanentBackendError(text, provider=provider, status=status)
-    if isinstance(exc, (errors.validation, json.JSONDecodeError, UnicodeDecodeError)):
+    if isinstance(exc, (sdk.APIResponseValidationError, json.JSONDecodeError, UnicodeDecodeError)):
         return TransientBackendError(
             redact(f"{provider}: unparseable response body ({name}: {exc})", secrets),
             provider=provider,
             status=status if isinstance(status, int) else None,
         )
-    if isinstance(exc, errors.timeout):  # a subclass of the connection error: first
+    if isinstance(exc, sdk.APITimeoutError):  # a subclass of the connection error: first
         return TransientBackendError(f"{provider}: request timed out", provider=provider)
-    if isinstance(exc, errors.connection):
+    if isinstance(exc, sdk.APIConnectionError):
         cause = exc.__cause__ or exc.__context__
         detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
         return TransientBackendError(
@@ -526,47 +471,14 @@ def check_http_transport(transport: str) -> None:
             ) from None
 
 
-T = TypeVar("T")
-
-
-class LoopBoundClient(Generic[T]):
-    """An async SDK client that is rebuilt when used from another event loop.
-
-    An ``AsyncAnthropic``/``AsyncOpenAI`` connection pool belongs to the loop that
-    first used it; the sync :func:`facetlab.backends.generate` runs each call in a
-    fresh loop, so a pooled client would fail with "Event loop is closed" on the
-    second call. A client passed in by the caller (``factory=None``) is never rebuilt.
-    """
-
-    def __init__(self, client: T, factory: Callable[[], T] | None) -> None:
-        self._client = client
-        self._factory = factory
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def get(self) -> T:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no loop: hand out the current client
-            return self._client
-        if self._loop is None:
-            self._loop = loop
-        elif self._loop is not loop and self._factory is not None:
-            self._client = self._factory()
-            self._loop = loop
-        return self._client
-
-    def current(self) -> T:
-        return self._client
-
-
 class MalformedReplyError(ValueError):
     """A 200 reply that is not a valid provider response (an HTML page, ``{}``, bytes)."""
 
 
+# The most a model's reply may hold, decoded (gzip, deflate, br): every backend reads at
+# most this much of a body and refuses a larger one (a reply at the largest max_tokens
+# is well under 1 MiB).
 MAX_REPLY_BYTES = 16 * 2**20
-"""The most a model's reply may hold, decoded (gzip, deflate, br): every backend reads
-at most this much of a body and refuses a larger one (a reply at the largest
-``max_tokens`` is well under 1 MiB)."""
 
 
 class ReplyBodyError(Exception):
@@ -600,21 +512,12 @@ class CappedBody:
 
 
 async def read_reply(response: Any) -> bytes:
-    """An httpx response's decoded body within the cap (:class:`CappedBody`). The
-    transport's own error while reading (aiohttp calls a broken chunked encoding "400")
-    is a body that broke off, not an HTTP status."""
-    try:
-        body = CappedBody(response.headers)
-        async for chunk in response.aiter_bytes():
-            body.add(chunk)
-    except ReplyBodyError:
-        raise
-    except Exception as exc:
-        first = (str(exc).strip().splitlines() or [""])[0]
-        raise ReplyBodyError(
-            f"connection failed or dropped mid-reply ({type(exc).__name__}: {first})",
-            transient=True,
-        ) from None
+    """An httpx response's decoded body within the cap (:class:`CappedBody`). (An error
+    of the transport while reading reaches :func:`map_sdk_error` as a dropped connection,
+    directly or as the SDK's error's cause.)"""
+    body = CappedBody(response.headers)
+    async for chunk in response.aiter_bytes():
+        body.add(chunk)
     return b"".join(body.parts)
 
 
@@ -648,7 +551,7 @@ ClientT = TypeVar("ClientT", bound=AsyncClosable)
 class SDKBackend(Generic[ClientT]):
     """What the Anthropic and OpenAI backends share around their official async SDK client.
 
-    A subclass sets ``provider`` and ``sdk_errors``, builds its client in
+    A subclass sets ``provider`` and ``sdk``, builds its client in
     ``__init__`` and hands it to :meth:`_bind_client`, and implements
     :meth:`request_body`, :meth:`_send` and :meth:`response_from_message`; the call
     itself (timing, error mapping with secrets redacted) and ``aclose`` live here.
@@ -657,11 +560,9 @@ class SDKBackend(Generic[ClientT]):
     provider: str
     model: str
     base_url: str | None
-    sdk_errors: SDKErrors
-    """The SDK's exception classes (see :func:`sdk_error_types`)."""
+    sdk: Any  # the SDK's module (anthropic, openai): its exception classes
     request_id_header: str = "x-request-id"
-    rate_signal: RateSignal | None = None
-    """What the last reply's rate-limit headers said (the model client paces by it)."""
+    rate_signal: RateSignal | None = None  # the last reply's headers (the client paces by it)
 
     async def _on_response(self, response: Any) -> None:
         """Each reply to a model call: its body read within the cap, its rate headers kept."""
@@ -683,12 +584,23 @@ class SDKBackend(Generic[ClientT]):
                 raise TypeError("_bind_client needs a client or a factory")
             client = factory()
         self._secret: str | None = api_key or getattr(client, "api_key", None)
-        self._clients = LoopBoundClient(client, factory if rebuildable else None)
+        self._client, self._factory = client, factory if rebuildable else None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def client(self) -> ClientT:
-        """The SDK client for the running event loop (the runner's batch support uses it)."""
-        return self._clients.get()
+        """The SDK client for the running event loop (the runner's batch support uses it).
+
+        A pooled SDK client belongs to the loop that first used it, and the sync
+        :func:`facetlab.backends.generate` runs each call in a fresh loop: a client of
+        facetlab's own making is rebuilt for a new loop (one passed in never is).
+        """
+        with contextlib.suppress(RuntimeError):  # no running loop: the current client
+            loop = asyncio.get_running_loop()
+            if self._loop is not None and self._loop is not loop and self._factory is not None:
+                self._client = self._factory()
+            self._loop = loop
+        return self._client
 
     def __repr__(self) -> str:
         where = f", base_url={redact_url(self.base_url)!r}" if self.base_url else ""
@@ -713,7 +625,7 @@ class SDKBackend(Generic[ClientT]):
         """The facetlab error for an SDK exception (also used by batch collection)."""
         return map_sdk_error(
             exc,
-            errors=self.sdk_errors,
+            sdk=self.sdk,
             provider=self.provider,
             secrets=(self._secret,),
             request_id_header=self.request_id_header,
@@ -724,7 +636,7 @@ class SDKBackend(Generic[ClientT]):
         started = time.perf_counter()
         # JSONDecodeError / UnicodeDecodeError: a 200 whose body is not JSON (a broken proxy)
         mapped: tuple[type[BaseException], ...] = (
-            *self.sdk_errors.all,
+            self.sdk.APIError,
             json.JSONDecodeError,
             UnicodeDecodeError,
             ReplyBodyError,
@@ -748,7 +660,7 @@ class SDKBackend(Generic[ClientT]):
         return response
 
     async def aclose(self) -> None:
-        await self._clients.current().close()
+        await self._client.close()
 
 
 def with_extra(

@@ -29,7 +29,6 @@ from facetlab.backends._common import (
     require_fields,
     resolve_api_key,
     sdk_client_options,
-    sdk_error_types,
     thinking_config,
     with_extra,
 )
@@ -106,7 +105,7 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
     """Claude models through the Messages API."""
 
     provider = "anthropic"
-    sdk_errors = sdk_error_types(anthropic)
+    sdk = anthropic
     request_id_header = "request-id"
     declaration = Declaration(
         http_timeout=True,

@@ -41,7 +41,6 @@ from facetlab.backends._common import (
     require_fields,
     resolve_api_key,
     sdk_client_options,
-    sdk_error_types,
     with_extra,
 )
 from facetlab.backends.base import (
@@ -63,9 +62,9 @@ _NO_KEY = "no-key-needed"  # local servers ignore the key, but the SDK wants a n
 # repeat of that body fails the same way.
 _INVALID_BODY = re.compile(r"validation errors?:.*?'loc': \('body'", re.DOTALL)
 
+# Where a self-hosted server says how many requests it runs at once: llama.cpp's
+# llama-server and SGLang (vLLM publishes no such figure over HTTP)
 SLOTS_PUBLISHED = (("/props", "total_slots"), ("/get_server_info", "max_running_requests"))
-"""Where a self-hosted server says how many requests it runs at once: llama.cpp's
-``llama-server`` and SGLang (vLLM publishes no such figure over HTTP)."""
 
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
 StructuredFormat = Literal["json_schema", "json_object", "llama.cpp"]
@@ -142,7 +141,7 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
     """Chat Completions against api.openai.com or any OpenAI-compatible ``base_url``."""
 
     provider = "openai"
-    sdk_errors = sdk_error_types(openai)
+    sdk = openai
     env_key = ENV_KEY
     declaration = Declaration(
         http_timeout=True,
@@ -251,9 +250,10 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
         root = self.base_url.rstrip("/").removesuffix("/v1")
         for path, name in SLOTS_PUBLISHED:
             with contextlib.suppress(Exception):  # a 404, a page that is not JSON: not said
-                said = await self.client.get(root + path, cast_to=object, options={"timeout": 5})
-                slots = said.get(name) if isinstance(said, dict) else None
-                if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0:
+                said: Any = await self.client.get(
+                    root + path, cast_to=object, options={"timeout": 5}
+                )
+                if type(slots := said.get(name)) is int and slots > 0:  # not a bool
                     return slots
         return None
 

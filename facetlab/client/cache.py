@@ -170,17 +170,13 @@ class ResponseCache:
         in memory. Raises :class:`CacheWriteError` (the sweep stops) unless the first
         or second write worked."""
         path = self._path(key)
-        try:
-            atomic_write_text(path, text)
-            return
-        except OSError as first:
-            self.full = self.full or first
-        try:  # a passing failure (another process freed space, a flaky mount)
-            atomic_write_text(path, text)
-            self.unsaved.pop(key, None)
-            return
-        except OSError as second:
-            cause = second
+        for _ in range(2):  # the second for a passing failure (space freed, a flaky mount)
+            try:
+                atomic_write_text(path, text)
+                self.unsaved.pop(key, None)
+                return
+            except OSError as failed:
+                self.full, cause = self.full or failed, failed
         if self._release_reserve():
             try:
                 atomic_write_text(path, text)

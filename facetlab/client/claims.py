@@ -12,8 +12,8 @@ process that dies, so a SIGKILL leaves nothing to clean up.
 POSIX record locks belong to the process, not to the file descriptor, and closing any
 descriptor of the file drops them all; so each process opens the lock file once (and
 keeps it open), and tasks of one process claiming the same key are kept apart by a set
-of held keys. Where ``fcntl`` does not exist (Windows), each key gets its own lock file
-through ``filelock``, as before.
+of held keys. POSIX record locks exist on Linux and macOS; elsewhere (Windows) a cache
+cannot be claimed, and :func:`claim_key` says so.
 """
 
 from __future__ import annotations
@@ -104,9 +104,7 @@ async def claim_key(root: Path, key: str, *, poll_s: float = 0.05) -> AsyncItera
     Waits, without blocking the event loop, while another task or process holds it.
     """
     if fcntl is None:  # pragma: no cover - Windows
-        async with _claim_with_lock_file(root, key, poll_s=poll_s):
-            yield
-        return
+        raise OSError("claiming a cache key needs POSIX record locks (fcntl): Linux or macOS")
     handle = _claim_file(root)
     while not handle.try_claim(key):
         await asyncio.sleep(poll_s)
@@ -114,24 +112,3 @@ async def claim_key(root: Path, key: str, *, poll_s: float = 0.05) -> AsyncItera
         yield
     finally:
         handle.release(key)
-
-
-@contextlib.asynccontextmanager
-async def _claim_with_lock_file(
-    root: Path, key: str, *, poll_s: float
-) -> AsyncIterator[None]:  # pragma: no cover - Windows
-    import filelock
-
-    path = root / key[:2] / f"{key}.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(path, mode=0o644, thread_local=False)
-    while True:
-        try:
-            lock.acquire(timeout=0)
-            break
-        except filelock.Timeout:
-            await asyncio.sleep(poll_s)
-    try:
-        yield
-    finally:
-        lock.release()

@@ -69,22 +69,17 @@ from facetlab.client.retry import is_rate_limit
 from facetlab.errors import ConfigError
 from facetlab.numbers import check_number
 
-START_CONCURRENCY = 2
-"""Calls in flight before anything is known of a server without a rate (start low)."""
+START_CONCURRENCY = 2  # calls in flight before anything is known of a server without a rate
 
 WINDOW_SLACK_S = 0.010
 """How much longer than the provider's window a rate window is kept (send-to-arrival jitter)."""
 
-RATE_CUT = 0.9
-"""A 429 sets the learned rate to this share of the rate that was refused."""
-CUT_SPACING_S = 1.0
-"""At most one cut of the learned rate per this many seconds."""
-RECOVER_S = 1.0
-"""Each this many seconds without a cut, the learned rate recovers one step."""
-RATE_PROBE = 1.02
-"""Above the rate last refused, a recovery step raises the rate by this factor."""
-HOLD_ROUNDS = 8
-"""Rounds a taken-back raise is not tried again (doubled each time, up to eight times)."""
+# The constants of the learned rate and of the probed cap (see the module docstring)
+RATE_CUT = 0.9  # a 429 sets the rate to this share of the rate refused
+CUT_SPACING_S = 1.0  # at most one cut per this many seconds
+RECOVER_S = 1.0  # each this many seconds without a cut, one recovery step
+RATE_PROBE = 1.02  # above the rate last refused, a step raises the rate by this factor
+HOLD_ROUNDS = 8  # rounds a taken-back raise is not tried again (doubled each time, to 64)
 
 
 class Clock:
@@ -278,10 +273,7 @@ class ProviderLimiter:
         self._sent: deque[float] = deque()  # send times in the last second (learning)
         self._paused_until = 0.0
         self.in_flight = 0
-        self.latency_s: float | None = None
-        """Moving average of the answered calls' latency (s)."""
-        self.capacity: int | None = None
-        """Requests the server said it runs at once (see :meth:`learn_capacity`)."""
+        self.capacity: int | None = None  # what the server said it runs at once
         self._probed = False
         self._probe_lock = asyncio.Lock()
         # the probing of the cap when no rate is known: the round so far, the raise
@@ -398,7 +390,6 @@ class ProviderLimiter:
     def _answered(self, started: float) -> None:
         now = self.clock.now()
         latency = now - started
-        self.latency_s = latency if self.latency_s is None else 0.8 * self.latency_s + 0.2 * latency
         if self._learn and self.learned_rpm is not None and now - self._last_change > RECOVER_S:
             self._recover(now)
         if not self._auto or self._rate_known() or self.capacity is not None:

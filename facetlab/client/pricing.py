@@ -221,9 +221,9 @@ def price_for(model: str, *, endpoint: str | None = None) -> Price | None:
     return None
 
 
+# No call reads or writes a billion tokens: a larger usage is not a count (10^400 would
+# not even convert to a float), and the call is charged its worst case instead.
 MAX_TOKENS_PER_CALL = 10**9
-"""No call reads or writes a billion tokens: a larger usage is not a count (10^400 would
-not even convert to a float), and the call is charged its worst case instead."""
 
 
 def is_count(value: object) -> bool:

@@ -173,20 +173,13 @@ def weights_as_text(reply: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
     """A JSON weighted reply (``{"weights": {"F1": 60, ...}, "answer": "yes"}``) as the
     canonical ``F1: 60, F2: 40`` line and its answer line, for the text parser; with what
     could not be carried over (a weight that is not a number)."""
-    weights = reply.get("weights")
-    problems: list[str] = []
-    pairs: list[str] = []
-    for label, value in weights.items() if isinstance(weights, dict) else ():
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            pairs.append(f"{label}: {value!r}")
-        else:
-            problems.append(
-                f"JSON weight {str(label)[:20]} is {json.dumps(value)[:40]}, not a number"
-            )
+    weights, answer = reply.get("weights"), reply.get("answer")
     if not isinstance(weights, dict):
-        problems.append("JSON reply has no 'weights' object")
-    answer = reply.get("answer")
-    return ", ".join(pairs) + "\n" + (answer if isinstance(answer, str) else ""), tuple(problems)
+        return "\n", ("JSON reply has no 'weights' object",)
+    numbers = {k: v for k, v in weights.items() if type(v) in (int, float)}  # not a bool
+    lost = tuple(f"JSON weight {str(k)[:20]} is not a number" for k in weights if k not in numbers)
+    line = ", ".join(f"{label}: {value!r}" for label, value in numbers.items())
+    return line + "\n" + (answer if isinstance(answer, str) else ""), lost
 
 
 # --------------------------------------------------------------------------- weights
