@@ -621,6 +621,19 @@ class SDKBackend(Generic[ClientT]):
     async def _send(self, body: dict[str, Any]) -> Any:
         raise NotImplementedError
 
+    async def _post(self, path: str, body: dict[str, Any], **options: Any) -> Any:
+        """POST the exact ``body`` through the SDK (its auth, errors and pool) and read the
+        reply's JSON as is: the SDK's typed models would cost more CPU than the rest of
+        the call (docs/running.md), and the reply converters read dicts too."""
+        import httpx2  # the SDKs' HTTP client: loaded with them
+
+        send = self.client.post  # type: ignore[attr-defined]
+        reply = await send(path, body=body, cast_to=httpx2.Response, options=options)
+        data = json.loads(reply.content)
+        if isinstance(data, dict):
+            data.setdefault("_request_id", reply.headers.get(self.request_id_header))
+        return data
+
     def map_error(self, exc: BaseException) -> BackendError:
         """The facetlab error for an SDK exception (also used by batch collection)."""
         return map_sdk_error(

@@ -195,6 +195,6 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
         return response_from_message(message, latency_s=latency_s)
 
     async def _send(self, body: dict[str, Any]) -> Any:
-        # The SDK's ``post`` with the exact body (``messages.create`` only passes its
-        # fields on, and would refuse an ``extra_body`` field as a keyword)
-        return await self.client.post("/v1/messages", body=body, cast_to=anthropic.types.Message)
+        # the exact body (``messages.create`` only passes its fields on, and would refuse
+        # an extra_body field as a keyword)
+        return await self._post("/v1/messages", body)

@@ -410,7 +410,9 @@ class ProviderLimiter:
                 self._doubling, self._hold = False, self._hold_for
                 self._hold_for = min(8 * HOLD_ROUNDS, 2 * self._hold_for)
                 self._resize(before)  # the raise only queued in the server
-        elif self._hold:
+            if self._raised is not None or self._hold:
+                return
+        if self._hold:
             self._hold -= 1
         elif busy and cap < self.limits.max_concurrency:
             self._raised = (cap, throughput, mean, 1)

@@ -38,13 +38,7 @@ from facetlab.backends.base import (
 from facetlab.client.cache import ResponseCache
 from facetlab.client.limits import Limits, ProviderLimiter
 from facetlab.client.meter import NO_RESERVATION, CostMeter, Reservation
-from facetlab.client.pricing import (
-    BATCH_DISCOUNT,
-    cost_usd,
-    estimate_tokens,
-    is_count,
-    price_for,
-)
+from facetlab.client.pricing import BATCH_DISCOUNT, estimate_tokens, is_count, price_for
 from facetlab.client.retry import (
     RetryPolicy,
     describe,
@@ -189,8 +183,9 @@ class ModelClient:
         self.unusable_usage = 0
         """Replies whose token usage was missing or not a count (charged their worst case)."""
         self._rng = rng or random.Random()
-        price = price_for(self.price_model, endpoint=self.endpoint)
-        if self.meter.budget_usd is not None and price is None:
+        self.price = price_for(self.price_model, endpoint=self.endpoint)
+        """The model's price, read once (``None``: unknown)."""
+        if self.meter.budget_usd is not None and self.price is None:
             raise ConfigError(
                 f"--budget-usd needs a price for {self.price_model!r}, and the price table has "
                 "none; add it with FACETLAB_PRICES=<file.json>"
@@ -203,13 +198,8 @@ class ModelClient:
 
     def worst_cost(self, request: ModelRequest) -> float | None:
         """The most ``request`` can cost: its estimated prompt and a reply at ``max_tokens``."""
-        system = request.params.system or ""
-        return cost_usd(
-            self.price_model,
-            estimate_tokens(request.prompt + system),
-            request.params.max_tokens,
-            endpoint=self.endpoint,
-        )
+        tokens = estimate_tokens(request.prompt + (request.params.system or ""))
+        return self.price.cost(tokens, request.params.max_tokens) if self.price else None
 
     async def generate(
         self,
@@ -358,13 +348,10 @@ class ModelClient:
     def cost_of(self, response: ModelResponse, *, batch: bool = False) -> float | None:
         """What ``response`` cost by the price table (None: no price or no usage)."""
         usage = response.usage
-        return cost_usd(
-            self.price_model,
-            usage.input_tokens,
-            usage.output_tokens,
-            batch=batch,
-            cached_input_tokens=usage.cached_input_tokens,
-            endpoint=self.endpoint,
+        if self.price is None:
+            return None
+        return self.price.cost(
+            usage.input_tokens, usage.output_tokens, batch=batch, cached=usage.cached_input_tokens
         )
 
     def settle(self, reservation: Reservation, cost: float | None) -> None:

@@ -59,6 +59,30 @@ class Price:
             return self.input_per_mtok
         return self.cached_input_per_mtok
 
+    def cost(
+        self,
+        input_tokens: object,
+        output_tokens: object,
+        *,
+        batch: bool = False,
+        cached: object = None,
+    ) -> float | None:
+        """USD for one call; ``None`` when its usage is not counts (a free price is 0 all
+        the same). ``cached`` input tokens (part of the input) are billed at the cached
+        rate; reasoning tokens are part of the output."""
+        if self.input_per_mtok == 0 and self.output_per_mtok == 0:
+            return 0.0
+        if not (is_count(input_tokens) and is_count(output_tokens)):
+            return None
+        assert isinstance(input_tokens, int) and isinstance(output_tokens, int)  # checked
+        read = min(cached, input_tokens) if isinstance(cached, int) and is_count(cached) else 0
+        usd = (
+            (input_tokens - read) * self.input_per_mtok
+            + read * self.cached_rate
+            + output_tokens * self.output_per_mtok
+        ) / 1e6
+        return usd * BATCH_DISCOUNT if batch else usd
+
 
 _ANTHROPIC = (
     "Anthropic pricing page (claude.com/pricing); cache reads at 0.1x input (Anthropic's "
@@ -253,25 +277,12 @@ def cost_usd(
     cached_input_tokens: int | None = None,
     endpoint: str | None = None,
 ) -> float | None:
-    """USD for one call; ``None`` when the price or the usage is unknown.
-
-    ``cached_input_tokens`` (part of ``input_tokens``) are billed at the cached rate;
-    reasoning tokens are part of ``output_tokens``.
-    """
+    """USD for one call by ``model``'s price (:meth:`Price.cost`); ``None`` when the
+    price or the usage is unknown."""
     price = price_for(model, endpoint=endpoint)
-    if price is not None and price.input_per_mtok == 0 and price.output_per_mtok == 0:
-        return 0.0  # free providers cost nothing even when they report no usage
-    if price is None or not all(is_count(n) for n in (input_tokens, output_tokens)):
+    if price is None:
         return None
-    assert isinstance(input_tokens, int) and isinstance(output_tokens, int)  # checked above
-    cached = cached_input_tokens if is_count(cached_input_tokens) else 0
-    cached = min(cached or 0, input_tokens)
-    usd = (
-        (input_tokens - cached) * price.input_per_mtok
-        + cached * price.cached_rate
-        + output_tokens * price.output_per_mtok
-    ) / 1e6
-    return usd * BATCH_DISCOUNT if batch else usd
+    return price.cost(input_tokens, output_tokens, batch=batch, cached=cached_input_tokens)
 
 
 def estimate_tokens(text: str) -> int:

@@ -501,6 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--max-queued", type=int, default=None)
     ap.add_argument("--queue-full-status", type=int, default=503)
     ap.add_argument("--retry-after", type=float, default=None)
+    ap.add_argument("--props", action="store_true", help="Answer GET /props (llama.cpp).")
     args = ap.parse_args(argv)
     spec = EngineSpec(
         slots=args.slots,
@@ -510,6 +511,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_queued=args.max_queued,
         queue_full_status=args.queue_full_status,
         retry_after_s=args.retry_after,
+        props=args.props,
     )
     with FakeEngine(spec) as engine:
         print(engine.openai_base_url, flush=True)
