@@ -12,8 +12,6 @@ from typing import Annotated
 
 import typer
 
-from facetlab.backends._common import redacting
-
 app = typer.Typer(
     name="facetlab",
     help="Measure whether an LLM's stated reasons are the reasons it used (FACET probes, CRAFT).",
@@ -46,6 +44,8 @@ def _main(
     ] = False,
 ) -> None:
     """Options of the ``facetlab`` command itself; the help text is the app's."""
+    from facetlab.backends._common import redacting  # not for --help: ~60 ms of imports
+
     # the last line of defence on the console: no known secret shape is printed
     sys.stdout, sys.stderr = redacting(sys.stdout), redacting(sys.stderr)
 

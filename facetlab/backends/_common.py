@@ -9,11 +9,8 @@ either into facetlab's :class:`~facetlab.errors.TransientBackendError` /
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
-import datetime
-import email.utils
 import errno
 import json
 import os
@@ -218,6 +215,9 @@ def parse_retry_after(
     raw = lowered.get("retry-after") or ""
     if (seconds := _number(raw)) is not None or not raw:
         return seconds
+    import datetime
+    import email.utils  # here: `facetlab --help` imports this module
+
     with contextlib.suppress(TypeError, ValueError, IndexError):
         parsed = email.utils.parsedate_to_datetime(raw)  # an HTTP date is GMT
         stamp = parsed.replace(tzinfo=parsed.tzinfo or datetime.timezone.utc).timestamp()
@@ -270,8 +270,10 @@ def rate_signal(headers: Mapping[str, str], *, now: float | None = None) -> Rate
 def _reset_s(raw: str, now: float | None) -> float | None:
     if parts := _DURATION.findall(raw[:40]):
         return sum(float(n) * _UNIT_S[unit] for n, unit in parts)
+    from datetime import datetime
+
     with contextlib.suppress(ValueError):
-        when = datetime.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
+        when = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
         return max(0.0, when.timestamp() - (time.time() if now is None else now))
     return None
 
@@ -585,7 +587,7 @@ class SDKBackend(Generic[ClientT]):
             client = factory()
         self._secret: str | None = api_key or getattr(client, "api_key", None)
         self._client, self._factory = client, factory if rebuildable else None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop: object = None
 
     @property
     def client(self) -> ClientT:
@@ -595,8 +597,10 @@ class SDKBackend(Generic[ClientT]):
         :func:`facetlab.backends.generate` runs each call in a fresh loop: a client of
         facetlab's own making is rebuilt for a new loop (one passed in never is).
         """
+        from asyncio import get_running_loop  # here: `facetlab --help` imports this module
+
         with contextlib.suppress(RuntimeError):  # no running loop: the current client
-            loop = asyncio.get_running_loop()
+            loop = get_running_loop()
             if self._loop is not None and self._loop is not loop and self._factory is not None:
                 self._client = self._factory()
             self._loop = loop

@@ -23,19 +23,19 @@ Example::
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from facetlab.backends.base import Backend, ModelRequest
 from facetlab.errors import BackendError, ConfigError, FacetlabError
-from facetlab.instances import CUE_PHRASES, Instance, load_instance
-from facetlab.instances.rewrites import cue_phrases_in, rewrite_flags
+
+if TYPE_CHECKING:  # the instances and backends load when a draft is made (`--help` is fast)
+    from facetlab.backends.base import Backend
+    from facetlab.instances import Instance
 
 __all__ = [
     "Draft",
@@ -69,6 +69,8 @@ def _case(instance: Instance) -> str:
 
 
 def _cues() -> str:
+    from facetlab.instances import CUE_PHRASES
+
     return ", ".join(f'"{c}"' for c in CUE_PHRASES)
 
 
@@ -104,6 +106,8 @@ class Draft:
 
     @property
     def cue_phrases(self) -> list[str]:
+        from facetlab.instances.rewrites import cue_phrases_in
+
         return list(dict.fromkeys(cue_phrases_in(self.text or "")))
 
 
@@ -117,6 +121,7 @@ def _clean(reply: str) -> str:
 
 
 async def _ask(backend: Backend, prompts: Sequence[tuple[str, str, str]], kind: str) -> list[Draft]:
+    from facetlab.backends.base import ModelRequest
     from facetlab.client import ModelClient
 
     client = ModelClient(backend)  # retries and the provider's rate limits, as a sweep has
@@ -166,12 +171,16 @@ def draft_rewrites(
             )
         prompts = [(label, instance.factor(label).factor_id, adversarial_prompt(instance, label))]
     backend = get_backend(model, base_url=base_url)
+    import asyncio
+
     return asyncio.run(_ask(backend, prompts, kind))
 
 
 def _review(
     kind: DraftKind, model: str, drafts: Sequence[Draft], instance: Instance
 ) -> dict[str, Any]:
+    from facetlab.instances.rewrites import rewrite_flags
+
     flags = {  # identical, answer-like or cued rewrites: facetlab.instances.rewrites
         d.label: found
         for d in drafts
@@ -256,6 +265,9 @@ def draft_command(
     """
     if kind not in ("c2", "adversarial"):
         raise typer.BadParameter(f"expected c2 or adversarial, got {kind!r}", param_hint="KIND")
+    from facetlab.instances import load_instance
+    from facetlab.instances.rewrites import rewrite_flags
+
     chosen: DraftKind = "c2" if kind == "c2" else "adversarial"
     try:
         if out.exists():  # checked before any paid call; write_review checks again

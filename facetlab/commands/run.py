@@ -10,7 +10,6 @@ import typer
 
 from facetlab.backends.base import DEFAULT_TIMEOUT_S, MAX_RETRY_AFTER_S, SamplingParams
 from facetlab.errors import FacetlabError, SweepInterrupted
-from facetlab.probes.templates import TEMPLATES
 
 if TYPE_CHECKING:
     from facetlab.runner.sweepconfig import SweepConfig
@@ -123,7 +122,7 @@ def run_command(
         typer.Option(
             "--template",
             metavar="<facet-v3|facetlab-v1>",
-            help=f"Prompt template: {' or '.join(TEMPLATES)}.",
+            help="Prompt template: facet-v3 or facetlab-v1.",  # TEMPLATES: not imported for --help
         ),
     ] = "facet-v3",
     temperature: Annotated[

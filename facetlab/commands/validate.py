@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from facetlab.instances import FileKind
+if TYPE_CHECKING:
+    from facetlab.instances import FileKind
 
 
 def validate_command(
