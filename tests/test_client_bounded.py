@@ -6,7 +6,7 @@
 - usage of 10^400 tokens neither crashes nor stalls a call or a run: it is charged the
   call's worst case;
 - a ``FACETLAB_PRICES`` key written ``provider/model`` prices that model, and a key that
-  prices no model of a run is named.
+  prices another spelling of a local (free) model is said.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from test_runner_helpers import StubSuite, make_instances
 from facetlab.backends import Backend, ModelRequest, SamplingParams, get_backend
 from facetlab.backends._common import MAX_REPLY_BYTES
 from facetlab.client import CallFailed, CostMeter, ModelClient, RetryPolicy
-from facetlab.client.pricing import price_for, unused_price_keys
+from facetlab.client.pricing import price_for
 
 ONE_TRY = RetryPolicy(max_attempts=1)
 TWO_TRIES = RetryPolicy(max_attempts=2, base_delay_s=0.01, max_delay_s=0.01)
@@ -182,10 +182,13 @@ def test_a_sweep_whose_every_reply_reports_10_to_the_400_tokens_ends(
 def test_a_prices_key_written_provider_slash_model_prices_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    priced(tmp_path, monkeypatch, {"openai/mock": {"input": 1, "output": 2},
-                                   "openai/mokc": {"input": 1, "output": 2}})  # fmt: skip
+    priced(tmp_path, monkeypatch, {"openai/mock": {"input": 1, "output": 2}})
     local = "http://127.0.0.1:9/v1"
     price = price_for("openai/mock", endpoint=local)  # loopback, yet priced: it is named
     assert price is not None and price.input_per_mtok == 1.0
     assert price_for("anthropic/mock") is None  # the provider is part of such a key
-    assert unused_price_keys(["openai/mock?base_url=" + local]) == ["openai/mokc"]
+    # a key that prices another spelling: the local model is free, and that is said
+    priced(tmp_path, monkeypatch, {"openai/mokc": {"input": 1, "output": 2}})
+    with pytest.warns(UserWarning, match="FACETLAB_PRICES prices openai/mokc, not openai/mock"):
+        free = price_for("openai/mock?base_url=" + local)
+    assert free is not None and free.input_per_mtok == 0.0

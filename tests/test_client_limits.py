@@ -200,9 +200,9 @@ def test_rate_limit_headers_pace_at_the_providers_limit_and_pause_until_its_rese
     clock = VirtualClock()
     lim = limiter(clock)
     lim.observe(RateSignal(limit_rpm=600, remaining=5, reset_s=0.5))
-    assert lim.learned_rpm == 600 and not lim.paused
+    assert lim.learned_rpm == 600 and lim._paused_until <= clock.now()
     lim.observe(RateSignal(limit_rpm=600, remaining=0, reset_s=0.5))
-    assert lim.paused
+    assert lim._paused_until > clock.now()
     lim.observe(None)  # no headers: nothing changes
     fixed = limiter(clock, requests_per_minute=60)
     fixed.observe(RateSignal(limit_rpm=600))
@@ -279,7 +279,7 @@ def test_a_published_capacity_is_the_cap() -> None:
             return answer  # type: ignore[return-value]
 
         await asyncio.gather(lim.learn_capacity(ask), lim.learn_capacity(ask))
-        assert lim.probed
+
         return lim
 
     one = clock.run(slots_of(1))
@@ -289,4 +289,4 @@ def test_a_published_capacity_is_the_cap() -> None:
     broken = clock.run(slots_of(OSError("no /props")))
     assert broken.capacity is None and broken.concurrency == START_CONCURRENCY
     fixed = ProviderLimiter(Limits(concurrency=3))
-    assert fixed.probed  # nothing to learn: a fixed concurrency is the user's
+    assert fixed.concurrency == 3  # a fixed concurrency is the user's: nothing to learn

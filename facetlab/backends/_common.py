@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 import errno
 import json
 import os
@@ -215,7 +216,6 @@ def parse_retry_after(
     raw = lowered.get("retry-after") or ""
     if (seconds := _number(raw)) is not None or not raw:
         return seconds
-    import datetime
     import email.utils  # here: `facetlab --help` imports this module
 
     with contextlib.suppress(TypeError, ValueError, IndexError):
@@ -270,10 +270,8 @@ def rate_signal(headers: Mapping[str, str], *, now: float | None = None) -> Rate
 def _reset_s(raw: str, now: float | None) -> float | None:
     if parts := _DURATION.findall(raw[:40]):
         return sum(float(n) * _UNIT_S[unit] for n, unit in parts)
-    from datetime import datetime
-
     with contextlib.suppress(ValueError):
-        when = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
+        when = datetime.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
         return max(0.0, when.timestamp() - (time.time() if now is None else now))
     return None
 
@@ -459,18 +457,11 @@ HTTP_TRANSPORTS = ("httpx", "aiohttp")
 
 
 def check_http_transport(transport: str) -> None:
-    """A :class:`ConfigError` unless ``transport`` is known and, for aiohttp, installed."""
+    """A :class:`ConfigError` unless ``transport`` is known (aiohttp is a dependency)."""
     if transport not in HTTP_TRANSPORTS:
         raise ConfigError(
             f"http_transport={transport!r}: expected one of {', '.join(HTTP_TRANSPORTS)}"
         )
-    if transport == "aiohttp":
-        try:
-            import aiohttp  # noqa: F401
-        except ImportError:
-            raise ConfigError(
-                "http_transport='aiohttp' needs aiohttp (pip install aiohttp)"
-            ) from None
 
 
 class MalformedReplyError(ValueError):
@@ -497,8 +488,7 @@ class CappedBody:
 
     def __init__(self, headers: Mapping[str, str]) -> None:
         self.parts: list[bytes] = []
-        self.size = 0
-        self.encoding = headers.get("content-encoding") or "not"
+        self.size, self.encoding = 0, headers.get("content-encoding") or "not"
         declared = headers.get("content-length") or ""
         self.add(b"", int(declared) if declared.isdigit() else 0)
 
@@ -511,16 +501,6 @@ class CappedBody:
                 transient=False,
             )
         self.parts.append(chunk)
-
-
-async def read_reply(response: Any) -> bytes:
-    """An httpx response's decoded body within the cap (:class:`CappedBody`). (An error
-    of the transport while reading reaches :func:`map_sdk_error` as a dropped connection,
-    directly or as the SDK's error's cause.)"""
-    body = CappedBody(response.headers)
-    async for chunk in response.aiter_bytes():
-        body.add(chunk)
-    return b"".join(body.parts)
 
 
 def require_fields(obj: Any, names: Iterable[str], *, kind: str) -> None:
@@ -567,10 +547,15 @@ class SDKBackend(Generic[ClientT]):
     rate_signal: RateSignal | None = None  # the last reply's headers (the client paces by it)
 
     async def _on_response(self, response: Any) -> None:
-        """Each reply to a model call: its body read within the cap, its rate headers kept."""
+        """Each reply to a model call: its body read within the cap (:class:`CappedBody`),
+        its rate headers kept. (A transport's error while reading reaches
+        :func:`map_sdk_error` as a dropped connection, directly or as the SDK's cause.)"""
         if response.request.url.path.endswith(("/chat/completions", "/messages")):
             self.rate_signal = rate_signal(response.headers) or self.rate_signal
-            response._content = await read_reply(response)  # what the SDK's read returns
+            body = CappedBody(response.headers)
+            async for chunk in response.aiter_bytes():
+                body.add(chunk)
+            response._content = b"".join(body.parts)  # what the SDK's read returns
 
     def _bind_client(
         self,

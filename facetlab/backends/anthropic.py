@@ -11,13 +11,12 @@ Sampling: ``max_tokens`` and ``system`` are sent. ``temperature``, ``top_p`` and
 this SDK speaks (``anthropic-version: 2026-10-21``) rejects ``temperature`` and
 ``top_p`` for every Claude model (the SDK's ``messages.create`` no longer takes
 them). :meth:`AnthropicBackend.effective_params` reports them as ``None`` so a
-record says what the provider actually received, and setting one logs a warning
-once per backend.
+record says what the provider actually received (the runner notes them once;
+``declaration.unsent(params)`` names them).
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import anthropic
@@ -35,7 +34,6 @@ from facetlab.backends._common import (
 from facetlab.backends.base import (
     DEFAULT_TIMEOUT_S,
     EFFORTS,
-    SAMPLING_FIELDS,
     Declaration,
     ModelRequest,
     ModelResponse,
@@ -44,7 +42,6 @@ from facetlab.backends.base import (
 )
 
 ENV_KEY = "ANTHROPIC_API_KEY"
-logger = logging.getLogger("facetlab.backends.anthropic")
 
 
 def response_from_message(
@@ -150,16 +147,10 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
                 return anthropic.AsyncAnthropic(api_key=key, **common())
 
         self._bind_client(client, factory, api_key=api_key, rebuildable=http_client is None)
-        self._warned = False
 
     def effective_params(self, params: SamplingParams) -> SamplingParams:
         """The parameters actually sent (``seed``, ``temperature``, ``top_p`` dropped)."""
         return self.declaration.sent(params)
-
-    @property
-    def unsupported_params(self) -> frozenset[str]:
-        """Sampling parameters this API does not take; they are not sent."""
-        return SAMPLING_FIELDS - self.declaration.sends
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The exact ``messages.create`` parameters for ``request``."""
@@ -179,14 +170,6 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
             schema = {"type": "json_schema", "schema": dict(request.output_schema)}
             body.setdefault("output_config", {})["format"] = schema
         with_extra(body, request.extra_body)
-        dropped = sorted(k for k in self.unsupported_params if getattr(params, k) is not None)
-        if dropped and not self._warned:
-            self._warned = True
-            logger.warning(
-                "%s: %s not sent (not supported by the Anthropic Messages API); recorded as None",
-                self.model,
-                ", ".join(dropped),
-            )
         return body
 
     def response_from_message(

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import botocore.config
 import botocore.exceptions
+import urllib3.exceptions
 from botocore.parsers import ResponseParserError
 
 from facetlab.backends._common import (
@@ -151,11 +152,12 @@ def map_bedrock_error(exc: BaseException, *, secrets: tuple[str | None, ...] = (
                 text, provider="bedrock", status=status, retry_after=parse_retry_after(headers)
             )
         return PermanentBackendError(text, provider="bedrock", status=status)
-    if isinstance(
+    if isinstance(  # urllib3's own error: a body that broke off while cap_replies read it
         exc,
         botocore.exceptions.ConnectionError
         | botocore.exceptions.HTTPClientError
-        | botocore.exceptions.ResponseStreamingError,
+        | botocore.exceptions.ResponseStreamingError
+        | urllib3.exceptions.HTTPError,
     ):
         return TransientBackendError(
             redact(
@@ -196,15 +198,8 @@ def cap_replies(client: Any) -> None:
         request.stream_output = True  # botocore leaves the body unread: read it here
         response = send(request)
         body = CappedBody(response.headers)
-        try:
-            for chunk in response.raw.stream(2**16, decode_content=False):
-                body.add(chunk)
-        except ReplyBodyError:
-            raise
-        except Exception as exc:
-            raise ReplyBodyError(
-                f"connection failed or dropped mid-reply ({exc!r})", transient=True
-            ) from None
+        for chunk in response.raw.stream(2**16, decode_content=False):
+            body.add(chunk)
         response._content = b"".join(body.parts)
         return response
 
@@ -379,6 +374,7 @@ class BedrockBackend:
             ResponseParserError,
             ReplyBodyError,
             UnicodeDecodeError,
+            urllib3.exceptions.HTTPError,
         ) as exc:
             raise self.map_error(exc) from None
         return response_from_converse(

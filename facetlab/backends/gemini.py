@@ -43,9 +43,6 @@ class GeminiBackend(OpenAIBackend):
             body["extra_body"] = {"extra_body": config}
         return body
 
-    async def server_slots(self) -> None:
-        """Google's API publishes no slots (and is asked for none)."""
-
     def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
         options.setdefault("max_tokens_param", "max_tokens")
         options.setdefault("key_required", True)

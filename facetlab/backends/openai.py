@@ -244,10 +244,8 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
     async def server_slots(self) -> int | None:
         """How many requests a self-hosted server runs at once, where it says
         (:data:`SLOTS_PUBLISHED`); None for a provider's own API or a server that does not."""
-        if self.base_url is None:
-            return None
-        root = self.base_url.rstrip("/").removesuffix("/v1")
-        for path, name in SLOTS_PUBLISHED:
+        root = (self.base_url or "").rstrip("/").removesuffix("/v1")
+        for path, name in SLOTS_PUBLISHED if root else ():
             with contextlib.suppress(Exception):  # a 404, a page that is not JSON: not said
                 said: Any = await self.client.get(
                     root + path, cast_to=object, options={"timeout": 5}

@@ -99,18 +99,17 @@ SYSTEM_CLOCK = Clock()
 class Limits:
     """What one provider allows. ``None`` means unlimited (or, for concurrency, automatic)."""
 
+    # concurrency: fixed calls in flight; None sizes it from the rate, latency and throughput.
+    # adaptive: without requests_per_minute, learn a rate from the provider's signals.
+    # rate_window_s: requests_per_minute allows rpm / 60 * rate_window_s requests in any
+    # window this long (OpenAI, for one, enforces per-minute limits per second); None
+    # spaces requests evenly (no bursts at all).
     concurrency: int | None = None
-    """Fixed calls in flight; None sizes it from the rate, the latency and the throughput."""
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None
     adaptive: bool = True
-    """Without ``requests_per_minute``, learn a request rate from the provider's signals."""
-    max_concurrency: int = 256
-    """The ceiling of automatic concurrency."""
+    max_concurrency: int = 256  # the ceiling of automatic concurrency
     rate_window_s: float | None = 1.0
-    """The provider's rate window: ``requests_per_minute`` allows ``rpm / 60 * rate_window_s``
-    requests in any window this long (OpenAI, for one, enforces per-minute limits per
-    second). ``None`` spaces requests evenly (no bursts at all)."""
 
     def __post_init__(self) -> None:
         if self.concurrency is not None and self.concurrency < 1:
@@ -292,11 +291,6 @@ class ProviderLimiter:
         """Calls allowed in flight now."""
         return self._slots.size
 
-    @property
-    def probed(self) -> bool:
-        """Whether :meth:`learn_capacity` has run (or has nothing to learn)."""
-        return self._probed or not self._auto or self._rate_known()
-
     def _admission_size(self) -> int:
         # room for every call in flight plus as many ready to go when a slot frees
         return 2 * self._slots.size + 4
@@ -316,8 +310,10 @@ class ProviderLimiter:
     async def learn_capacity(self, ask: Callable[[], Awaitable[int | None]] | None) -> None:
         """Once per limiter: ask the server how many requests it runs at once (its
         slots), and hold automatic concurrency to that. Any failure of ``ask`` is no answer."""
+        if self._probed or not self._auto or self._rate_known():
+            return
         async with self._probe_lock:
-            if self.probed:  # another call asked while this one waited
+            if self._probed:  # another call asked while this one waited
                 return
             slots = None
             with contextlib.suppress(Exception):
@@ -356,13 +352,6 @@ class ProviderLimiter:
             self._ceiling = self.learned_rpm / 60.0
         self._set_rate(RATE_CUT * self._ceiling, now)
 
-    def _recover(self, now: float) -> None:
-        rate = (self.learned_rpm or 0.0) / 60.0
-        if rate < 0.99 * self._ceiling:
-            self._set_rate((rate + self._ceiling) / 2, now)
-        else:
-            self._set_rate(rate * RATE_PROBE, now)
-
     def observe(self, signal: RateSignal | None) -> None:
         """The provider's rate-limit headers: pace at its limit, pause until its reset."""
         if signal is None:
@@ -378,10 +367,6 @@ class ProviderLimiter:
         """Hold every new request for ``seconds`` (the provider said retry-after)."""
         self._paused_until = max(self._paused_until, self.clock.now() + seconds)
 
-    @property
-    def paused(self) -> bool:
-        return self.clock.now() < self._paused_until
-
     async def _wait_pause(self) -> None:
         while (left := self._paused_until - self.clock.now()) > 0:
             await self.clock.sleep(left)
@@ -391,7 +376,9 @@ class ProviderLimiter:
         now = self.clock.now()
         latency = now - started
         if self._learn and self.learned_rpm is not None and now - self._last_change > RECOVER_S:
-            self._recover(now)
+            rate = self.learned_rpm / 60.0  # half the way back to the rate refused, then beyond
+            step = (rate + self._ceiling) / 2 if rate < 0.99 * self._ceiling else rate * RATE_PROBE
+            self._set_rate(step, now)
         if not self._auto or self._rate_known() or self.capacity is not None:
             return
         start, answers, latencies, busy = self._round

@@ -111,13 +111,6 @@ class Answer:
     cached: bool = False
 
 
-def _shown(value: object) -> str:
-    if isinstance(value, int) and abs(value) > 10**12:  # its repr may not even be allowed
-        digits = round(value.bit_length() * 0.30103)
-        return f"a {'negative ' if value < 0 else ''}number of about {digits} digits"
-    return repr(value)[:60]
-
-
 def checked_usage(response: ModelResponse) -> tuple[ModelResponse, str | None]:
     """``response`` with only usable token counts (others None), and what was wrong.
 
@@ -136,7 +129,10 @@ def checked_usage(response: ModelResponse) -> tuple[ModelResponse, str | None]:
     if not bad and not missing:
         return response, None
     clean = Usage(**{n: None if n in bad else getattr(usage, n) for n in names})
-    said = [f"{n} missing" for n in missing] + [f"{n}={_shown(v)}" for n, v in bad.items()]
+    said = [f"{n} missing" for n in missing] + [
+        f"{n}: an integer out of range" if type(v) is int else f"{n}={v!r:.40}"
+        for n, v in bad.items()
+    ]
     problem = "token usage not reported as counts (" + ", ".join(said) + ")"
     return dataclasses.replace(response, usage=clean), problem
 
@@ -177,14 +173,11 @@ class ModelClient:
         self.cache = cache
         self.price_model = price_model or price_key(backend)
         base_url = getattr(backend, "base_url", None)
-        self.endpoint = base_url if isinstance(base_url, str) else None
-        """The server asked (a loopback one is free unless FACETLAB_PRICES names the model)."""
+        self.endpoint = base_url if isinstance(base_url, str) else None  # a loopback one: free
         self.declaration = declaration_of(backend)
-        self.unusable_usage = 0
-        """Replies whose token usage was missing or not a count (charged their worst case)."""
+        self.unusable_usage = 0  # replies whose usage was not counts (charged the worst case)
         self._rng = rng or random.Random()
-        self.price = price_for(self.price_model, endpoint=self.endpoint)
-        """The model's price, read once (``None``: unknown)."""
+        self.price = price_for(self.price_model, endpoint=self.endpoint)  # read once
         if self.meter.budget_usd is not None and self.price is None:
             raise ConfigError(
                 f"--budget-usd needs a price for {self.price_model!r}, and the price table has "
@@ -279,8 +272,8 @@ class ModelClient:
         self, request: ModelRequest, tokens: int, hooks: CallHooks
     ) -> tuple[ModelResponse, float | None]:
         """One call within the limits and the budget: the response and its cost."""
-        if not self.limiter.probed:  # once per server: how many requests it runs at once
-            await self.limiter.learn_capacity(getattr(self.backend, "server_slots", None))
+        # once per server: how many requests it runs at once (where it says)
+        await self.limiter.learn_capacity(getattr(self.backend, "server_slots", None))
         async with self.limiter.slot(tokens):
             reservation = await self._reserve(request, hooks)
             hooks.call_started()

@@ -18,7 +18,7 @@ import functools
 import json
 import math
 import os
-from collections.abc import Iterable
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -235,6 +235,14 @@ def price_for(model: str, *, endpoint: str | None = None) -> Price | None:
         return Price(0.0, 0.0, source=f"{provider}: free (declared by its backend)")
     given = parse_qs(query).get("base_url", [None])[0]
     if is_loopback(endpoint or given):
+        if stray := [key for key in overrides if key.startswith(f"{provider}/")]:
+            # a price meant for this model under another spelling would be ignored silently
+            # (warnings shows it once per process)
+            warnings.warn(
+                f"{provider}/{model_id} on a local server is free: FACETLAB_PRICES prices "
+                f"{', '.join(sorted(stray))}, not {provider}/{model_id}",
+                stacklevel=2,
+            )
         return Price(0.0, 0.0, source="a local server (loopback): free")
     if model_id in _TABLE:
         return _TABLE[model_id]
@@ -255,17 +263,6 @@ def is_count(value: object) -> bool:
     return (
         isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS_PER_CALL
     )
-
-
-def unused_price_keys(models: Iterable[str]) -> list[str]:
-    """The ``FACETLAB_PRICES`` keys that price none of ``models`` (a typo prices nothing,
-    and a loopback model it meant stays free: say so before the run)."""
-    named = set()
-    for model in models:
-        provider, model_id = split_model(model)
-        model_id = model_id.partition("?")[0]
-        named |= {model_id, f"{provider}/{model_id}"}
-    return sorted(set(_overrides()) - named)
 
 
 def cost_usd(

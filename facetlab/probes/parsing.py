@@ -174,10 +174,9 @@ def weights_as_text(reply: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
     canonical ``F1: 60, F2: 40`` line and its answer line, for the text parser; with what
     could not be carried over (a weight that is not a number)."""
     weights, answer = reply.get("weights"), reply.get("answer")
-    if not isinstance(weights, dict):
-        return "\n", ("JSON reply has no 'weights' object",)
+    weights = weights if isinstance(weights, dict) else {"'weights' object": None}
     numbers = {k: v for k, v in weights.items() if type(v) in (int, float)}  # not a bool
-    lost = tuple(f"JSON weight {str(k)[:20]} is not a number" for k in weights if k not in numbers)
+    lost = tuple(f"JSON reply: {str(k)[:20]} is not a number" for k in weights if k not in numbers)
     line = ", ".join(f"{label}: {value!r}" for label, value in numbers.items())
     return line + "\n" + (answer if isinstance(answer, str) else ""), lost
 

@@ -66,16 +66,12 @@ def parse_single_factor_reply(text: str, n_factors: int, *, parser: str = "stric
     if (refused := too_long(text)) is not None:
         return refused
     if (reply := json_reply(text)) is not None:
-        factor = reply.get("factor")
-        if isinstance(factor, str) and factor.strip().upper() in {
-            f"F{i}" for i in range(1, n_factors + 1)
-        }:
-            return ParseResult(status="ok", label=factor.strip().upper())
-        shown = json.dumps(factor)[:40]
-        return ParseResult(
-            status="malformed",
-            problems=(f"JSON reply's factor is {shown}; expected one of F1..F{n_factors}",),
-        )
+        factor = str(reply.get("factor")).strip().upper()
+        if factor in {f"F{i}" for i in range(1, n_factors + 1)}:
+            return ParseResult(status="ok", label=factor)
+        shown = json.dumps(reply.get("factor"))[:40]
+        why = f"JSON reply's factor is {shown}; expected one of F1..F{n_factors}"
+        return ParseResult(status="malformed", problems=(why,))
     if parser == "facet-v3":
         if is_blank(text):
             return EMPTY_REPLY
