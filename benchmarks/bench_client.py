@@ -216,11 +216,10 @@ def spiky(seconds: float) -> bool:
             print(f"{variant}: {RATE} requests/s, {LATENCY_S * 1000:.0f} ms" + (
                 f", +{SPIKE_S:g} s for {SPIKE_FOR_S:g} s of every {SPIKE_EVERY_S:g} s"
                 if variant == "spiky" else ""))  # fmt: skip
-            url = base + "/v1/chat/completions"
-            bare = measure("bare", base, n, lambda: asyncio.run(bare_loop(url, n, RATE)))
-            measure("client", base, n, lambda: asyncio.run(client_loop(base + "/v1", n)))
-            ours = measure("facetlab", base, n,
-                           lambda: facetlab_sweep(base + "/v1", n, Path(tmp) / "sweep"))  # fmt: skip
+            url, api, out = base + "/v1/chat/completions", base + "/v1", Path(tmp) / "sweep"
+            bare = measure("bare", base, n, lambda u=url: asyncio.run(bare_loop(u, n, RATE)))
+            measure("client", base, n, lambda a=api: asyncio.run(client_loop(a, n)))
+            ours = measure("facetlab", base, n, lambda a=api, o=out: facetlab_sweep(a, n, o))
         share = ours["calls_per_s"] / bare["calls_per_s"]
         cpu = ours["cpu_ms"] / bare["cpu_ms"]
         ok = share >= 0.80 and cpu <= 2.0
