@@ -5,6 +5,7 @@ test reads the wall clock: every figure below is exact."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -290,3 +291,29 @@ def test_a_published_capacity_is_the_cap() -> None:
     assert broken.capacity is None and broken.concurrency == START_CONCURRENCY
     fixed = ProviderLimiter(Limits(concurrency=3))
     assert fixed.concurrency == 3  # a fixed concurrency is the user's: nothing to learn
+
+
+def test_a_providers_rate_headers_reach_the_limiter_through_the_sdk_pool() -> None:
+    """OpenAI's x-ratelimit-* headers on a real reply: the client paces at the stated limit."""
+    from fakes import FakeLLMServer, FakeRequest
+    from fakes.server import _openai_completion
+
+    from facetlab.backends import ModelRequest, get_backend
+    from facetlab.client import ModelClient
+
+    def answer(request: FakeRequest) -> tuple[int, dict[str, str], bytes]:
+        headers = {"content-type": "application/json", "x-ratelimit-limit-requests": "600",
+                   "x-ratelimit-remaining-requests": "599", "x-ratelimit-reset-requests": "0.1s"}  # fmt: skip
+        body = _openai_completion(request, "F1: 60, F2: 40\nno", None, None)
+        return 200, headers, json.dumps(body).encode()
+
+    routes = {("POST", "/v1/chat/completions"): answer}
+    with FakeLLMServer(extra_routes=routes) as server:
+        client = ModelClient(get_backend("openai/m", base_url=server.openai_base_url))
+
+        async def once() -> None:
+            await client.call(ModelRequest("Weigh F1 and F2."))
+            await client.aclose()
+
+        asyncio.run(once())
+    assert client.limiter.learned_rpm == 600
