@@ -80,6 +80,7 @@ CUT_SPACING_S = 1.0  # at most one cut per this many seconds
 RECOVER_S = 1.0  # each this many seconds without a cut, one recovery step
 RATE_PROBE = 1.02  # above the rate last refused, a step raises the rate by this factor
 HOLD_ROUNDS = 8  # rounds a taken-back raise is not tried again (doubled each time, to 64)
+MIN_RPM = 60.0  # no cut goes below a request a second (retry-after pauses space the rest)
 
 
 class Clock:
@@ -325,9 +326,8 @@ class ProviderLimiter:
 
     # -- the rate ------------------------------------------------------------------------
     def _set_rate(self, per_s: float, now: float) -> None:
-        if self._told_rpm is not None:
-            per_s = min(per_s, self._told_rpm / 60.0)
-        self.learned_rpm = max(1.0, per_s * 60.0)
+        told = self._told_rpm or float("inf")  # never above a limit the provider stated
+        self.learned_rpm = min(told, max(MIN_RPM, per_s * 60.0))
         self._last_change = now
         if isinstance(self._requests, _Pacer):  # one pacer: calls waiting on it keep their turn
             self._requests.interval = 60.0 / self.learned_rpm
