@@ -317,3 +317,20 @@ def test_a_providers_rate_headers_reach_the_limiter_through_the_sdk_pool() -> No
 
         asyncio.run(once())
     assert client.limiter.learned_rpm == 600
+
+
+def test_a_429_after_a_few_sends_teaches_no_rate() -> None:
+    """One request refused because another client used the quota says nothing of the
+    provider's rate: the retry-after pause answers it (a learned 1/s would pace a sweep
+    at a request a second from then on)."""
+    clock = VirtualClock()
+    lim = limiter(clock)
+
+    async def main() -> None:
+        await call(lim, clock, 0.3)
+        await clock.sleep(2.0)  # a quiet spell, then the one request sent is refused
+        with pytest.raises(TransientBackendError):
+            await call(lim, clock, error=REFUSED)
+
+    clock.run(main())
+    assert lim.learned_rpm is None

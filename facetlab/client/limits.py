@@ -81,6 +81,7 @@ RECOVER_S = 1.0  # each this many seconds without a cut, one recovery step
 RATE_PROBE = 1.02  # above the rate last refused, a step raises the rate by this factor
 HOLD_ROUNDS = 8  # rounds a taken-back raise is not tried again (doubled each time, to 64)
 MIN_RPM = 60.0  # no cut goes below a request a second (retry-after pauses space the rest)
+LEARN_AFTER = 1  # a 429 after no more sends than this in the last second teaches no rate
 
 
 class Clock:
@@ -341,15 +342,17 @@ class ProviderLimiter:
         if not self._learn:
             return
         now = self.clock.now()
-        if self.learned_rpm is not None and now - self._last_cut < CUT_SPACING_S:
-            return
-        self._last_cut = now
         if self.learned_rpm is None:  # what the provider took in the last second, this one aside
             while self._sent and now - self._sent[0] > 1.0:
                 self._sent.popleft()
-            self._ceiling = float(max(1, len(self._sent) - 1))
+            if len(self._sent) <= LEARN_AFTER:  # too few to say (another client used the
+                return  # quota): the retry-after pause is the whole answer
+            self._ceiling = float(len(self._sent) - 1)
+        elif now - self._last_cut < CUT_SPACING_S:
+            return
         else:
             self._ceiling = self.learned_rpm / 60.0
+        self._last_cut = now
         self._set_rate(RATE_CUT * self._ceiling, now)
 
     def observe(self, signal: RateSignal | None) -> None:
