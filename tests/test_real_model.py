@@ -37,6 +37,7 @@ MAX_TOKENS = 384
 pytestmark = [
     pytest.mark.real_model,
     pytest.mark.slow,
+    pytest.mark.timeout(3600),  # a 135M model on one busy core: ~5-30 s a call
     pytest.mark.skipif(
         URL is None,
         reason="no real model server (FACETLAB_REAL_MODEL_URL): scripts/local-model-smoke.sh "

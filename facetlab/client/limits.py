@@ -22,9 +22,11 @@ with a full window's burst. ``rate_window_s=None``, tokens and a learned rate ar
 spaced evenly.
 
 **The calls in flight** come from latency and throughput (Little's law: in flight =
-throughput x latency). With a known rate the pacing itself holds the calls in flight
-at rate x latency, so only ``max_concurrency`` caps them: a latency spike raises the
-calls in flight and keeps the rate, instead of lowering it. Without a rate (a local
+throughput x latency). With a learned rate the pacing itself holds the calls in
+flight at rate x latency, so only ``max_concurrency`` caps them: a latency spike raises
+the calls in flight and keeps the rate, instead of lowering it. With a configured rate
+the cap is a window's burst or twice rate x latency, whichever is more (many more tasks
+waiting for a window would date their places later than they leave: 429s). Without a rate (a local
 server, an inference engine) the cap starts at :data:`START_CONCURRENCY` and is
 probed one round at a time (a round: as many answers as the cap): after a round in
 which every place was busy the cap is raised (doubled until a raise is first taken
@@ -284,7 +286,8 @@ class ProviderLimiter:
         self._hold = 0
         self._hold_for = HOLD_ROUNDS
         self._doubling = True
-        size = limits.concurrency or (self._ceiling_cap() if rpm else START_CONCURRENCY)
+        self.latency_s = 0.0  # moving average of the answered calls' latency
+        size = limits.concurrency or (self._rate_cap() if rpm else START_CONCURRENCY)
         self._slots = _Slots(min(size, limits.max_concurrency))
         self._admitted = _Slots(self._admission_size())
 
@@ -299,6 +302,13 @@ class ProviderLimiter:
 
     def _rate_known(self) -> bool:
         return self._requests is not None
+
+    def _rate_cap(self) -> int:
+        # a configured rate: its window's burst, or (Little's law) room for the latency to
+        # double (more tasks waiting for a window date their places later than they leave)
+        window = self._requests.count if isinstance(self._requests, _Window) else 1
+        rpm = self.limits.requests_per_minute or 0.0
+        return max(window, math.ceil(rpm / 60.0 * self.latency_s * 2)) + 4
 
     def _ceiling_cap(self) -> int:
         return self.capacity + self.capacity // 4 if self.capacity else self.limits.max_concurrency
@@ -378,6 +388,9 @@ class ProviderLimiter:
     def _answered(self, started: float) -> None:
         now = self.clock.now()
         latency = now - started
+        self.latency_s = 0.8 * self.latency_s + 0.2 * latency if self.latency_s else latency
+        if self.limits.requests_per_minute:
+            self._resize(self._rate_cap())
         if self._learn and self.learned_rpm is not None and now - self._last_change > RECOVER_S:
             rate = self.learned_rpm / 60.0  # half the way back to the rate refused, then beyond
             step = (rate + self._ceiling) / 2 if rate < 0.99 * self._ceiling else rate * RATE_PROBE
