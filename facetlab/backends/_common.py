@@ -489,8 +489,7 @@ class CappedBody:
     def __init__(self, headers: Mapping[str, str]) -> None:
         self.parts: list[bytes] = []
         self.size, self.encoding = 0, headers.get("content-encoding") or "not"
-        declared = headers.get("content-length") or ""
-        self.add(b"", int(declared) if declared.isdigit() else 0)
+        self.add(b"", int(n) if (n := headers.get("content-length") or "").isdigit() else 0)
 
     def add(self, chunk: bytes, declared: int = 0) -> None:
         self.size += len(chunk)
@@ -616,8 +615,8 @@ class SDKBackend(Generic[ClientT]):
         the call (docs/running.md), and the reply converters read dicts too."""
         import httpx2  # the SDKs' HTTP client: loaded with them
 
-        send = self.client.post  # type: ignore[attr-defined]
-        reply = await send(path, body=body, cast_to=httpx2.Response, options=options)
+        client: Any = self.client
+        reply = await client.post(path, body=body, cast_to=httpx2.Response, options=options)
         data = json.loads(reply.content)
         if isinstance(data, dict):
             data.setdefault("_request_id", reply.headers.get(self.request_id_header))

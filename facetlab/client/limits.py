@@ -283,9 +283,7 @@ class ProviderLimiter:
         # being judged (cap, throughput, latency before it), rounds on hold
         self._round = (0.0, 0, 0.0, False)  # start, answers, latency sum, every place busy
         self._raised: tuple[int, float, float, int] | None = None
-        self._hold = 0
-        self._hold_for = HOLD_ROUNDS
-        self._doubling = True
+        self._hold, self._hold_for, self._doubling = 0, HOLD_ROUNDS, True
         self.latency_s = 0.0  # moving average of the answered calls' latency
         size = limits.concurrency or (self._rate_cap() if rpm else START_CONCURRENCY)
         self._slots = _Slots(min(size, limits.max_concurrency))
@@ -310,9 +308,6 @@ class ProviderLimiter:
         rpm = self.limits.requests_per_minute or 0.0
         return max(window, math.ceil(rpm / 60.0 * self.latency_s * 2)) + 4
 
-    def _ceiling_cap(self) -> int:
-        return self.capacity + self.capacity // 4 if self.capacity else self.limits.max_concurrency
-
     def _resize(self, size: int) -> None:
         size = max(1, min(size, self.limits.max_concurrency))
         if self._auto and size != self._slots.size:
@@ -327,13 +322,13 @@ class ProviderLimiter:
         async with self._probe_lock:
             if self._probed:  # another call asked while this one waited
                 return
-            slots = None
-            with contextlib.suppress(Exception):
+            slots: object = None
+            with contextlib.suppress(Exception):  # a failed question is no answer
                 slots = await ask() if ask is not None else None
             self._probed = True
             if isinstance(slots, int) and slots > 0:
                 self.capacity = slots
-                self._resize(self._ceiling_cap())
+                self._resize(slots + slots // 4)
 
     # -- the rate ------------------------------------------------------------------------
     def _set_rate(self, per_s: float, now: float) -> None:

@@ -441,7 +441,7 @@ def parse_label_strict(text: str, n_factors: int) -> ParseResult:
 
 
 def _ambiguous(what: str, labels: set[int]) -> ParseResult:
-    shown = ", ".join(f"F{i}" for i in sorted(labels))
+    shown = ", ".join(f"F{i}" for i in sorted(labels))  # the reply's own labels, sorted
     return ParseResult(status="malformed", problems=(f"ambiguous: {what} ({shown})",))
 
 
