@@ -150,9 +150,9 @@ def json_reply(text: object) -> dict[str, Any] | None:
     """A reply that is one JSON object (structured output; a ```json fence is allowed),
     else None: a prose reply is read by the text parsers.
 
-    >>> json_reply('```json\n{"factor": "F2", "reason": "It decides."}\n```')
+    >>> json_reply('```json\\n{"factor": "F2", "reason": "It decides."}\\n```')
     {'factor': 'F2', 'reason': 'It decides.'}
-    >>> json_reply("F2\nIt decides.") is None
+    >>> json_reply("F2\\nIt decides.") is None
     True
     """
     core = text.strip() if isinstance(text, str) and len(text) <= MAX_REPLY_CHARS else ""
