@@ -300,20 +300,21 @@ print(f"\n== summary ({run})")
 if "build_s" in times:
     print(f"llama.cpp build      : {int(times['build_s']) / 60:.1f} min")
 print(f"server ready         : {times.get('server_ready_s', '?')} s")
-print(f"sweep                : {len(records)} records, HTTP {dict(http_calls('sweep'))} in {times.get('sweep_s', '?')} s "
-      f"(exit {times.get('sweep_rc', '?')}); tokens {tokens_in} in, {tokens_out} out")
-if latencies:
-    print(f"  latency            : median {latencies[len(latencies) // 2]:.2f} s, "
-          f"max {latencies[-1]:.2f} s")
-print(f"  ok                 : {status['ok']} (parse: {dict(parse)})")
-if records:
-    bad = parse["malformed"] + parse["empty"]
-    print(f"  malformed or empty : {bad} of {len(records)} ({bad / len(records):.0%})")
-print(f"  failed             : {status['failed']} {dict(causes) or ''}")
-for probe, counts in sorted(by_probe.items()):
-    print(f"    {probe:<4} {dict(counts)}")
-print(f"report               : exit {times.get('report_rc', '?')} in {times.get('report_s', '?')} s"
-      f" ({run / 'report'})")
+if "sweep_rc" in times:
+    print(f"sweep                : {len(records)} records, HTTP {dict(http_calls('sweep'))} in {times.get('sweep_s', '?')} s "
+          f"(exit {times.get('sweep_rc', '?')}); tokens {tokens_in} in, {tokens_out} out")
+    if latencies:
+        print(f"  latency            : median {latencies[len(latencies) // 2]:.2f} s, "
+              f"max {latencies[-1]:.2f} s")
+    print(f"  ok                 : {status['ok']} (parse: {dict(parse)})")
+    if records:
+        bad = parse["malformed"] + parse["empty"]
+        print(f"  malformed or empty : {bad} of {len(records)} ({bad / len(records):.0%})")
+    print(f"  failed             : {status['failed']} {dict(causes) or ''}")
+    for probe, counts in sorted(by_probe.items()):
+        print(f"    {probe:<4} {dict(counts)}")
+    print(f"report               : exit {times.get('report_rc', '?')} in {times.get('report_s', '?')} s"
+          f" ({run / 'report'})")
 for name in ("craft", "craft-unstructured"):
     path = run / f"{name}.json"
     if f"{name}_rc" not in times:
