@@ -62,7 +62,7 @@ def sweep(facet_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_record(failed, out / "records")
     # A reply no parser reads, parsed as the runner would: kept and counted, never dropped.
     text = "I would rather not weigh these factors."
-    result = parse_reply("p3", text, {"factors": [{}] * some.n_factors})
+    result = parse_reply("p3", text, some.n_factors)
     malformed = some.model_copy(
         update={
             "trial_id": some.trial_id.replace(".r0.", ".r6.").replace(".r1.", ".r6."),

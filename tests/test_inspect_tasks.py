@@ -120,7 +120,7 @@ def test_p3_on_mockllm_scores_with_facetlab_parsers_and_rules(
     unparsed = 0
     for sample in log.samples:
         meta = metas[sample.id]
-        result = parse_reply("p3", sample.output.completion, {"factors": [{}] * meta.n_factors})
+        result = parse_reply("p3", sample.output.completion, meta.n_factors)
         if not result.weights:
             unparsed += 1
             continue
@@ -182,7 +182,7 @@ def test_p2_and_c2_score_the_weight_on_their_factor_of_interest(
         meta = SampleMeta.from_metadata(sample.metadata, str(sample.id))
         assert meta.factor_of_interest is not None
         weights = parse_reply(
-            probe, weights_reply(str(sample.input)), {"factors": [{}] * meta.n_factors}
+            probe, weights_reply(str(sample.input)), meta.n_factors
         ).weights
         assert weights is not None and sample.scores is not None
         value = sample.scores["facet_weighted"].value

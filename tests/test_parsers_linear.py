@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 
@@ -25,7 +24,7 @@ from facetlab.probes.parsing import (
     parse_weights_v3,
 )
 
-INSTANCE: dict[str, Any] = {"factors": [{}] * 5}
+INSTANCE = 5  # factors
 
 # Each shape makes one pattern scan a long run from one start position.
 SHAPES: dict[str, Callable[[int], str]] = {

@@ -55,6 +55,28 @@ def _records(out: Path) -> dict[str, dict[str, Any]]:
 # -- planning ------------------------------------------------------------------------------
 
 
+def test_a_probe_whose_name_a_record_cannot_hold_cannot_be_made() -> None:
+    from facetlab.probes import P1
+    from facetlab.probes.base import Probe
+
+    with pytest.raises(ConfigError, match=r"not in facetlab.probes.base.ProbeName"):
+        Probe("hint", "H", "x", False, P1._applies, P1._build, P1._parse)
+
+
+def test_a_probe_registered_but_not_a_probe_name_is_refused_before_any_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from facetlab import probes
+
+    monkeypatch.setitem(probes.PROBES, "hint", probes.PROBES["p1"])
+    backend = ScriptedBackend()
+    with pytest.raises(ConfigError, match=r"'hint' is registered in facetlab.probes.PROBES"):
+        _run(tmp_path, backend, probes="p1,hint")
+    assert backend.calls == []
+    assert not (tmp_path / "records").exists()  # nothing planned, nothing paid, nothing written
+
+
+
 def test_plan_fits_probes_and_skips() -> None:
     plan = plan_sweep(make_instances(), "p1,p2,p3,c2", [MODEL], suite=StubSuite(), repeats=2)
     counts = plan.by_probe()
@@ -215,7 +237,7 @@ def test_malformed_and_empty_replies_are_recorded_not_dropped(tmp_path: Path) ->
 
 def test_parser_crash_does_not_crash_the_sweep(tmp_path: Path) -> None:
     class Broken(StubSuite):
-        def parse_reply(self, probe: str, text: str, instance: Any, *, parser: str) -> Any:
+        def parse_reply(self, probe: str, text: str, n_factors: int, *, parser: str) -> Any:
             raise ValueError("boom")
 
     backend = ScriptedBackend()

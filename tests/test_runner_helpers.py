@@ -34,6 +34,11 @@ class Factor:
 
 
 @dataclass(frozen=True)
+class Truth:
+    answer: str = "no"
+
+
+@dataclass(frozen=True)
 class StubInstance:
     instance_id: str
     factors: tuple[Factor, ...]
@@ -41,6 +46,11 @@ class StubInstance:
     instance_type: str | None = None
     rewrites: tuple[tuple[str, str], ...] = ()
     """C2 rewrites (label, text); non-empty means "has a perturbation file"."""
+    ground_truth: Truth = Truth()
+
+    @property
+    def is_counterfactual(self) -> bool:
+        return self.instance_type == "counterfactual"
 
     @property
     def neutralized_label(self) -> str | None:
@@ -126,7 +136,10 @@ class StubSuite:
             ]
         return [Cell(self._prompt(probe, instance, template), instance)]
 
-    def parse_reply(self, probe: str, text: str, instance: Any, *, parser: str) -> ParseResult:
+    def base_of(self, instance: Any) -> None:
+        return None
+
+    def parse_reply(self, probe: str, text: str, n_factors: int, *, parser: str) -> ParseResult:
         if probe == "p1":
             m = re.search(r"\bF(\d+)\b", text)
             return (

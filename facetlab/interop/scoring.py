@@ -38,7 +38,7 @@ from inspect_ai.solver import TaskState
 
 from facetlab.analysis.rules import DEFAULT_THRESHOLD, p1_faithful, weighted_faithful
 from facetlab.errors import ConfigError
-from facetlab.interop.variants import SampleMeta, parse_stand_in
+from facetlab.interop.variants import SampleMeta
 from facetlab.probes import PARSERS, WEIGHTED_PROBES, parse_reply
 from facetlab.probes.base import ParseResult
 
@@ -181,7 +181,7 @@ def _facet_scorer(parser: str, threshold: float) -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         meta = SampleMeta.from_metadata(state.metadata, f"sample {state.sample_id}")
         text = state.output.completion if state.output else ""
-        result = parse_reply(meta.probe, text, parse_stand_in(meta), parser=parser)
+        result = parse_reply(meta.probe, text, meta.n_factors, parser=parser)
         return facet_score(
             meta, result, threshold, parser=parser, factor_of_interest=meta.factor_of_interest
         )

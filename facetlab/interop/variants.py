@@ -20,6 +20,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import re
 from collections.abc import Mapping
@@ -27,11 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from facetlab.backends.base import SamplingParams
 from facetlab.errors import ConfigError, RecordError
 from facetlab.jsonio import json_type
 from facetlab.names import check_safe_id
 from facetlab.probes.templates import DEFAULT_TEMPLATE, get_template
-from facetlab.records.schema import prompt_sha256
+from facetlab.records.schema import Trial, prompt_sha256
 
 SAMPLE_FORMAT = "facetlab.inspect-sample/1"
 """Marks the ``metadata["facetlab"]`` of a sample built by :func:`probe_variants`."""
@@ -66,6 +68,48 @@ class SampleMeta:
     ground_truth: Literal["yes", "no"] | None = None
     weight_estimates: dict[str, float] | None = None
     format: str = SAMPLE_FORMAT
+
+    @classmethod
+    def of(cls, trial: Trial) -> SampleMeta:
+        """What a sample asking ``trial`` carries (its probe is one of :data:`TASK_PROBES`)."""
+        return cls(
+            probe=trial.probe,  # type: ignore[arg-type]  # the tasks' probes, checked by the caller
+            instance_id=trial.instance_id,
+            base_instance_id=trial.base_instance_id,
+            variant=trial.variant,
+            factor_of_interest=trial.factor_of_interest,
+            perturbed_factor=trial.perturbed_factor,
+            n_factors=trial.n_factors,
+            template=trial.template,
+            prompt_sha256=prompt_sha256(trial.prompt),
+            ground_truth=trial.ground_truth,
+            weight_estimates=trial.weight_estimates,
+        )
+
+    def trial(self, *, model: str, epoch: int, eval_id: str, prompt: str) -> Trial:
+        """The trial one epoch of this sample was: keyed by the eval run, so two runs of
+        one eval are two trials, and importing the same log twice rewrites the same ones."""
+        repeat = epoch - 1
+        key = f"{eval_id}\n{model}\n{self.prompt_sha256}\n{repeat}"
+        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
+        return Trial(
+            trial_id=f"{self.probe}.{self.instance_id}.r{repeat}.{digest[:12]}",
+            key=digest,
+            probe=self.probe,
+            model=model,
+            instance_id=self.instance_id,
+            base_instance_id=self.base_instance_id,
+            variant=self.variant,
+            factor_of_interest=self.factor_of_interest,
+            perturbed_factor=self.perturbed_factor,
+            n_factors=self.n_factors,
+            repeat=repeat,
+            template=self.template,
+            prompt=prompt,
+            params=SamplingParams(),
+            ground_truth=self.ground_truth,
+            weight_estimates=self.weight_estimates,
+        )
 
     def to_metadata(self) -> dict[str, Any]:
         """The JSON-safe dict stored as ``Sample.metadata["facetlab"]``."""
@@ -185,7 +229,7 @@ def probe_variants(
     that says why (e.g. no adversarial instance for P3).
     """
     from facetlab.runner.api import resolve_instances
-    from facetlab.runner.plan import plan_sweep, weight_estimates
+    from facetlab.runner.plan import plan_sweep
     from facetlab.runner.suite import FacetSuite
 
     name = probe.strip().lower()
@@ -199,40 +243,4 @@ def probe_variants(
     if not plan:
         why = plan.skipped[0].reason if plan.skipped else "no instance given"
         raise ConfigError(f"{name.upper()} has no variant in {instances}: {why}")
-    out: list[Variant] = []
-    for t in plan:
-        estimates = weight_estimates(t.instance) if name != "p1" else None
-        meta = SampleMeta(
-            probe=t.probe,  # type: ignore[arg-type]  # one of TASK_PROBES, checked above
-            instance_id=t.instance_id,
-            base_instance_id=t.base_instance_id,
-            variant=t.variant,
-            factor_of_interest=t.factor_of_interest,
-            perturbed_factor=t.perturbed_factor,
-            n_factors=t.n_factors,
-            template=t.template,
-            prompt_sha256=prompt_sha256(t.prompt),
-            ground_truth=_yes_no(t.instance),
-            weight_estimates=estimates,
-        )
-        out.append(Variant(t.instance_id, t.prompt, meta))
-    return out
-
-
-def _yes_no(instance: Any) -> Literal["yes", "no"] | None:
-    """The instance's yes/no ground truth (as the runner's records store it), else None."""
-    truth = getattr(getattr(instance, "ground_truth", None), "answer", None)
-    answer = str(truth).strip().lower() if truth is not None else ""
-    if answer == "yes":
-        return "yes"
-    if answer == "no":
-        return "no"
-    return None
-
-
-def parse_stand_in(meta: SampleMeta) -> dict[str, Any]:
-    """What the probes' parsers read of an instance (its id and number of factors).
-
-    The parsers only count the factors, so a log can be parsed without the instance files.
-    """
-    return {"instance_id": meta.instance_id, "factors": [{}] * meta.n_factors}
+    return [Variant(t.instance_id, t.prompt, SampleMeta.of(t)) for t in plan]

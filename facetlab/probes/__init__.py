@@ -27,7 +27,7 @@ Typical use::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from facetlab.errors import ConfigError
 from facetlab.probes.ablation import (
@@ -37,7 +37,7 @@ from facetlab.probes.ablation import (
     parse_pilot_c2_reply,
     parse_reconstruction_reply,
 )
-from facetlab.probes.base import ParseResult, Probe
+from facetlab.probes.base import PROBE_NAMES, ParseResult, Probe, ProbeName
 from facetlab.probes.compliance import C3, compliance_prompt
 from facetlab.probes.outcome import C0, outcome_prompt
 from facetlab.probes.parsing import (
@@ -54,6 +54,9 @@ from facetlab.probes.parsing import (
 from facetlab.probes.single_factor import P1, single_factor_prompt
 from facetlab.probes.templates import DEFAULT_TEMPLATE, TEMPLATES, Template, get_template
 from facetlab.probes.weighted_rank import ANCHOR, P2, P3, weighted_rank_prompt
+
+if TYPE_CHECKING:
+    from facetlab.instances.schema import Instance, PerturbationSet
 
 PROBES: dict[str, Probe] = {p.name: p for p in (P1, P2, P3, C2, C0, C3, ANCHOR)}
 
@@ -76,11 +79,11 @@ def get_probe(probe: str | Probe) -> Probe:
 
 def build_prompt(
     probe: str | Probe,
-    instance: Any,
+    instance: Instance,
     *,
     template: str = DEFAULT_TEMPLATE,
     factor: str | None = None,
-    perturbations: Any = None,
+    perturbations: PerturbationSet | None = None,
     **extra: Any,
 ) -> str:
     """The prompt of ``probe`` for ``instance`` in wording ``template``.
@@ -96,28 +99,32 @@ def build_prompt(
 
 
 def parse_reply(
-    probe: str | Probe, text: str, instance: Any, *, parser: str = "strict"
+    probe: str | Probe, text: str, instance: Instance | int, *, parser: str = "strict"
 ) -> ParseResult:
-    """Parse ``text`` as a reply to ``probe``; never raises on model output.
+    """Parse ``text`` as a reply to ``probe`` about ``instance`` (or a prompt of that many
+    factors: the parse depends on nothing else); never raises on model output.
 
     ``parser="facet-v3"`` applies the FACET v3 rules (stored weights reproduced
     exactly); ``"strict"`` also reports what is wrong in ``problems``.
     """
     if parser not in PARSERS:
         raise ConfigError(f"unknown parser {parser!r}; expected one of {', '.join(PARSERS)}")
-    return get_probe(probe).parse(text if isinstance(text, str) else "", instance, parser=parser)
+    n_factors = instance if isinstance(instance, int) else instance.n_factors
+    return get_probe(probe).parse(text if isinstance(text, str) else "", n_factors, parser=parser)
 
 
 __all__ = [
     "DEFAULT_TEMPLATE",
     "PARSERS",
     "PROBES",
+    "PROBE_NAMES",
     "RECONSTRUCTION_QUESTION",
     "SUM_TOLERANCE",
     "TEMPLATES",
     "WEIGHTED_PROBES",
     "ParseResult",
     "Probe",
+    "ProbeName",
     "Template",
     "build_prompt",
     "c2_prompt",

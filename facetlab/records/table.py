@@ -481,8 +481,8 @@ def record_row(
         "elapsed_sec": record.latency_s,
         "input_tokens": _count(record.usage.input_tokens),
         "output_tokens": _count(record.usage.output_tokens),
-        "stop_reason": (record.model_extra or {}).get("stop_reason"),
-        "refusal": (record.model_extra or {}).get("refusal"),
+        "stop_reason": record.stop_reason,
+        "refusal": record.refusal,
         "backend": record.backend,
         "design": _design(record),
         "truth_source": (inputs.truth_from if inputs and inputs.truth_from else None)

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import facetlab
 from facetlab.backends import model_declaration
 from facetlab.backends._common import redact
 from facetlab.backends.base import Backend, ModelRequest, ModelResponse
@@ -39,18 +38,15 @@ from facetlab.client.cache import ResponseCache
 from facetlab.client.limits import Limits, ProviderLimiter
 from facetlab.client.meter import CostMeter
 from facetlab.client.model import CallFailed, CallHooks, ModelClient, Stopped
-from facetlab.client.pricing import split_model
 from facetlab.client.retry import RetryPolicy, describe, is_rate_limit
 from facetlab.errors import BudgetExceededError, ConfigError
-from facetlab.models import canonical_model
-from facetlab.probes import WEIGHTED_PROBES
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.inputs import trial_inputs
 from facetlab.records.own import write_record
-from facetlab.records.schema import TrialInputs, TrialRecord, Usage, prompt_sha256, residuals
+from facetlab.records.schema import TrialInputs, TrialRecord
 from facetlab.records.store import sweep_statuses
 from facetlab.runner.options import RunOptions, limits_key
-from facetlab.runner.plan import ProbeSuite, Trial, weight_estimates
+from facetlab.runner.plan import ProbeSuite, Trial
 from facetlab.runner.progress import Progress, ProgressDisplay, RunStats
 from facetlab.runner.writer import Layout, RecordWriter, Written
 from facetlab.timestamps import now_iso
@@ -164,86 +160,9 @@ def safe_parse(suite: ProbeSuite, trial: Trial, text: str, parser: str) -> Parse
     if is_blank(text):
         return EMPTY_REPLY
     try:
-        return suite.parse_reply(trial.probe, text, trial.instance, parser=parser)
+        return suite.parse_reply(trial.probe, text, trial.n_factors, parser=parser)
     except Exception as exc:  # a parser bug must not lose the trial
         return ParseResult(status="malformed", problems=(f"parser error: {describe(exc)}",))
-
-
-def build_record(
-    trial: Trial,
-    backend: Backend | None,
-    *,
-    response: ModelResponse | None,
-    parsed: ParseResult | None,
-    error: str | None,
-    attempts: int,
-    started_at: str,
-    finished_at: str,
-    cost: float | None,
-    cached: bool,
-    sweep: str | None,
-    batch: bool = False,
-    inputs_of: Callable[[Trial], TrialInputs | None] | None = None,
-) -> TrialRecord:
-    """The :class:`TrialRecord` of one finished trial (ok or failed).
-
-    ``inputs_of`` gives the trial's fingerprints (:class:`InputsMemo`: once per cell).
-    """
-    provider, model_id = (
-        (backend.provider, backend.model) if backend is not None else split_model(trial.model)
-    )
-    info = canonical_model(trial.model)
-    estimates = weight_estimates(trial.instance) if trial.probe in WEIGHTED_PROBES else None
-    residual = residuals(estimates, parsed.weights if parsed is not None else None)
-    return TrialRecord(
-        trial_id=trial.trial_id,
-        sweep=sweep,
-        probe=trial.probe,
-        instance_id=trial.instance_id,
-        base_instance_id=trial.base_instance_id,
-        variant=trial.variant,
-        factor_of_interest=trial.factor_of_interest,
-        n_factors=trial.n_factors,
-        repeat=trial.repeat,
-        model=trial.model,
-        provider=provider,
-        model_id=model_id,
-        model_id_reported=response.model_id if response is not None else None,
-        canonical_model=info.display_name if info else None,
-        backend=provider + ("-batch" if batch else ""),
-        params=trial.sent_params().to_dict(),
-        requested_params=trial.params.to_dict() if trial.unsent_params() else None,
-        template=trial.template,
-        prompt=trial.prompt,
-        prompt_sha256=prompt_sha256(trial.prompt),
-        status="ok" if response is not None and error is None else "failed",
-        error=error,
-        attempts=attempts,
-        raw_response=response.text if response is not None else None,
-        parsed=parsed.to_parsed() if parsed is not None else ParseResult("not_parsed").to_parsed(),
-        parse_status=parsed.status if parsed is not None else "not_parsed",
-        weight_estimates=estimates,
-        residual=residual,
-        started_at=started_at,
-        finished_at=finished_at,
-        latency_s=response.latency_s if response is not None else None,
-        usage=response.usage if response is not None else Usage(),
-        cost_usd=cost,
-        cached=cached,
-        facetlab_version=facetlab.__version__,
-        trial_seed=trial.seed,
-        key=trial.key,
-        stop_reason=response.stop_reason if response is not None else None,
-        provider_request_id=response.provider_request_id if response is not None else None,
-        refusal=response.refusal if response is not None else False,
-        thinking=response.thinking if response is not None else None,
-        ground_truth=_yes_no_truth(trial.instance),
-        inputs=(inputs_of or _inputs_of)(trial),
-    )
-
-
-def _inputs_of(trial: Trial) -> TrialInputs | None:
-    return trial_inputs(trial.instance, trial.base_instance, template=trial.template)
 
 
 class InputsMemo:
@@ -268,18 +187,11 @@ class InputsMemo:
         if found is not None and found[0] is trial.instance and found[1] is trial.base_instance:
             self._memo.move_to_end(key)
             return found[2]
-        value = _inputs_of(trial)
+        value = trial_inputs(trial.instance, trial.base_instance, template=trial.template)
         self._memo[key] = (trial.instance, trial.base_instance, value)
         if len(self._memo) > self.SIZE:
             self._memo.popitem(last=False)
         return value
-
-
-def _yes_no_truth(instance: Any) -> str | None:
-    """The instance's ground-truth answer when it is yes/no, so records of any domain score."""
-    truth = getattr(getattr(instance, "ground_truth", None), "answer", None)
-    answer = str(truth).strip().lower() if truth is not None else ""
-    return answer if answer in ("yes", "no") else None
 
 
 class Executor:
@@ -451,22 +363,7 @@ class Executor:
         response = self.cache.get(trial.key)
         if response is None:
             return None
-        stamp = now_iso()
-        parsed = safe_parse(self.suite, trial, response.text, self.options.run.parser)
-        return build_record(
-            trial,
-            self.backends.get(trial.model),
-            response=response,
-            parsed=parsed,
-            error=reply_error(response),
-            attempts=0,
-            started_at=stamp,
-            finished_at=stamp,
-            cost=0.0,
-            cached=True,
-            sweep=self.options.sweep,
-            inputs_of=self._inputs,
-        )
+        return self._record(trial, response, attempts=0, cost=0.0, cached=True)
 
     def finish_from_cache(self, trial: Trial) -> bool:
         """Record ``trial`` from the cache if its answer is there; returns whether it was."""
@@ -504,21 +401,8 @@ class Executor:
         if self._caches(trial):
             before = functools.partial(self.cache.put, trial.key, response, batch=batch)
         cost = self._account(response, cost)
-        parsed = safe_parse(self.suite, trial, response.text, self.options.run.parser)
-        record = build_record(
-            trial,
-            self.backends.get(trial.model),
-            response=response,
-            parsed=parsed,
-            error=reply_error(response),
-            attempts=attempts,
-            started_at=started_at,
-            finished_at=now_iso(),
-            cost=cost,
-            cached=False,
-            sweep=self.options.sweep,
-            batch=batch,
-            inputs_of=self._inputs,
+        record = self._record(
+            trial, response, attempts=attempts, started_at=started_at, cost=cost, batch=batch
         )
         return record, before
 
@@ -561,19 +445,43 @@ class Executor:
         self, trial: Trial, error: str, *, attempts: int, started_at: str, cause: str | None
     ) -> TrialRecord:
         self.stats.count_failure(cause or error.split(":", 1)[0], trial.trial_id)
-        return build_record(
+        return self._record(trial, None, error=error, attempts=attempts, started_at=started_at)
+
+    def _record(
+        self,
+        trial: Trial,
+        response: ModelResponse | None,
+        *,
+        attempts: int,
+        error: str | None = None,
+        started_at: str | None = None,
+        cost: float | None = None,
+        cached: bool = False,
+        batch: bool = False,
+    ) -> TrialRecord:
+        """The record of a finished trial: a reply (parsed here) or a failure's ``error``."""
+        backend = self.backends.get(trial.model)
+        parsed = None
+        if response is not None:
+            parsed = safe_parse(self.suite, trial, response.text, self.options.run.parser)
+            error = reply_error(response)
+        finished = now_iso()
+        return TrialRecord.from_trial(
             trial,
-            self.backends.get(trial.model),
-            response=None,
-            parsed=None,
+            response=response,
+            parsed=parsed,
             error=error,
+            started_at=started_at or finished,
+            finished_at=finished,
+            backend=(backend.provider if backend else trial.model.partition("/")[0])
+            + ("-batch" if batch else ""),
+            provider=backend.provider if backend else None,
+            model_id=backend.model if backend else None,
             attempts=attempts,
-            started_at=started_at,
-            finished_at=now_iso(),
-            cost=None,
-            cached=False,
+            cost_usd=cost,
+            cached=cached,
             sweep=self.options.sweep,
-            inputs_of=self._inputs,
+            inputs=self._inputs(trial),
         )
 
     def finish_failure(

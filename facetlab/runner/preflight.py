@@ -21,8 +21,8 @@ from typing import Any
 from facetlab.client.pricing import price_table
 from facetlab.errors import ConfigError
 from facetlab.files import check_writable_dir
+from facetlab.instances.schema import Instance
 from facetlab.names import check_safe_id
-from facetlab.runner.plan import weight_estimates
 
 
 def check_out(out: Path | str | None) -> Path | None:
@@ -83,17 +83,17 @@ def check_prices() -> None:
     price_table()
 
 
-def check_instances(instances: Iterable[Any]) -> None:
+def check_instances(instances: Iterable[Instance]) -> None:
     """Instance ids that are safe file names; finite weight estimates."""
     for instance in instances:
-        iid = str(getattr(instance, "instance_id", ""))
+        iid = instance.instance_id
         problem = check_safe_id(iid)
         if problem is not None:
             raise ConfigError(
                 f"instance_id {iid[:80]!r}{'...' if len(iid) > 80 else ''} {problem} "
                 "(`facetlab validate` reports the file)"
             )
-        estimates = weight_estimates(instance) or {}
+        estimates = instance.weight_estimates() or {}
         bad = [label for label, value in estimates.items() if not math.isfinite(value)]
         if bad:
             raise ConfigError(

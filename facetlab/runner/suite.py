@@ -116,6 +116,6 @@ class FacetSuite:
             out.append(Cell(prompt, rewritten, instance.label_for_factor_id(factor_id)))
         return out
 
-    def parse_reply(self, probe: str, text: str, instance: Any, *, parser: str) -> ParseResult:
+    def parse_reply(self, probe: str, text: str, n_factors: int, *, parser: str) -> ParseResult:
         """The probe's parse of ``text`` (never raises on model output)."""
-        return self.probe(probe).parse(text, instance, parser=parser)
+        return self.probe(probe).parse(text, n_factors, parser=parser)

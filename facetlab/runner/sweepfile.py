@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import facetlab
 from facetlab.backends._common import redact_secrets, redact_url
 from facetlab.backends.base import SamplingParams
 from facetlab.backends.modelstring import redact_userinfo
 from facetlab.files import atomic_write_text
+from facetlab.project import version
 from facetlab.runner.plan import Plan
 from facetlab.runner.progress import RunStats
 from facetlab.timestamps import now_iso
@@ -78,7 +78,7 @@ def write_sweep_json(
         "base_url": redact_url(base_url),
         "n_trials": len(plan),
         "trials_per_probe": plan.by_probe(),
-        "facetlab_version": facetlab.__version__,
+        "facetlab_version": version(),
         "python": sys.version.split()[0],
         "created_at": previous.get("created_at", now_iso()),
         "updated_at": now_iso(),
