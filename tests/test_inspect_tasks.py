@@ -181,9 +181,7 @@ def test_p2_and_c2_score_the_weight_on_their_factor_of_interest(
     for sample in log.samples:
         meta = SampleMeta.from_metadata(sample.metadata, str(sample.id))
         assert meta.factor_of_interest is not None
-        weights = parse_reply(
-            probe, weights_reply(str(sample.input)), meta.n_factors
-        ).weights
+        weights = parse_reply(probe, weights_reply(str(sample.input)), meta.n_factors).weights
         assert weights is not None and sample.scores is not None
         value = sample.scores["facet_weighted"].value
         assert isinstance(value, dict)

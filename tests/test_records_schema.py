@@ -91,4 +91,8 @@ def test_from_trial_states_the_trial_and_its_reply() -> None:
         finished_at="f",
         backend="openai",
     )
-    assert (failed.status, failed.parse_status, failed.raw_response) == ("failed", "not_parsed", None)
+    assert (failed.status, failed.parse_status, failed.raw_response) == (
+        "failed",
+        "not_parsed",
+        None,
+    )

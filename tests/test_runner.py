@@ -76,7 +76,6 @@ def test_a_probe_registered_but_not_a_probe_name_is_refused_before_any_call(
     assert not (tmp_path / "records").exists()  # nothing planned, nothing paid, nothing written
 
 
-
 def test_plan_fits_probes_and_skips() -> None:
     plan = plan_sweep(make_instances(), "p1,p2,p3,c2", [MODEL], suite=StubSuite(), repeats=2)
     counts = plan.by_probe()

@@ -114,7 +114,7 @@ def test_the_schema_accepts_the_examples_and_refuses_what_the_model_refuses(
 
 
 def test_models_get_defaults_then_their_own_then_the_command_line(tmp_path: Path) -> None:
-    from facetlab.runner.sweepconfig import ModelSettings
+    from facetlab.runner.sweepconfig import ModelSettings, SweepConfig
 
     path = write(
         tmp_path,
@@ -141,8 +141,12 @@ def test_models_get_defaults_then_their_own_then_the_command_line(tmp_path: Path
     }
     assert resolved.prices == {"local": {"input": 1.0, "output": 2.0}}
     # the command line wins over every model's own value; --base-url sends all to one server
-    cli_side = ModelSettings.model_construct(rpm=30.0, max_tokens=512)
-    over = resolve_models(config, cli_side, base_url="http://127.0.0.1:7/v1")
+    cli_side = SweepConfig.model_construct(
+        {"base_url", "defaults"},
+        base_url="http://127.0.0.1:7/v1",
+        defaults=ModelSettings.model_construct(rpm=30.0, max_tokens=512),
+    )
+    over = resolve_models(config.overlay(cli_side))
     assert over.models == ["anthropic/claude-sonnet-4-6", "openai/local"]
     assert {lim.requests_per_minute for lim in over.limits.values()} == {30.0}
     assert isinstance(over.sampling, dict)
@@ -284,16 +288,16 @@ def test_credentials_in_a_server_url_are_refused_and_never_echoed(tmp_path: Path
 
 
 def _stop_run_and_keep_its_arguments(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
-    """``facetlab run`` stops before running; the returned dict gets run's keyword arguments."""
-    from facetlab.runner import api
+    """``facetlab run`` stops before preparing; the returned dict gets the sweep's settings."""
+    from facetlab.runner.sweepconfig import Sweep
 
     seen: dict[str, object] = {}
 
-    async def arun(*args: object, **kwargs: object) -> object:
-        seen.update(kwargs)
+    def prepare(sweep: Sweep, **kwargs: object) -> object:
+        seen.update(vars(sweep))
         raise ConfigError("stopped before running")
 
-    monkeypatch.setattr("facetlab.runner.run", api._blocking(arun))
+    monkeypatch.setattr("facetlab.runner.api.prepare", prepare)
     return seen
 
 

@@ -19,12 +19,22 @@ Modules: :mod:`~facetlab.runner.plan` (sweep -> trials), :mod:`~facetlab.client.
 
 from facetlab.client.limits import Limits, ProviderLimiter
 from facetlab.client.retry import RetryPolicy
-from facetlab.runner.api import DEFAULT_MODEL, SweepResult, arun, default_model, run
+from facetlab.runner.api import (
+    DEFAULT_MODEL,
+    Prepared,
+    SweepResult,
+    arun,
+    default_model,
+    execute,
+    prepare,
+    run,
+)
 from facetlab.runner.estimate import Estimate, describe_plan, estimate
 from facetlab.runner.execute import ExecOptions, Executor
 from facetlab.runner.options import RunOptions
 from facetlab.runner.plan import Cell, Plan, ProbeSuite, Trial, plan_sweep
 from facetlab.runner.progress import RunStats
+from facetlab.runner.sweepconfig import Sweep, SweepConfig, load_sweep_file
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -34,17 +44,23 @@ __all__ = [
     "Executor",
     "Limits",
     "Plan",
+    "Prepared",
     "ProbeSuite",
     "ProviderLimiter",
     "RetryPolicy",
     "RunOptions",
     "RunStats",
+    "Sweep",
+    "SweepConfig",
     "SweepResult",
     "Trial",
     "arun",
     "default_model",
     "describe_plan",
     "estimate",
+    "execute",
+    "load_sweep_file",
     "plan_sweep",
+    "prepare",
     "run",
 ]

@@ -20,15 +20,17 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from facetlab.backends.base import DEFAULT_DECLARATION, Declaration, SamplingParams
 from facetlab.client.cache import cache_key
 from facetlab.errors import ConfigError
-from facetlab.instances.schema import Instance
 from facetlab.probes import PROBE_NAMES, PROBES, WEIGHTED_PROBES, ProbeName
 from facetlab.probes.base import ParseResult
 from facetlab.records.schema import Trial
+
+if TYPE_CHECKING:
+    from facetlab.instances.schema import Instance
 
 __all__ = ["Cell", "Plan", "PlannedCell", "ProbeSuite", "Skipped", "Trial", "plan_sweep"]
 

@@ -16,13 +16,15 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from facetlab.client.pricing import price_table
 from facetlab.errors import ConfigError
 from facetlab.files import check_writable_dir
-from facetlab.instances.schema import Instance
 from facetlab.names import check_safe_id
+
+if TYPE_CHECKING:
+    from facetlab.instances.schema import Instance
 
 
 def check_out(out: Path | str | None) -> Path | None:

@@ -1,4 +1,7 @@
-"""Sweep files: a whole ``facetlab run`` in one YAML file, checked before anything runs.
+"""A sweep as settings (:class:`SweepConfig`: sweep files and ``facetlab run``'s flags) and
+as the objects the runner takes (:class:`Sweep`).
+
+A sweep file holds a whole ``facetlab run`` in one YAML file, checked before anything runs.
 
 A sweep file names what to ask (instances, probes, template, repeats, seed), the
 models with their own settings (server, limits, sampling and reasoning, a price
@@ -15,35 +18,52 @@ Schema); every problem is one line naming the file, the line and the field::
     facetlab.errors.ConfigError: ...sweep.yaml:4: models[0].rpm: Input should be greater than 0 (got -5)
 
 Relative paths in the file (``instances``, ``out``, ``cache_dir``) are taken from
-the file's own folder, so a sweep file runs the same from anywhere.
+the file's own folder, so a sweep file runs the same from anywhere. The command line
+builds a :class:`SweepConfig` of the flags it was given and lays it over the file's
+(:meth:`SweepConfig.overlay`); :meth:`SweepConfig.sweep` resolves either into a
+:class:`Sweep`, which :func:`facetlab.runner.prepare` takes (as ``facetlab.run``'s
+keyword arguments do).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from facetlab.backends.base import EFFORTS, SamplingParams
 from facetlab.backends.modelstring import redact_userinfo
 from facetlab.client.limits import Limits
+from facetlab.client.retry import RetryPolicy
 from facetlab.errors import ConfigError
-from facetlab.runner.options import limits_key
+from facetlab.runner.options import RunOptions, limits_key
+from facetlab.runner.plan import RepeatsFor
 
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 assert set(EFFORTS) == {"low", "medium", "high", "xhigh", "max"}  # one list of efforts
 
 MAX_SWEEP_FILE_BYTES = 1_000_000
 """A sweep file is a few dozen lines; anything this large is a mistake."""
+
+DEFAULT_PROBES = "p1,p2,p3,c2"
 
 
 class PriceOverride(BaseModel):
@@ -56,6 +76,19 @@ class PriceOverride(BaseModel):
     cached_input: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
+def _no_credentials(value: str | None) -> str | None:
+    # the server becomes part of the model string, which every record carries
+    if value is not None and redact_userinfo(value) != value:
+        raise ValueError(
+            "a URL with a user name or password; keys come from the provider's "
+            "variable (e.g. OPENAI_API_KEY), never from a sweep file"
+        )
+    return value
+
+
+ServerURL = Annotated[str | None, AfterValidator(_no_credentials)]
+
+
 class ModelSettings(BaseModel):
     """How one model is asked: server, limits, sampling, reasoning, price.
 
@@ -65,7 +98,7 @@ class ModelSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    base_url: str | None = Field(
+    base_url: ServerURL = Field(
         default=None, description="OpenAI-compatible or Anthropic-compatible server for this model."
     )
     rpm: float | None = Field(
@@ -98,17 +131,6 @@ class ModelSettings(BaseModel):
         default=None, description="USD per 1M tokens, replacing the price table's entry."
     )
 
-    @field_validator("base_url")
-    @classmethod
-    def _no_credentials(cls, value: str | None) -> str | None:
-        # the server becomes part of the model string, which every record carries
-        if value is not None and redact_userinfo(value) != value:
-            raise ValueError(
-                "a URL with a user name or password; keys come from the provider's "
-                "variable (e.g. OPENAI_API_KEY), never from a sweep file"
-            )
-        return value
-
     @field_validator("thinking")
     @classmethod
     def _thinking(cls, value: str | int | None) -> str | int | None:
@@ -133,10 +155,18 @@ class SweepConfig(BaseModel):
     instances: str | list[str] | None = Field(
         default=None, description="Instance folder, file, or instance ids (default: FACET v3)."
     )
-    probes: str | list[str] = Field(default="p1,p2,p3,c2", description="p1,p2,p3,c2,c0,c3,anchor.")
+    probes: str | list[str] = Field(default=DEFAULT_PROBES, description="p1,p2,p3,c2,c0,c3,anchor.")
     template: str = "facet-v3"
     repeats: int = Field(default=1, ge=1, description="Trials per cell.")
     seed: int = 0
+    preset: str | None = Field(
+        default=None,
+        description="A named design (facet-v3): its instances, probes, repeats and template.",
+    )
+    base_url: ServerURL = Field(
+        default=None,
+        description="One server for every model (the model strings stay bare; --base-url).",
+    )
     models: list[ModelEntry] = Field(min_length=1)
     defaults: ModelSettings = Field(
         default_factory=ModelSettings,
@@ -170,8 +200,102 @@ class SweepConfig(BaseModel):
 
     def settings(self, entry: ModelEntry) -> ModelSettings:
         """``entry``'s settings over the file's ``defaults``."""
-        given = entry.model_dump(exclude_unset=True, exclude={"model"})
-        return ModelSettings(**{**self.defaults.model_dump(exclude_unset=True), **given})
+        merged = {**_set(self.defaults), **_set(entry)}
+        merged.pop("model", None)
+        # checked already (the file when read; a flag by SamplingParams and Limits)
+        return ModelSettings.model_construct(**merged)
+
+    def overlay(self, top: SweepConfig) -> SweepConfig:
+        """This sweep under what ``top`` sets (the command line's flags): each setting
+        ``top`` sets replaces this one's; its ``defaults`` override every model's own
+        settings; its ``models``, when it names some, replace this sweep's."""
+        settings = _set(top.defaults)
+        given = top.model_fields_set - {"defaults", "models"}
+        models = top.models if "models" in top.model_fields_set else self.models
+        return self.model_copy(
+            update={
+                **{name: getattr(top, name) for name in given},
+                "models": [entry.model_copy(update=settings) for entry in models],
+                "defaults": self.defaults.model_copy(update=settings),
+            }
+        )
+
+    def sweep(self, options: RunOptions | None = None) -> Sweep:
+        """This sweep as the objects the runner takes; ``options`` says how this run runs
+        (its budget, cache, parser, timeout, retry and batch settings are this sweep's)."""
+        sampling: SamplingParams | dict[str, SamplingParams]
+        limits: dict[str, Limits] = {}
+        default_limits = limits_of(self.defaults, Limits())  # the preset's or the default model
+        if self.models:
+            resolved = resolve_models(self)
+            models, sampling, limits = resolved.models, resolved.sampling, resolved.limits
+        else:
+            models, sampling = [], sampling_of(self.defaults, SamplingParams())
+        run: dict[str, Any] = {
+            k: getattr(self, k) for k in _RUN_SETTINGS if k in self.model_fields_set
+        }
+        if self.timeout is not None:
+            run["timeout_s"] = self.timeout
+        retry = (
+            RetryPolicy()
+            if self.max_retry_after is None
+            else RetryPolicy(max_retry_after_s=self.max_retry_after)
+        )
+        return Sweep(
+            instances=self.instances,
+            probes=self.probes,
+            models=tuple(models),
+            out=self.out,
+            base_url=self.base_url,
+            repeats=self.repeats,
+            template=self.template,
+            seed=self.seed,
+            preset=self.preset,
+            sampling=sampling,
+            limits=limits,
+            default_limits=default_limits,
+            retry=retry,
+            options=dataclasses.replace(options or RunOptions(), **run),
+            prices=prices_of(self),
+        )
+
+
+def _set(settings: BaseModel) -> dict[str, Any]:
+    """The fields ``settings`` sets (as objects: a price stays a :class:`PriceOverride`)."""
+    return {name: getattr(settings, name) for name in settings.model_fields_set}
+
+
+_RUN_SETTINGS = ("budget_usd", "cache_dir", "retry_errors", "parser", "batch")
+"""The :class:`RunOptions` a sweep file sets under the same name."""
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A sweep with every setting as the object the runner uses: what
+    :func:`facetlab.runner.prepare` takes. ``facetlab.run``'s keyword arguments and
+    :meth:`SweepConfig.sweep` (a sweep file, the command line) both make one."""
+
+    instances: Any = None
+    """A folder, a file, comma-separated ids, a list of ids or paths, or loaded instances."""
+    probes: str | Sequence[str] = DEFAULT_PROBES
+    models: tuple[str, ...] = ()
+    """Model strings; none: the preset's, else the default model."""
+    out: Path | str | None = None
+    base_url: str | None = None
+    repeats: int | RepeatsFor = 1
+    template: str = "facet-v3"
+    seed: int = 0
+    preset: str | None = None
+    sampling: SamplingParams | Mapping[str, SamplingParams] = field(default_factory=SamplingParams)
+    """One for every model, or per model string."""
+    limits: Mapping[str, Limits] = field(default_factory=dict)
+    """Per ``limits_key`` (provider, or provider@server)."""
+    default_limits: Limits = field(default_factory=Limits)
+    """The limits of a provider (and server) ``limits`` does not name."""
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    options: RunOptions = field(default_factory=RunOptions)
+    prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """Price overrides by model id, for this sweep (a sweep file's ``price:``)."""
 
 
 def sweep_json_schema() -> dict[str, Any]:
@@ -339,12 +463,12 @@ def sampling_of(settings: ModelSettings, base: SamplingParams) -> SamplingParams
 def limits_of(settings: ModelSettings, base: Limits) -> Limits:
     """``base`` with the limits ``settings`` set (``rpm_window: 0`` spaces requests evenly)."""
     given = settings.model_dump(exclude_unset=True)
-    window = given.get("rpm_window", -1.0)
+    window = given["rpm_window"] or None if "rpm_window" in given else base.rate_window_s
     return Limits(
         concurrency=given.get("concurrency", base.concurrency),
         requests_per_minute=given.get("rpm", base.requests_per_minute),
         tokens_per_minute=given.get("tpm", base.tokens_per_minute),
-        rate_window_s=base.rate_window_s if window == -1.0 else (window or None),
+        rate_window_s=window,
         adaptive=base.adaptive,
         max_concurrency=base.max_concurrency,
     )
@@ -433,28 +557,21 @@ class SweepModels:
     """Price overrides by model id."""
 
 
-def resolve_models(
-    config: SweepConfig,
-    overrides: ModelSettings | None = None,
-    *,
-    base_url: str | None = None,
-    base_sampling: SamplingParams | None = None,
-    base_limits: Limits | None = None,
-) -> SweepModels:
-    """Each model's settings: ``base_*`` < the file's ``defaults`` < its own entry <
-    ``overrides`` (the command line). ``base_url`` (``--base-url``) sends every model
-    to one server, so no model string names its own."""
-    top = overrides.model_dump(exclude_unset=True) if overrides is not None else {}
+def resolve_models(config: SweepConfig) -> SweepModels:
+    """Each model's settings: the file's ``defaults`` < its own entry (where the command
+    line's flags are laid, :meth:`SweepConfig.overlay`). A top-level ``base_url``
+    (``--base-url``) sends every model to one server, so no model string names its own."""
+    base_url = config.base_url
     strings: list[str] = []
     sampling: dict[str, SamplingParams] = {}
     where: dict[str, tuple[str | None, Limits]] = {}
     for entry in config.models:
-        settings = ModelSettings(**{**config.settings(entry).model_dump(exclude_unset=True), **top})
+        settings = config.settings(entry)
         url = None if base_url is not None else settings.base_url
         model = model_string(entry.model, url)
         strings.append(model)
-        sampling[model] = sampling_of(settings, base_sampling or SamplingParams())
-        where[model] = (url or base_url, limits_of(settings, base_limits or Limits()))
+        sampling[model] = sampling_of(settings, SamplingParams())
+        where[model] = (url or base_url, limits_of(settings, Limits()))
     distinct = set(sampling.values())
     return SweepModels(
         models=strings,
