@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from facetlab.backends.base import ModelRequest, ModelResponse
+from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.craft import AgentInput, AgentTrace, EvidenceRef, Span
 
 TICKET = {"body": "We are seeing data loss after the urgent migration."}
@@ -32,7 +32,7 @@ def faithful_agent(inp: AgentInput) -> AgentTrace:
     return AgentTrace("P3", "nothing severe")
 
 
-class FakeBackend:
+class FakeBackend(Backend):
     """A minimal facetlab Backend answering with ``responder(prompt)``."""
 
     provider = "fake"

@@ -543,7 +543,7 @@ async def test_token_limit_spaces_by_estimated_tokens() -> None:
 def test_retry_policy_backoff_and_retry_after() -> None:
     import random
 
-    from facetlab.client.retry import is_transient
+    from facetlab.backends.base import transient as is_transient
 
     policy = RetryPolicy(base_delay_s=1.0, max_delay_s=8.0)
     rng = random.Random(0)
@@ -575,7 +575,8 @@ async def test_limiter_learns_a_rate_from_429s_without_a_configured_rpm() -> Non
 
 
 def test_record_error_text_never_carries_a_key() -> None:
-    from facetlab.client.retry import describe, is_transient
+    from facetlab.backends.base import transient as is_transient
+    from facetlab.client.retry import describe
 
     text = describe(RuntimeError("custom backend failed with key sk-proj-abcdefghijkl123"))
     assert "sk-proj-abcdefghijkl123" not in text and "***" in text

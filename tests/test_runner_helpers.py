@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from facetlab.backends.base import ModelRequest, ModelResponse, Usage
+from facetlab.backends.base import Backend, ModelRequest, ModelResponse, Usage
 from facetlab.errors import PermanentBackendError, TransientBackendError
 from facetlab.probes.base import ParseResult
 from facetlab.runner.plan import Cell
@@ -162,7 +162,7 @@ def reply_for(prompt: str) -> str:
 
 
 @dataclass
-class ScriptedBackend:
+class ScriptedBackend(Backend):
     """An in-process backend: per-prompt scripted failures, latency, call log."""
 
     provider: str = "openai"

@@ -13,11 +13,12 @@ records.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Protocol, runtime_checkable
 
-from facetlab.errors import ConfigError
+from facetlab.errors import BackendError, ConfigError
 from facetlab.numbers import check_number
 
 
@@ -315,20 +316,56 @@ DEFAULT_DECLARATION = Declaration()
 """A backend that declares nothing: sends every parameter, costs money, has no batch API."""
 
 
-def declaration_of(backend: object) -> Declaration:
-    """A backend's (or backend class's) :class:`Declaration`; the default when it has none."""
-    declared = getattr(backend, "declaration", None)
-    return declared if isinstance(declared, Declaration) else DEFAULT_DECLARATION
+def declaration_of(backend: Backend | None) -> Declaration:
+    """A backend's :class:`Declaration` (the default for no backend)."""
+    return DEFAULT_DECLARATION if backend is None else backend.declaration
+
+
+TRANSIENT_STATUSES = frozenset({408, 409, 425, 429, 499})
+"""4xx statuses worth retrying (409 conflict, 425 too early, 499 client closed request); all 5xx are too."""
+
+
+def is_transient_status(status: int) -> bool:
+    """True for 408, 409, 425, 429, 499 and every 5xx (529 "overloaded" included)."""
+    return status in TRANSIENT_STATUSES or status >= 500
+
+
+def transient(exc: BaseException) -> bool:
+    """Whether a failed call is worth repeating, by the failure alone: a
+    :class:`~facetlab.errors.BackendError` says so itself (its provider mapped it:
+    ``transient``, or a retryable status); the runner's own timeout and a dropped
+    connection are transient; anything else is not (a bug in a custom backend fails the
+    trial with its message, once)."""
+    if isinstance(exc, BackendError):
+        return exc.transient or (exc.status is not None and is_transient_status(exc.status))
+    return isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError))
 
 
 @runtime_checkable
 class Backend(Protocol):
-    """A model provider. Implementations live one per file in ``facetlab/backends/``."""
+    """A model provider. Implementations live one per file in ``facetlab/backends/``.
+
+    A backend subclasses this class (as inspect_ai's providers subclass ``ModelAPI``) and
+    so declares everything the layers above ask of it: what it is (``declaration``),
+    where it sends (``base_url``) and which failures are worth a retry
+    (:meth:`should_retry`); the defaults here fit a backend that declares nothing. Its
+    constructor takes ``(model, *, base_url=None, **options)`` (see
+    :func:`facetlab.backends.get_backend`).
+    """
 
     provider: str
     """Short provider name: "anthropic", "openai", "bedrock", "ollama", "gemini", "replay", "simulated"."""
     model: str
     """The provider's model id, e.g. "claude-sonnet-4-6"."""
+    declaration: Declaration = DEFAULT_DECLARATION
+    """What it sends and is (a provider whose models differ: see :meth:`declaration_for`)."""
+    base_url: str | None = None
+    """The server asked, when it is not the provider's own (limits and prices are per server)."""
+
+    @classmethod
+    def declaration_for(cls, model_id: str) -> Declaration:
+        """What the backend of ``model_id`` will declare, before one is built."""
+        return cls.declaration
 
     async def agenerate(self, request: ModelRequest) -> ModelResponse:
         """Send one request. Raises BackendError subclasses on failure."""
@@ -336,7 +373,12 @@ class Backend(Protocol):
 
     async def aclose(self) -> None:
         """Release connections."""
-        ...
+        return None
+
+    def should_retry(self, exc: BaseException) -> bool:
+        """Whether a failed call is worth repeating (the provider decides; default:
+        :func:`transient`)."""
+        return transient(exc)
 
 
 def generate(backend: Backend, request: ModelRequest) -> ModelResponse:

@@ -23,7 +23,6 @@ Example::
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from facetlab.backends.base import Backend, ModelRequest
 from facetlab.errors import BackendError, ConfigError, FacetlabError
 from facetlab.instances import CUE_PHRASES, Instance, load_instance
 from facetlab.instances.rewrites import cue_phrases_in, rewrite_flags
+from facetlab.syncbridge import run_sync
 
 __all__ = [
     "Draft",
@@ -166,7 +166,7 @@ def draft_rewrites(
             )
         prompts = [(label, instance.factor(label).factor_id, adversarial_prompt(instance, label))]
     backend = get_backend(model, base_url=base_url)
-    return asyncio.run(_ask(backend, prompts, kind))
+    return run_sync(lambda: _ask(backend, prompts, kind))  # a notebook's loop included
 
 
 def _review(

@@ -47,12 +47,11 @@ import hashlib
 import random
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, get_args
 from urllib.parse import parse_qsl
 
-from facetlab.backends import Declaration, register_backend
-from facetlab.backends.base import ModelRequest, ModelResponse, Usage
+from facetlab.backends.base import Backend, Declaration, ModelRequest, ModelResponse, Usage
 from facetlab.errors import ConfigError, PermanentBackendError
 from facetlab.instances import DIRECTION_WORDS, NEUTRALIZED, SIGNAL_WORDS, favours, label_of
 from facetlab.probes import WEIGHTED_PROBES
@@ -403,26 +402,36 @@ def trial_seed(request: ModelRequest) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
 
 
-@dataclass
-class SimulatedBackend:
-    """A :class:`~facetlab.backends.base.Backend` answering as a simulated reasoner.
+class SimulatedBackend(Backend):
+    """A :class:`~facetlab.backends.base.Backend` answering as a simulated reasoner:
+    ``simulated/<reasoner>?<option>=<value>`` (options: :data:`OPTIONS`).
 
     >>> backend = SimulatedBackend.from_spec("wadd+canonical")
     >>> backend.model
     'wadd+canonical'
     """
 
-    reasoner: Reasoner = field(default_factory=Reasoner)
-    provider: str = "simulated"
-    model: str = ""
+    provider = "simulated"
+    declaration = Declaration(
+        free=True, offline=True, model_names="facetlab.reasoners.simulated:model_names"
+    )
 
-    def __post_init__(self) -> None:
-        if not self.model:
-            self.model = self.reasoner.name
+    def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
+        if base_url is not None:
+            raise ConfigError("simulated reasoners run in-process: --base-url does not apply")
+        unknown = set(options) - set(OPTIONS)
+        if unknown:
+            raise ConfigError(
+                f"unknown simulated option(s) {', '.join(sorted(unknown))}; {_OPTIONS_HINT}"
+            )
+        query = "&".join(f"{k}={v}" for k, v in options.items())
+        self.reasoner = parse_reasoner(f"{model}?{query}" if query else model)
+        self.model = self.reasoner.name
 
     @classmethod
     def from_spec(cls, spec: str) -> SimulatedBackend:
-        return cls(reasoner=parse_reasoner(spec))
+        """The backend of ``<reasoner>?<option>=<value>&...``."""
+        return cls(spec)
 
     async def agenerate(self, request: ModelRequest) -> ModelResponse:
         start = time.perf_counter()
@@ -436,31 +445,7 @@ class SimulatedBackend:
             latency_s=time.perf_counter() - start,
         )
 
-    async def aclose(self) -> None:
-        return None
-
-
-def _factory(model: str, *, base_url: str | None = None, **options: Any) -> SimulatedBackend:
-    if base_url is not None:
-        raise ConfigError("simulated reasoners run in-process: --base-url does not apply")
-    unknown = set(options) - set(OPTIONS)
-    if unknown:
-        raise ConfigError(
-            f"unknown simulated option(s) {', '.join(sorted(unknown))}; {_OPTIONS_HINT}"
-        )
-    query = "&".join(f"{k}={v}" for k, v in options.items())
-    return SimulatedBackend.from_spec(f"{model}?{query}" if query else model)
-
 
 def model_names() -> list[str]:
     """The reasoner names (for a did-you-mean on a misspelt one)."""
     return list(RULES)
-
-
-register_backend(
-    "simulated",
-    _factory,
-    declaration=Declaration(
-        free=True, offline=True, model_names="facetlab.reasoners.simulated:model_names"
-    ),
-)

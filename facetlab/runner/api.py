@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TextIO, TypeVar
 
 from facetlab.backends import (
     Declaration,
-    available_providers,
     endpoint_of,
     model_declaration,
     parse_model_string,
@@ -591,7 +590,7 @@ def _owned_options(
     ``backend_options`` are kept.
     """
     declared = model_declaration(model)
-    given = {**parse_model_string(model, available_providers()).options, **options}
+    given = {**parse_model_string(model).options, **options}
     extra: dict[str, Any] = {}
     if (
         "http_transport" not in given
@@ -675,14 +674,14 @@ def _model_identities(
 
     Strings the caller supplied a backend for are taken as they are.
     """
-    from facetlab.backends import available_providers, parse_model_string
+    from facetlab.backends import parse_model_string
 
     out: dict[str, str] = {}
     for m in models:
         if backends is not None and m in backends:
             out[m] = m
             continue
-        spec = parse_model_string(m, available_providers())
+        spec = parse_model_string(m)
         bare = spec.without_transport()
         out[m] = m if bare == spec else str(bare)
     return out
@@ -692,12 +691,9 @@ def _endpoint(
     model: str, base_url: str | None, backends: Mapping[str, Backend] | None
 ) -> str | None:
     """The server a model is asked on, without credentials (part of the trial key when set)."""
-    url: str | None
-    if backends is not None and model in backends:
-        url = getattr(backends[model], "base_url", None)
-    else:
-        url = endpoint_of(model, base_url=base_url)
-    cleaned = redact_url(url) if isinstance(url, str) and url else None
+    given = backends.get(model) if backends is not None else None
+    url = given.base_url if given is not None else endpoint_of(model, base_url=base_url)
+    cleaned = redact_url(url) if url else None
     return cleaned.rstrip("/") if cleaned else None
 
 

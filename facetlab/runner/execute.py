@@ -248,8 +248,7 @@ class Executor:
         backend = self.backends.get(model)
         if backend is None:
             return self.limiter(model)
-        url = getattr(backend, "base_url", None)
-        return self.limiter(backend.provider, url if isinstance(url, str) else None)
+        return self.limiter(backend.provider, backend.base_url)
 
     def client(self, model: str) -> ModelClient:
         """The one client of ``model``: its provider's limiter, the run's meter and retry policy."""
@@ -292,11 +291,7 @@ class Executor:
             self.stats.storage_error = f"cannot write {what}{where}: {reason}"
         self.stop = True
 
-    def _finish(self, record: TrialRecord, before: Callable[[], None] | None = None) -> None:
-        """Write ``record`` now, in this thread (the batch collector's path), and count it."""
-        self._written(record, self.writer.write_now(record, before))
-
-    async def _afinish(self, record: TrialRecord, before: Callable[[], None] | None = None) -> None:
+    async def _finish(self, record: TrialRecord, before: Callable[[], None] | None = None) -> None:
         """Hand ``record`` to the writer thread; return once it is on disk and counted.
 
         It is counted when written even if this trial is cancelled meanwhile (an
@@ -365,48 +360,14 @@ class Executor:
             return None
         return self._record(trial, response, attempts=0, cost=0.0, cached=True)
 
-    def finish_from_cache(self, trial: Trial) -> bool:
+    async def finish_from_cache(self, trial: Trial) -> bool:
         """Record ``trial`` from the cache if its answer is there; returns whether it was."""
         record = self._cached_record(trial)
         if record is not None:
-            self._finish(record)
+            await self._finish(record)
         return record is not None
 
-    async def afinish_from_cache(self, trial: Trial) -> bool:
-        """:meth:`finish_from_cache`, the record written by the writer thread."""
-        record = self._cached_record(trial)
-        if record is not None:
-            await self._afinish(record)
-        return record is not None
-
-    def _response_record(
-        self,
-        trial: Trial,
-        response: ModelResponse,
-        *,
-        attempts: int,
-        started_at: str,
-        batch: bool,
-        cost: float | None,
-    ) -> tuple[TrialRecord, Callable[[], None] | None]:
-        """The record of a fresh (paid) response, and the cache write that must precede it."""
-        if batch:  # priced here, not by a client: its usage is checked here too
-            request = ModelRequest(trial.prompt, trial.request_params())
-            response, cost = self.client(trial.model).charge(response, request, batch=True)
-        if self.options.secrets:
-            response = dataclasses.replace(
-                response, text=redact(response.text, self.options.secrets)
-            )
-        before = None
-        if self._caches(trial):
-            before = functools.partial(self.cache.put, trial.key, response, batch=batch)
-        cost = self._account(response, cost)
-        record = self._record(
-            trial, response, attempts=attempts, started_at=started_at, cost=cost, batch=batch
-        )
-        return record, before
-
-    def finish_response(
+    async def finish_response(
         self,
         trial: Trial,
         response: ModelResponse,
@@ -421,31 +382,33 @@ class Executor:
         ``cost`` is what the client charged; a batch result (``batch=True``) is priced here.
         The answer is cached before its record is written.
         """
-        record, before = self._response_record(
-            trial, response, attempts=attempts, started_at=started_at, batch=batch, cost=cost
+        if batch:  # priced here, not by a client: its usage is checked here too
+            request = ModelRequest(trial.prompt, trial.request_params())
+            response, cost = self.client(trial.model).charge(response, request, batch=True)
+        if self.options.secrets:
+            response = dataclasses.replace(
+                response, text=redact(response.text, self.options.secrets)
+            )
+        before = None
+        if self._caches(trial):
+            before = functools.partial(self.cache.put, trial.key, response, batch=batch)
+        cost = self._account(response, cost)
+        record = self._record(
+            trial, response, attempts=attempts, started_at=started_at, cost=cost, batch=batch
         )
-        self._finish(record, before)
+        await self._finish(record, before)
 
-    async def afinish_response(
-        self,
-        trial: Trial,
-        response: ModelResponse,
-        *,
-        attempts: int,
-        started_at: str,
-        cost: float | None = None,
+    async def finish_failure(
+        self, trial: Trial, error: str, *, attempts: int, started_at: str, cause: str | None = None
     ) -> None:
-        """:meth:`finish_response` through the writer thread (cache entry, then record)."""
-        record, before = self._response_record(
-            trial, response, attempts=attempts, started_at=started_at, batch=False, cost=cost
-        )
-        await self._afinish(record, before)
+        """Record a trial that failed for good, with the provider's message.
 
-    def _failure_record(
-        self, trial: Trial, error: str, *, attempts: int, started_at: str, cause: str | None
-    ) -> TrialRecord:
+        ``cause`` (a short category) is counted for the console's summary.
+        """
         self.stats.count_failure(cause or error.split(":", 1)[0], trial.trial_id)
-        return self._record(trial, None, error=error, attempts=attempts, started_at=started_at)
+        await self._finish(
+            self._record(trial, None, error=error, attempts=attempts, started_at=started_at)
+        )
 
     def _record(
         self,
@@ -484,19 +447,6 @@ class Executor:
             inputs=self._inputs(trial),
         )
 
-    def finish_failure(
-        self, trial: Trial, error: str, *, attempts: int, started_at: str, cause: str | None = None
-    ) -> None:
-        """Record a trial that failed for good, with the provider's message.
-
-        ``cause`` (a short category) is counted for the console's summary.
-        """
-        self._finish(
-            self._failure_record(
-                trial, error, attempts=attempts, started_at=started_at, cause=cause
-            )
-        )
-
     async def run_trial(self, trial: Trial) -> None:
         """Answer one trial from the cache or by calling its backend (with retries); record it.
 
@@ -506,13 +456,13 @@ class Executor:
         if self.stop:
             self.stats.not_started += 1
             return
-        if await self.afinish_from_cache(trial):
+        if await self.finish_from_cache(trial):
             return
         claim = self.cache.claim(trial.key) if self._caches(trial) else contextlib.nullcontext()
         async with self.limiter_of(trial.model).admission(), claim:
             if self.stop:
                 self.stats.not_started += 1
-            elif not await self.afinish_from_cache(trial):  # another sweep may have paid
+            elif not await self.finish_from_cache(trial):  # another sweep may have paid
                 await self._call(trial)
 
     async def _call(self, trial: Trial) -> None:
@@ -533,13 +483,12 @@ class Executor:
             self.stop = True
             return
         except CallFailed as failure:
-            record = self._failure_record(
+            await self.finish_failure(
                 trial, str(failure), attempts=failure.attempts, started_at=started_at,
                 cause=failure.cause,
             )  # fmt: skip
-            await self._afinish(record)
             return
-        await self.afinish_response(
+        await self.finish_response(
             trial, answer.response, attempts=answer.attempts, started_at=started_at,
             cost=answer.cost_usd,
         )  # fmt: skip

@@ -16,7 +16,6 @@ from __future__ import annotations
 import difflib
 import importlib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from facetlab.backends.base import Backend
 from facetlab.errors import ConfigError
@@ -62,7 +61,7 @@ def build_offline(models: Mapping[str, str]) -> dict[str, Backend]:
 
     built: dict[str, Backend] = {}
     for identity, original in models.items():
-        spec = parse_model_string(identity, _providers())
+        spec = parse_model_string(identity)
         if not _offline(spec.provider):
             continue
         try:
@@ -76,18 +75,15 @@ def build_offline(models: Mapping[str, str]) -> dict[str, Backend]:
 
 def check_replay_coverage(trials: Iterable[Trial], backends: Mapping[str, Backend]) -> None:
     """A ConfigError when a replay model has no recording for some of its trials."""
-    replayed = {
-        model: recordings
-        for model, backend in backends.items()
-        # only backends answering from recordings have them
-        if callable(recordings := getattr(backend, "recordings", None))
-    }
+    from facetlab.reasoners.replay import ReplayBackend
+
+    replayed = {m: b for m, b in backends.items() if isinstance(b, ReplayBackend)}
     if not replayed:
         return
     missing_of: dict[str, list[Trial]] = {}
     for t in trials:  # one pass: a plan builds its trials as it is iterated
-        recordings = replayed.get(t.model)
-        if recordings is not None and len(recordings(t.prompt)) <= t.repeat:
+        replay = replayed.get(t.model)
+        if replay is not None and len(replay.recordings(t.prompt)) <= t.repeat:
             missing_of.setdefault(t.model, []).append(t)
     for model, missing in missing_of.items():
         shown = ", ".join(
@@ -110,7 +106,7 @@ def unknown_model_notes(models: Sequence[str], *, local: bool) -> list[str]:
 
     notes: list[str] = []
     for model in models:
-        spec = parse_model_string(model, _providers())
+        spec = parse_model_string(model)
         if local or "base_url" in spec.options:
             continue
         from facetlab.backends import provider_declaration
@@ -126,9 +122,3 @@ def unknown_model_notes(models: Sequence[str], *, local: bool) -> list[str]:
         hint = did_you_mean(spec.model, known, prefix=f"{spec.provider}/")
         notes.append(f"note: {model} is not a model facetlab knows (no price){hint}")
     return notes
-
-
-def _providers() -> Any:
-    from facetlab.backends import available_providers
-
-    return available_providers()

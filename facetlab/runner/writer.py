@@ -61,12 +61,6 @@ class RecordWriter:
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._lock = threading.Lock()  # one commit at a time (thread or write_now)
-
-    def write_now(self, record: TrialRecord, before: Callable[[], None] | None = None) -> Written:
-        """Write ``record`` in the calling thread (the batch collector's path)."""
-        with self._lock:
-            return self._write([_Job(record, before, None)])[0]
 
     def submit(
         self, record: TrialRecord, before: Callable[[], None] | None = None
@@ -111,8 +105,7 @@ class RecordWriter:
                     break
                 group.append(job)
             if group:
-                with self._lock:
-                    results = self._write(group)
+                results = self._write(group)
                 assert self._loop is not None
                 # a closed loop: the records are on disk all the same
                 with contextlib.suppress(RuntimeError):
