@@ -56,8 +56,8 @@ def _records(out: Path) -> dict[str, dict[str, Any]]:
 
 
 def test_a_probe_whose_name_a_record_cannot_hold_cannot_be_made() -> None:
-    from facetlab.probes import P1
     from facetlab.probes.base import Probe
+    from facetlab.probes.single_factor import P1
 
     with pytest.raises(ConfigError, match=r"not in facetlab.probes.base.ProbeName"):
         Probe("hint", "H", "x", False, P1._applies, P1._build, P1._parse)

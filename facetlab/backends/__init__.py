@@ -27,7 +27,6 @@ from facetlab.backends.base import (
     ModelRequest,
     ModelResponse,
     SamplingParams,
-    TrialContext,
     Usage,
     declaration_of,
     generate,
@@ -157,6 +156,7 @@ def get_backend(model: str, *, base_url: str | None = None, **options: Any) -> B
 
 
 __all__ = [
+    "DEFAULT_DECLARATION",
     "Backend",
     "BackendClass",
     "Declaration",
@@ -164,7 +164,6 @@ __all__ = [
     "ModelResponse",
     "ModelSpec",
     "SamplingParams",
-    "TrialContext",
     "Usage",
     "available_providers",
     "backend_class",

@@ -14,8 +14,8 @@ records.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from facetlab.errors import BackendError, ConfigError
@@ -120,52 +120,11 @@ def thinking_kind(thinking: str | int | None) -> str | None:
 
 
 @dataclass(frozen=True)
-class TrialContext(Mapping[str, Any]):
-    """What the runner tells a backend about the trial a prompt belongs to (typed).
-
-    It is also a read-only mapping (``context["probe"]``, ``context.get("seed")``), so
-    backends written against the documented keys work unchanged; keys it does not
-    define come from ``extra``.
-
-    >>> ctx = TrialContext(probe="p2", instance_id="demo-0001", repeat=1)
-    >>> ctx["probe"], ctx.get("seed"), ctx.get("missing", "-")
-    ('p2', None, '-')
-    """
-
-    probe: str | None = None
-    instance_id: str | None = None
-    base_instance_id: str | None = None
-    variant: str | None = None
-    perturbed_factor: str | None = None
-    repeat: int = 0
-    seed: int | None = None
-    instance: Any = None
-    base_instance: Any = None
-    template: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-    def _names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(self) if f.name != "extra")
-
-    def __getitem__(self, key: str) -> Any:
-        if key != "extra" and key in self._names():
-            return getattr(self, key)
-        return self.extra[key]
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self._names()
-        yield from (k for k in self.extra if k not in self._names())
-
-    def __len__(self) -> int:
-        return len(self._names()) + sum(1 for k in self.extra if k not in self._names())
-
-
-@dataclass(frozen=True)
 class ModelRequest:
     """One prompt to send.
 
-    ``context`` describes the trial the prompt belongs to (the runner passes a
-    :class:`TrialContext`; any mapping works). Real providers ignore it;
+    ``context`` describes the trial the prompt belongs to (the runner's is
+    :meth:`facetlab.records.schema.Trial.context`). Real providers ignore it;
     the ``replay`` and ``simulated`` backends use it to find the recorded answer or
     to reason about the instance. Documented keys (all optional):
 

@@ -23,8 +23,8 @@ def collect_command(
     It re-runs the sweep's recorded command (``sweep.json``) with ``--batch``, submitting
     nothing new: run it from the folder the sweep was started in (relative paths).
     """
+    from facetlab.runner._sweepfile import read_sweep_json
     from facetlab.runner.batch import BATCHES_FILE
-    from facetlab.runner.sweepfile import read_sweep_json
 
     if not (out / BATCHES_FILE).is_file():
         typer.echo(f"error: {out}: no {BATCHES_FILE} (no batch was submitted to it)", err=True)

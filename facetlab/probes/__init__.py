@@ -30,16 +30,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from facetlab.errors import ConfigError
+from facetlab.probes import ablation, compliance, outcome, single_factor, weighted_rank
 from facetlab.probes.ablation import (
-    C2,
     RECONSTRUCTION_QUESTION,
     c2_prompt,
     parse_pilot_c2_reply,
     parse_reconstruction_reply,
 )
 from facetlab.probes.base import PROBE_NAMES, ParseResult, Probe, ProbeName
-from facetlab.probes.compliance import C3, compliance_prompt
-from facetlab.probes.outcome import C0, outcome_prompt
+from facetlab.probes.compliance import compliance_prompt
+from facetlab.probes.outcome import outcome_prompt
 from facetlab.probes.parsing import (
     SUM_TOLERANCE,
     find_yes_no,
@@ -51,14 +51,25 @@ from facetlab.probes.parsing import (
     parse_weights_v3,
     parse_yes_no,
 )
-from facetlab.probes.single_factor import P1, single_factor_prompt
+from facetlab.probes.single_factor import single_factor_prompt
 from facetlab.probes.templates import DEFAULT_TEMPLATE, TEMPLATES, Template, get_template
-from facetlab.probes.weighted_rank import ANCHOR, P2, P3, weighted_rank_prompt
+from facetlab.probes.weighted_rank import weighted_rank_prompt
 
 if TYPE_CHECKING:
     from facetlab.instances.schema import Instance, PerturbationSet
 
-PROBES: dict[str, Probe] = {p.name: p for p in (P1, P2, P3, C2, C0, C3, ANCHOR)}
+PROBES: dict[str, Probe] = {
+    p.name: p
+    for p in (
+        single_factor.P1,
+        weighted_rank.P2,
+        weighted_rank.P3,
+        ablation.C2,
+        outcome.C0,
+        compliance.C3,
+        weighted_rank.ANCHOR,
+    )
+}
 
 WEIGHTED_PROBES: frozenset[str] = frozenset({"p2", "p3", "c2", "anchor"})
 """Probes whose reply is a weight vector plus a yes/no line (the weighted-rank family)."""

@@ -27,7 +27,6 @@ from facetlab.backends.base import (  # one token-usage type, as the provider re
     Declaration,
     ModelResponse,
     SamplingParams,
-    TrialContext,
     Usage,
 )
 from facetlab.models import canonical_model
@@ -122,20 +121,20 @@ class Trial:
     endpoint: str | None = field(compare=False, repr=False, default=None)
     """The server asked when it is not the provider's default (in the key; prices a local one)."""
 
-    def context(self) -> TrialContext:
-        """The :attr:`ModelRequest.context` of this trial."""
-        return TrialContext(
-            probe=self.probe,
-            instance_id=self.instance_id,
-            base_instance_id=self.base_instance_id,
-            variant=self.variant,
-            perturbed_factor=self.perturbed_factor,
-            repeat=self.repeat,
-            seed=self.seed,
-            instance=self.instance,
-            base_instance=self.base_instance,
-            template=self.template,
-        )
+    def context(self) -> dict[str, Any]:
+        """The :attr:`ModelRequest.context` of this trial (its keys are documented there)."""
+        return {
+            "probe": self.probe,
+            "instance_id": self.instance_id,
+            "base_instance_id": self.base_instance_id,
+            "variant": self.variant,
+            "perturbed_factor": self.perturbed_factor,
+            "repeat": self.repeat,
+            "seed": self.seed,
+            "instance": self.instance,
+            "base_instance": self.base_instance,
+            "template": self.template,
+        }
 
     def request_params(self) -> SamplingParams:
         """The sampling params asked for: the sweep's, with its seed replaced by the trial's."""

@@ -4,20 +4,19 @@
 >>> result = run(instances="instances/", probes="p2,p3,c2",          # doctest: +SKIP
 ...              model="openai/gpt-5.4", out="results/gpt", repeats=3,
 ...              options=RunOptions(budget_usd=5))
+>>> result = run(config=load_sweep_file("sweep.yaml"))            # doctest: +SKIP
 
-Modules: :mod:`~facetlab.runner.plan` (sweep -> trials), :mod:`~facetlab.client.limits`
-(per-provider limits), :mod:`~facetlab.client.retry` (backoff), :mod:`~facetlab.client.cache`
-(content-addressed responses), :mod:`~facetlab.runner.execute` (run + record),
-:mod:`~facetlab.runner.batch` (provider batch APIs), :mod:`~facetlab.client.pricing`,
-:mod:`~facetlab.runner.presets`, :mod:`~facetlab.runner.progress`,
-:mod:`~facetlab.runner.options` (how a run runs), :mod:`~facetlab.runner.preflight`
-(checks before paying), :mod:`~facetlab.runner.modelcheck` (model strings),
-:mod:`~facetlab.runner.interrupt`, :mod:`~facetlab.runner.lock`,
-:mod:`~facetlab.runner.estimate` (cost before running), :mod:`~facetlab.runner.sweepfile`
-(``sweep.json``).
+A sweep is a :class:`Sweep` (``run``'s keywords, or a :class:`SweepConfig`: a sweep file,
+``facetlab run``'s flags); :func:`prepare` checks, plans and estimates it,
+:func:`execute` runs it (:func:`run` / :func:`arun` do both). Modules: ``api`` (run,
+prepare, execute), ``plan`` (sweep -> trials), ``execute`` (trials through their model
+clients, one record each), ``batch`` (provider batch APIs), ``sweepconfig`` (sweep
+files), ``options`` (how a run runs), ``estimate`` (cost before running),
+``presets``, ``progress``, ``suite`` (the real probes for the planner); the modules
+whose names start with ``_`` are the runner's own.
 """
 
-from facetlab.client.limits import Limits, ProviderLimiter
+from facetlab.client.limits import Limits
 from facetlab.client.retry import RetryPolicy
 from facetlab.runner.api import (
     DEFAULT_MODEL,
@@ -30,7 +29,6 @@ from facetlab.runner.api import (
     run,
 )
 from facetlab.runner.estimate import Estimate, describe_plan, estimate
-from facetlab.runner.execute import ExecOptions, Executor
 from facetlab.runner.options import RunOptions
 from facetlab.runner.plan import Cell, Plan, ProbeSuite, Trial, plan_sweep
 from facetlab.runner.progress import RunStats
@@ -40,13 +38,10 @@ __all__ = [
     "DEFAULT_MODEL",
     "Cell",
     "Estimate",
-    "ExecOptions",
-    "Executor",
     "Limits",
     "Plan",
     "Prepared",
     "ProbeSuite",
-    "ProviderLimiter",
     "RetryPolicy",
     "RunOptions",
     "RunStats",

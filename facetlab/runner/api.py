@@ -42,7 +42,12 @@ from facetlab.errors import ConfigError, StorageError, SweepInterrupted
 from facetlab.records.schema import TrialRecord
 from facetlab.records.shards import shard_files
 from facetlab.records.store import part_files, read_sweep_records
-from facetlab.runner import modelcheck, preflight
+from facetlab.runner import _modelcheck as modelcheck
+from facetlab.runner import _preflight as preflight
+from facetlab.runner._interrupt import Interrupter
+from facetlab.runner._lock import sweep_lock
+from facetlab.runner._sweepfile import read_sweep_json, write_sweep_json
+from facetlab.runner._writer import Layout
 from facetlab.runner.batch import run_batches, settle_open_batches
 from facetlab.runner.estimate import (
     Estimate,
@@ -53,14 +58,10 @@ from facetlab.runner.estimate import (
     refuse_over_budget,
 )
 from facetlab.runner.execute import ExecOptions, Executor, records_dir
-from facetlab.runner.interrupt import Interrupter
-from facetlab.runner.lock import sweep_lock
 from facetlab.runner.options import SHARDS_FROM, RunOptions
 from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, plan_sweep
 from facetlab.runner.progress import Mode, Progress, ProgressDisplay, RunStats
 from facetlab.runner.sweepconfig import DEFAULT_PROBES, Sweep, SweepConfig, price_overrides
-from facetlab.runner.sweepfile import read_sweep_json, write_sweep_json
-from facetlab.runner.writer import Layout
 from facetlab.syncbridge import run_sync
 
 if TYPE_CHECKING:

@@ -45,10 +45,10 @@ from facetlab.records.inputs import trial_inputs
 from facetlab.records.own import write_record
 from facetlab.records.schema import TrialInputs, TrialRecord
 from facetlab.records.store import sweep_statuses
+from facetlab.runner._writer import Layout, RecordWriter, Written
 from facetlab.runner.options import RunOptions, limits_key
 from facetlab.runner.plan import ProbeSuite, Trial
 from facetlab.runner.progress import Progress, ProgressDisplay, RunStats
-from facetlab.runner.writer import Layout, RecordWriter, Written
 from facetlab.timestamps import now_iso
 
 Collector = Callable[["Executor", Sequence[Trial]], Awaitable[None]]

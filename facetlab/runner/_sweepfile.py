@@ -3,7 +3,7 @@
 The command line is stored with URL credentials and key-like tokens removed (and the
 whole file passes :func:`~facetlab.backends._common.redact_secrets`); the
 designs (models, sampling params, template) the folder holds are listed, so a run
-of another design is refused (:func:`facetlab.runner.preflight.check_design`).
+of another design is refused (:func:`facetlab.runner._preflight.check_design`).
 """
 
 from __future__ import annotations
