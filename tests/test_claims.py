@@ -266,6 +266,7 @@ def test_no_claim_of_the_data_passes_on_empty_input(trials: pd.DataFrame, tmp_pa
     assert passed.empty, passed[["id", "computed_value"]].to_string()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("probe", ["P1", "P2", "P3", "C2", "C3"])
 def test_a_missing_probe_never_passes_its_claims(
     trials: pd.DataFrame, facet_data: Path, audit: pd.DataFrame, probe: str

@@ -53,6 +53,7 @@ def test_registry_lists_the_448_pinned_files(facet_data: Path) -> None:
     assert datasets.COMMIT in datasets.BASE_URL and datasets.REPOSITORY in datasets.BASE_URL
 
 
+@pytest.mark.slow
 def test_fetch_from_mirror_verifies_all_files(facet_data: Path, tmp_path: Path) -> None:
     report = datasets.fetch(mirror=facet_data)
     assert (report.verified, report.copied, report.downloaded, report.present) == (
@@ -105,6 +106,7 @@ def test_missing_mirror_file_is_named(facet_data: Path, tmp_path: Path) -> None:
         datasets.fetch(mirror=mirror)
 
 
+@pytest.mark.slow
 def test_several_bad_files_are_all_listed(facet_data: Path, tmp_path: Path) -> None:
     mirror = _link_mirror(facet_data, tmp_path / "mirror")
     names = ["instances/facet-neg-0001.json", "instances/facet-neg-0002.json"]
@@ -127,6 +129,7 @@ def test_mirror_from_environment_and_cli(facet_data: Path, monkeypatch: pytest.M
     assert (Path(path.output.strip()) / "instances" / "facet-neg-0002.json").is_file()
 
 
+@pytest.mark.slow
 def test_cli_mirror_option(facet_data: Path) -> None:
     result = CliRunner().invoke(app, ["data", "fetch", "--quiet", "--mirror", str(facet_data)])
     assert result.exit_code == 0, result.output
@@ -212,9 +215,7 @@ def test_unreachable_server_gives_mirror_hint(monkeypatch: pytest.MonkeyPatch) -
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     monkeypatch.setattr(obtain, "BASE_URL", f"http://127.0.0.1:{port}/")
-    started = time.perf_counter()
     result = CliRunner().invoke(app, ["data", "fetch", "--quiet"])
-    assert time.perf_counter() - started < 5
     assert result.exit_code == 1
     assert "ConnectionError" in result.output and "FACETLAB_DATA_MIRROR" in result.output
 
@@ -231,11 +232,11 @@ def test_dns_that_never_answers_fails_within_the_probe_timeout(
     monkeypatch.setattr(sources.socket, "getaddrinfo", hanging_getaddrinfo)
     monkeypatch.setattr(obtain, "_PROBE_TIMEOUT_S", 0.2)
     monkeypatch.setattr(sources.urllib.request, "getproxies", dict)
-    started = time.perf_counter()
     with pytest.raises(DataError, match="DNS not answering") as info:
         datasets.fetch()
+    # the resolver still hangs: fetch gave up at the probe's timeout, not with the resolver
+    assert not stalled.is_set()
     stalled.set()
-    assert time.perf_counter() - started < 2
     assert "FACETLAB_DATA_MIRROR" in str(info.value)
 
 
@@ -394,11 +395,9 @@ def test_pooch_does_the_fetching(facet_data: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_mirror_pointing_at_the_wrong_folder_is_one_line(facet_data: Path) -> None:
-    started = time.perf_counter()
     result = CliRunner().invoke(
         app, ["data", "fetch", "--quiet", "--mirror", str(facet_data / "instances")]
     )
-    assert time.perf_counter() - started < 2
     assert result.exit_code == 1
     assert result.output.count("\n") == 1  # not one line per file
     assert "no instances/ here (expected the FACET v3 data root" in result.output

@@ -98,6 +98,7 @@ def test_sample_metadata_of_another_task_is_refused() -> None:
         SampleMeta.from_metadata({"other": 1}, "sample 3")
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_p3_on_mockllm_scores_with_facetlab_parsers_and_rules(
     instances: Path, tmp_path: Path
@@ -137,6 +138,7 @@ def test_p3_on_mockllm_scores_with_facetlab_parsers_and_rules(
     assert metrics["share_unparsed"].value == pytest.approx(1 / len(ids))
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_p1_flags_naming_the_neutralized_factor(instances: Path, tmp_path: Path) -> None:
     # A reasoner that always names F1: flagged exactly where F1 is the neutralized factor.

@@ -210,6 +210,7 @@ def test_a_folder_given_twice_and_duplicate_trial_ids_are_read_once(
     assert len(both) == n and len(both.attrs["duplicates"]) == n
 
 
+@pytest.mark.slow
 def test_records_of_another_design_are_refused_unless_asked(
     swept: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -426,6 +426,7 @@ def test_run_notebooks_with_parameters(facet_data: Path, tmp_path: Path) -> None
     assert "not_a_parameter" not in "".join(injected[0]["source"])
 
 
+@pytest.mark.slow
 def test_outputs_write_tables_and_show_saved_figures(facet_data: Path, tmp_path: Path) -> None:
     from facetlab.paper import cells, figures
 

@@ -299,6 +299,7 @@ def test_budget_stops_cleanly_when_spend_reaches_it(tmp_path: Path) -> None:
     assert rest.stats.ok == 12 - st.ok and max(backend.paid.values()) == 1
 
 
+@pytest.mark.slow
 def test_concurrency_limit_is_respected_and_records_identical(tmp_path: Path) -> None:
     outs = []
     for conc in (1, 16):
@@ -464,6 +465,7 @@ async def test_rate_window_gives_back_the_place_of_a_refused_request() -> None:
     assert time.monotonic() - start >= 0.18
 
 
+@pytest.mark.slow
 def test_a_sweep_prepares_only_a_few_trials_ahead_of_its_calls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
