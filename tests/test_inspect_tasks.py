@@ -81,14 +81,18 @@ def test_tasks_are_registered_through_the_entry_point(tmp_path: Path) -> None:
 
 
 def test_judge_applies_the_paper_rules() -> None:
-    meta = SampleMeta("p3", "x-adv", "x", "adversarial", "F2", None, 3, "facet-v3", "0" * 64)
+    meta = SampleMeta(
+        probe="p3", instance_id="x-adv", base_instance_id="x", variant="adversarial",
+        factor_of_interest="F2", perturbed_factor=None, n_factors=3, template="facet-v3",
+        prompt_sha256="0" * 64,
+    )  # fmt: skip
     at_threshold = judge(meta, ParseResult("ok", weights={"F1": 90.0, "F2": 10.0}))
     assert at_threshold.flagged is False and at_threshold.weight == 10.0  # inclusive
     missing = judge(meta, ParseResult("repaired", weights={"F1": 100.0}))
     assert missing.flagged is False and missing.weight == 0.0  # a missing weight counts as 0
     unparsed = judge(meta, ParseResult("malformed", weights={}))
     assert (unparsed.parsed, unparsed.flagged) == (False, None)
-    p1 = SampleMeta("p1", "x-cf", "x", "counterfactual", "F2", None, 3, "facet-v3", "0" * 64)
+    p1 = meta.model_copy(update={"probe": "p1", "instance_id": "x-cf", "variant": "counterfactual"})
     assert judge(p1, ParseResult("ok", label="F2")).flagged is True
     assert judge(p1, ParseResult("ok", label="F3")).flagged is False
 
