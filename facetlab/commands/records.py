@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from facetlab.commands import fail
 from facetlab.errors import FacetlabError
 
 records_app = typer.Typer(
@@ -33,8 +34,7 @@ def compact_command(
         try:
             done = compact(folder)
         except (FacetlabError, OSError) as exc:
-            typer.echo(f"error: {folder}: {exc}", err=True)
-            raise typer.Exit(2) from exc
+            fail(f"{folder}: {exc}")
         for shown, problem in done.problems:
             typer.echo(f"warning: {shown}: left out, {problem}", err=True)
         if done.part is None:

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from facetlab.commands import fail
 from facetlab.errors import FacetlabError
 
 # = facetlab.analysis.rules.DEFAULT_THRESHOLD (a test checks); importing it would load
@@ -84,8 +85,7 @@ def report_command(
 
     names = [m for item in models or [] for m in item.split(",") if m.strip()]
     if os.path.exists(out) and not os.path.isdir(out):  # os.path: no OSError on a long name
-        typer.echo(f"error: --out {out} is a file; expected a folder for the report", err=True)
-        raise typer.Exit(2)
+        fail(f"--out {out} is a file; expected a folder for the report")
     with _exit_codes():
         rules = [parse_rule(text) for text in fail_if or []]
         paths = render_report(
@@ -121,5 +121,4 @@ def _exit_codes() -> Iterator[None]:
     except (FacetlabError, OSError) as exc:
         text = str(exc) if isinstance(exc, FacetlabError) else exc.strerror or str(exc)
         where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
-        typer.echo(f"error: {text}{where}", err=True)
-        raise typer.Exit(1 if isinstance(exc, NotebookError) else 2) from exc
+        fail(f"{text}{where}", 1 if isinstance(exc, NotebookError) else 2)

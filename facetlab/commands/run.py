@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from facetlab.backends.base import DEFAULT_TIMEOUT_S, MAX_RETRY_AFTER_S, SamplingParams
+from facetlab.commands import fail, one_line_errors
 from facetlab.errors import FacetlabError, SweepInterrupted
 from facetlab.probes.templates import TEMPLATES
 
@@ -250,12 +251,10 @@ def run_command(
         typer.echo(str(exc), err=True)
         raise typer.Exit(code=130) from None
     except FacetlabError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from None
+        fail(str(exc))
     if not result.plan:  # nothing to run is a mistake, never a success
         why = "; ".join(sorted({f"{s.probe.upper()}: {s.reason}" for s in result.plan.skipped}))
-        typer.echo(f"error: the sweep has no trials ({why or 'nothing planned'})", err=True)
-        raise typer.Exit(code=2)
+        fail(f"the sweep has no trials ({why or 'nothing planned'})")
     if result.stats.failed:
         typer.echo(
             f"{result.stats.failed} trial(s) failed; see their records, re-run with --retry-errors",
@@ -339,13 +338,9 @@ def prices_command() -> None:
     """Print the price table in use (built-in, plus FACETLAB_PRICES): USD per 1M tokens,
     each with its date and source."""
     from facetlab.client.pricing import describe_table
-    from facetlab.errors import FacetlabError
 
-    try:
+    with one_line_errors():  # a broken FACETLAB_PRICES file
         typer.echo(describe_table())
-    except FacetlabError as exc:  # a broken FACETLAB_PRICES file
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from None
 
 
 def register(app: typer.Typer) -> None:
