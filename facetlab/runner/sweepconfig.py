@@ -222,15 +222,22 @@ class SweepConfig(BaseModel):
 
     def sweep(self, options: RunOptions | None = None) -> Sweep:
         """This sweep as the objects the runner takes; ``options`` says how this run runs
-        (its budget, cache, parser, timeout, retry and batch settings are this sweep's)."""
-        sampling: SamplingParams | dict[str, SamplingParams]
-        limits: dict[str, Limits] = {}
-        default_limits = limits_of(self.defaults, Limits())  # the preset's or the default model
-        if self.models:
-            resolved = resolve_models(self)
-            models, sampling, limits = resolved.models, resolved.sampling, resolved.limits
-        else:
-            models, sampling = [], sampling_of(self.defaults, SamplingParams())
+        (its budget, cache, parser, timeout, retry and batch settings are this sweep's).
+
+        Each model's settings are the file's ``defaults`` under its own entry (where the
+        command line's flags are laid, :meth:`overlay`); a top-level ``base_url``
+        (``--base-url``) sends every model to one server, so no model string names its own.
+        """
+        sampling: dict[str, SamplingParams] = {}
+        where: dict[str, tuple[str | None, Limits]] = {}
+        for entry in self.models:
+            settings = self.settings(entry)
+            url = None if self.base_url is not None else settings.base_url
+            model = model_string(entry.model, url)
+            sampling[model] = sampling_of(settings, SamplingParams())
+            where[model] = (url or self.base_url, limits_of(settings, Limits()))
+        # one set for every model when they ask alike (the preset's or the default model too)
+        alike = set(sampling.values()) or {sampling_of(self.defaults, SamplingParams())}
         run: dict[str, Any] = {
             k: getattr(self, k) for k in _RUN_SETTINGS if k in self.model_fields_set
         }
@@ -244,16 +251,16 @@ class SweepConfig(BaseModel):
         return Sweep(
             instances=self.instances,
             probes=self.probes,
-            models=tuple(models),
+            models=tuple(sampling),
             out=self.out,
             base_url=self.base_url,
             repeats=self.repeats,
             template=self.template,
             seed=self.seed,
             preset=self.preset,
-            sampling=sampling,
-            limits=limits,
-            default_limits=default_limits,
+            sampling=alike.pop() if len(alike) == 1 else sampling,
+            limits=limits_by_endpoint(where),
+            default_limits=limits_of(self.defaults, Limits()),
             retry=retry,
             options=dataclasses.replace(options or RunOptions(), **run),
             prices=prices_of(self),
@@ -541,41 +548,3 @@ def price_overrides(prices: Mapping[str, Mapping[str, float]]) -> Iterator[None]
                 os.environ.pop("FACETLAB_PRICES", None)
             else:
                 os.environ["FACETLAB_PRICES"] = before
-
-
-@dataclass(frozen=True)
-class SweepModels:
-    """A sweep file's models as :func:`facetlab.run` takes them."""
-
-    models: list[str]
-    """Model strings (a model's own server as ``?base_url=``)."""
-    sampling: SamplingParams | dict[str, SamplingParams]
-    """One for all, or per model string when they differ."""
-    limits: dict[str, Limits]
-    """``limits_key`` (provider, or provider@server) -> Limits."""
-    prices: dict[str, dict[str, float]]
-    """Price overrides by model id."""
-
-
-def resolve_models(config: SweepConfig) -> SweepModels:
-    """Each model's settings: the file's ``defaults`` < its own entry (where the command
-    line's flags are laid, :meth:`SweepConfig.overlay`). A top-level ``base_url``
-    (``--base-url``) sends every model to one server, so no model string names its own."""
-    base_url = config.base_url
-    strings: list[str] = []
-    sampling: dict[str, SamplingParams] = {}
-    where: dict[str, tuple[str | None, Limits]] = {}
-    for entry in config.models:
-        settings = config.settings(entry)
-        url = None if base_url is not None else settings.base_url
-        model = model_string(entry.model, url)
-        strings.append(model)
-        sampling[model] = sampling_of(settings, SamplingParams())
-        where[model] = (url or base_url, limits_of(settings, Limits()))
-    distinct = set(sampling.values())
-    return SweepModels(
-        models=strings,
-        sampling=distinct.pop() if len(distinct) == 1 else sampling,
-        limits=limits_by_endpoint(where),
-        prices=prices_of(config),
-    )
