@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import pkgutil
 import types
 
 import pytest
@@ -113,3 +114,12 @@ def test_what_a_package_binds_from_itself_is_exported_or_private(name: str) -> N
 def test_the_version_is_the_package_metadata() -> None:
     assert facetlab.__version__ == importlib.metadata.version("facetlab")
     assert "__version__" in dir(facetlab)
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC))
+def test_no_export_hides_a_module_of_its_package(name: str) -> None:
+    # ``facetlab.runner.execute`` the function would hide ``facetlab.runner.execute`` the
+    # module from ``import`` and ``monkeypatch`` alike
+    package = importlib.import_module(name)
+    modules = {info.name for info in pkgutil.iter_modules(package.__path__)}
+    assert sorted(modules & set(package.__all__)) == []

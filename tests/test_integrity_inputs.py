@@ -359,7 +359,7 @@ def test_editing_a_c3_compliance_set_makes_its_trial_stale(tmp_path: Path) -> No
 def test_fingerprints_are_computed_once_per_cell_and_equal_per_trial_ones(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import facetlab.runner.execute as execute
+    import facetlab.runner.executor as execute
     from facetlab.records.inputs import trial_inputs
 
     calls: list[int] = []

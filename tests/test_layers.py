@@ -53,7 +53,7 @@ def test_the_checkout_keeps_every_contract() -> None:
         ("craft/path.py", "import numpy", "the CRAFT core"),
         # generic code reading the paper's models or cases (issue 20: paper facts stay in paper/)
         ("records/table.py", "import facetlab.paper.models", "generic layers do not import"),
-        ("runner/execute.py", "from facetlab.paper import models", "generic layers do not import"),
+        ("runner/executor.py", "from facetlab.paper import models", "generic layers do not import"),
         ("instances/loading.py", "import facetlab.paper", "generic layers do not import"),
     ],
 )

@@ -9,9 +9,9 @@
 A sweep is a :class:`Sweep` (``run``'s keywords, or a :class:`SweepConfig`: a sweep file,
 ``facetlab run``'s flags); :func:`prepare` checks, plans and estimates it,
 :func:`execute` runs it (:func:`run` / :func:`arun` do both). Modules: ``api`` (run,
-prepare, execute), ``plan`` (sweep -> trials), ``execute`` (trials through their model
+prepare, execute), ``plan`` (sweep -> trials), ``executor`` (trials through their model
 clients, one record each), ``batch`` (provider batch APIs), ``sweepconfig`` (sweep
-files), ``options`` (how a run runs), ``estimate`` (cost before running),
+files), ``options`` (how a run runs), ``costs`` (what a sweep would cost),
 ``presets``, ``progress``, ``suite`` (the real probes for the planner); the modules
 whose names start with ``_`` are the runner's own.
 """
@@ -28,7 +28,7 @@ from facetlab.runner.api import (
     prepare,
     run,
 )
-from facetlab.runner.estimate import Estimate, describe_plan, estimate
+from facetlab.runner.costs import Estimate, describe_plan, estimate
 from facetlab.runner.options import RunOptions
 from facetlab.runner.plan import Cell, Plan, ProbeSuite, Trial, plan_sweep
 from facetlab.runner.progress import RunStats

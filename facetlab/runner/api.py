@@ -49,7 +49,7 @@ from facetlab.runner._lock import sweep_lock
 from facetlab.runner._sweepfile import read_sweep_json, write_sweep_json
 from facetlab.runner._writer import Layout
 from facetlab.runner.batch import run_batches, settle_open_batches
-from facetlab.runner.estimate import (
+from facetlab.runner.costs import (
     Estimate,
     describe_plan,
     estimate,
@@ -57,7 +57,7 @@ from facetlab.runner.estimate import (
     expected_output_tokens,
     refuse_over_budget,
 )
-from facetlab.runner.execute import ExecOptions, Executor, records_dir
+from facetlab.runner.executor import ExecOptions, Executor, records_dir
 from facetlab.runner.options import SHARDS_FROM, RunOptions
 from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, plan_sweep
 from facetlab.runner.progress import Mode, Progress, ProgressDisplay, RunStats

@@ -34,7 +34,7 @@ from facetlab.backends.base import ModelRequest
 from facetlab.backends.batch import BatchAdapter, BatchReplyError, batch_adapter
 from facetlab.errors import BackendError, ConfigError
 from facetlab.files import atomic_write_text
-from facetlab.runner.execute import Executor, existing_status, keeps_record
+from facetlab.runner.executor import Executor, existing_status, keeps_record
 from facetlab.runner.plan import Trial
 from facetlab.timestamps import now_iso
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from facetlab.client.cache import ResponseCache
 from facetlab.client.pricing import cost_usd, estimate_tokens
 from facetlab.errors import BudgetExceededError
-from facetlab.runner.execute import existing_status, keeps_record
+from facetlab.runner.executor import existing_status, keeps_record
 from facetlab.runner.plan import Plan, Trial
 
 # Rough reply lengths per probe, for estimates only (a weight line plus yes/no is ~30
