@@ -302,7 +302,8 @@ class Sweep:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     options: RunOptions = field(default_factory=RunOptions)
     prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    """Price overrides by model id, for this sweep (a sweep file's ``price:``)."""
+    """Price overrides by model id, for this sweep (a sweep file's ``price:``); ``run`` /
+    ``arun`` hold them (:func:`price_overrides`) around ``prepare`` and ``execute``."""
 
 
 def sweep_json_schema() -> dict[str, Any]:
