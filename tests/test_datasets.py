@@ -122,9 +122,10 @@ def test_mirror_from_environment_and_cli(facet_data: Path, monkeypatch: pytest.M
     result = CliRunner().invoke(app, ["data", "fetch", "--quiet"])
     assert result.exit_code == 0, result.output
     assert "448 files verified" in result.output
+    assert (datasets.cache_dir() / "instances" / "facet-neg-0002.json").is_file()
+    # the data every loader reads is the mirror itself (the source rule), in place
     path = CliRunner().invoke(app, ["data", "path"])
-    assert path.exit_code == 0 and Path(path.output.strip()) == datasets.cache_dir()
-    assert (Path(path.output.strip()) / "instances" / "facet-neg-0002.json").is_file()
+    assert path.exit_code == 0 and Path(path.output.strip()) == facet_data
 
 
 def test_cli_mirror_option(facet_data: Path) -> None:
@@ -162,16 +163,16 @@ def test_altered_cached_file_is_replaced(facet_data: Path, tmp_path: Path) -> No
 def test_data_dir_uses_stamp_across_processes(
     facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
-    root = datasets.data_dir()  # first use: fetches from the mirror
-    assert (root / "results").is_dir() and (root / folder.STAMP).is_file()
+    datasets.fetch(mirror=facet_data)  # the data dir, filled from the mirror once
+    root = datasets.data_dir()  # no mirror set: facetlab's data dir is read
+    assert root == tmp_path / "data" and (root / folder.STAMP).is_file()
 
     calls: list[object] = []
     real_fetch = obtain.fetch
 
     def counting_fetch(**kwargs: object) -> datasets.FetchReport:
         calls.append(kwargs)
-        return real_fetch(**kwargs)  # type: ignore[arg-type]
+        return real_fetch(mirror=facet_data, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(obtain, "fetch", counting_fetch)
     monkeypatch.setattr(obtain, "_VERIFIED", set())  # as in a new process
@@ -184,6 +185,53 @@ def test_data_dir_uses_stamp_across_processes(
     monkeypatch.setattr(obtain, "_VERIFIED", set())
     assert datasets.data_dir() == root and len(calls) == 1
     assert datasets.verify().ok
+
+
+def test_the_source_rule_argument_then_mirror_then_data_dir(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert datasets.data_source() == datasets.DataSource(tmp_path / "data", "FACETLAB_DATA_DIR")
+    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
+    assert datasets.data_source() == datasets.DataSource(facet_data, "FACETLAB_DATA_MIRROR")
+    given = datasets.data_source(tmp_path / "copy")
+    assert (given.root, given.origin, given.owned) == (tmp_path / "copy", "data_dir", False)
+    monkeypatch.delenv("FACETLAB_DATA_DIR")
+    assert datasets.data_source("x").origin == "data_dir"
+    monkeypatch.delenv("FACETLAB_DATA_MIRROR")
+    assert datasets.data_source().origin == "the user cache" and datasets.data_source().owned
+
+
+@pytest.mark.slow
+def test_an_edited_mirror_is_read_and_refused_never_the_cached_copy(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from facetlab.records import load_trials
+
+    datasets.fetch(mirror=facet_data)  # a verified cached copy exists
+    mirror = _link_mirror(facet_data, tmp_path / "mirror")
+    name = "results/weighted-probe/c2/" + next(
+        n.rsplit("/", 1)[1]
+        for n in datasets.registry()
+        if n.startswith("results/weighted-probe/c2/")
+    )
+    (mirror / name).unlink()
+    (mirror / name).write_text((facet_data / name).read_text().replace("F", "G", 1))
+    copy = mirror / "results" / "weighted-probe" / "copy.json"
+    copy.write_bytes((facet_data / name).read_bytes())
+    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(mirror))
+    with pytest.raises(DataError) as refused:
+        load_trials(sources=["c2"])
+    message = str(refused.value)
+    assert f"{mirror} (FACETLAB_DATA_MIRROR, read in place): not the pinned" in message
+    assert f"altered: {name}" in message
+    assert f"results/weighted-probe/copy.json (a copy of {name})" in message
+    result = CliRunner().invoke(app, ["data", "verify"])
+    assert result.exit_code == 1
+    assert f"FACET data: {mirror} (FACETLAB_DATA_MIRROR, read in place)" in result.output
+    assert f"altered: {name}" in result.output and "(a copy of" in result.output
+    assert "unset FACETLAB_DATA_MIRROR" in result.output
+    # the mirror is only read: nothing written into it, the cached copy is not touched
+    assert not (mirror / folder.STAMP).exists() and folder.stamp_is_valid(tmp_path / "data")
 
 
 def test_stamp_is_keyed_on_registry(facet_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -484,7 +532,7 @@ def test_verify_catches_an_edit_that_keeps_size_and_mtime(
     assert "447 of 448 files match the registry" in result.output
     assert "facetlab data fetch" in result.output
     # The stamp is void now: the next process repairs the file before using it.
-    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
+    monkeypatch.setattr(obtain, "fetch", functools.partial(obtain.fetch, mirror=facet_data))
     monkeypatch.setattr(obtain, "_VERIFIED", set())
     datasets.data_dir()
     assert folder.sha256(path) == datasets.registry()[name]

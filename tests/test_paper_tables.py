@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from facetlab.analysis.tables import to_csv
-from facetlab.paper.reproduce import paper_tables
+from facetlab.paper.outputs import paper_tables
 from facetlab.records import load_trials
 
 TABLES = Path(__file__).resolve().parents[1] / "paper" / "tables"

@@ -133,7 +133,7 @@ def fetch(
     """
     started = time.perf_counter()
     root = root if root is not None else folder.cache_dir()
-    mirror = mirror if mirror is not None else sources.mirror_from_env()
+    mirror = mirror if mirror is not None else folder.mirror_from_env()
     if mirror is not None:
         sources.check_mirror(mirror)
     base = base_url if base_url is not None else BASE_URL
@@ -230,25 +230,39 @@ _VERIFIED: set[Path] = set()
 
 
 def data_dir() -> Path:
-    """The FACET v3 data root (holds ``instances/`` and ``results/``), fetched and verified.
+    """The FACET v3 data root (holds ``instances/`` and ``results/``), verified.
 
-    The first call in a process checks the verification stamp (file sizes and
-    mtimes against the last full hash check) and fetches or re-verifies only
-    when something changed; later calls return immediately. A folder holding
-    files that are not in the registry is refused, so no loader ever reads one.
+    Which folder is :func:`facetlab.datasets.data_source` (``FACETLAB_DATA_MIRROR``, read
+    in place, else ``FACETLAB_DATA_DIR``, else the user cache). A mirror is hashed on the
+    first call in a process and refused, naming every file, unless it is exactly the pinned
+    data. facetlab's own data dir is fetched into and repaired: the first call checks the
+    verification stamp (file sizes and mtimes against the last full hash check) and fetches
+    or re-verifies only when something changed. Later calls return immediately. A folder
+    holding files that are not in the registry is refused, so no loader ever reads one.
 
     Example:
         >>> (data_dir() / "instances" / "facet-neg-0002.json").is_file()  # doctest: +SKIP
         True
     """
-    root = folder.cache_dir()
+    source = folder.data_source()
+    root = source.root
     key = root.resolve()
     if key in _VERIFIED:
         return root
-    if not folder.stamp_is_valid(root):
+    if not source.owned:
+        sources.check_mirror(root)
+        found = folder.verify(source).problems()
+        if found:
+            raise DataError(
+                f"{source}: not the pinned FACET v3 data: {'; '.join(found[:10])}"
+                + (f" and {len(found) - 10} more" if len(found) > 10 else "")
+                + ". A mirror is read as it is and never repaired: restore it, or unset "
+                f"{folder.ENV_MIRROR} to read facetlab's data dir; `facetlab data verify` lists "
+                "every file"
+            )
+    elif not folder.stamp_is_valid(root):
         fetch(root=root)
-    extra = folder.unregistered(root)
-    if extra:
+    if extra := folder.unregistered(root):
         raise DataError(_unregistered_message(root, extra))
     _VERIFIED.add(key)
     return root
