@@ -38,6 +38,7 @@ from facetlab.backends.modelstring import redact_userinfo
 from facetlab.client.limits import Limits
 from facetlab.errors import ConfigError
 from facetlab.runner.options import limits_key
+from facetlab.yamlio import read_yaml
 
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 assert set(EFFORTS) == {"low", "medium", "high", "xhigh", "max"}  # one list of efforts
@@ -135,7 +136,7 @@ class SweepConfig(BaseModel):
     )
     probes: str | list[str] = Field(default="p1,p2,p3,c2", description="p1,p2,p3,c2,c0,c3,anchor.")
     template: str = "facet-v3"
-    repeats: int = Field(default=1, ge=1, description="Trials per cell.")
+    repeats: int = Field(default=1, ge=1, le=100_000, description="Trials per cell.")
     seed: int = 0
     models: list[ModelEntry] = Field(min_length=1)
     defaults: ModelSettings = Field(
@@ -205,7 +206,7 @@ def load_sweep_file(path: str | os.PathLike[str]) -> SweepConfig:
         raise ConfigError(f"{file}: cannot read the sweep file: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{file}: not UTF-8 text; expected a YAML sweep file") from None
-    node, data = _parse_yaml(text, file)
+    node, data = read_yaml(text, file)  # bounded: depth, aliases, duplicate keys
     if not isinstance(data, dict):
         raise ConfigError(f"{file}:1: expected a mapping of settings (instances:, models:, ...)")
     try:
