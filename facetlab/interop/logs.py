@@ -42,6 +42,7 @@ from facetlab.names import check_safe_id
 from facetlab.probes import PARSERS, WEIGHTED_PROBES, parse_reply
 from facetlab.probes.base import ParseResult
 from facetlab.records.own import record_from_object, write_record
+from facetlab.records.received import seal
 from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
 
 IMPORT_FORMAT = "facetlab.inspect-import/1"
@@ -248,7 +249,7 @@ def sample_record(
             raise RecordError(f"output.usage.{name} is {count}; expected a count from 0")
     info = canonical_model(model)
     started = sample.started_at or log.eval.created
-    return TrialRecord(
+    return seal(TrialRecord(  # received_sha256: the digest of the reply and parse
         trial_id=_trial_id(meta, repeat, log.eval.eval_id, model),
         sweep=sweep,
         probe=meta.probe,
@@ -289,7 +290,7 @@ def sample_record(
         inspect_eval_id=log.eval.eval_id,
         inspect_sample_id=sample.id,
         inspect_epoch=sample.epoch,
-    )
+    ))  # fmt: skip
 
 
 def _is_export(log: EvalLog) -> bool:

@@ -165,6 +165,9 @@ class TrialRecord(BaseModel):
     inputs: TrialInputs | None = None
     """Fingerprints of the instance content, perturbation, template and parser used;
     None in records written before facetlab recorded them."""
+    received_sha256: str | None = None
+    """sha256 of the reply and its parse as recorded (:func:`facetlab.records.received.seal`);
+    loading checks it. None in records written before facetlab recorded it."""
 
     started_at: str
     finished_at: str

@@ -47,6 +47,7 @@ from facetlab.probes import WEIGHTED_PROBES
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.inputs import trial_inputs
 from facetlab.records.own import write_record
+from facetlab.records.received import seal
 from facetlab.records.schema import TrialInputs, TrialRecord, Usage, prompt_sha256, residuals
 from facetlab.records.store import sweep_statuses
 from facetlab.runner.options import RunOptions, limits_key
@@ -195,7 +196,7 @@ def build_record(
     info = canonical_model(trial.model)
     estimates = weight_estimates(trial.instance) if trial.probe in WEIGHTED_PROBES else None
     residual = residuals(estimates, parsed.weights if parsed is not None else None)
-    return TrialRecord(
+    return seal(TrialRecord(  # received_sha256: the digest of the reply and parse
         trial_id=trial.trial_id,
         sweep=sweep,
         probe=trial.probe,
@@ -239,7 +240,7 @@ def build_record(
         thinking=response.thinking if response is not None else None,
         ground_truth=_yes_no_truth(trial.instance),
         inputs=(inputs_of or _inputs_of)(trial),
-    )
+    ))  # fmt: skip
 
 
 def _inputs_of(trial: Trial) -> TrialInputs | None:

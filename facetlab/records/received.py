@@ -1,0 +1,126 @@
+"""A record proves what it received: the digest of its reply and parse, checked on loading.
+
+:func:`seal` sets a new record's ``received_sha256``: the sha256 of the reply and what was
+made of it (:func:`received_digest`: status, raw reply, the parse inputs — probe, number
+of factors, template — and the parse). :func:`check_received` recomputes it and, where
+that is cheap and comparable (the record's parser is this version's), parses the raw
+reply again: a record whose parsed values were edited (``parsed.weights.F1`` 16 → 99
+while the reply says 16) is named, and the table excludes it (counted, never used).
+Records written before the digest load without it; re-parsing still checks them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+
+from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
+from facetlab.records.schema import TrialRecord
+
+__all__ = ["EDITED", "check_received", "received_digest", "seal"]
+
+EDITED = "record does not match its reply: "
+"""How the ``excluded_reason`` of a record that fails :func:`check_received` starts."""
+
+
+def received_digest(record: TrialRecord) -> str:
+    """sha256 over canonical JSON of the reply and its parse, as the record holds them.
+
+    >>> from facetlab.records.schema import TrialRecord
+    >>> rec = TrialRecord(trial_id="t", probe="p1", instance_id="i", n_factors=2, model="m",
+    ...     provider="p", model_id="m", backend="b", template="facet-v3", prompt="",
+    ...     prompt_sha256="", status="ok", raw_response="F1", started_at="", finished_at="",
+    ...     facetlab_version="0")
+    >>> seal(rec).received_sha256 == received_digest(rec) and check_received(rec) is None
+    True
+    """
+    received = [
+        "facetlab.received/1",
+        record.status,
+        record.raw_response,
+        record.probe,
+        record.n_factors,
+        record.template,
+        record.parsed.model_dump(mode="json"),
+        record.parse_status,
+    ]
+    text = json.dumps(received, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def seal(record: TrialRecord) -> TrialRecord:
+    """Set ``record.received_sha256`` (when the record is made, never when it is read)."""
+    record.received_sha256 = received_digest(record)
+    return record
+
+
+def _parser(record: TrialRecord) -> Callable[[str], ParseResult] | None:
+    """``parse(setting)`` of the record's reply with this version's parsers, where that is
+    cheap: the weighted probes, P1 and C0; None for the others."""
+    from facetlab.probes.outcome import parse_outcome_reply
+    from facetlab.probes.single_factor import parse_single_factor_reply
+    from facetlab.probes.weighted_rank import parse_weighted_reply
+
+    text, n = record.raw_response, record.n_factors
+    if is_blank(text):
+        return lambda _: EMPTY_REPLY
+    assert text is not None
+    if record.probe in ("p2", "p3", "anchor", "c2"):
+        return lambda p: parse_weighted_reply(text, n, parser=p)
+    if record.probe == "p1":
+        return lambda p: parse_single_factor_reply(text, n, parser=p)
+    if record.probe == "c0":
+        return lambda p: parse_outcome_reply(text, parser=p)
+    return None
+
+
+def _differences(record: TrialRecord, result: ParseResult) -> list[str]:
+    stored = record.parsed
+    found = [
+        f"parsed.{name} is {mine!r}, the reply gives {theirs!r}"
+        for name, mine, theirs in (
+            ("answer", stored.answer, result.answer),
+            ("label", stored.label, result.label),
+        )
+        if mine != theirs
+    ]
+    mine_w, theirs_w = stored.weights or {}, result.weights or {}
+    for key in sorted(set(mine_w) | set(theirs_w)):
+        if mine_w.get(key) != theirs_w.get(key):
+            found.append(
+                f"parsed.weights.{key} is {mine_w.get(key)}, the reply says {theirs_w.get(key)}"
+            )
+    return found
+
+
+def check_received(record: TrialRecord) -> str | None:
+    """What is wrong with ``record`` against its own reply (None when nothing is).
+
+    A reply of a weighted probe, P1 or C0 that this version parsed (``inputs.parser_sha256``
+    is the current parser's) must parse to the stored values again (under either parser
+    setting); the digest must match when the record has one.
+    """
+    differences = _reparse_differences(record)
+    if differences:
+        return "; ".join(differences[:3])
+    if record.received_sha256 is not None and record.received_sha256 != received_digest(record):
+        return "its reply or parse was changed after it was recorded (received_sha256 differs)"
+    return None
+
+
+def _reparse_differences(record: TrialRecord) -> list[str]:
+    if record.status != "ok" or record.inputs is None:
+        return []
+    from facetlab.records.inputs import parser_sha256
+
+    parse = _parser(record)
+    if parse is None or record.inputs.parser_sha256 != parser_sha256():
+        return []  # another parser version's parse may differ legitimately
+    found: list[str] = []
+    for setting in ("strict", "facet-v3"):  # the record does not say which it was parsed with
+        differences = _differences(record, parse(setting))
+        if not differences:
+            return []
+        found = differences if not found or len(differences) < len(found) else found
+    return found
