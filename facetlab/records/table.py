@@ -18,6 +18,7 @@ import math
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -264,53 +265,20 @@ def load_trials(
                 shown = path.relative_to(root).as_posix()
                 take(source, shown, partial(reader, path, shown, index))
 
-    duplicates: list[tuple[str, str]] = []
-    undigested: list[str] = []  # records of files and shards written before the digest
-    stored: pd.DataFrame | None = None  # records of compacted parts and shards
+    mine = _Own()
     if "facetlab" in wanted:
-        stored = _stored_frame(
-            record_paths, index, read, on_error, unreadable, duplicates, rows, undigested
-        )
-        in_store: dict[str, str] | None = None  # trial_id -> folder, built if files need it
-        seen_files: set[Path] = set()
-        seen_trials: dict[str, str] = {}
-        for base in record_paths:
-            for path in iter_record_files(base):
-                resolved = path.resolve()
-                if resolved in seen_files:
-                    duplicates.append((str(resolved), "the same file, reached twice"))
-                    continue
-                seen_files.add(resolved)
-                shown = str(resolved)
-                before = len(rows)
-                take("facetlab", shown, partial(_own_rows, path, shown, index, undigested))
-                tid = rows[-1].get("trial_id") if len(rows) > before else None
-                if isinstance(tid, str) and stored is not None and len(stored):
-                    if in_store is None:
-                        in_store = dict(zip(stored["trial_id"], stored["_folder"], strict=True))
-                    if tid in in_store:
-                        del rows[before:]
-                        if in_store[tid] != str(resolved.parent):  # same folder: superseded
-                            duplicates.append(
-                                (shown, f"trial {tid} already read from a part or shard")
-                            )
-                        continue
-                if isinstance(tid, str):
-                    if tid in seen_trials:
-                        del rows[before:]
-                        duplicates.append(
-                            (shown, f"trial {tid} already read from {seen_trials[tid]}")
-                        )
-                    else:
-                        seen_trials[tid] = shown
-        if duplicates:
+        mine = _read_settled(record_paths, index, read, on_error)
+        rows.extend(mine.rows)
+        unreadable.extend(mine.unreadable)
+        if mine.duplicates:
             warnings.warn(
-                f"{len(duplicates)} duplicate record file(s) read once: "
-                f"{duplicates[0][0]} ({duplicates[0][1]})"
-                + (f" and {len(duplicates) - 1} more" if len(duplicates) > 1 else ""),
+                f"{len(mine.duplicates)} duplicate record file(s) read once: "
+                f"{mine.duplicates[0][0]} ({mine.duplicates[0][1]})"
+                + (f" and {len(mine.duplicates) - 1} more" if len(mine.duplicates) > 1 else ""),
                 RecordWarning,
                 stacklevel=2,
             )
+    stored, duplicates, undigested = mine.stored, mine.duplicates, mine.undigested
 
     frame = _frame(rows, stored)
     frame.attrs["unreadable"] = unreadable
@@ -347,6 +315,109 @@ def load_trials(
         frame = frame[selected]
         frame.attrs.update(attrs)
     return frame
+
+
+@dataclass
+class _Own:
+    """The records read from record folders (rows of files, the stored frame of parts and
+    shards) and what was noted on the way."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    stored: pd.DataFrame | None = None
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+    duplicates: list[tuple[str, str]] = field(default_factory=list)
+    undigested: list[str] = field(default_factory=list)
+
+
+class _Vanished(Exception):
+    """A listed record file was gone when it was read: a compaction moved it meanwhile."""
+
+
+_READ_ATTEMPTS = 20
+
+
+def _read_settled(
+    paths: list[Path], index: Mapping[str, InstanceInfo], read: frozenset[str], on_error: str
+) -> _Own:
+    """:func:`_read_own`, again while a compaction changed the folders during the read.
+
+    A compaction writes its part, then removes the shards and files it holds: a read that
+    found a file gone, or that sees a part which was not there when it started, may have
+    missed the trials of either, and is done again (never a half-state)."""
+    for _ in range(_READ_ATTEMPTS):
+        parts = _part_names(paths)
+        try:
+            own = _read_own(paths, index, read, on_error)
+        except _Vanished:
+            continue
+        if _part_names(paths) == parts:
+            return own
+    raise RecordError(
+        f"the records under {', '.join(map(str, paths))} changed while being read "
+        f"{_READ_ATTEMPTS} times in a row (a compaction running in a loop?); read them again"
+    )
+
+
+def _part_names(paths: list[Path]) -> set[str]:
+    return {str(part) for base in paths for kind, part, _ in _store_files(base) if kind == "part"}
+
+
+def _read_own(
+    paths: list[Path], index: Mapping[str, InstanceInfo], read: frozenset[str], on_error: str
+) -> _Own:
+    """Every record under ``paths`` once (see :func:`load_trials`)."""
+    own = _Own()
+    rows = own.rows
+    own.stored = _stored_frame(
+        paths, index, read, on_error, own.unreadable, own.duplicates, rows, own.undigested
+    )
+    stored = own.stored
+    in_store: dict[str, str] | None = None  # trial_id -> folder, built if files need it
+    seen_files: set[Path] = set()
+    seen_trials: dict[str, str] = {}
+    for base in paths:
+        for path in iter_record_files(base):
+            resolved = path.resolve()
+            if resolved in seen_files:
+                own.duplicates.append((str(resolved), "the same file, reached twice"))
+                continue
+            seen_files.add(resolved)
+            shown = str(resolved)
+            before = len(rows)
+            try:
+                rows.extend(_own_rows(path, shown, index, own.undigested))
+            except RecordError as exc:
+                if not path.exists():
+                    raise _Vanished(shown) from exc
+                if on_error == "raise":
+                    raise
+                own.unreadable.append((shown, str(exc)))
+                warnings.warn(
+                    f"unreadable facetlab file kept as a failed row: {exc}",
+                    RecordWarning,
+                    stacklevel=5,
+                )
+                rows.append(_unreadable_row("facetlab", shown, str(exc)))
+            tid = rows[-1].get("trial_id") if len(rows) > before else None
+            if isinstance(tid, str) and stored is not None and len(stored):
+                if in_store is None:
+                    in_store = dict(zip(stored["trial_id"], stored["_folder"], strict=True))
+                if tid in in_store:
+                    del rows[before:]
+                    if in_store[tid] != str(resolved.parent):  # same folder: superseded
+                        own.duplicates.append(
+                            (shown, f"trial {tid} already read from a part or shard")
+                        )
+                    continue
+            if isinstance(tid, str):
+                if tid in seen_trials:
+                    del rows[before:]
+                    own.duplicates.append(
+                        (shown, f"trial {tid} already read from {seen_trials[tid]}")
+                    )
+                else:
+                    seen_trials[tid] = shown
+    return own
 
 
 def _edited_and_undigested(frame: pd.DataFrame, undigested: list[str]) -> None:
@@ -727,7 +798,10 @@ def _stored_frame(
                     rows.append(_unreadable_row("facetlab", str(resolved), str(exc)))
                     continue
             else:
-                part = _shard_frame(resolved, on_error, unreadable, rows, undigested)
+                try:
+                    part = _shard_frame(resolved, on_error, unreadable, rows, undigested)
+                except FileNotFoundError as exc:  # compacted meanwhile: read the folder again
+                    raise _Vanished(str(resolved)) from exc
             part["_folder"] = str(folder.resolve())
             frames.append(part)
     if not frames:
