@@ -104,7 +104,12 @@ def _check_graph(root: yaml.Node, source: str | os.PathLike[str], max_nodes: int
                     f"{source}:{node.start_mark.line + 1}: stands for more than {max_nodes:,} "
                     "values once its aliases (*name) are expanded; write the values out"
                 )
-            _refuse_duplicate_keys(node, source)
+            seen: set[str] = set()  # PyYAML keeps the last of two equal keys silently
+            for key, _ in node.value if isinstance(node, yaml.MappingNode) else ():
+                if str(key.value) in seen:
+                    line = key.start_mark.line + 1
+                    raise ConfigError(f"{source}:{line}: {str(key.value)!r} is given twice")
+                seen.add(str(key.value))
         elif key in open_nodes:
             line = node.start_mark.line + 1
             raise ConfigError(f"{source}:{line}: a recursive alias (an anchor used inside itself)")
@@ -112,13 +117,3 @@ def _check_graph(root: yaml.Node, source: str | os.PathLike[str], max_nodes: int
             open_nodes.add(key)
             stack.append((node, True))
             stack.extend((child, False) for child in reversed(_children(node)))
-
-
-def _refuse_duplicate_keys(node: yaml.Node, source: str | os.PathLike[str]) -> None:
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key, _ in node.value:
-            name = str(key.value)
-            if name in seen:
-                raise ConfigError(f"{source}:{key.start_mark.line + 1}: {name!r} is given twice")
-            seen.add(name)

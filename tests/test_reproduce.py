@@ -358,27 +358,24 @@ def test_variant_settings_never_touch_the_committed_outputs(tmp_path: Path) -> N
     assert rep.variant_tag({"threshold": 10.0, "split_point": 20, "dpi": 50}) is None
     assert rep.variant_tag({"threshold": 15}) == "t15-s20-first"
     assert rep.variant_tag({"representative": "mean"}) == "t10-s20-mean"
-    assert outputs.output_dirs(tmp_path, {}) == (
-        tmp_path / "figures",
-        tmp_path / "paper" / "tables",
-    )
+    assert outputs.output_dirs(tmp_path, {})[0] == tmp_path / "_build" / "interactive" / "figures"
     figs, tabs = outputs.output_dirs(tmp_path, {"split_point": 25})
     assert figs == tmp_path / "_build" / "variants" / "t10-s25-first" / "figures"
     assert tabs == tmp_path / "_build" / "variants" / "t10-s25-first" / "tables"
     assert outputs.output_dirs(tmp_path, {"threshold": 5}, "f", "t") == (Path("f"), Path("t"))
-    assert rep.report_path(tmp_path) == tmp_path / "paper" / "REPRODUCTION.md"
-    assert rep.report_path(tmp_path, {"threshold": 5}).parent.name == "t5-s20-first"
-    assert rep.report_path(tmp_path, {"dpi": 100}).parent.name == "dpi100"
+    assert rep.plan_layout(tmp_path, {}).paper == tmp_path / "paper"
+    assert rep.plan_layout(tmp_path, {"threshold": 5}).paper.name == "t5-s20-first"
+    assert rep.plan_layout(tmp_path, {"dpi": 100}).paper.name == "dpi100"
 
 
 def test_interactive_defaults_write_under_build(tmp_path: Path) -> None:
     # what a notebook run with its defaults gets: never the committed folders
     build = tmp_path / "_build" / "interactive"
-    assert outputs.output_dirs(tmp_path, {}, committed=False) == (
+    assert outputs.output_dirs(tmp_path, {}) == (
         build / "figures",
         build / "tables",
     )
-    figs, _ = outputs.output_dirs(tmp_path, {"threshold": 15}, committed=False)
+    figs, _ = outputs.output_dirs(tmp_path, {"threshold": 15})
     assert figs == tmp_path / "_build" / "variants" / "t15-s20-first" / "figures"
 
 

@@ -45,57 +45,14 @@ def _check_writable(layout: rep.Layout) -> None:
             raise ConfigError(f"{problem}; give --out DIR to write the reproduction elsewhere")
 
 
-def _echo_data(data: VerifyReport) -> None:
-    """Which data this run reads and whether it is the pinned data, every odd file listed."""
-    typer.echo(f"FACET data: {data.source}")
-    typer.echo(f"data check: {data}")
-    for line in data.problems():
-        typer.echo(f"  {line}", err=True)
-    if not data.ok:
-        typer.echo(
-            "data check: not the pinned data; it is read as it is and the outputs go under "
-            "_build/ (findings.csv says which claims it moves)",
-            err=True,
-        )
-
-
-def _echo_claims(claims: Sequence[Mapping[str, str]], claims_csv: Path, checkout: Path) -> None:
-    typer.echo(f"claims by kind and status (headline = data), from {_shown(claims_csv, checkout)}:")
-    for line in report.format_claim_counts(claims).splitlines():
-        typer.echo(f"  {line}")
-    typer.echo(
-        f"  (the data PASS claims check {report.distinct_numbers(claims)} distinct values; "
-        "the paper states many numbers in several places)"
-    )
-
-
-def _problems(claims: Sequence[Mapping[str, str]], layout: rep.Layout) -> bool:
-    """Print the claims that are ERROR or not the status the registry expects; any?"""
-    problems = rep.strict_problems(claims)
-    if problems:
-        typer.echo(
-            f"{len(problems)} claim(s) are ERROR or not the status the registry expects"
-            + (f" (settings {layout.tag})" if layout.tag else "")
-            + ":",
-            err=True,
-        )
-        for line in problems:
+def _listed(header: str, lines: Sequence[str]) -> bool:
+    """Print ``header`` and the ``lines`` indented, on stderr, when there are any; whether
+    there were."""
+    if lines:
+        typer.echo(header, err=True)
+        for line in lines:
             typer.echo(f"  {line}", err=True)
-    return bool(problems)
-
-
-def _differs(reference: Sequence[Mapping[str, str]], claims: Sequence[Mapping[str, str]]) -> bool:
-    """``--check``: print every claim that differs from the committed ones; any?"""
-    changes = rep.compare_claims(reference, claims)
-    if not changes:
-        typer.echo(f"check: all {len(claims)} claims as committed in paper/claims.csv")
-        return False
-    typer.echo(
-        f"check: {len(changes)} claim(s) differ from the committed paper/claims.csv:", err=True
-    )
-    for change in changes:
-        typer.echo(f"  {change.line()}", err=True)
-    return True
+    return bool(lines)
 
 
 def _run(
@@ -103,9 +60,13 @@ def _run(
 ) -> tuple[rep.Layout, VerifyReport, list[notebooks.NotebookResult]]:
     """Check the data, plan where the run writes, run the notebooks and write the report."""
     data = rep.verify_data(params)
-    _echo_data(data)
-    if not data.ok:  # read as it is, never refused nor repaired; outputs under _build/
-        params["data_dir"] = str(data.root)
+    typer.echo(f"FACET data: {data.source}\ndata check: {data}")
+    if _listed(
+        "data check: not the pinned data; it is read as it is, the outputs go under _build/ "
+        "and findings.csv says which claims it moves:",
+        data.problems(),
+    ):
+        params["data_dir"] = str(data.root)  # read in place, never refused nor repaired
     layout = rep.plan_layout(checkout, params, out=out, check=check)
     _check_writable(layout)  # a read-only checkout: one line before any kernel starts
     results = rep.reproduce(
@@ -186,7 +147,7 @@ def _summary(
     seconds: float,
 ) -> bool:
     """Print how the run went (notebooks, claims, the check); whether it failed."""
-    bad = notebooks.failed(results)
+    bad = [r for r in results if not r.ok]
     typer.echo(
         f"{len(results) - len(bad)}/{len(results)} notebooks ok in {seconds:.1f} s; "
         f"report: {_shown(layout.paper / 'REPRODUCTION.md', checkout)}"
@@ -194,13 +155,25 @@ def _summary(
     claims_csv = layout.paper / "claims.csv"
     claims = report.read_claims(claims_csv) if claims_csv.is_file() else []
     if claims:
-        _echo_claims(claims, claims_csv, checkout)
+        typer.echo(
+            f"claims by kind and status (headline = data), from {_shown(claims_csv, checkout)}:\n"
+            + "".join(f"  {line}\n" for line in report.format_claim_counts(claims).splitlines())
+            + f"  (the data PASS claims check {report.distinct_numbers(claims)} distinct values; "
+            "the paper states many numbers in several places)"
+        )
     for result in bad:
         typer.echo(f"FAILED {result.source.name} (executed copy: {result.output})", err=True)
         typer.echo(result.error, err=True)
-    failing = _problems(claims, layout) or bool(bad) or not claims
+    problems = rep.strict_problems(claims)
+    tag = f" (settings {layout.tag})" if layout.tag else ""
+    header = f"{len(problems)} claim(s) are ERROR or not the status the registry expects{tag}:"
+    failing = _listed(header, problems) or bool(bad) or not claims
     if reference is not None:
-        failing = _differs(reference, claims) or failing
+        changes = [c.line() for c in rep.compare_claims(reference, claims)]
+        header = f"check: {len(changes)} claim(s) differ from the committed paper/claims.csv:"
+        failing = _listed(header, changes) or failing
+        if not changes:
+            typer.echo(f"check: all {len(claims)} claims as committed in paper/claims.csv")
         if not data.ok:
             failing = True
             typer.echo(f"check: the data read is not the pinned data ({data})", err=True)

@@ -80,11 +80,8 @@ def info() -> DataInfo:
     """
     root = folder.data_source().root
     expected = len(registry())
-    present_names = [name for name in registry() if (root / name).is_file()]
-    present = len(present_names)
-    altered = tuple(
-        name for name in sorted(present_names) if folder.sha256(root / name) != registry()[name]
-    )
+    missing, altered = folder.compare(root)
+    present = expected - len(missing)
     extra = folder.unregistered(root)
     return DataInfo(
         name=f"FACET {VERSION}",

@@ -40,6 +40,7 @@ __all__ = [
     "VerifyReport",
     "cache_dir",
     "clean_partial",
+    "compare",
     "data_source",
     "file_states",
     "mirror_from_env",
@@ -270,6 +271,16 @@ class VerifyReport:
         ]
 
 
+def compare(root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The registered files missing under ``root``, and those whose sha256 differs."""
+    entries = sorted(registry().items())
+    missing = tuple(name for name, _ in entries if not (root / name).is_file())
+    altered = tuple(
+        name for name, sha in entries if name not in missing and sha256(root / name) != sha
+    )
+    return missing, altered
+
+
 def verify(root: DataSource | Path | None = None) -> VerifyReport:
     """Re-hash every registered file (about 7 MB), list what is missing, altered or extra.
 
@@ -286,21 +297,15 @@ def verify(root: DataSource | Path | None = None) -> VerifyReport:
     source = root if isinstance(root, DataSource) else data_source(root)
     root = source.root
     cleaned = clean_partial(root) if source.owned else ()
-    missing, altered = [], []
-    for name, expected in sorted(registry().items()):
-        path = root / name
-        if not path.is_file():
-            missing.append(name)
-        elif sha256(path) != expected:
-            altered.append(name)
+    missing, altered = compare(root)
     extra = unregistered(root)
     by_hash = {sha: name for name, sha in registry().items()}
     copies = {name: by_hash[h] for name in extra if (h := sha256(root / name)) in by_hash}
     report = VerifyReport(
         root=root,
         checked=len(registry()),
-        missing=tuple(missing),
-        altered=tuple(altered),
+        missing=missing,
+        altered=altered,
         unregistered=extra,
         cleaned=cleaned,
         seconds=time.perf_counter() - started,

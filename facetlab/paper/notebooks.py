@@ -22,7 +22,6 @@ __all__ = [
     "DEFAULT_WORKERS",
     "PAPER_NOTEBOOKS",
     "NotebookResult",
-    "failed",
     "find_notebooks",
     "notebook_defaults",
     "paper_defaults",
@@ -99,19 +98,6 @@ def parse_parameter(text: str) -> tuple[str, Any]:
     return name, value
 
 
-def _read_notebook(notebook: Path) -> dict[str, Any]:
-    """A notebook's JSON; a file that is not a notebook is a :class:`ConfigError` naming it."""
-    try:
-        data = json.loads(notebook.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(
-            f"{notebook}: not a readable notebook ({exc}); restore it with git checkout"
-        ) from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{notebook}: not a notebook (expected a JSON object)")
-    return data
-
-
 def notebook_defaults(notebook: Path) -> dict[str, Any]:
     r"""The names assigned in the notebook's cell tagged ``parameters``, with their values.
 
@@ -126,7 +112,14 @@ def notebook_defaults(notebook: Path) -> dict[str, Any]:
     """
     import ast
 
-    data = _read_notebook(notebook)
+    try:
+        data = json.loads(notebook.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"{notebook}: not a readable notebook ({exc}); restore it with git checkout"
+        ) from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{notebook}: not a notebook (expected a JSON object)")
     for cell in data.get("cells", []):
         if "parameters" in cell.get("metadata", {}).get("tags", []):
             out: dict[str, Any] = {}
@@ -357,8 +350,3 @@ def run_with_progress(
             bar.advance(task)
 
         return run_notebooks(notebooks, out_dir, params, workers, on_done=done)
-
-
-def failed(results: Sequence[NotebookResult]) -> list[NotebookResult]:
-    """The notebook runs that failed."""
-    return [r for r in results if not r.ok]

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from facetlab.errors import ConfigError
 from facetlab.project import build_dir, project_root
 
 # Notebook kernels import this module: pandas and matplotlib are imported where used.
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from facetlab.paper.cells import Representative
 
 __all__ = [
     "PAPER_SETTINGS",
@@ -37,7 +35,6 @@ __all__ = [
     "as_formats",
     "cached_trials",
     "output_dirs",
-    "paper_tables",
     "variant_tag",
 ]
 
@@ -69,22 +66,15 @@ def output_dirs(
     figures_dir: str | Path | None = None,
     tables_dir: str | Path | None = None,
     variant: str | None = None,
-    *,
-    committed: bool = True,
 ) -> tuple[Path, Path]:
-    """Where figures and tables go: the given folders, else (``committed``, what
-    :func:`reproduce` asks for) the checkout's ``figures/`` and ``paper/tables/`` at the
-    paper's settings, else :func:`facetlab.project.build_dir` (``_build/interactive/`` or
-    ``_build/variants/<tag>/``; ``variant``, if given, is the tag).
+    """Where a notebook writes figures and tables: the given folders, else
+    :func:`facetlab.project.build_dir` (``_build/interactive/`` at the paper's settings,
+    ``_build/variants/<tag>/`` away from them; ``variant``, if given, is the tag). Only
+    :func:`facetlab.paper.reproduce.reproduce` names the committed folders.
     """
-    tag = variant or variant_tag(settings or {})
-    base = None if committed and not tag else build_dir(root, tag)
-    figs = Path(figures_dir) if figures_dir is not None else (base or root) / "figures"
-    if tables_dir is not None:
-        tabs = Path(tables_dir)
-    else:
-        tabs = base / "tables" if base else root / "paper" / "tables"
-    return figs, tabs
+    base = build_dir(root, variant or variant_tag(settings or {}))
+    figures = Path(figures_dir) if figures_dir is not None else base / "figures"
+    return figures, Path(tables_dir) if tables_dir is not None else base / "tables"
 
 
 def as_formats(formats: str | Sequence[str]) -> tuple[str, ...]:
@@ -154,9 +144,7 @@ class Outputs:
         as a sensitivity sweep's range). ``formats`` may also be one string,
         ``"png,svg"`` (as ``papermill -p formats pdf`` passes it).
         """
-        figs, tabs = output_dirs(
-            project_root(), settings, figures_dir, tables_dir, variant, committed=False
-        )
+        figs, tabs = output_dirs(project_root(), settings, figures_dir, tables_dir, variant)
         return cls(cached_trials(data_dir), figs, tabs, as_formats(formats), int(dpi))
 
     def table(self, frame: pd.DataFrame, name: str, caption: str | None = None) -> pd.DataFrame:
@@ -195,37 +183,3 @@ class SavedFigure:
         elif ".svg" in by_suffix:
             bundle["image/svg+xml"] = by_suffix[".svg"].read_text(encoding="utf-8")
         return bundle
-
-
-def paper_tables(
-    trials: pd.DataFrame,
-    threshold: float = 10.0,
-    split_point: float = 20.0,
-    representative: Representative = "first",
-    data_dir: str | Path | None = None,
-) -> dict[str, pd.DataFrame]:
-    """Every table the notebooks write to ``paper/tables/``, by file stem.
-
-    The notebooks make the same calls; the test suite uses this to check that the
-    committed CSVs are what the code produces today.
-    """
-    from facetlab.paper import cells, stats_table
-
-    if representative not in ("first", "last", "mean"):
-        raise ConfigError(
-            f"representative must be 'first', 'last' or 'mean', got {representative!r}"
-        )
-    return {
-        "table1_overview": cells.table1_overview(trials),
-        "data_counts": cells.data_counts(trials),
-        "outcome_correctness": cells.outcome_correctness(trials),
-        "stats": stats_table.stats_table(trials, threshold=threshold, split_point=split_point),
-        "fig1_p1_p2": cells.fig1_p1_p2(trials, threshold=threshold),
-        "table2_p3": cells.table2_p3(trials, threshold=threshold),
-        "prompt_caveats": cells.prompt_caveats(trials, data_dir),
-        "fig2_p3": cells.fig2_p3(trials, representative=representative, threshold=threshold),
-        "fig3_bimodality": cells.fig3_bimodality(trials, split_point=split_point),
-        "fig3_modes": cells.bimodality_summary(trials, split_point=split_point),
-        "fig4_c2": cells.fig4_c2(trials),
-        "fig5_asymmetry": cells.fig5_asymmetry(trials),
-    }

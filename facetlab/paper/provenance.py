@@ -1,23 +1,19 @@
-"""What produced a reproduction: the code (commit, digest), the data checked, the settings.
+"""What produced a reproduction: the code (commit, digest) and the settings it ran with.
 
-:meth:`Provenance.collect` reads them; the report writer
-(:mod:`facetlab.paper.report`) prints them first.
+The report writer (:mod:`facetlab.paper.report`) prints them first, with the data check
+(:func:`facetlab.paper.reproduce.verify_data`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from facetlab.paper.notebooks import PAPER_NOTEBOOKS, notebook_defaults
 
-if TYPE_CHECKING:
-    from facetlab.datasets import VerifyReport
-
-__all__ = ["Provenance", "code_digest", "git_output"]
+__all__ = ["code_digest", "git_output", "parameters_used", "source_commit"]
 
 
 def git_output(root: Path, *args: str) -> str:
@@ -57,53 +53,25 @@ def code_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-@dataclass(frozen=True)
-class Provenance:
-    """What produced a report: the code, the data, the settings."""
+def parameters_used(
+    notebooks: Sequence[Path], parameters: Mapping[str, Any]
+) -> dict[str, tuple[Any, tuple[str, ...]]]:
+    """Every notebook parameter → (the value a run used, the notebooks that take it); a
+    parameter given but declared by no notebook is listed with none."""
+    used: dict[str, tuple[Any, tuple[str, ...]]] = {}
+    for nb in (n for n in notebooks if n.is_file()):
+        defaults = notebook_defaults(nb)
+        for name in sorted(defaults):
+            value, users = used.get(name, (parameters.get(name, defaults[name]), ()))
+            used[name] = (value, (*users, nb.stem))
+    for name, value in parameters.items():
+        used.setdefault(name, (value, ()))
+    return used
 
-    version: str
-    commit: str
-    """The last commit that changed ``facetlab/`` or ``notebooks/`` (``""`` outside git)."""
-    dirty: bool
-    """The working tree's code differs from that commit."""
-    code_sha256: str
-    registry_sha256: str
-    """sha256 of facetlab's data registry file (``facetlab/data/registry.txt``)."""
-    parameters: dict[str, tuple[Any, tuple[str, ...]]]
-    """Every notebook parameter → (value used, the notebooks that take it)."""
-    data: VerifyReport
-    """The data folder the run read (:func:`facetlab.datasets.data_source`), every file
-    hashed against the registry."""
 
-    @classmethod
-    def collect(
-        cls,
-        root: Path,
-        notebooks: Sequence[Path],
-        parameters: Mapping[str, Any],
-        data: VerifyReport | None = None,
-    ) -> Provenance:
-        """Read the versions, hashes and effective parameter values for a run; ``data``
-        is the run's check of its data (else the folder ``data_dir`` names is hashed now)."""
-        import facetlab
-        from facetlab import datasets
-        from facetlab.datasets.pinned import registry_digest
-
-        used: dict[str, tuple[Any, tuple[str, ...]]] = {}
-        for nb in (n for n in notebooks if n.is_file()):
-            defaults = notebook_defaults(nb)
-            for name in sorted(defaults):
-                value = parameters.get(name, defaults[name])
-                old = used.get(name, (value, ()))
-                used[name] = (old[0], (*old[1], nb.stem))
-        for name, value in parameters.items():  # given, but declared by no notebook
-            used.setdefault(name, (value, ()))
-        return cls(
-            version=facetlab.__version__,
-            commit=git_output(root, "log", "-1", "--format=%H", "--", *_SOURCES),
-            dirty=bool(git_output(root, "status", "--porcelain", "--", *_SOURCES)),
-            code_sha256=code_digest(root),
-            registry_sha256=registry_digest(),
-            parameters=used,
-            data=data or datasets.verify(datasets.data_source(parameters.get("data_dir"))),
-        )
+def source_commit(root: Path) -> str:
+    """The last commit that changed ``facetlab/`` or ``notebooks/`` (``"+ uncommitted
+    changes"`` when the tree differs from it), or ``"unknown"`` outside git."""
+    commit = git_output(root, "log", "-1", "--format=%H", "--", *_SOURCES)
+    dirty = git_output(root, "status", "--porcelain", "--", *_SOURCES)
+    return (commit or "unknown (not a git checkout)") + (" + uncommitted changes" if dirty else "")

@@ -10,13 +10,13 @@ from __future__ import annotations
 import csv
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from facetlab.paper.notebooks import PAPER_NOTEBOOKS, NotebookResult
-from facetlab.paper.provenance import Provenance
+from facetlab.paper.provenance import code_digest, parameters_used, source_commit
 
 if TYPE_CHECKING:
     from facetlab.datasets import VerifyReport
@@ -95,7 +95,7 @@ _OTHER_TITLE = "Other claims — text, captions and the data itself"
 
 
 def read_claims(path: Path) -> list[dict[str, str]]:
-    """The rows of ``claims.csv`` as dicts of text."""
+    """The rows of ``claims.csv`` (or ``findings.csv``, any CSV) as dicts of text."""
     with path.open(encoding="utf-8", newline="") as handle:
         return list(csv.DictReader(handle))
 
@@ -237,15 +237,24 @@ def _data_text(data: VerifyReport, *, committed: bool) -> str:
     )
 
 
-def _provenance_lines(prov: Provenance, root: Path, *, committed: bool = False) -> list[str]:
+def _provenance_lines(
+    root: Path,
+    notebooks: Sequence[Path],
+    parameters: Mapping[str, Any],
+    data: VerifyReport,
+    *,
+    committed: bool,
+) -> list[str]:
+    import facetlab
     from facetlab import datasets
+    from facetlab.datasets.pinned import registry_digest
 
     lines = [
         "## Provenance",
         "",
         "| what | value |",
         "|:--|:--|",
-        f"| facetlab version | {prov.version} |",
+        f"| facetlab version | {facetlab.__version__} |",
     ]
     if committed:
         # A commit hash or code digest here would change with every code commit and leave
@@ -257,24 +266,22 @@ def _provenance_lines(prov: Provenance, root: Path, *, committed: bool = False) 
             "`paper/claims.csv` |"
         )
     else:
-        commit = prov.commit or "unknown (not a git checkout)"
-        if prov.dirty:
-            commit += " + uncommitted changes"
         lines += [
-            f"| facetlab source commit | `{commit}` (last commit of `facetlab/`, `notebooks/`) |",
-            f"| facetlab code sha256 | `{prov.code_sha256}` (package `*.py` and notebook code) |",
+            f"| facetlab source commit | `{source_commit(root)}` (last commit of `facetlab/`, "
+            "`notebooks/`) |",
+            f"| facetlab code sha256 | `{code_digest(root)}` (package `*.py` and notebook code) |",
         ]
     lines += [
         f"| data | {datasets.REPOSITORY} {datasets.VERSION}, pinned commit `{datasets.COMMIT}` |",
-        f"| data registry sha256 | `{prov.registry_sha256}` |",
-        f"| data files read | {_data_text(prov.data, committed=committed)} |",
+        f"| data registry sha256 | `{registry_digest()}` |",
+        f"| data files read | {_data_text(data, committed=committed)} |",
         "",
         "Parameters (every notebook parameter and the value used):",
         "",
         "| parameter | value | notebooks |",
         "|:--|:--|:--|",
     ]
-    for name, (value, users) in sorted(prov.parameters.items()):
+    for name, (value, users) in sorted(parameters_used(notebooks, parameters).items()):
         who = "all" if len(users) == len(PAPER_NOTEBOOKS) else ", ".join(users) or "—"
         lines.append(f"| `{name}` | `{_md_escape(_shown(value, root))}` | {who} |")
     return lines
@@ -510,17 +517,18 @@ def write_report(
     figures = figures_dir or root / "figures"
     claims_path = claims_path or paper / "claims.csv"
     target_dir = out_dir or paper
-    from facetlab.paper.findings import read_findings
-
     claims = read_claims(claims_path) if claims_path.is_file() else []
     findings_path = claims_path.with_name("findings.csv")
-    findings = read_findings(findings_path) if findings_path.is_file() else None
+    findings = read_claims(findings_path) if findings_path.is_file() else None
     params = dict(parameters or {})
     if notebooks is None:
         notebooks = [r.source for r in results]
     if committed is None:
         committed = target_dir.resolve() == paper.resolve()
-    prov = Provenance.collect(root, notebooks, params, data)
+    if data is None:
+        from facetlab import datasets
+
+        data = datasets.verify(datasets.data_source(params.get("data_dir")))
     reference_folder = reference or reference_dir(root)
     found = copy_reference_figures(params.get("data_dir"), root, reference_folder)
 
@@ -537,7 +545,7 @@ def write_report(
         f"The paper's values come from the claims audit (`{claims_path.name}`, one row per "
         "number the paper states, with its `kind`).",
         "",
-        *_provenance_lines(prov, root, committed=committed),
+        *_provenance_lines(root, notebooks, params, data, committed=committed),
         "",
         *_headline_lines(claims, results),
         "",
@@ -612,8 +620,7 @@ def _table_lines(stem: str, tables: Path, root: Path) -> list[str]:
         return [f"_`{stem}` was not generated (see the notebook status above)._", ""]
     text = md.read_text(encoding="utf-8").strip()
     shown = Path(os.path.relpath(md.with_suffix(".csv"), root)).as_posix()
-    note = _TABLE_NOTES.get(stem)
-    lead = [note(md.with_suffix(".csv")), ""] if note is not None else []
+    lead = [_prompt_caveats_note(md.with_suffix(".csv")), ""] if stem == "prompt_caveats" else []
     return [*lead, f"facetlab (`{shown}`):", "", text, ""]
 
 
@@ -641,6 +648,3 @@ def _prompt_caveats_note(csv_path: Path) -> str:
         f"{len(named)} of them name the manipulated factor. See `docs/probes.md`; the "
         "`facetlab-v1` template removes both."
     )
-
-
-_TABLE_NOTES: dict[str, Callable[[Path], str]] = {"prompt_caveats": _prompt_caveats_note}

@@ -48,7 +48,6 @@ __all__ = [
     "committed_claims",
     "compare_claims",
     "plan_layout",
-    "report_path",
     "reproduce",
     "run_tag",
     "strict_problems",
@@ -265,7 +264,7 @@ def add_data_finding(claims_path: Path, data: VerifyReport, root: Path) -> dict[
     """Put first in ``findings.csv`` (beside ``claims_path``) the finding that the data read
     is not the pinned data: which files, and which claims moved against the committed
     ``paper/claims.csv``. Returns the finding."""
-    from facetlab.paper.findings import read_findings, write_findings_csv
+    from facetlab.paper.findings import write_findings_csv
 
     try:
         changes = compare_claims(committed_claims(root), read_claims(claims_path))
@@ -285,14 +284,9 @@ def add_data_finding(claims_path: Path, data: VerifyReport, root: Path) -> dict[
         "claims": " ".join(c.id for c in changes),
     }  # fmt: skip
     path = claims_path.with_name("findings.csv")
-    rows = read_findings(path) if path.is_file() else []
+    rows = read_claims(path) if path.is_file() else []
     write_findings_csv([finding, *(r for r in rows if r.get("id") != finding["id"])], path)
     return finding
-
-
-def report_path(root: Path, parameters: Mapping[str, Any] | None = None) -> Path:
-    """Where :func:`reproduce` writes ``REPRODUCTION.md`` for these parameters."""
-    return plan_layout(root, parameters).paper / "REPRODUCTION.md"
 
 
 @dataclass(frozen=True)

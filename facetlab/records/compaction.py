@@ -25,7 +25,6 @@ Compacted(part=PosixPath('runs/big-sweep/records/trials-....parquet'), records=1
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import secrets
@@ -38,7 +37,7 @@ import filelock
 
 from facetlab.errors import RecordError
 from facetlab.jsonio import read_json_file
-from facetlab.records.own import is_record_object, record_from_object, serialize_record
+from facetlab.records.own import is_other_artifact, record_from_object, serialize_record
 from facetlab.records.schema import TrialRecord
 from facetlab.records.shards import (
     SHARD_SUFFIX,
@@ -101,26 +100,20 @@ def compact(folder: Path | str) -> Compacted:
     try:
         for stale in root.glob(".trials-*.parquet.tmp"):  # of a compaction that was killed
             stale.unlink(missing_ok=True)
+        # per-trial files only while no run holds the sweep's lock (then held here): a
+        # running sweep may rewrite one (a failed trial run again)
         sweep = root.parent if root.name == "records" else root
-        files = any(not p.name.startswith(".") for p in root.glob("*.json"))
-        with _sweep_idle(sweep) if files else contextlib.nullcontext(False) as idle:
+        run = filelock.FileLock(sweep / ".lock", thread_local=False)
+        idle = any(not p.name.startswith(".") for p in root.glob("*.json"))
+        try:
+            idle = idle and bool(run.acquire(timeout=0))
+        except (filelock.Timeout, OSError):
+            idle = False
+        try:
             return _compact(root, idle)
-    finally:
-        lock.release()
-
-
-@contextlib.contextmanager
-def _sweep_idle(sweep: Path) -> Iterator[bool]:
-    """Hold the sweep's run lock (``<sweep>/.lock``) if no run holds it: yields whether it
-    does. A running sweep may rewrite a per-trial file (a failed trial run again)."""
-    lock = filelock.FileLock(sweep / ".lock", thread_local=False)
-    try:
-        lock.acquire(timeout=0)
-    except (filelock.Timeout, OSError):
-        yield False
-        return
-    try:
-        yield True
+        finally:
+            if idle:
+                run.release()
     finally:
         lock.release()
 
@@ -188,7 +181,7 @@ def _records(
             yield from iter_shard_records(path, lambda shown, why: problems.append((shown, why)))
             continue
         data, problem = read_json_file(path)
-        if problem is None and _other_artifact(data):
+        if problem is None and is_other_artifact(data):
             others.add(str(path))  # a manifest or summary
             continue
         if problem is not None:
@@ -198,10 +191,6 @@ def _records(
             yield record_from_object(data, str(path))
         except RecordError as exc:
             problems.append((str(path), str(exc)))
-
-
-def _other_artifact(data: object) -> bool:
-    return isinstance(data, dict) and "format" in data and not is_record_object(data)
 
 
 def _part_row(record: TrialRecord) -> dict[str, Any]:

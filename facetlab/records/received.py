@@ -15,6 +15,7 @@ import hashlib
 import json
 from collections.abc import Callable
 
+from facetlab.probes import WEIGHTED_PROBES
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.schema import TrialRecord
 
@@ -55,26 +56,6 @@ def seal(record: TrialRecord) -> TrialRecord:
     return record
 
 
-def _parser(record: TrialRecord) -> Callable[[str], ParseResult] | None:
-    """``parse(setting)`` of the record's reply with this version's parsers, where that is
-    cheap: the weighted probes, P1 and C0; None for the others."""
-    from facetlab.probes.outcome import parse_outcome_reply
-    from facetlab.probes.single_factor import parse_single_factor_reply
-    from facetlab.probes.weighted_rank import parse_weighted_reply
-
-    text, n = record.raw_response, record.n_factors
-    if is_blank(text):
-        return lambda _: EMPTY_REPLY
-    assert text is not None
-    if record.probe in ("p2", "p3", "anchor", "c2"):
-        return lambda p: parse_weighted_reply(text, n, parser=p)
-    if record.probe == "p1":
-        return lambda p: parse_single_factor_reply(text, n, parser=p)
-    if record.probe == "c0":
-        return lambda p: parse_outcome_reply(text, parser=p)
-    return None
-
-
 def _differences(record: TrialRecord, result: ParseResult) -> list[str]:
     stored = record.parsed
     found = [
@@ -110,16 +91,26 @@ def check_received(record: TrialRecord) -> str | None:
 
 
 def _reparse_differences(record: TrialRecord) -> list[str]:
-    if record.status != "ok" or record.inputs is None:
-        return []
+    """How the stored parse differs from this version's parse of the reply (both parser
+    settings: the record does not say which); [] when either matches or it cannot tell."""
+    from facetlab.probes.outcome import parse_outcome_reply
+    from facetlab.probes.single_factor import parse_single_factor_reply
+    from facetlab.probes.weighted_rank import parse_weighted_reply
     from facetlab.records.inputs import parser_sha256
 
-    parse = _parser(record)
-    if parse is None or record.inputs.parser_sha256 != parser_sha256():
+    text, n = record.raw_response or "", record.n_factors
+    parse: Callable[[str], ParseResult] | None = {
+        "p1": lambda p: parse_single_factor_reply(text, n, parser=p),
+        "c0": lambda p: parse_outcome_reply(text, parser=p),
+        **dict.fromkeys(WEIGHTED_PROBES, lambda p: parse_weighted_reply(text, n, parser=p)),
+    }.get(record.probe)
+    if parse is None or record.status != "ok" or record.inputs is None:
+        return []
+    if record.inputs.parser_sha256 != parser_sha256():
         return []  # another parser version's parse may differ legitimately
     found: list[str] = []
-    for setting in ("strict", "facet-v3"):  # the record does not say which it was parsed with
-        differences = _differences(record, parse(setting))
+    for setting in ("strict", "facet-v3"):
+        differences = _differences(record, EMPTY_REPLY if is_blank(text) else parse(setting))
         if not differences:
             return []
         found = differences if not found or len(differences) < len(found) else found

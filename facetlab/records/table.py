@@ -18,7 +18,6 @@ import math
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -42,7 +41,7 @@ from facetlab.records.facet_v3 import (
 )
 from facetlab.records.own import (
     RecordWarning,
-    is_record_object,
+    is_other_artifact,
     iter_record_files,
     record_from_object,
 )
@@ -239,18 +238,6 @@ def load_trials(
     rows: list[dict[str, Any]] = []
     unreadable: list[tuple[str, str]] = []
 
-    def take(source: str, shown: str, produce: Callable[[], list[dict[str, Any]]]) -> None:
-        try:
-            rows.extend(produce())
-        except RecordError as exc:
-            if on_error == "raise":
-                raise
-            unreadable.append((shown, str(exc)))
-            warnings.warn(
-                f"unreadable {source} file kept as a failed row: {exc}", RecordWarning, stacklevel=3
-            )
-            rows.append(_unreadable_row(source, shown, str(exc)))
-
     if needs_data and root is not None:
         results = root / "results"
         families = (
@@ -263,22 +250,23 @@ def load_trials(
                 continue
             for path in files:
                 shown = path.relative_to(root).as_posix()
-                take(source, shown, partial(reader, path, shown, index))
+                produce = partial(reader, path, shown, index)
+                _take(rows, unreadable, on_error, source, shown, produce)
 
-    mine = _Own()
+    duplicates: list[tuple[str, str]] = []
+    undigested: list[str] = []  # records of files and shards written before the digest
+    stored: pd.DataFrame | None = None  # records of compacted parts and shards
     if "facetlab" in wanted:
-        mine = _read_settled(record_paths, index, read, on_error)
-        rows.extend(mine.rows)
-        unreadable.extend(mine.unreadable)
-        if mine.duplicates:
+        notes = (rows, unreadable, duplicates, undigested)
+        stored = _read_settled(record_paths, index, read, on_error, notes)
+        if duplicates:
             warnings.warn(
-                f"{len(mine.duplicates)} duplicate record file(s) read once: "
-                f"{mine.duplicates[0][0]} ({mine.duplicates[0][1]})"
-                + (f" and {len(mine.duplicates) - 1} more" if len(mine.duplicates) > 1 else ""),
+                f"{len(duplicates)} duplicate record file(s) read once: "
+                f"{duplicates[0][0]} ({duplicates[0][1]})"
+                + (f" and {len(duplicates) - 1} more" if len(duplicates) > 1 else ""),
                 RecordWarning,
                 stacklevel=2,
             )
-    stored, duplicates, undigested = mine.stored, mine.duplicates, mine.undigested
 
     frame = _frame(rows, stored)
     frame.attrs["unreadable"] = unreadable
@@ -317,18 +305,6 @@ def load_trials(
     return frame
 
 
-@dataclass
-class _Own:
-    """The records read from record folders (rows of files, the stored frame of parts and
-    shards) and what was noted on the way."""
-
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    stored: pd.DataFrame | None = None
-    unreadable: list[tuple[str, str]] = field(default_factory=list)
-    duplicates: list[tuple[str, str]] = field(default_factory=list)
-    undigested: list[str] = field(default_factory=list)
-
-
 class _Vanished(Exception):
     """A listed record file was gone when it was read: a compaction moved it meanwhile."""
 
@@ -337,21 +313,27 @@ _READ_ATTEMPTS = 20
 
 
 def _read_settled(
-    paths: list[Path], index: Mapping[str, InstanceInfo], read: frozenset[str], on_error: str
-) -> _Own:
+    paths: list[Path],
+    index: Mapping[str, InstanceInfo],
+    read: frozenset[str],
+    on_error: str,
+    notes: tuple[list[Any], list[Any], list[Any], list[Any]],
+) -> pd.DataFrame | None:
     """:func:`_read_own`, again while a compaction changed the folders during the read.
 
     A compaction writes its part, then removes the shards and files it holds: a read that
     found a file gone, or that sees a part which was not there when it started, may have
     missed the trials of either, and is done again (never a half-state)."""
     for _ in range(_READ_ATTEMPTS):
-        parts = _part_names(paths)
+        parts, marks = _part_names(paths), [len(found) for found in notes]
         try:
-            own = _read_own(paths, index, read, on_error)
+            stored = _read_own(paths, index, read, on_error, *notes)
+            if _part_names(paths) == parts:
+                return stored
         except _Vanished:
-            continue
-        if _part_names(paths) == parts:
-            return own
+            pass
+        for found, mark in zip(notes, marks, strict=True):
+            del found[mark:]  # what this attempt added
     raise RecordError(
         f"the records under {', '.join(map(str, paths))} changed while being read "
         f"{_READ_ATTEMPTS} times in a row (a compaction running in a loop?); read them again"
@@ -363,15 +345,18 @@ def _part_names(paths: list[Path]) -> set[str]:
 
 
 def _read_own(
-    paths: list[Path], index: Mapping[str, InstanceInfo], read: frozenset[str], on_error: str
-) -> _Own:
-    """Every record under ``paths`` once (see :func:`load_trials`)."""
-    own = _Own()
-    rows = own.rows
-    own.stored = _stored_frame(
-        paths, index, read, on_error, own.unreadable, own.duplicates, rows, own.undigested
-    )
-    stored = own.stored
+    paths: list[Path],
+    index: Mapping[str, InstanceInfo],
+    read: frozenset[str],
+    on_error: str,
+    rows: list[dict[str, Any]],
+    unreadable: list[tuple[str, str]],
+    duplicates: list[tuple[str, str]],
+    undigested: list[str],
+) -> pd.DataFrame | None:
+    """Every record under ``paths`` once (see :func:`load_trials`): the rows of record files
+    go to ``rows``, the parts and shards are the frame returned."""
+    stored = _stored_frame(paths, index, read, on_error, unreadable, duplicates, rows, undigested)
     in_store: dict[str, str] | None = None  # trial_id -> folder, built if files need it
     seen_files: set[Path] = set()
     seen_trials: dict[str, str] = {}
@@ -379,25 +364,13 @@ def _read_own(
         for path in iter_record_files(base):
             resolved = path.resolve()
             if resolved in seen_files:
-                own.duplicates.append((str(resolved), "the same file, reached twice"))
+                duplicates.append((str(resolved), "the same file, reached twice"))
                 continue
             seen_files.add(resolved)
             shown = str(resolved)
             before = len(rows)
-            try:
-                rows.extend(_own_rows(path, shown, index, own.undigested))
-            except RecordError as exc:
-                if not path.exists():
-                    raise _Vanished(shown) from exc
-                if on_error == "raise":
-                    raise
-                own.unreadable.append((shown, str(exc)))
-                warnings.warn(
-                    f"unreadable facetlab file kept as a failed row: {exc}",
-                    RecordWarning,
-                    stacklevel=5,
-                )
-                rows.append(_unreadable_row("facetlab", shown, str(exc)))
+            produce = partial(_own_rows, path, shown, index, undigested)
+            _take(rows, unreadable, on_error, "facetlab", shown, produce)
             tid = rows[-1].get("trial_id") if len(rows) > before else None
             if isinstance(tid, str) and stored is not None and len(stored):
                 if in_store is None:
@@ -405,19 +378,15 @@ def _read_own(
                 if tid in in_store:
                     del rows[before:]
                     if in_store[tid] != str(resolved.parent):  # same folder: superseded
-                        own.duplicates.append(
-                            (shown, f"trial {tid} already read from a part or shard")
-                        )
+                        duplicates.append((shown, f"trial {tid} already read from a part or shard"))
                     continue
             if isinstance(tid, str):
                 if tid in seen_trials:
                     del rows[before:]
-                    own.duplicates.append(
-                        (shown, f"trial {tid} already read from {seen_trials[tid]}")
-                    )
+                    duplicates.append((shown, f"trial {tid} already read from {seen_trials[tid]}"))
                 else:
                     seen_trials[tid] = shown
-    return own
+    return stored
 
 
 def _edited_and_undigested(frame: pd.DataFrame, undigested: list[str]) -> None:
@@ -498,6 +467,28 @@ def _default_data_dir(*, required: bool = True) -> Path | None:
 # --------------------------------------------------------------------------- rows
 
 
+def _take(
+    rows: list[dict[str, Any]],
+    unreadable: list[tuple[str, str]],
+    on_error: str,
+    source: str,
+    shown: str,
+    produce: Callable[[], list[dict[str, Any]]],
+) -> None:
+    """The rows of one file; a file that cannot be read is one failed row (and a warning)
+    or, with ``on_error="raise"``, the :class:`RecordError`."""
+    try:
+        rows.extend(produce())
+    except RecordError as exc:
+        if on_error == "raise":
+            raise
+        unreadable.append((shown, str(exc)))
+        warnings.warn(
+            f"unreadable {source} file kept as a failed row: {exc}", RecordWarning, stacklevel=4
+        )
+        rows.append(_unreadable_row(source, shown, str(exc)))
+
+
 def _unreadable_row(source: str, shown: str, message: str) -> dict[str, Any]:
     return {
         "source": source,
@@ -512,8 +503,13 @@ def _unreadable_row(source: str, shown: str, message: str) -> dict[str, Any]:
 def _own_rows(
     path: Path, shown: str, instances: Mapping[str, InstanceInfo], undigested: list[str]
 ) -> list[dict[str, Any]]:
-    data = read_json_object(path, shown)
-    if "format" in data and not is_record_object(data):
+    try:
+        data = read_json_object(path, shown)
+    except RecordError:
+        if not path.exists():  # moved into a part by a compaction meanwhile
+            raise _Vanished(shown) from None
+        raise
+    if is_other_artifact(data):
         return []  # another facetlab artifact (manifest, summary) in the sweep folder
     record = record_from_object(data, shown)
     if record.received_sha256 is None:
