@@ -48,7 +48,7 @@ from facetlab.records.own import (
 from facetlab.records.received import EDITED, check_received
 from facetlab.records.schema import TrialRecord
 from facetlab.records.shards import SHARD_SUFFIX, shard_files
-from facetlab.records.store import PART_FORMAT, iter_shard_records, part_files
+from facetlab.records.store import PART_FORMAT, iter_shard_records, part_files, settled
 
 if TYPE_CHECKING:
     from facetlab.instances import Instance
@@ -257,8 +257,15 @@ def load_trials(
     undigested: list[str] = []  # records of files and shards written before the digest
     stored: pd.DataFrame | None = None  # records of compacted parts and shards
     if "facetlab" in wanted:
-        notes = (rows, unreadable, duplicates, undigested)
-        stored = _read_settled(record_paths, index, read, on_error, notes)
+        notes: tuple[list[Any], ...] = (rows, unreadable, duplicates, undigested)
+        marks = [len(found) for found in notes]
+
+        def read_own() -> pd.DataFrame | None:
+            for found, mark in zip(notes, marks, strict=True):
+                del found[mark:]  # what an attempt overlapping a compaction added
+            return _read_own(record_paths, index, read, on_error, *notes)
+
+        stored = settled(read_own, lambda: _part_names(record_paths))
         if duplicates:
             warnings.warn(
                 f"{len(duplicates)} duplicate record file(s) read once: "
@@ -303,41 +310,6 @@ def load_trials(
         frame = frame[selected]
         frame.attrs.update(attrs)
     return frame
-
-
-class _Vanished(Exception):
-    """A listed record file was gone when it was read: a compaction moved it meanwhile."""
-
-
-_READ_ATTEMPTS = 20
-
-
-def _read_settled(
-    paths: list[Path],
-    index: Mapping[str, InstanceInfo],
-    read: frozenset[str],
-    on_error: str,
-    notes: tuple[list[Any], list[Any], list[Any], list[Any]],
-) -> pd.DataFrame | None:
-    """:func:`_read_own`, again while a compaction changed the folders during the read.
-
-    A compaction writes its part, then removes the shards and files it holds: a read that
-    found a file gone, or that sees a part which was not there when it started, may have
-    missed the trials of either, and is done again (never a half-state)."""
-    for _ in range(_READ_ATTEMPTS):
-        parts, marks = _part_names(paths), [len(found) for found in notes]
-        try:
-            stored = _read_own(paths, index, read, on_error, *notes)
-            if _part_names(paths) == parts:
-                return stored
-        except _Vanished:
-            pass
-        for found, mark in zip(notes, marks, strict=True):
-            del found[mark:]  # what this attempt added
-    raise RecordError(
-        f"the records under {', '.join(map(str, paths))} changed while being read "
-        f"{_READ_ATTEMPTS} times in a row (a compaction running in a loop?); read them again"
-    )
 
 
 def _part_names(paths: list[Path]) -> set[str]:
@@ -506,8 +478,8 @@ def _own_rows(
     try:
         data = read_json_object(path, shown)
     except RecordError:
-        if not path.exists():  # moved into a part by a compaction meanwhile
-            raise _Vanished(shown) from None
+        if not path.exists():  # moved into a part by a compaction meanwhile: read again
+            raise FileNotFoundError(path) from None
         raise
     if is_other_artifact(data):
         return []  # another facetlab artifact (manifest, summary) in the sweep folder
@@ -794,10 +766,7 @@ def _stored_frame(
                     rows.append(_unreadable_row("facetlab", str(resolved), str(exc)))
                     continue
             else:
-                try:
-                    part = _shard_frame(resolved, on_error, unreadable, rows, undigested)
-                except FileNotFoundError as exc:  # compacted meanwhile: read the folder again
-                    raise _Vanished(str(resolved)) from exc
+                part = _shard_frame(resolved, on_error, unreadable, rows, undigested)
             part["_folder"] = str(folder.resolve())
             frames.append(part)
     if not frames:
