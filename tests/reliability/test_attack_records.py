@@ -89,9 +89,7 @@ def test_a_parse_edited_by_hand_is_named_and_excluded(
     assert 99.0 not in set(usable["foi_weight"])
 
 
-def test_a_reply_edited_with_its_parse_is_caught_by_the_digest(
-    sweep: Path, tmp_path: Path
-) -> None:
+def test_a_reply_edited_with_its_parse_is_caught_by_the_digest(sweep: Path, tmp_path: Path) -> None:
     folder = _copy(sweep, tmp_path)
     path, data = _p3(folder)
     foi = str(data["factor_of_interest"])
