@@ -28,10 +28,8 @@ from facetlab.errors import ConfigError
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "read_yaml"]
 
-MAX_DEPTH = 100
-"""Mappings and lists nested deeper than this are refused."""
-MAX_NODES = 100_000
-"""Nodes a document may stand for once its aliases are expanded."""
+MAX_DEPTH = 100  # mappings and lists nested deeper are refused
+MAX_NODES = 100_000  # values a document may stand for once its aliases are expanded
 
 
 def read_yaml(
@@ -105,11 +103,11 @@ def _check_graph(root: yaml.Node, source: str | os.PathLike[str], max_nodes: int
                     "values once its aliases (*name) are expanded; write the values out"
                 )
             seen: set[str] = set()  # PyYAML keeps the last of two equal keys silently
-            for key, _ in node.value if isinstance(node, yaml.MappingNode) else ():
-                if str(key.value) in seen:
-                    line = key.start_mark.line + 1
-                    raise ConfigError(f"{source}:{line}: {str(key.value)!r} is given twice")
-                seen.add(str(key.value))
+            for name, _ in node.value if isinstance(node, yaml.MappingNode) else ():
+                if str(name.value) in seen:
+                    line = name.start_mark.line + 1
+                    raise ConfigError(f"{source}:{line}: {str(name.value)!r} is given twice")
+                seen.add(str(name.value))
         elif key in open_nodes:
             line = node.start_mark.line + 1
             raise ConfigError(f"{source}:{line}: a recursive alias (an anchor used inside itself)")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from facetlab.errors import ConfigError
+from facetlab.yamlio import read_yaml
 
 __all__ = [
     "CELL_TIMEOUT",
@@ -78,24 +79,19 @@ def find_notebooks(notebooks_dir: Path, names: Sequence[str] = PAPER_NOTEBOOKS) 
 
 
 def parse_parameter(text: str) -> tuple[str, Any]:
-    """``"threshold=15"`` → ``("threshold", 15)``; values are read as YAML scalars/lists.
+    """``"threshold=15"`` → ``("threshold", 15)``; values are read as YAML scalars/lists
+    (:func:`facetlab.yamlio.read_yaml`: bounded).
 
     >>> parse_parameter("formats=[png, pdf]")
     ('formats', ['png', 'pdf'])
     >>> parse_parameter("data_dir=null")
     ('data_dir', None)
     """
-    import yaml
-
     name, sep, raw = text.partition("=")
     name = name.strip()
     if not sep or not name.isidentifier():
         raise ConfigError(f"parameter {text!r} is not of the form name=value (e.g. threshold=15)")
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"parameter {name}: cannot read value {raw!r}: {exc}") from exc
-    return name, value
+    return name, read_yaml(raw, f"parameter {name}")[1] if raw.strip() else ""
 
 
 def notebook_defaults(notebook: Path) -> dict[str, Any]:

@@ -107,20 +107,13 @@ def _md_escape(text: str) -> str:
 
 def _claims_table(rows: Sequence[Mapping[str, str]]) -> list[str]:
     """Markdown table lines of claims: id, location, paper vs computed value, status."""
-    lines = ["| claim | where | paper | computed | status |", "|:--|:--|--:|--:|:--|"]
-    for row in rows:
-        status = row.get("status", "")
-        shown = f"**{status}**" if status != "PASS" else status
-        lines.append(
-            "| {id} | {loc} | {paper} | {computed} | {status} |".format(
-                id=_md_escape(row.get("id", "")),
-                loc=_md_escape(row.get("location", "")),
-                paper=_md_escape(row.get("paper_value", "")),
-                computed=_md_escape(row.get("computed_value", "")),
-                status=shown,
-            )
-        )
-    return lines
+    cells = ("id", "location", "paper_value", "computed_value")
+    return ["| claim | where | paper | computed | status |", "|:--|:--|--:|--:|:--|"] + [
+        "| " + " | ".join(_md_escape(row.get(c, "")) for c in cells) + " | "
+        + (row.get("status", "") if row.get("status") == "PASS" else f"**{row.get('status', '')}**")
+        + " |"
+        for row in rows
+    ]  # fmt: skip
 
 
 def _anchor(title: str) -> str:

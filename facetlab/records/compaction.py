@@ -82,8 +82,7 @@ def records_folder(folder: Path | str) -> Path:
     return root
 
 
-COMPACT_WAIT_S = 600.0
-"""How long a compaction waits for another one of the same folder to finish."""
+COMPACT_WAIT_S = 600.0  # for another compaction of the folder to finish
 
 
 def compact(folder: Path | str) -> Compacted:

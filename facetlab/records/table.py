@@ -13,7 +13,6 @@ runs are rows too, flagged by ``failed``, ``parse_status`` and
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 import warnings
@@ -282,8 +281,7 @@ def load_trials(
     if needs_data and root is not None:
         from facetlab.datasets import data_source
 
-        frame.attrs["data_source"] = str(data_source(data_dir))
-        logging.getLogger(__name__).info("FACET data: %s", frame.attrs["data_source"])
+        frame.attrs["data_source"] = str(data_source(data_dir))  # which folder: docs/data.md
     if not mixed_designs:
         _one_design_per_model(frame)
     if instances is not None:
