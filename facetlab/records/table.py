@@ -518,7 +518,7 @@ def record_row(
         problems += (f"weights outside [0, 100]: {bad}",)
         reason = reason or f"malformed weights: {bad} outside [0, 100]"
     if (edited := check_received(record)) is not None:  # named, counted, never used
-        weights, reason = None, EDITED + edited
+        weights, reason = None, EDITED + edited + (f"; {reason}" if reason else "")
         problems += (reason,)
     foi = record.factor_of_interest.upper() if record.factor_of_interest else None
     foi_weight = weights.get(foi, 0.0) if weights and foi else float("nan")
