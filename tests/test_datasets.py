@@ -93,7 +93,7 @@ def test_altered_mirror_file_names_file_and_both_hashes(facet_data: Path, tmp_pa
     assert err.name == name and err.expected == datasets.registry()[name]
     assert err.actual == hashlib.sha256(bytes(content)).hexdigest()
     assert name in str(err) and err.expected in str(err) and err.actual in str(err)
-    assert not (tmp_path / "data" / folder.STAMP).exists()  # never stamped as verified
+    assert not folder.verify(tmp_path / "data").ok  # nothing unverified is kept
 
 
 @pytest.mark.slow
@@ -160,12 +160,12 @@ def test_altered_cached_file_is_replaced(facet_data: Path, tmp_path: Path) -> No
 
 
 @pytest.mark.slow
-def test_data_dir_uses_stamp_across_processes(
+def test_each_process_hashes_the_data_dir_once_and_repairs_it(
     facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     datasets.fetch(mirror=facet_data)  # the data dir, filled from the mirror once
     root = datasets.data_dir()  # no mirror set: facetlab's data dir is read
-    assert root == tmp_path / "data" and (root / folder.STAMP).is_file()
+    assert root == tmp_path / "data"
 
     calls: list[object] = []
     real_fetch = obtain.fetch
@@ -176,12 +176,17 @@ def test_data_dir_uses_stamp_across_processes(
 
     monkeypatch.setattr(obtain, "fetch", counting_fetch)
     monkeypatch.setattr(obtain, "_VERIFIED", set())  # as in a new process
-    assert datasets.data_dir() == root and calls == []  # the stamp is trusted
+    assert datasets.data_dir() == root and calls == []  # hashed, all well
     assert datasets.data_dir() == root and calls == []  # memoised in-process
 
-    # A changed file voids the stamp: the next "process" re-verifies and repairs it.
+    # An edit that keeps the size and the modification time: the next "process" hashes
+    # every file, sees it and repairs it.
     victim = root / "instances" / "facet-neg-0005.json"
-    victim.write_bytes(victim.read_bytes() + b"\n")
+    before = victim.stat()
+    content = bytearray(victim.read_bytes())
+    content[40] = ord("X") if content[40] != ord("X") else ord("Y")
+    victim.write_bytes(bytes(content))
+    os.utime(victim, ns=(before.st_atime_ns, before.st_mtime_ns))
     monkeypatch.setattr(obtain, "_VERIFIED", set())
     assert datasets.data_dir() == root and len(calls) == 1
     assert datasets.verify().ok
@@ -230,15 +235,9 @@ def test_an_edited_mirror_is_read_and_refused_never_the_cached_copy(
     assert f"FACET data: {mirror} (FACETLAB_DATA_MIRROR, read in place)" in result.output
     assert f"altered: {name}" in result.output and "(a copy of" in result.output
     assert "unset FACETLAB_DATA_MIRROR" in result.output
-    # the mirror is only read: nothing written into it, the cached copy is not touched
-    assert not (mirror / folder.STAMP).exists() and folder.stamp_is_valid(tmp_path / "data")
-
-
-def test_stamp_is_keyed_on_registry(facet_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    datasets.fetch(mirror=facet_data)
-    assert folder.stamp_is_valid(datasets.cache_dir())
-    monkeypatch.setattr(folder, "registry_digest", lambda: "0" * 64)
-    assert not folder.stamp_is_valid(datasets.cache_dir())
+    # the mirror is only read, never repaired; the cached copy is not touched
+    assert folder.sha256(mirror / name) != datasets.registry()[name]
+    assert folder.verify(tmp_path / "data").ok
 
 
 def test_no_network_error_explains_the_mirror(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -519,7 +518,6 @@ def test_verify_catches_an_edit_that_keeps_size_and_mtime(
     content[50] = ord("X") if content[50] != ord("X") else ord("Y")
     path.write_bytes(bytes(content))
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    assert folder.stamp_is_valid(tmp_path / "data")  # the cheap check cannot see it
     # `data info` hashes what it reports on: the edit is named, the folder not "verified"
     shown = datasets.info()
     assert shown.altered == (name,) and shown.state.startswith("altered: 1 file(s)")
@@ -531,7 +529,7 @@ def test_verify_catches_an_edit_that_keeps_size_and_mtime(
     assert f"altered: {name}" in result.output
     assert "447 of 448 files match the registry" in result.output
     assert "facetlab data fetch" in result.output
-    # The stamp is void now: the next process repairs the file before using it.
+    # the next process hashes every file before using it, and repairs this one
     monkeypatch.setattr(obtain, "fetch", functools.partial(obtain.fetch, mirror=facet_data))
     monkeypatch.setattr(obtain, "_VERIFIED", set())
     datasets.data_dir()
@@ -559,13 +557,15 @@ def test_partial_files_of_an_interrupted_fetch_are_cleaned(
         os.utime(path, (time.time() - 3600, time.time() - 3600))
     # Partial files are never mistaken for unregistered data.
     assert datasets.unregistered(root) == ()
-    monkeypatch.setattr(obtain, "_VERIFIED", set())
-    assert datasets.data_dir() == root
-
     report = datasets.fetch(mirror=facet_data)
     assert sorted(report.cleaned) == sorted(p.relative_to(root).as_posix() for p in old)
     assert not any(p.exists() for p in old)
     assert young.exists()  # may belong to a fetch still running in another process
+    for path in old:  # data_dir() hashes the folder, and removes them as well
+        path.write_bytes(b"half a fil")
+        os.utime(path, (time.time() - 3600, time.time() - 3600))
+    monkeypatch.setattr(obtain, "_VERIFIED", set())
+    assert datasets.data_dir() == root and not any(p.exists() for p in old)
 
 
 def test_interrupted_download_leaves_nothing_behind(

@@ -8,7 +8,7 @@ the sha256 registry shipped in the package (``facetlab/data/registry.txt``).
 One concept per module:
 
 - :mod:`~facetlab.datasets.pinned` — what the data is: commit, URL, DOI, citation, registry;
-- :mod:`~facetlab.datasets.folder` — the local folder: location, stamp, unregistered and
+- :mod:`~facetlab.datasets.folder` — the local folder: the source rule, unregistered and
   partial files, :func:`verify`;
 - :mod:`~facetlab.datasets.sources` — pooch downloaders for the URL and a local mirror;
 - :mod:`~facetlab.datasets.obtain` — :func:`fetch` and :func:`data_dir`;

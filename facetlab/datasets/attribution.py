@@ -76,7 +76,7 @@ def info() -> DataInfo:
     """Source, attribution and local state of the FACET v3 data (never downloads).
 
     Every present file is hashed (about 7 MB, a few tens of milliseconds), so an edit
-    that keeps a file's size and mtime is reported, not hidden behind the stamp.
+    that keeps a file's size and mtime is reported.
     """
     root = folder.data_source().root
     expected = len(registry())

@@ -2,12 +2,12 @@
 
 :func:`data_source` is the one rule for which folder holds the FACET data a loader reads
 (an explicit ``data_dir``, else ``FACETLAB_DATA_MIRROR`` read in place, else
-``FACETLAB_DATA_DIR``, else the user cache). A data folder holds the 448 registered files under ``instances/`` and
-``results/``, plus ``.facetlab-verified.json``: the registry's hash and the size
-and mtime of every file at the last full check, so that a new process need not
-re-hash unchanged files. Anything else under ``instances/`` or ``results/`` is
-*unregistered*: reported, never read by facetlab's loaders. Left-overs of
-interrupted fetches (*partial* files) are removed.
+``FACETLAB_DATA_DIR``, else the user cache). A data folder holds the 448 registered
+files under ``instances/`` and ``results/``; :func:`verify` hashes every one (about
+60 ms: every process that reads the data does so once, nothing is trusted from an
+earlier check). Anything else under ``instances/`` or ``results/`` is *unregistered*:
+reported, never read by facetlab's loaders. Left-overs of interrupted fetches
+(*partial* files) are removed.
 
 Example:
     >>> from pathlib import Path
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import re
 import time
@@ -29,32 +28,26 @@ from pathlib import Path
 
 import platformdirs
 
-from facetlab.datasets.pinned import COMMIT, registry, registry_digest
-from facetlab.files import atomic_write_text
+from facetlab.datasets.pinned import COMMIT, registry
 
 __all__ = [
     "ENV_DATA_DIR",
     "ENV_MIRROR",
-    "STAMP",
     "DataSource",
     "VerifyReport",
     "cache_dir",
     "clean_partial",
     "compare",
     "data_source",
-    "file_states",
     "mirror_from_env",
     "partial_files",
     "sha256",
-    "stamp_is_valid",
     "unregistered",
     "verify",
-    "write_stamp",
 ]
 
 ENV_DATA_DIR = "FACETLAB_DATA_DIR"
 ENV_MIRROR = "FACETLAB_DATA_MIRROR"
-STAMP = ".facetlab-verified.json"
 _TREES = ("instances", "results")
 # pooch downloads into tempfile's "tmpXXXXXXXX"; older facetlab used ".<name>.<rand>.part".
 _PARTIAL = re.compile(r"^(tmp[a-z0-9_]{8}|\..+\.part|\.{1,2}facetlab-verified\.json\..+\.tmp)$")
@@ -94,8 +87,8 @@ class DataSource:
 
     @property
     def owned(self) -> bool:
-        """facetlab's own data dir: fetched into, stamped and repaired (a mirror or a given
-        folder is read in place and never written)."""
+        """facetlab's own data dir: fetched into and repaired (a mirror or a given folder is
+        read in place and never written)."""
         return self.origin in (ENV_DATA_DIR, "the user cache")
 
     def __str__(self) -> str:
@@ -185,50 +178,9 @@ def clean_partial(root: Path, *, min_age_s: float = PARTIAL_AGE_S) -> tuple[str,
     return tuple(removed)
 
 
-def file_states(root: Path) -> dict[str, list[int]] | None:
-    """Size and mtime (ns) of every registered file; None if one is missing."""
-    states: dict[str, list[int]] = {}
-    for name in registry():
-        try:
-            st = (root / name).stat()
-        except OSError:
-            return None
-        states[name] = [st.st_size, st.st_mtime_ns]
-    return states
-
-
-def stamp_is_valid(root: Path) -> bool:
-    """Whether the stamp matches this registry and every file's size and mtime."""
-    try:
-        stamp = json.loads((root / STAMP).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    if not isinstance(stamp, dict) or stamp.get("registry") != registry_digest():
-        return False
-    # A stamp is only as good as the files it describes: any size or mtime change voids it.
-    return stamp.get("files") == file_states(root)
-
-
-def write_stamp(root: Path) -> None:
-    """Record that every registered file under ``root`` was just hashed and matched."""
-    states = file_states(root)
-    if states is None:
-        return
-    payload = json.dumps({"registry": registry_digest(), "commit": COMMIT, "files": states})
-    # A read-only data dir (e.g. a mirror used in place) just re-verifies next time.
-    with contextlib.suppress(OSError):
-        atomic_write_text(root / STAMP, payload)
-
-
-def remove_stamp(root: Path) -> None:
-    """Void the stamp: the next :func:`facetlab.datasets.data_dir` re-checks everything."""
-    with contextlib.suppress(OSError):
-        (root / STAMP).unlink(missing_ok=True)
-
-
 @dataclass(frozen=True)
 class VerifyReport:
-    """What :func:`verify` found: every registered file re-hashed, whatever the stamp says."""
+    """What :func:`verify` found: every registered file hashed, everything else listed."""
 
     root: Path
     checked: int
@@ -284,10 +236,8 @@ def compare(root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
 def verify(root: DataSource | Path | None = None) -> VerifyReport:
     """Re-hash every registered file (about 7 MB), list what is missing, altered or extra.
 
-    ``root`` defaults to :func:`data_source`. Ignores the stamp: a file edited with its
-    size and mtime kept is caught. In facetlab's own data dir it rewrites the stamp when
-    all is well, voids it otherwise (so the next ``data_dir()`` fetches again), and
-    removes partial files; a mirror or a given folder is only read.
+    ``root`` defaults to :func:`data_source`. In facetlab's own data dir it also removes
+    partial files; a mirror or a given folder is only read.
 
     Example:
         >>> verify(Path("/tmp/empty")).missing[:1]  # doctest: +SKIP
@@ -312,8 +262,4 @@ def verify(root: DataSource | Path | None = None) -> VerifyReport:
         source=source,
         copies=copies,
     )
-    if source.owned and (report.missing or report.altered):
-        remove_stamp(root)
-    elif source.owned:
-        write_stamp(root)
     return report

@@ -264,7 +264,12 @@ def load_trials(
                 del found[mark:]  # what an attempt overlapping a compaction added
             return _read_own(record_paths, index, read, on_error, *notes)
 
-        stored = settled(read_own, lambda: _part_names(record_paths))
+        stored = settled(
+            read_own,
+            lambda: {
+                p for base in record_paths for kind, p, _ in _store_files(base) if kind == "part"
+            },
+        )
         if duplicates:
             warnings.warn(
                 f"{len(duplicates)} duplicate record file(s) read once: "
@@ -308,10 +313,6 @@ def load_trials(
         frame = frame[selected]
         frame.attrs.update(attrs)
     return frame
-
-
-def _part_names(paths: list[Path]) -> set[str]:
-    return {str(part) for base in paths for kind, part, _ in _store_files(base) if kind == "part"}
 
 
 def _read_own(
