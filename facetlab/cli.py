@@ -58,7 +58,6 @@ _COMMAND_MODULES = (
     "facetlab.commands.collect",  # facetlab collect
     "facetlab.commands.reproduce",  # facetlab reproduce
     "facetlab.commands.report",  # facetlab report
-    "facetlab.commands.citations",  # facetlab verify-citations
     "facetlab.commands.new_domain",  # facetlab new-domain
     "facetlab.commands.draft",  # facetlab draft c2|adversarial
     "facetlab.commands.validity",  # facetlab validity

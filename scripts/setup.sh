@@ -43,7 +43,7 @@ check_data_source() {
     return
   fi
   local dir="${FACETLAB_DATA_DIR:-$(default_data_dir)}"
-  if [ -f "$dir/.facetlab-verified.json" ]; then
+  if [ -d "$dir/instances" ]; then
     echo "data source: already fetched in $dir"
     return
   fi

@@ -44,8 +44,8 @@ PUBLIC: dict[str, tuple[str, ...]] = {
     "facetlab.datasets": (
         "BASE_URL", "BIBTEX", "CITATION", "COMMIT", "DOI", "ENV_DATA_DIR", "ENV_MIRROR",
         "LICENSE", "LICENSE_URL", "REGISTRY", "REPOSITORY", "VERSION", "DataInfo",
-        "FetchReport", "ProgressCallback", "VerifyReport", "cache_dir", "data_dir", "fetch",
-        "info", "registry", "unregistered", "verify",
+        "DataSource", "FetchReport", "ProgressCallback", "VerifyReport", "cache_dir",
+        "data_dir", "data_source", "fetch", "info", "registry", "unregistered", "verify",
     ),
     "facetlab.instances": (
         "CUE_PHRASES", "DIRECTION_WORDS", "NEUTRALIZED", "SIGNAL_WORDS",

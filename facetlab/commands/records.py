@@ -37,12 +37,13 @@ def compact_command(
             fail(f"{folder}: {exc}")
         for shown, problem in done.problems:
             typer.echo(f"warning: {shown}: left out, {problem}", err=True)
+        left = f"; {done.left} still being written, left for later" if done.left else ""
         if done.part is None:
-            typer.echo(f"{folder}: nothing to compact")
+            typer.echo(f"{folder}: nothing to compact{left}")
         else:
             typer.echo(
                 f"{folder}: {done.records} record(s) compacted into {done.part.name} "
-                f"({done.sources_removed} shard(s)/file(s) replaced)"
+                f"({done.sources_removed} shard(s)/file(s) replaced{left})"
             )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -48,6 +49,7 @@ __all__ = [
     "Usage",
     "estimate_gaps",
     "prompt_sha256",
+    "received_digest",
 ]
 
 RECORD_FORMAT = "facetlab.record/1"
@@ -255,6 +257,9 @@ class TrialRecord(BaseModel):
     inputs: TrialInputs | None = None
     """Fingerprints of the instance content, perturbation, template and parser used;
     None in records written before facetlab recorded them."""
+    received_sha256: str | None = None
+    """sha256 of the reply and its parse as recorded (:func:`received_digest`);
+    loading checks it. None in records written before facetlab recorded it."""
 
     started_at: str
     finished_at: str
@@ -302,7 +307,7 @@ class TrialRecord(BaseModel):
         weights = parsed.weights if parsed is not None else None
         parse = parsed if parsed is not None else ParseResult("not_parsed")
         task, eval_id, sample_id, epoch = inspect if inspect is not None else (None,) * 4
-        return cls(
+        record = cls(
             trial_id=trial.trial_id,
             sweep=sweep,
             probe=trial.probe,
@@ -351,3 +356,30 @@ class TrialRecord(BaseModel):
             inspect_sample_id=sample_id,
             inspect_epoch=epoch,
         )
+        record.received_sha256 = received_digest(record)  # what was received, as made now
+        return record
+
+
+def received_digest(record: TrialRecord) -> str:
+    """sha256 over canonical JSON of the reply and its parse, as the record holds them.
+
+    >>> from facetlab.records.schema import TrialRecord
+    >>> rec = TrialRecord(trial_id="t", probe="p1", instance_id="i", n_factors=2, model="m",
+    ...     provider="p", model_id="m", backend="b", template="facet-v3", prompt="",
+    ...     prompt_sha256="", status="ok", raw_response="F1", started_at="", finished_at="",
+    ...     facetlab_version="0")
+    >>> len(received_digest(rec))
+    64
+    """
+    received = [
+        "facetlab.received/1",
+        record.status,
+        record.raw_response,
+        record.probe,
+        record.n_factors,
+        record.template,
+        record.parsed.model_dump(mode="json"),
+        record.parse_status,
+    ]
+    text = json.dumps(received, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -159,9 +159,9 @@ def render_report(
     # its arguments are the same and no file under the folders changed since `state`.
     with tempfile.TemporaryDirectory(prefix="facetlab-report-") as private:
         handoff = Path(private) / "study.pickle"
-        write_handoff(study, handoff, state, **checks)
+        signed = write_handoff(study, handoff, state, **checks)
         previous = os.environ.get(HANDOFF)
-        os.environ[HANDOFF] = str(handoff)  # the kernel inherits this process's environment
+        os.environ[HANDOFF] = signed  # the kernel inherits this process's environment
         try:
             papermill.execute_notebook(
                 str(source),

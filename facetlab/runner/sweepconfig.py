@@ -56,6 +56,7 @@ from facetlab.client.retry import RetryPolicy
 from facetlab.errors import ConfigError
 from facetlab.runner.options import RunOptions, limits_key
 from facetlab.runner.plan import RepeatsFor
+from facetlab.yamlio import read_yaml
 
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 assert set(EFFORTS) == {"low", "medium", "high", "xhigh", "max"}  # one list of efforts
@@ -157,7 +158,7 @@ class SweepConfig(BaseModel):
     )
     probes: str | list[str] = Field(default=DEFAULT_PROBES, description="p1,p2,p3,c2,c0,c3,anchor.")
     template: str = "facet-v3"
-    repeats: int = Field(default=1, ge=1, description="Trials per cell.")
+    repeats: int = Field(default=1, ge=1, le=100_000, description="Trials per cell.")
     seed: int = 0
     preset: str | None = Field(
         default=None,
@@ -337,7 +338,7 @@ def load_sweep_file(path: str | os.PathLike[str]) -> SweepConfig:
         raise ConfigError(f"{file}: cannot read the sweep file: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{file}: not UTF-8 text; expected a YAML sweep file") from None
-    node, data = _parse_yaml(text, file)
+    node, data = read_yaml(text, file)  # bounded: depth, aliases, duplicate keys
     if not isinstance(data, dict):
         raise ConfigError(f"{file}:1: expected a mapping of settings (instances:, models:, ...)")
     try:
@@ -346,39 +347,6 @@ def load_sweep_file(path: str | os.PathLike[str]) -> SweepConfig:
         lines = [_error_line(file, node, err) for err in exc.errors()]
         raise ConfigError("\n".join(lines)) from None
     return _resolve_paths(config, file.parent)
-
-
-def _parse_yaml(text: str, file: Path) -> tuple[yaml.Node | None, Any]:
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is not None:
-            _refuse_duplicate_keys(node, file)
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{file}{where}: not valid YAML: {exc.problem or exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{file}: not valid YAML: {exc}") from None
-    finally:
-        loader.dispose()
-    return node, data
-
-
-def _refuse_duplicate_keys(node: yaml.Node, file: Path) -> None:
-    # PyYAML keeps the last of two equal keys silently: a setting would vanish unseen
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key, value in node.value:
-            name = str(key.value)
-            if name in seen:
-                raise ConfigError(f"{file}:{key.start_mark.line + 1}: {name!r} is given twice")
-            seen.add(name)
-            _refuse_duplicate_keys(value, file)
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            _refuse_duplicate_keys(item, file)
 
 
 def _node_at(root: yaml.Node | None, loc: Sequence[int | str]) -> yaml.Node | None:

@@ -1,5 +1,8 @@
 """Check a BibTeX bibliography against the arXiv API (titles and authors).
 
+Repository tooling (not part of the facetlab package): from the checkout,
+``python -m tools.citations [--bib paper/references.bib] [--api-url URL] [--timeout S]``.
+
 Every entry with an arXiv id (``eprint`` with ``archivePrefix = {arXiv}``, or
 ``arXiv:NNNN.NNNNN`` in ``journal`` / ``note``) is looked up in one request to
 the arXiv export API (Atom XML). The bib title must equal arXiv's title after
@@ -23,9 +26,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from facetlab.errors import FacetlabError
+import typer
 
 if TYPE_CHECKING:
     import httpx
@@ -52,7 +55,7 @@ _ATOM = "{http://www.w3.org/2005/Atom}"
 _ARXIV_ID = re.compile(r"(\d{4}\.\d{4,5})(?:v\d+)?")
 
 
-class CitationError(FacetlabError):
+class CitationError(Exception):
     """The bibliography cannot be read, or the arXiv API cannot be reached or parsed."""
 
 
@@ -321,3 +324,46 @@ def verify_bib(
     ids = sorted({e.arxiv_id for e in items if e.arxiv_id})
     records = fetch_arxiv(ids, api_url=api_url, timeout=timeout, client=client)
     return [check_entry(e, records.get(e.arxiv_id or "")) for e in items]
+
+
+# --------------------------------------------------------------------------- command line
+
+DEFAULT_BIB = Path("paper") / "references.bib"
+
+
+def verify_citations(
+    bib: Annotated[
+        Path, typer.Option("--bib", help="BibTeX file to check (default: paper/references.bib).")
+    ] = DEFAULT_BIB,
+    api_url: Annotated[
+        str, typer.Option("--api-url", help="arXiv API endpoint (a local fake in tests).")
+    ] = ARXIV_API_URL,
+    timeout: Annotated[float, typer.Option("--timeout", help="HTTP timeout in seconds.")] = 30.0,
+) -> None:
+    """Check every arXiv entry's title and authors against the arXiv API (needs network).
+
+    Prints PASS / FAIL / SKIP per entry. Exit status: 0 all arXiv entries match,
+    1 some entry differs, 2 the bibliography or the API could not be read.
+    """
+    try:
+        entries = load_bib(bib)
+        checks = verify_bib(entries, api_url=api_url, timeout=timeout)
+    except CitationError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    for check in checks:
+        ident = f"arXiv:{check.arxiv_id}" if check.arxiv_id else "-"
+        typer.echo(f"{check.status:<4}  {check.key:<28} {ident:<17} {check.detail}")
+    failed = sum(1 for c in checks if c.status == "FAIL")
+    passed = sum(1 for c in checks if c.status == "PASS")
+    skipped = sum(1 for c in checks if c.status == "SKIP")
+    typer.echo(f"{passed} passed, {failed} failed, {skipped} skipped (no arXiv id)")
+    if failed:
+        raise typer.Exit(1)
+
+
+app = typer.Typer(add_completion=False)
+app.command()(verify_citations)
+
+if __name__ == "__main__":
+    app()

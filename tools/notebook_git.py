@@ -1,5 +1,9 @@
 """Keep ``git status`` clean after a notebook is run and saved in JupyterLab.
 
+Repository tooling (not part of the facetlab package): ``scripts/git-notebook-filter.sh``
+registers :func:`refresh_git_stat` with the JupyterLab of the project's ``.venv``, by
+this file's path.
+
 Notebooks are committed without outputs; an nbstripout clean filter (installed by
 ``scripts/git-notebook-filter.sh``) strips them when git reads a notebook, so a saved
 notebook with outputs has *no* content change (``git diff`` is empty). ``git status``
