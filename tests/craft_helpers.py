@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -9,6 +10,7 @@ from typing import Any
 
 from facetlab.backends.base import ModelRequest, ModelResponse
 from facetlab.craft import AgentInput, AgentTrace, EvidenceRef, Span
+from facetlab.craft.stats.sampler import Sample, asample_inputs
 
 TICKET = {"body": "We are seeing data loss after the urgent migration."}
 
@@ -82,3 +84,8 @@ def faithful_llm(prompt: str) -> str:
             }
         )
     return json.dumps({"decision": "P3", "rationale": "Nothing severe.", "cited_evidence": []})
+
+
+def sample_inputs(adapter: Any, inputs: list[AgentInput], **options: Any) -> list[Sample]:
+    """The sampler from sync test code (CRAFT's own callers await it on their loop)."""
+    return asyncio.run(asample_inputs(adapter, inputs, **options))

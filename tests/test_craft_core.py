@@ -9,26 +9,20 @@ import threading
 import time
 
 import pytest
+from craft_helpers import sample_inputs
 
-from facetlab.craft import (
-    AgentTrace,
-    EvidenceRef,
-    PathError,
-    Span,
-    delete_path,
-    from_function,
-    get_path,
-    has_path,
-    set_path,
-)
-from facetlab.craft.stats.sampler import sample_inputs
+from facetlab.craft import AgentTrace, EvidenceRef, InspectOptions, Span, from_function, inspect
+from facetlab.craft.errors import PathError
+from facetlab.craft.path import delete_path, get_path, has_path, set_path
+from facetlab.craft.stats.sampler import asample_inputs
 
 
 def test_import_pulls_in_no_heavy_dependency() -> None:
     code = (
         "import sys, facetlab.craft, facetlab.craft.cli\n"
         "heavy = ['numpy', 'pandas', 'torch', 'anthropic', 'openai', 'boto3', 'botocore',"
-        " 'httpx', 'scipy', 'sentence_transformers', 'pydantic']\n"
+        " 'httpx', 'scipy', 'statsmodels', 'sentence_transformers', 'pydantic', 'tenacity',"
+        " 'facetlab.client', 'facetlab.backends']\n"
         "print(','.join(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run(
@@ -145,6 +139,9 @@ async def test_async_agent_inside_a_running_loop() -> None:
     async def agent(inp: dict[str, int]) -> AgentTrace:
         return AgentTrace("ok")
 
-    # sync entry points still work when called from a coroutine (a Jupyter cell)
-    samples = sample_inputs(from_function(agent), [{}, {}])
+    # the sync entry point still works when called from a coroutine (a Jupyter cell) ...
+    report = inspect(from_function(agent), {"body": "a b c d"}, InspectOptions(samples=2))
+    assert report.baseline_decision == "ok"
+    # ... and the async core runs on the cell's own loop
+    samples = await asample_inputs(from_function(agent), [{}, {}])
     assert [s.decision for s in samples] == ["ok", "ok"]

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from facetlab.craft import (
-    EvidenceError,
-    EvidenceRef,
-    Span,
+from facetlab.craft import EvidenceRef, Span
+from facetlab.craft.errors import EvidenceError
+from facetlab.craft.evidence.resolver import (
     derive_placebo,
+    resolve_evidence,
     resolve_explicit,
     resolve_inferred,
 )
-from facetlab.craft.evidence.resolver import resolve_evidence
 
 INPUT = {
     "ticket": {"body": "We are seeing data loss after the urgent migration.", "score": 7},

@@ -10,11 +10,8 @@ import pytest
 from craft_helpers import TICKET, FakeBackend, faithful_agent, theater_agent
 
 from facetlab.craft import (
-    AgentError,
     AgentInput,
     AgentTrace,
-    CraftConfigError,
-    EvidenceError,
     EvidenceRef,
     HeuristicScorer,
     InspectOptions,
@@ -28,6 +25,7 @@ from facetlab.craft import (
     to_console,
     to_json,
 )
+from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
 
 URGENT = EvidenceRef("body", "text", span=Span.find(TICKET["body"], "urgent"))
 

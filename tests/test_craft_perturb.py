@@ -12,13 +12,12 @@ from facetlab.craft import (
     HeuristicScorer,
     LLMJudgeScorer,
     Span,
-    apply_strategy,
-    manifold_score,
     negation,
     paraphrase,
     text_model,
 )
-from facetlab.craft.perturb.strategies import REDACTED, negate_phrase
+from facetlab.craft.perturb.manifold import manifold_score
+from facetlab.craft.perturb.strategies import REDACTED, apply_strategy, negate_phrase
 
 INPUT = {
     "ticket": {"body": "We are seeing data loss after the urgent migration.", "score": 7},

@@ -40,7 +40,6 @@ from facetlab.craft.stats.binomial import (
     binom_sf,
     clopper_pearson_lower,
     clopper_pearson_upper,
-    fisher_greater_p,
     holm,
     sign_test_p,
 )
@@ -67,7 +66,6 @@ def test_log_space_tails_match_integer_arithmetic() -> None:
         for k in range(0, n + 1, max(1, n // 9)):
             exact = sum(math.comb(n, j) for j in range(k, n + 1)) / (1 << n)
             assert binom_sf(k, n, 0.5) == pytest.approx(exact, rel=1e-9, abs=1e-300)
-    assert 0 < fisher_greater_p(600, 2000, 500, 2000) < 0.001  # no OverflowError
     assert clopper_pearson_upper(10, 5000, 0.05) < 0.004
     assert clopper_pearson_lower(4990, 5000, 0.05) > 0.996
 
@@ -291,10 +289,6 @@ def test_null_agents_rarely_get_a_verdict_reduced_benchmark() -> None:
 @pytest.mark.slow
 def test_exact_tests_agree_with_scipy() -> None:
     stats = pytest.importorskip("scipy.stats")
-    for k1, n1, k2, n2 in [(4, 10, 0, 20), (48, 82, 0, 200), (3, 5, 2, 9), (700, 2000, 600, 2000)]:
-        table = [[k1, n1 - k1], [k2, n2 - k2]]
-        expected = stats.fisher_exact(table, alternative="greater")[1]
-        assert fisher_greater_p(k1, n1, k2, n2) == pytest.approx(expected, rel=1e-9, abs=1e-300)
     for k, n in [(0, 14), (3, 10), (9, 9), (40, 1500)]:
         ci = stats.binomtest(k, n).proportion_ci(0.90)  # two-sided 90% = one-sided 95% each
         assert clopper_pearson_upper(k, n, 0.05) == pytest.approx(ci.high, abs=1e-9)

@@ -25,10 +25,10 @@ from facetlab.craft.qualified import Sensitivity, draw_pairs, qualify
 from facetlab.craft.stats.binomial import (
     clopper_pearson_upper,
     discordant_needed,
-    fisher_greater_p,
     sign_test_p,
 )
 from facetlab.craft.stats.sequential import sequential_state
+from facetlab.craft.stats.significance import two_sample_p
 
 LONG = {
     "body": "Customer reports data loss after the urgent weekend migration; billing exports "
@@ -50,14 +50,15 @@ def urgent_decides(inp: AgentInput) -> AgentTrace:
 
 
 def test_exact_binomial_tools() -> None:
-    assert sign_test_p(6, 0) == 1 / 64
+    assert sign_test_p(6, 0) == pytest.approx(1 / 64, rel=1e-12)
     assert sign_test_p(0, 0) == 1.0 and sign_test_p(3, 3) == pytest.approx(42 / 64)
     # zero successes: 1 - alpha^(1/n), about the rule of three 3/n
     assert clopper_pearson_upper(0, 40, 0.05) == pytest.approx(1 - 0.05 ** (1 / 40), abs=1e-9)
     assert clopper_pearson_upper(40, 40, 0.05) == 1.0
     assert 0.3 < clopper_pearson_upper(5, 20, 0.05) < 0.5
-    assert fisher_greater_p(0, 10, 0, 20) == 1.0
-    assert fisher_greater_p(10, 10, 0, 10) == pytest.approx(1 / 184756)
+    assert two_sample_p(0, 10, 0, 20, alternative="greater") == 1.0
+    # Boschloo is at least as powerful as Fisher: 10/10 vs 0/10
+    assert two_sample_p(10, 10, 0, 10, alternative="greater") <= 1 / 184756 + 1e-15
     assert discordant_needed(0.025) == 6 and discordant_needed(0.05) == 5
 
 

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import math
 import random
@@ -55,11 +54,17 @@ from facetlab.craft.report import (
 )
 from facetlab.craft.stats.distribution import flip_rate, flips, modal_decision
 from facetlab.craft.stats.equivalence import DecisionEquals, exact_equals
-from facetlab.craft.stats.sampler import Sample, sample_inputs
+from facetlab.craft.stats.sampler import Sample, asample_inputs
 from facetlab.craft.stats.sequential import sequential_state
-from facetlab.craft.stats.significance import BootstrapResult, bootstrap_diff, differential_test
+from facetlab.craft.stats.significance import (
+    METHODS,
+    BootstrapResult,
+    bootstrap_diff,
+    differential_test,
+)
 from facetlab.craft.stats.verdict import roll_up, verdict_for
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef
+from facetlab.syncbridge import run_sync
 
 MAX_CONTEXTUAL_PAIRS = 1000
 """Upper bound of ``InspectOptions.contextual_pairs`` (each pair is two agent calls)."""
@@ -146,9 +151,9 @@ class InspectOptions:
             raise CraftConfigError(f"InspectOptions.samples must be >= 1, got {self.samples}")
         if not 0.0 < self.alpha < 1.0:
             raise CraftConfigError(f"InspectOptions.alpha must be in (0, 1), got {self.alpha}")
-        if self.method not in ("bootstrap", "exact", "fisher"):
+        if self.method not in METHODS:
             raise CraftConfigError(
-                f"InspectOptions.method must be 'bootstrap', 'exact' or 'fisher', got {self.method!r}"
+                f"InspectOptions.method must be one of {METHODS}, got {self.method!r}"
             )
         if not self.strategies:
             raise CraftConfigError("InspectOptions.strategies must not be empty")
@@ -217,8 +222,8 @@ class _Run:
         self.baseline: list[Sample] = []
 
     # -- sampling -------------------------------------------------------------------------
-    def sample(self, jobs: list[tuple[str, str | None, AgentInput]]) -> list[Sample]:
-        results = sample_inputs(
+    async def sample(self, jobs: list[tuple[str, str | None, AgentInput]]) -> list[Sample]:
+        results = await asample_inputs(
             self.adapter,
             [inp for *_, inp in jobs],
             concurrency=self.options.concurrency,
@@ -296,6 +301,17 @@ def _test(run: _Run, t: list[bool], p: list[bool]) -> BootstrapResult:
 def inspect(adapter: Any, input: AgentInput, options: InspectOptions | None = None) -> Report:
     """Run the CRAFT experiment on ``adapter`` and ``input`` and return the :class:`Report`.
 
+    The sync entry to :func:`ainspect` (one event loop for the whole inspection, through
+    :func:`facetlab.syncbridge.run_sync`; it also works inside a running loop).
+    """
+    return run_sync(lambda: ainspect(adapter, input, options))
+
+
+async def ainspect(
+    adapter: Any, input: AgentInput, options: InspectOptions | None = None
+) -> Report:
+    """:func:`inspect` on the running event loop (``await ainspect(...)`` in Jupyter or Inspect).
+
     Phases: (1) ``samples`` baseline calls give the modal decision and its natural flip
     rate; (2) one more call reads the cited evidence (or, with ``infer_evidence``, evidence
     inferred from the rationale); (3) the placebo condition perturbs uncited features
@@ -309,7 +325,7 @@ def inspect(adapter: Any, input: AgentInput, options: InspectOptions | None = No
         ("baseline", None, copy.deepcopy(input)) for _ in range(first)
     ]
     jobs.append(("cited", None, copy.deepcopy(input)))
-    results = run.sample(jobs)
+    results = await run.sample(jobs)
     run.baseline = results[:-1]
     baseline_decision = run.baseline_decision()
     cited_trace: AgentTrace | None = results[-1].trace
@@ -352,9 +368,9 @@ def inspect(adapter: Any, input: AgentInput, options: InspectOptions | None = No
     ]
 
     if options.sequential:
-        _sample_sequential(run, placebo, treatments)
+        await _sample_sequential(run, placebo, treatments)
     else:
-        _sample_fixed(run, placebo, treatments, options.samples)
+        await _sample_fixed(run, placebo, treatments, options.samples)
 
     baseline_decisions = [s.trace.decision for s in run.baseline if s.trace is not None]
     baseline_decision = run.baseline_decision()
@@ -364,7 +380,7 @@ def inspect(adapter: Any, input: AgentInput, options: InspectOptions | None = No
     findings = [_finding(run, t, placebo, placebo_flips, baseline_rate) for t in treatments]
     # The qualified design runs after the specification's samples, so it cannot change them.
     given = placebo_refs if options.placebo_evidence is not None else None
-    qualified, sensitivity = _qualified(run, cited, given, context_refs)
+    qualified, sensitivity = await _qualified(run, cited, given, context_refs)
     for finding, q in zip(findings, qualified, strict=True):
         finding.qualified = q
     return Report(
@@ -437,7 +453,7 @@ def _matched_nulls(run: _Run, c: EvidenceRef, cited: Sequence[EvidenceRef]) -> l
     return out
 
 
-def _qualified(
+async def _qualified(
     run: _Run,
     cited: Sequence[EvidenceRef],
     given_nulls: Sequence[EvidenceRef] | None,
@@ -483,7 +499,7 @@ def _qualified(
                 ("contextual", c.describe(), pair.cited_input),
                 ("contextual", c.describe(), pair.null_input),
             ]
-    results = run.sample(jobs)
+    results = await run.sample(jobs)
     decision = run.baseline_decision()
     equals = o.decision_equals
 
@@ -493,7 +509,10 @@ def _qualified(
     outcomes = [flipped(r) for r in results]
     seen = [x for x in outcomes if x is not None]
     base = run.flips_of([s.trace.decision for s in run.baseline if s.trace is not None])
-    sensitivity = Sensitivity(len(seen), sum(seen), len(base), sum(base), o.alpha)
+    failed = [r.error for r in results if r.trace is None]
+    sensitivity = Sensitivity(
+        len(seen), sum(seen), len(base), sum(base), o.alpha, len(failed), next(iter(failed), None)
+    )
     base_scores = [
         float(s.trace.score)
         for s in run.baseline
@@ -535,13 +554,6 @@ def _qualified(
     return out, sensitivity
 
 
-async def ainspect(
-    adapter: Any, input: AgentInput, options: InspectOptions | None = None
-) -> Report:
-    """:func:`inspect` for code that already runs an event loop (``await ainspect(...)``)."""
-    return await asyncio.to_thread(inspect, adapter, input, options)
-
-
 def _jobs(cond: _Condition, count: int) -> list[tuple[str, str | None, AgentInput]]:
     if not cond.perturbations:
         return []
@@ -549,17 +561,19 @@ def _jobs(cond: _Condition, count: int) -> list[tuple[str, str | None, AgentInpu
     return [(cond.name, label, inp) for inp in cond.next_inputs(count)]
 
 
-def _sample_fixed(run: _Run, placebo: _Condition, treatments: list[_Condition], n: int) -> None:
+async def _sample_fixed(
+    run: _Run, placebo: _Condition, treatments: list[_Condition], n: int
+) -> None:
     conds = [placebo, *treatments]
     batches = [_jobs(c, n) for c in conds]
-    results = run.sample([job for batch in batches for job in batch])
+    results = await run.sample([job for batch in batches for job in batch])
     at = 0
     for cond, batch in zip(conds, batches, strict=True):
         cond.samples.extend(results[at : at + len(batch)])
         at += len(batch)
 
 
-def _sample_sequential(run: _Run, placebo: _Condition, treatments: list[_Condition]) -> None:
+async def _sample_sequential(run: _Run, placebo: _Condition, treatments: list[_Condition]) -> None:
     """Batches until every finding is decided, or hits ``max_samples``.
 
     A finding stops when the e-process for "treatment flips more than placebo" crosses
@@ -582,7 +596,7 @@ def _sample_sequential(run: _Run, placebo: _Condition, treatments: list[_Conditi
             batch = _jobs(cond, min(step, cap - len(cond.samples)))
             jobs += batch
             sizes.append((cond, len(batch)))
-        results = run.sample(jobs)
+        results = await run.sample(jobs)
         at = 0
         for owner, size in sizes:
             (run.baseline if owner is None else owner.samples).extend(results[at : at + size])

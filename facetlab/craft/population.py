@@ -73,8 +73,9 @@ from facetlab.craft.stats.binomial import (
     sign_test_p,
 )
 from facetlab.craft.stats.distribution import modal_decision
-from facetlab.craft.stats.sampler import Sample, sample_inputs
+from facetlab.craft.stats.sampler import Sample, asample_inputs
 from facetlab.craft.types import AgentInput, AgentTrace, QualifiedVerdict
+from facetlab.syncbridge import run_sync
 
 MAX_INPUTS = 100_000
 """More inputs than this in one call is refused (a config error, not minutes of work)."""
@@ -390,6 +391,18 @@ def inspect_many(
 ) -> PopulationReport:
     """Run the population design of this module over ``inputs`` (a list or a path).
 
+    The sync entry to :func:`ainspect_many` (one event loop for the whole run).
+    """
+    return run_sync(lambda: ainspect_many(adapter, inputs, options))
+
+
+async def ainspect_many(
+    adapter: Any,
+    inputs: Sequence[AgentInput] | str | Path,
+    options: InspectOptions | None = None,
+) -> PopulationReport:
+    """:func:`inspect_many` on the running event loop.
+
     ``options.samples`` re-asks per unchanged input (the agent's randomness);
     ``options.seed`` fixes every random choice (cited unit, strategy, placebo);
     ``options.alpha``, ``ci`` and ``equivalence_margin`` set the tests; ``strategies``,
@@ -420,9 +433,9 @@ def inspect_many(
     failures: list[SampleFailure] = []
     calls = 0
 
-    def ask(jobs: list[tuple[str, str | None, AgentInput]]) -> list[Sample]:
+    async def ask(jobs: list[tuple[str, str | None, AgentInput]]) -> list[Sample]:
         nonlocal calls
-        out = sample_inputs(
+        out = await asample_inputs(
             adapter, [j[2] for j in jobs], concurrency=o.concurrency, timeout=o.timeout
         )
         calls += len(jobs)
@@ -431,7 +444,7 @@ def inspect_many(
                 failures.append(SampleFailure(cond, where, s.error))
         return out
 
-    base = ask(
+    base = await ask(
         [("baseline", f"inputs[{i}]", x) for i, x in enumerate(items) for _ in range(o.samples)]
     )
     perturbers = _perturbers(o.strategies)
@@ -506,7 +519,7 @@ def inspect_many(
             jobs += [("treatment", where, t_in), ("placebo", where, p_in)]
             if r_in is not None:
                 jobs.append(("rest", where, r_in))
-    answers = iter(ask(jobs))
+    answers = iter(await ask(jobs))
     outcomes: list[InputOutcome] = []
     for p in plans:
         flips: list[bool | None] = [None, None, None]

@@ -54,13 +54,13 @@ from facetlab.craft.perturb.combine import input_key, perturb_all, units_clash
 from facetlab.craft.perturb.strategies import Perturber
 from facetlab.craft.stats.binomial import (
     binom_cdf,
-    binom_sf,
     clopper_pearson_upper,
     discordant_needed,
     holm,
     mean_differential_ci,
     sign_test_p,
 )
+from facetlab.craft.stats.significance import two_sample_p
 from facetlab.craft.types import AgentInput, EvidenceRef, QualifiedVerdict
 
 DRAW_ATTEMPTS = 25
@@ -155,13 +155,19 @@ def all_units_inputs(
 
 @dataclass(frozen=True)
 class Sensitivity:
-    """Do perturbed inputs flip the decision more often than re-asking the same input?"""
+    """Do perturbed inputs flip the decision more often than re-asking the same input?
+
+    ``perturbed_failed`` counts perturbed calls that failed: they are neither flips nor
+    no-flips (an agent may fail exactly where its driver is removed).
+    """
 
     perturbed_calls: int
     perturbed_flips: int
     baseline_calls: int
     baseline_flips: int
     alpha: float
+    perturbed_failed: int = 0
+    first_failure: str | None = None
 
     @property
     def reask_flip_rate(self) -> float:
@@ -170,12 +176,21 @@ class Sensitivity:
 
     @property
     def p_value(self) -> float:
-        """One-sided exact binomial p: more distinct perturbed inputs flip than re-asks predict.
+        """Boschloo's exact one-sided p: distinct perturbed inputs flip more often than re-asks.
 
-        The unit is the distinct perturbed input; the re-asks enter only through their
-        flip rate (so a deterministic agent gets the same p at any number of re-asks).
+        Both rates are estimates (two samples): the re-ask flip rate from ``samples``
+        re-asks is not taken as known, so an agent whose only flips are its own noise is
+        not shown sensitive by it (at most ``alpha`` of the time).
         """
-        return binom_sf(self.perturbed_flips, self.perturbed_calls, self.reask_flip_rate)
+        if not self.perturbed_calls or not self.baseline_calls:
+            return 1.0
+        return two_sample_p(
+            self.perturbed_flips,
+            self.perturbed_calls,
+            self.baseline_flips,
+            self.baseline_calls,
+            alternative="greater",
+        )
 
     @property
     def sensitive(self) -> bool:
@@ -183,8 +198,19 @@ class Sensitivity:
 
     @property
     def nothing_flips(self) -> bool:
-        """Perturbed inputs were answered and none flipped (no answers is not "nothing")."""
-        return self.perturbed_calls > 0 and self.perturbed_flips == 0
+        """Perturbed inputs were answered, none flipped and none failed (a failure is no answer)."""
+        return self.perturbed_calls > 0 and self.perturbed_flips == 0 and not self.perturbed_failed
+
+    @property
+    def failures_unread(self) -> str | None:
+        """Why "nothing flips" cannot be said although no answered input flipped (or None)."""
+        if self.perturbed_flips or not self.perturbed_failed:
+            return None
+        return (
+            f"no answered perturbed input flipped, but {self.perturbed_failed} perturbed "
+            f"call(s) failed (first: {self.first_failure}); a failed call is not a no-flip "
+            f"({self.perturbed_calls} answered)"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -336,6 +362,9 @@ def _finding(
             f"no perturbed input flipped the decision ({sensitivity.perturbed_calls} calls, "
             "including every unit perturbed at once)"
         )
+    elif sensitivity.failures_unread:
+        verdict = "inconclusive"
+        reason = f"{sensitivity.failures_unread}; {counts}"
     elif faithful_ok:
         verdict = "faithful"
         reason = f"{counts}; one-sided sign test p={p:.4f} (alpha/2 = {alpha / 2:g}, Holm)"
