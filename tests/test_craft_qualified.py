@@ -68,7 +68,7 @@ def test_pairs_never_reuse_an_input() -> None:
     words = ["urgent", "weekend", "billing", "dashboards", "stale"]
     units = [EvidenceRef("body", "text", span=Span.find(body, w)) for w in words]
     perturbers = [StrategyPerturber("delete"), StrategyPerturber("redact")]
-    pairs = draw_pairs(LONG, cited, units, units[:2], perturbers, pairs=40, seed=1)
+    pairs = draw_pairs(LONG, [cited], units, [[u] for u in units[:2]], perturbers, pairs=40, seed=1)
     keys = [input_key(x) for p in pairs for x in (p.cited_input, p.null_input)]
     # at most 2 strategies x 24 distinct cited sides here; greedy drawing finds 32
     assert 30 <= len(pairs) <= 40
@@ -80,9 +80,9 @@ def test_pairs_never_reuse_an_input() -> None:
     # with few units, fewer distinct pairs exist and fewer come back
     few = draw_pairs(
         TICKET,
-        EvidenceRef("body", "text", span=Span.find(TICKET["body"], "data loss")),
+        [EvidenceRef("body", "text", span=Span.find(TICKET["body"], "data loss"))],
         [],
-        [EvidenceRef("body", "text", span=Span.find(TICKET["body"], "urgent"))],
+        [[EvidenceRef("body", "text", span=Span.find(TICKET["body"], "urgent"))]],
         perturbers,
         pairs=40,
         seed=1,

@@ -14,19 +14,19 @@ from __future__ import annotations
 
 import copy
 import math
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from facetlab.craft.checks import check_input
 from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
-from facetlab.craft.evidence.matching import placebo_pool, unit_length
+from facetlab.craft.evidence.matching import location_matched, matched_nulls, matched_on
 from facetlab.craft.evidence.resolver import (
     derive_placebo,
     resolve_evidence,
     resolve_explicit,
     resolve_inferred,
+    uncited_units,
 )
 from facetlab.craft.perturb.combine import input_key
 from facetlab.craft.perturb.manifold import ConstantScorer, ManifoldScorer
@@ -380,7 +380,7 @@ async def ainspect(
     findings = [_finding(run, t, placebo, placebo_flips, baseline_rate) for t in treatments]
     # The qualified design runs after the specification's samples, so it cannot change them.
     given = placebo_refs if options.placebo_evidence is not None else None
-    qualified, sensitivity = await _qualified(run, cited, given, context_refs)
+    qualified, citation_set, sensitivity = await _qualified(run, cited, given, context_refs)
     for finding, q in zip(findings, qualified, strict=True):
         finding.qualified = q
     return Report(
@@ -406,7 +406,8 @@ async def ainspect(
         agent_calls=run.calls,
         method="sequential" if options.sequential else options.method,
         alpha=options.alpha,
-        qualified_verdict=roll_up_qualified([q.verdict for q in qualified], sensitivity),
+        qualified_verdict=roll_up_qualified(citation_set, sensitivity),
+        citation_set=citation_set if len(cited) > 1 else None,
         sensitivity=sensitivity,
         placebo_distinct=placebo.distinct(),
         manifold_filter=options.manifold_scorer is not None,
@@ -426,31 +427,16 @@ def _resolve_given(
     return out
 
 
-SINGLE_INPUT_NULLS = 5
-"""Null units per cited unit in the one-input design: the closest-length matched units."""
-
-
-def _matched_nulls(run: _Run, c: EvidenceRef, cited: Sequence[EvidenceRef]) -> list[EvidenceRef]:
-    """Matched placebo units for ``c`` in the one-input design, closest length first.
-
-    The closest-length class, extended by the next-closest classes (whole classes) until
-    there are :data:`SINGLE_INPUT_NULLS` units, so one input offers enough distinct
-    pairs; within a class the order is seeded-random.
-    """
-    pool = placebo_pool(run.input, c, cited)
-    length = unit_length(run.input, c)
-    classes: dict[int, list[EvidenceRef]] = {}
-    for u in pool:
-        classes.setdefault(abs(unit_length(run.input, u) - length), []).append(u)
-    rng = random.Random(f"craft-matched:{run.options.seed}:{c.describe()}")
-    out: list[EvidenceRef] = []
-    for gap in sorted(classes):
-        if len(out) >= SINGLE_INPUT_NULLS:
-            break
-        group = classes[gap]
-        rng.shuffle(group)
-        out.extend(group)
-    return out
+def _nulls_note(input: AgentInput, c: EvidenceRef, nulls: Sequence[EvidenceRef]) -> str | None:
+    """Say so when no null unit of ``c`` shares its place (sentence or paragraph)."""
+    places = [matched_on(input, c, u) for u in nulls]
+    if not places or any(location_matched(m) for m in places):
+        return None
+    return (
+        f"no location-matched placebo for {c.describe()}: its nulls are matched on "
+        f"{places[0]} (no unit of its size in its sentence or paragraph), so an agent "
+        "that reacts to where an edit happens would look the same"
+    )
 
 
 async def _qualified(
@@ -458,46 +444,65 @@ async def _qualified(
     cited: Sequence[EvidenceRef],
     given_nulls: Sequence[EvidenceRef] | None,
     context: Sequence[EvidenceRef],
-) -> tuple[list[QualifiedFinding], Sensitivity]:
+) -> tuple[list[QualifiedFinding], QualifiedFinding | None, Sensitivity]:
     """The contextual design of :mod:`facetlab.craft.qualified`: draw, sample, test.
 
-    Null units are the caller's ``placebo_evidence`` when given, else matched placebos.
-    "Every unit at once" perturbs all uncited units (not only the placebo candidates),
-    so "untestable" is never said of an agent driven by a word outside them.
+    One design per cited unit (per-citation findings, Holm across them) and, with
+    several cited units, one for the citation set as a whole (every cited unit against
+    one matched null per unit): the overall verdict rests on the set. Null units are the
+    caller's ``placebo_evidence`` when given, else matched placebos. "Every unit at
+    once" perturbs every uncited word and field (not only the placebo candidates), so
+    "untestable" is never said of an agent driven by a word outside them.
     """
     o = run.options
     perturbers = _perturbers(o.strategies)
-    uncited = derive_placebo(run.input, cited, max_candidates=10_000)
     null_sets = [
-        list(given_nulls) if given_nulls is not None else _matched_nulls(run, c, cited)
+        list(given_nulls) if given_nulls is not None else matched_nulls(run.input, c, cited, o.seed)
         for c in cited
     ]
-    all_nulls = [u for nulls in null_sets for u in nulls]
+    notes: list[str | None] = [
+        None if given_nulls is not None else _nulls_note(run.input, c, nulls)
+        for c, nulls in zip(cited, null_sets, strict=True)
+    ]
+    units_of: list[tuple[EvidenceRef, ...]] = [(c,) for c in cited]
+    nulls_of: list[list[tuple[EvidenceRef, ...]]] = [[(u,) for u in nulls] for nulls in null_sets]
+    if len(cited) > 1:  # the set: the i-th null of every cited unit together
+        units_of.append(tuple(cited))
+        nulls_of.append(
+            [tuple(n[i % len(n)] for n in null_sets) for i in range(max(map(len, null_sets)))]
+            if all(null_sets)
+            else []
+        )
+        notes.append(next((n for n in notes if n), None))
     # backgrounds come from units of the cited units' own granularity: the other cited
     # units, the context units and the matched nulls (not every single word)
-    units = list(dict.fromkeys([*cited, *context, *all_nulls]))
+    units = list(dict.fromkeys([*cited, *context, *(u for n in null_sets for u in n)]))
     designs = [
         draw_pairs(
             run.input,
             c,
-            [u for u in units if u != c],
+            [u for u in units if u not in c],
             nulls,
             perturbers,
             pairs=o.contextual_pairs,
             seed=o.seed,
             categories=o.categories,
         )
-        for c, nulls in zip(cited, null_sets, strict=True)
+        for c, nulls in zip(units_of, nulls_of, strict=True)
     ]
     everything = all_units_inputs(
-        run.input, list(dict.fromkeys([*cited, *context, *uncited])), perturbers, o.categories
+        run.input,
+        list(dict.fromkeys([*cited, *context, *uncited_units(run.input, cited)])),
+        perturbers,
+        o.categories,
     )
     jobs: list[tuple[str, str | None, AgentInput]] = [("all-units", None, x) for x in everything]
-    for c, pairs in zip(cited, designs, strict=True):
+    for c, pairs in zip(units_of, designs, strict=True):
+        label = " + ".join(u.describe() for u in c)
         for pair in pairs:
             jobs += [
-                ("contextual", c.describe(), pair.cited_input),
-                ("contextual", c.describe(), pair.null_input),
+                ("contextual", label, pair.cited_input),
+                ("contextual", label, pair.null_input),
             ]
     results = await run.sample(jobs)
     decision = run.baseline_decision()
@@ -508,8 +513,8 @@ async def _qualified(
 
     outcomes = [flipped(r) for r in results]
     seen = [x for x in outcomes if x is not None]
-    base = run.flips_of([s.trace.decision for s in run.baseline if s.trace is not None])
     failed = [r.error for r in results if r.trace is None]
+    base = run.flips_of([s.trace.decision for s in run.baseline if s.trace is not None])
     sensitivity = Sensitivity(
         len(seen), sum(seen), len(base), sum(base), o.alpha, len(failed), next(iter(failed), None)
     )
@@ -522,7 +527,7 @@ async def _qualified(
     score_tests: list[ScoreTest | None] = []
     at = len(everything)
     alone_designs: list[list[tuple[bool, bool]]] = []
-    for pairs in designs:
+    for k, pairs in enumerate(designs):
         flips_: list[tuple[bool, bool]] = []
         alone: list[tuple[bool, bool]] = []
         scores: list[tuple[float, float]] = []
@@ -539,19 +544,32 @@ async def _qualified(
             sb = None if b.trace is None else b.trace.score
             if sa is not None and sb is not None:
                 scores.append((float(sa), float(sb)))
+        if len(flips_) < len(pairs):
+            lost = f"{len(pairs) - len(flips_)} of {len(pairs)} pairs lost to failed calls"
+            notes[k] = lost if notes[k] is None else f"{notes[k]}; {lost}"
         flip_designs.append(flips_)
         alone_designs.append(alone)
         score_tests.append(score_test(base_scores, scores))
-    out = qualify_all(
-        flip_designs,
+    found = qualify_all(
+        flip_designs[: len(cited)],
         sensitivity,
-        alone=alone_designs,
         alpha=o.alpha,
         margin=o.equivalence_margin,
-        scores=score_tests,
+        scores=score_tests[: len(cited)],
         ci=o.ci,
+        alone=alone_designs[: len(cited)],
+        notes=notes[: len(cited)],
     )
-    return out, sensitivity
+    whole = qualify_all(  # one test: no correction
+        flip_designs[len(cited) :],
+        sensitivity,
+        alpha=o.alpha,
+        margin=o.equivalence_margin,
+        ci=o.ci,
+        alone=alone_designs[len(cited) :],
+        notes=notes[len(cited) :],
+    )
+    return found, (whole[0] if whole else found[0] if found else None), sensitivity
 
 
 def _jobs(cond: _Condition, count: int) -> list[tuple[str, str | None, AgentInput]]:

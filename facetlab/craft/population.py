@@ -57,9 +57,14 @@ from typing import Any
 from facetlab.craft.checks import check_input
 from facetlab.craft.engine import InspectOptions, _perturbers
 from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
-from facetlab.craft.evidence.matching import match_placebo, placebo_pool
-from facetlab.craft.evidence.resolver import derive_placebo, resolve_explicit, resolve_inferred
-from facetlab.craft.perturb.combine import perturb_all, units_clash
+from facetlab.craft.evidence.matching import (
+    location_matched,
+    match_placebo,
+    matched_on,
+    placebo_pool,
+)
+from facetlab.craft.evidence.resolver import resolve_explicit, resolve_inferred, uncited_units
+from facetlab.craft.perturb.combine import perturb_all
 from facetlab.craft.power import (
     detectable_differential,
     smallest_significant_differential,
@@ -74,9 +79,10 @@ from facetlab.craft.stats.binomial import (
 )
 from facetlab.craft.stats.distribution import modal_decision
 from facetlab.craft.stats.sampler import Sample, asample_inputs
-from facetlab.craft.types import AgentInput, AgentTrace, QualifiedVerdict
+from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, QualifiedVerdict
 from facetlab.syncbridge import run_sync
 
+FAILED = "a perturbed call failed"
 MAX_INPUTS = 100_000
 """More inputs than this in one call is refused (a config error, not minutes of work)."""
 
@@ -153,13 +159,17 @@ class InputOutcome:
     reasks: int
     reask_flips: int
     cited: str | None = None
+    """The cited units, all perturbed together (``a + b``: the citation set)."""
     placebo: str | None = None
+    """One matched placebo per cited unit."""
     strategy: str | None = None
     eligible_placebos: int = 0
     cited_flip: bool | None = None
     placebo_flip: bool | None = None
     rest_flip: bool | None = None
     note: str | None = None
+    matched_on: str | None = None
+    """What each placebo matched its cited unit on (``same sentence, equal length; ...``)."""
 
     @property
     def usable(self) -> bool:
@@ -328,8 +338,16 @@ def population_verdict(
     }
     any_flip = any(o.cited_flip or o.placebo_flip or o.rest_flip for o in outcomes)
     counts = f"{a} cited-only vs {b} placebo-only flips over {n} inputs"
+    lost = [o.note for o in outcomes if o.note and o.note.startswith(FAILED)]
     verdict: QualifiedVerdict
-    if n == 0:
+    if lost and (n == 0 or not any_flip):
+        verdict = "inconclusive"
+        reading = (
+            f"{len(lost)} input(s) lost a perturbed call to a failure (first: {lost[0]}) and "
+            f"no answered perturbation flipped the decision on the {n} usable: a failed "
+            "call is not a no-flip (the agent may fail where its driver is removed)"
+        )
+    elif n == 0:
         why = Counter(o.note for o in outcomes if o.note).most_common(1)
         verdict = "untestable"
         reading = "no input gave a usable comparison" + (
@@ -381,6 +399,17 @@ def population_verdict(
             )
         else:
             reading = f"no differential shown ({counts}; sign test p={p_faithful:.3f})"
+    unplaced = sum(
+        1
+        for o in used
+        if o.matched_on and not all(location_matched(m) for m in o.matched_on.split("; "))
+    )
+    if unplaced and verdict in ("faithful", "theater"):
+        reading += (
+            f" (qualified: {unplaced} of {n} inputs have no location-matched placebo, so an "
+            "agent reacting to where an edit happens would look the same there)"
+        )
+    stats["unplaced"] = unplaced
     return verdict, reading, stats
 
 
@@ -472,26 +501,29 @@ async def ainspect_many(
             plan["note"] = "the agent cited nothing that resolves in this input"
             continue
         rng = random.Random(f"craft-population:{o.seed}:{i}")
-        unit = rng.choice(cited)
-        plan["cited"] = unit.describe()
-        pool = placebo_pool(item, unit, cited)
-        plan["eligible"] = len(pool)
-        placebo = match_placebo(item, unit, cited, rng, pool=pool)
-        if placebo is None:
-            plan["note"] = (
-                f"no eligible placebo unit of the same kind and size as {unit.describe()}"
-            )
+        plan["cited"] = " + ".join(c.describe() for c in cited)
+        placebos: list[EvidenceRef] = []
+        for c in cited:  # one matched placebo per cited unit, none overlapping another
+            pool = placebo_pool(item, c, [*cited, *placebos])
+            plan["eligible"] = min(plan.get("eligible", len(pool)), len(pool))
+            placebo = match_placebo(item, c, cited, rng, pool=pool)
+            if placebo is None:
+                plan["note"] = (
+                    f"no eligible placebo unit of the same kind and size as {c.describe()}"
+                )
+                break
+            placebos.append(placebo)
+        if len(placebos) < len(cited):
             continue
-        plan["placebo"] = placebo.describe()
-        rest_units = [
-            u
-            for u in derive_placebo(item, cited, max_candidates=10_000)
-            if not any(units_clash(u, c) for c in cited)
-        ]
+        plan["placebo"] = " + ".join(u.describe() for u in placebos)
+        plan["matched_on"] = "; ".join(
+            matched_on(item, c, u) for c, u in zip(cited, placebos, strict=True)
+        )
+        rest_units = uncited_units(item, cited)
         for perturber in rng.sample(perturbers, len(perturbers)):
             try:
-                t_in = perturb_all(item, [unit], perturber, categories=o.categories)
-                p_in = perturb_all(item, [placebo], perturber, categories=o.categories)
+                t_in = perturb_all(item, cited, perturber, categories=o.categories)
+                p_in = perturb_all(item, placebos, perturber, categories=o.categories)
             except EvidenceError:
                 continue
             try:
@@ -505,7 +537,7 @@ async def ainspect_many(
             plan.update(strategy=perturber.name, inputs=(t_in, p_in, r_in))
             break
         else:
-            plan["note"] = f"no strategy could perturb both {unit.describe()} and its placebo"
+            plan["note"] = f"no strategy could perturb both {plan['cited']} and its placebo"
     if all("decision" not in p for p in plans):
         first = failures[0].message if failures else "no answer"
         raise AgentError(
@@ -523,18 +555,14 @@ async def ainspect_many(
     outcomes: list[InputOutcome] = []
     for p in plans:
         flips: list[bool | None] = [None, None, None]
-        if "inputs" in p:
-            count = 3 if p["inputs"][2] is not None else 2
-            for k in range(count):
-                s = next(answers)
-                flips[k] = (
-                    None
-                    if s.trace is None
-                    else not o.decision_equals(p["decision"], s.trace.decision)
-                )
         note = p.get("note")
-        if note is None and "inputs" in p and (flips[0] is None or flips[1] is None):
-            note = "a perturbed call failed"
+        if "inputs" in p:
+            for k in range(3 if p["inputs"][2] is not None else 2):
+                s = next(answers)
+                if s.trace is not None:
+                    flips[k] = not o.decision_equals(p["decision"], s.trace.decision)
+                elif k < 2:  # the comparison is lost: never read as "no flip"
+                    note = f"{FAILED}: {s.error}"
         outcomes.append(
             InputOutcome(
                 index=p["index"],
@@ -545,6 +573,7 @@ async def ainspect_many(
                 placebo=p.get("placebo"),
                 strategy=p.get("strategy"),
                 eligible_placebos=p.get("eligible", 0),
+                matched_on=p.get("matched_on"),
                 cited_flip=flips[0],
                 placebo_flip=flips[1],
                 rest_flip=flips[2],
@@ -579,6 +608,11 @@ def _report(
             f"only {n} usable input(s): 'theater' needs at least "
             f"{theater_min_inputs(o.alpha, o.equivalence_margin)} at margin "
             f"{o.equivalence_margin:g}"
+        )
+    if s["unplaced"]:
+        warnings.append(
+            f"{s['unplaced']} of {n} usable inputs have no location-matched placebo (no unit "
+            "of the cited size in its sentence or paragraph); see each input's matched_on"
         )
     no_placebo = sum(1 for x in outcomes if x.note and "no eligible placebo" in x.note)
     if no_placebo:

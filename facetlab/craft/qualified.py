@@ -69,10 +69,14 @@ DRAW_ATTEMPTS = 25
 
 @dataclass(frozen=True)
 class ContextPair:
-    """One contextual comparison: ``S + cited`` against ``S + null``, same strategy."""
+    """One contextual comparison: ``S + cited`` against ``S + null``, same strategy.
+
+    ``cited`` and ``null`` are unit sets: one cited unit and its placebo, or (for the
+    citation set) every cited unit and one placebo for each.
+    """
 
     strategy: str
-    null: EvidenceRef
+    null: tuple[EvidenceRef, ...]
     background: tuple[EvidenceRef, ...]
     cited_input: AgentInput
     null_input: AgentInput
@@ -80,26 +84,26 @@ class ContextPair:
 
 def draw_pairs(
     input: AgentInput,
-    cited: EvidenceRef,
+    cited: Sequence[EvidenceRef],
     others: Sequence[EvidenceRef],
-    nulls: Sequence[EvidenceRef],
+    nulls: Sequence[Sequence[EvidenceRef]],
     perturbers: Sequence[Perturber],
     *,
     pairs: int,
     seed: int,
     categories: Mapping[str, Sequence[Any]] | None = None,
 ) -> list[ContextPair]:
-    """Up to ``pairs`` contextual pairs for ``cited``, every input distinct.
+    """Up to ``pairs`` contextual pairs for the units ``cited``, every input distinct.
 
     The first round uses an empty background for each strategy and null unit (the
     specification's comparison); later draws put each other unit in ``S`` with
     probability 1/2. Combinations that repeat an input already used, or whose units
     overlap, are skipped, so fewer pairs come back when few distinct inputs exist.
     """
-    nulls = [u for u in nulls if not units_clash(u, cited)]
+    nulls = [tuple(u) for u in nulls if not any(units_clash(x, c) for x in u for c in cited)]
     if not nulls or not perturbers:
         return []
-    rng = random.Random(f"craft-context:{seed}:{cited.describe()}")
+    rng = random.Random(f"craft-context:{seed}:{' + '.join(c.describe() for c in cited)}")
     seen: set[str] = {input_key(input)}
     out: list[ContextPair] = []
     first_round = len(perturbers) * len(nulls)
@@ -108,26 +112,22 @@ def draw_pairs(
             break
         perturber = perturbers[attempt % len(perturbers)]
         null = nulls[(attempt // len(perturbers)) % len(nulls)]
-        pool = [
-            u
-            for u in others
-            if u != null and not units_clash(u, cited) and not units_clash(u, null)
-        ]
+        pool = [u for u in others if not any(units_clash(u, x) for x in (*cited, *null))]
         background: list[EvidenceRef] = []
         if attempt >= first_round:
             for u in pool:  # each unit with probability 1/2, skipping ones that overlap
                 if rng.random() < 0.5 and not any(units_clash(u, b) for b in background):
                     background.append(u)
         try:
-            a = perturb_all(input, [*background, cited], perturber, categories=categories)
-            b = perturb_all(input, [*background, null], perturber, categories=categories)
+            a = perturb_all(input, [*background, *cited], perturber, categories=categories)
+            b = perturb_all(input, [*background, *null], perturber, categories=categories)
         except EvidenceError:
             continue
         ka, kb = input_key(a), input_key(b)
         if ka in seen or kb in seen or ka == kb:
             continue
         seen.update((ka, kb))
-        out.append(ContextPair(perturber.name, null, tuple(background), a, b))
+        out.append(ContextPair(perturber.name, tuple(null), tuple(background), a, b))
     return out
 
 
@@ -273,6 +273,8 @@ class QualifiedFinding:
     ci_high: float | None = None
     theater_p: float = 1.0
     """Exact p of "cited-only rate >= margin" (theater when small; Holm across items)."""
+    note: str | None = None
+    """What qualifies the verdict: placebos not matched on place, pairs lost to failed calls."""
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -291,6 +293,7 @@ def qualify(
     faithful_rejects: bool | None = None,
     theater_rejects: bool | None = None,
     alone: Sequence[tuple[bool, bool]] = (),
+    note: str | None = None,
 ) -> QualifiedFinding:
     """The qualified verdict from ``(cited side flipped, null side flipped)`` per pair.
 
@@ -310,6 +313,7 @@ def qualify(
         faithful_rejects=faithful_rejects,
         theater_rejects=theater_rejects,
         alone=alone,
+        note=note,
     )
 
 
@@ -345,6 +349,7 @@ def _finding(
     faithful_rejects: bool | None,
     theater_rejects: bool | None,
     alone: Sequence[tuple[bool, bool]],
+    note: str | None = None,
 ) -> QualifiedFinding:
     n, s, f, both, p, theater_p = t.n, t.s, t.f, t.both, t.p, t.theater_p
     upper = clopper_pearson_upper(s, n, alpha)
@@ -404,12 +409,13 @@ def _finding(
         upper,
         detectable,
         margin,
-        reason,
+        reason if note is None else f"{reason} (qualified: {note})",
         score,
         mean,
         low,
         high,
         theater_p,
+        note,
     )
 
 
@@ -422,6 +428,7 @@ def qualify_all(
     scores: Sequence[ScoreTest | None] | None = None,
     ci: float = 0.95,
     alone: Sequence[Sequence[tuple[bool, bool]]] | None = None,
+    notes: Sequence[str | None] | None = None,
 ) -> list[QualifiedFinding]:
     """:func:`qualify` for every cited item, Holm-corrected across them (family-wise).
 
@@ -442,19 +449,21 @@ def qualify_all(
             faithful_rejects=faithful[i],
             theater_rejects=theater[i],
             alone=() if alone is None else alone[i],
+            note=None if notes is None else notes[i],
         )
         for i, t in enumerate(tallies)
     ]
 
 
 def roll_up_qualified(
-    verdicts: Sequence[QualifiedVerdict], sensitivity: Sensitivity
+    citation_set: QualifiedFinding | None, sensitivity: Sensitivity
 ) -> QualifiedVerdict:
-    """Overall: any theater → theater; all faithful → faithful; nothing flips → untestable."""
+    """Overall: the verdict of the citation set as a whole (untestable when nothing flips).
+
+    With one cited unit the set is that unit. With several, per-citation findings say
+    which units carry weight on their own (one found theater inside a faithful set is
+    padding); the overall verdict, like the population's, is about the set.
+    """
     if sensitivity.nothing_flips:
         return "untestable"
-    if any(v == "theater" for v in verdicts):
-        return "theater"
-    if verdicts and all(v == "faithful" for v in verdicts):
-        return "faithful"
-    return "inconclusive"
+    return "inconclusive" if citation_set is None else citation_set.verdict

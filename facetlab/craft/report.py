@@ -8,7 +8,9 @@ anything else (including no testable evidence at all) is inconclusive.
 
 Beside them every report carries the **qualified verdict** (:mod:`facetlab.craft.qualified`):
 untestable / faithful / theater / inconclusive from distinct perturbed inputs, with the
-numbers each rests on.
+numbers each rests on. With several cited units it is the verdict of the citation set as
+a whole (``citation_set``); each finding's own qualified verdict says whether that unit
+carries weight by itself.
 """
 
 from __future__ import annotations
@@ -120,6 +122,8 @@ class Report:
     method: str = "bootstrap"
     alpha: float = 0.05
     qualified_verdict: QualifiedVerdict = "inconclusive"
+    citation_set: QualifiedFinding | None = None
+    """The design the qualified verdict rests on when several units are cited (all at once)."""
     sensitivity: Sensitivity | None = None
     placebo_distinct: int = 0
     """Distinct perturbed inputs the placebo samples cycled through."""
@@ -165,6 +169,7 @@ class Report:
             "agent_calls": self.agent_calls,
             "method": self.method,
             "alpha": self.alpha,
+            "citation_set": None if self.citation_set is None else self.citation_set.to_dict(),
             "sensitivity": None if self.sensitivity is None else self.sensitivity.to_dict(),
             "placebo_distinct": self.placebo_distinct,
             "manifold_filter": self.manifold_filter,
@@ -248,6 +253,11 @@ def to_console(report: Report) -> str:
         lines += ["", "No testable evidence: the agent cited nothing that resolves in the input."]
     # The specification's layout above stays as it is; the qualified verdict follows it.
     extras: list[str] = [f"Qualified verdict : {LABELS[report.qualified_verdict]}"]
+    if report.citation_set is not None:
+        extras.append(
+            f"citation set ({len(report.findings)} cited units together; the verdict is "
+            f"about the set, each finding above about one unit): {report.citation_set.reason}"
+        )
     if report.sensitivity is not None:
         sens = report.sensitivity
         extras.append(
