@@ -206,11 +206,13 @@ def test_manifold_filter_drops_broken_perturbations_and_says_why() -> None:
         InspectOptions(manifold_scorer=HeuristicScorer()),
     )
     assert report.manifold_filter
-    assert len(report.filtered) == 1  # deleting the whole field leaves it empty
-    assert report.filtered[0].strategy == "delete"
-    assert "empty field" in report.filtered[0].reasons[0]
+    [gone] = [f for f in report.filtered if f.condition == "treatment"]
+    assert gone.strategy == "delete"  # deleting the whole field leaves it empty
+    assert "empty field" in gone.reasons[0]
     assert report.findings[0].filtered_perturbations == 1
-    assert "filtered perturbations: 1 (empty field x1)" in to_console(report)
+    # deleting the placebo "logs" leaves "see the": also dropped, and said so
+    assert [f.evidence for f in report.filtered if f.condition == "placebo"] == ['"logs" (body)']
+    assert "empty field x1" in to_console(report) and "dangling 'the'" in to_console(report)
     strict = inspect(
         from_function(whole_field),
         {"code": "data loss", "body": "see the logs"},

@@ -191,13 +191,31 @@ def test_options_reject_non_finite_and_bad_types() -> None:
 
 
 @pytest.mark.slow
-def test_reasks_do_not_change_the_one_input_qualified_verdict() -> None:
-    """The sensitivity gate counts distinct inputs: --samples 3 and 4 agree."""
+def test_reasks_are_the_noise_sample_not_observations_of_the_design() -> None:
+    """--samples changes no pair of the design; it only sizes the agent-noise sample."""
     for agent in (urgent_decides, faithful_agent, theater_agent):
         a = inspect(from_function(agent), LONG, InspectOptions(samples=3))
         b = inspect(from_function(agent), LONG, InspectOptions(samples=4))
-        assert a.qualified_verdict == b.qualified_verdict
-        assert [f.qualified for f in a.findings] == [f.qualified for f in b.findings]
+        counts = [
+            [(q.pairs, q.cited_only, q.null_only, q.both) for q in (f.qualified,) if q]
+            for r in (a, b)
+            for f in r.findings
+        ]
+        assert counts[: len(a.findings)] == counts[len(a.findings) :]
+    # theater needs the agent's noise to be known well enough: 3 re-asks are too few here
+    few = inspect(from_function(urgent_decides), LONG, InspectOptions(samples=3))
+    many = inspect(from_function(urgent_decides), LONG, InspectOptions(samples=20))
+    assert few.qualified_verdict == "inconclusive" and many.qualified_verdict == "theater"
+    assert "sensitivity not shown" in few.findings[0].qualified.reason  # type: ignore[union-attr]
+
+
+def test_the_reask_rate_is_an_estimate_not_a_constant() -> None:
+    # issue 28: 1 flip in 58 perturbed inputs against 0 of 20 re-asks read as p=0.0000 when
+    # the re-ask rate was taken as known; Boschloo's two-sample test does not call it shown
+    assert not Sensitivity(58, 1, 20, 0, 0.05).sensitive
+    assert Sensitivity(32, 17, 20, 0, 0.05).sensitive  # the demo's theater agent
+    assert not Sensitivity(32, 17, 3, 0, 0.05).sensitive  # the same with 3 re-asks
+    assert Sensitivity(32, 17, 5, 0, 0.05).sensitive  # 5 buy it back
 
 
 def test_agent_driven_by_a_word_beyond_the_placebo_five_is_not_untestable() -> None:
