@@ -278,7 +278,7 @@ def test_sequential_sampling_stops_early_with_the_same_verdicts() -> None:
         ({"alpha": 1.0}, "alpha must be in"),
         ({"method": "t-test"}, "method must be"),
         ({"strategies": ("shuffle",)}, "unknown strategy 'shuffle'"),
-        ({"strategies": ()}, "must not be empty"),
+        ({"strategies": ()}, "strategies must be a non-empty list"),
     ],
 )
 def test_bad_options(kwargs: dict[str, object], message: str) -> None:

@@ -117,55 +117,48 @@ class InspectOptions:
     timeout: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("samples", "iterations", "concurrency", "batch_size", "contextual_pairs"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
+        ints = ("samples", "iterations", "concurrency", "batch_size", "contextual_pairs")
+        for name in (*ints, "alpha", "ci", "equivalence_margin", "min_manifold_score"):
+            value, kind = getattr(self, name), int if name in ints else (int, float)
+            if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value):
+                need = "an int" if name in ints else "a finite number"
+                raise CraftConfigError(f"InspectOptions.{name} must be {need}, got {value!r}")
+        timeout = self.timeout
+        checks = [
+            ("samples", self.samples >= 1, ">= 1"),
+            ("batch_size", self.batch_size >= 1, ">= 1"),
+            ("concurrency", self.concurrency >= 1, ">= 1"),
+            ("max_samples", self.max_samples is None or self.max_samples >= 1, ">= 1"),
+            ("alpha", 0.0 < self.alpha < 1.0, "in (0, 1)"),
+            ("equivalence_margin", 0.0 < self.equivalence_margin <= 1.0, "in (0, 1]"),
+            (
+                "contextual_pairs",
+                1 <= self.contextual_pairs <= MAX_CONTEXTUAL_PAIRS,
+                f"in 1..{MAX_CONTEXTUAL_PAIRS} (more inputs, not more pairs of one input, "
+                "buy power)",
+            ),
+            (
+                "timeout",
+                timeout is None
+                or (
+                    isinstance(timeout, (int, float))
+                    and not isinstance(timeout, bool)
+                    and math.isfinite(timeout)
+                    and timeout > 0
+                ),
+                "a positive number of seconds",
+            ),
+            ("method", self.method in METHODS, f"one of {METHODS}"),
+            ("strategies", bool(self.strategies), "a non-empty list"),
+        ]
+        for name, ok, need in checks:
+            if not ok:
                 raise CraftConfigError(
-                    f"InspectOptions.{name} must be an int, got {type(value).__name__} {value!r}"
+                    f"InspectOptions.{name} must be {need}, got {getattr(self, name)!r}"
                 )
-        for name in ("alpha", "ci", "equivalence_margin", "min_manifold_score"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise CraftConfigError(f"InspectOptions.{name} must be a number, got {value!r}")
-            if not math.isfinite(value):
-                raise CraftConfigError(f"InspectOptions.{name} must be finite, got {value}")
-        if not 0.0 < self.equivalence_margin <= 1.0:
-            raise CraftConfigError(
-                f"InspectOptions.equivalence_margin must be in (0, 1], got {self.equivalence_margin}"
-            )
-        if not 1 <= self.contextual_pairs <= MAX_CONTEXTUAL_PAIRS:
-            raise CraftConfigError(
-                f"InspectOptions.contextual_pairs must be in 1..{MAX_CONTEXTUAL_PAIRS}, got "
-                f"{self.contextual_pairs} (more inputs, not more pairs of one input, buy power)"
-            )
-        if self.timeout is not None and (
-            isinstance(self.timeout, bool)
-            or not isinstance(self.timeout, (int, float))
-            or not math.isfinite(self.timeout)
-            or self.timeout <= 0
-        ):
-            raise CraftConfigError(
-                f"InspectOptions.timeout must be a positive number of seconds, got {self.timeout!r}"
-            )
-        if self.samples < 1:
-            raise CraftConfigError(f"InspectOptions.samples must be >= 1, got {self.samples}")
-        if not 0.0 < self.alpha < 1.0:
-            raise CraftConfigError(f"InspectOptions.alpha must be in (0, 1), got {self.alpha}")
-        if self.method not in METHODS:
-            raise CraftConfigError(
-                f"InspectOptions.method must be one of {METHODS}, got {self.method!r}"
-            )
-        if not self.strategies:
-            raise CraftConfigError("InspectOptions.strategies must not be empty")
         for s in [*self.strategies, *(self.placebo_strategies or ())]:
             if isinstance(s, str) and s not in STRATEGIES:
                 raise CraftConfigError(f"unknown strategy {s!r}; expected one of {STRATEGIES}")
-        if self.batch_size < 1 or self.concurrency < 1:
-            raise CraftConfigError("InspectOptions.batch_size and concurrency must be >= 1")
-        if self.max_samples is not None and self.max_samples < 1:
-            raise CraftConfigError(
-                f"InspectOptions.max_samples must be >= 1, got {self.max_samples}"
-            )
 
 
 def _perturbers(items: Sequence[str | Perturber]) -> list[Perturber]:

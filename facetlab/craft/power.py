@@ -158,33 +158,3 @@ def design_power(
         ),
         theater_reachable=usable >= theater_min_inputs(alpha, margin),
     )
-
-
-@dataclass(frozen=True)
-class PowerRow:
-    """One row of :func:`power_table`."""
-
-    inputs: int
-    cited_rate: float
-    placebo_rate: float
-    power: float
-
-
-def power_table(
-    inputs: tuple[int, ...] = (10, 30, 100),
-    cited_rates: tuple[float, ...] = (0.2, 0.5, 0.9),
-    *,
-    placebo_rate: float = 0.0,
-    alpha: float = 0.05,
-) -> list[PowerRow]:
-    """Exact power of the faithful test for each (inputs, cited flip rate)."""
-    return [
-        PowerRow(
-            n,
-            t,
-            placebo_rate,
-            sign_test_power(n, cited_rate=t, placebo_rate=placebo_rate, alpha=alpha),
-        )
-        for n in inputs
-        for t in cited_rates
-    ]

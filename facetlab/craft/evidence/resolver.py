@@ -19,7 +19,6 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from facetlab.craft.errors import EvidenceError, PathError
 from facetlab.craft.path import get_path, iter_leaves
@@ -444,8 +443,3 @@ def resolve_inferred(
         if not clash and cand.score >= min_confidence:
             kept.append(cand)
     return [replace(c.ref, confidence=round(c.score, 3)) for c in kept[:max_refs]]
-
-
-def describe_values(input: AgentInput, refs: Sequence[EvidenceRef]) -> list[dict[str, Any]]:
-    """Reference plus the current value it points at (for reports and notebooks)."""
-    return [{**r.to_dict(), "value": get_path(input, r.path)} for r in refs]

@@ -23,7 +23,6 @@ import itertools
 import json
 import re
 import threading
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -330,13 +329,3 @@ def manifold_score(
 ) -> ManifoldScore:
     """Score how plausible ``perturbed`` still is (default: :class:`HeuristicScorer`)."""
     return (scorer or HeuristicScorer()).score(original, perturbed, evidence)
-
-
-def summarise_reasons(reasons: Iterable[str]) -> dict[str, int]:
-    """Count reasons with the field prefix removed ("body: doubled space" -> "doubled space")."""
-    counts: dict[str, int] = {}
-    for reason in reasons:
-        key = reason.split(": ", 1)[-1]
-        key = re.sub(r" '.*'$", "", key)
-        counts[key] = counts.get(key, 0) + 1
-    return counts

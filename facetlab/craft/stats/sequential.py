@@ -99,10 +99,6 @@ class SequentialState:
     def rejects_less(self) -> bool:
         return self.e_less >= self.threshold
 
-    @property
-    def decided(self) -> bool:
-        return self.rejects_greater or self.rejects_less
-
     def faithful_out_of_reach(self, pairs_left: int) -> bool:
         """Even if every remaining pair were a treatment-only flip, ``greater`` could not win.
 
@@ -110,14 +106,6 @@ class SequentialState:
         """
         s, f = self.treatment_only, self.placebo_only
         return e_value(s + pairs_left, f, "greater") < self.threshold
-
-    def futile(self, pairs_left: int) -> bool:
-        """No outcome of the remaining pairs could reach the threshold in either direction."""
-        s, f = self.treatment_only, self.placebo_only
-        return (
-            e_value(s + pairs_left, f, "greater") < self.threshold
-            and e_value(s, f + pairs_left, "less") < self.threshold
-        )
 
 
 def sequential_state(
