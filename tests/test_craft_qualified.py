@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
 from craft_helpers import TICKET, faithful_agent, theater_agent
@@ -15,10 +17,16 @@ from facetlab.craft import (
     Span,
     from_function,
     inspect,
+    inspect_many,
     to_console,
     to_json,
 )
-from facetlab.craft.null_study import coin_flip_agent, constant_agent, null_agent_rates
+from facetlab.craft.null_study import (
+    coin_flip_agent,
+    constant_agent,
+    generate_tickets,
+    null_agent_rates,
+)
 from facetlab.craft.perturb.combine import input_key
 from facetlab.craft.perturb.strategies import StrategyPerturber
 from facetlab.craft.qualified import Sensitivity, draw_pairs, qualify
@@ -285,3 +293,67 @@ def test_qualify_all_tests_each_design_once(monkeypatch: pytest.MonkeyPatch) -> 
     found = qualified.qualify_all(designs, s, alpha=0.05, margin=0.2)
     assert [q.verdict for q in found] == ["faithful", "inconclusive", "inconclusive"]
     assert calls == {"sign": 3, "upper": 3}
+
+
+# -- issue 28: agents with structure (benchmarks/craft_agents.py) ------------------------------
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import craft_agents  # noqa: E402
+
+
+@pytest.mark.slow
+def test_a_position_driven_agent_meets_placebos_from_its_own_sentence() -> None:
+    """It decides on the first sentence's length; same-sentence nulls move it alike."""
+    report = inspect(
+        craft_agents.position_agent(0),
+        dict(craft_agents.ONE_TICKET),
+        InspectOptions(seed=1, concurrency=1),
+    )
+    assert report.qualified_verdict != "faithful"
+    q = report.findings[0].qualified
+    assert q is not None and q.note is None  # its nulls were location-matched
+    assert q.null_only > 0  # same-sentence nulls flip it too
+
+
+@pytest.mark.slow
+def test_a_negation_driven_agent_is_theater_and_negate_alone_says_why_not() -> None:
+    agent, ticket = craft_agents.negation_agent(), dict(craft_agents.NEGATION_TICKET)
+    assert inspect(agent, ticket, InspectOptions(concurrency=1)).qualified_verdict == "theater"
+    only = inspect(agent, ticket, InspectOptions(strategies=("negate",), concurrency=1))
+    assert only.qualified_verdict == "untestable"
+    assert "add 'delete' or 'redact'" in (only.findings[0].qualified.reason or "")  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_padded_citations_mean_the_same_in_both_designs() -> None:
+    """Four cited spans, one decides: the set is faithful, one input or many."""
+    one = inspect(craft_agents.padded_agent(), dict(craft_agents.ONE_TICKET))
+    many = inspect_many(
+        craft_agents.padded_agent(), generate_tickets(30, 5), InspectOptions(samples=2)
+    )
+    assert one.qualified_verdict == many.qualified_verdict == "faithful"
+    assert one.citation_set is not None and len(one.findings) == 4
+    # the padding: units that carry no weight on their own are not faithful alone
+    assert [f.qualified_verdict for f in one.findings].count("faithful") == 1
+
+
+def test_the_specifications_quickstart_reports_failed_samples_as_failed() -> None:
+    """The spec's agent calls body.index("urgent"): every input without it fails."""
+
+    def my_agent(inp: AgentInput) -> AgentTrace:
+        body: str = inp.get("body", "")
+        decision = "P1" if "urgent" in body else "P3"
+        idx = body.index("urgent")
+        return AgentTrace(
+            decision=decision,
+            rationale="Assigned P1 due to urgency.",
+            cited_evidence=[EvidenceRef("body", "text", "explicit", Span(idx, idx + 6, "urgent"))],
+        )
+
+    report = inspect(from_function(my_agent), {"body": "This is an urgent outage."})
+    assert report.failed_samples > 0
+    assert report.qualified_verdict != "untestable"  # failed calls are not no-flips
+    reason = report.findings[0].qualified.reason  # type: ignore[union-attr]
+    assert "failed" in reason and "is not a no-flip" in reason and "ValueError" in reason
+    text = to_console(report)
+    assert "treatment n/a (all 20 failed)" in text and "failed samples:" in text

@@ -42,6 +42,7 @@ from facetlab.craft.qualified import (
     Sensitivity,
     all_units_inputs,
     draw_pairs,
+    negate_only_note,
     qualify_all,
     roll_up_qualified,
     score_test,
@@ -454,7 +455,8 @@ async def _qualified(
         for c in cited
     ]
     notes: list[str | None] = [
-        None if given_nulls is not None else _nulls_note(run.input, c, nulls)
+        (None if given_nulls is not None else _nulls_note(run.input, c, nulls))
+        or negate_only_note(perturbers)
         for c, nulls in zip(cited, null_sets, strict=True)
     ]
     units_of: list[tuple[EvidenceRef, ...]] = [(c,) for c in cited]
@@ -508,8 +510,17 @@ async def _qualified(
     seen = [x for x in outcomes if x is not None]
     failed = [r.error for r in results if r.trace is None]
     base = run.flips_of([s.trace.decision for s in run.baseline if s.trace is not None])
+    rest = [x for x in outcomes[: len(everything)] if x is not None]
     sensitivity = Sensitivity(
-        len(seen), sum(seen), len(base), sum(base), o.alpha, len(failed), next(iter(failed), None)
+        len(seen),
+        sum(seen),
+        len(base),
+        sum(base),
+        o.alpha,
+        len(failed),
+        next(iter(failed), None),
+        len(rest),
+        sum(rest),
     )
     base_scores = [
         float(s.trace.score)

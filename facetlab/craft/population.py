@@ -70,6 +70,7 @@ from facetlab.craft.power import (
     smallest_significant_differential,
     theater_min_inputs,
 )
+from facetlab.craft.qualified import negate_only_note
 from facetlab.craft.report import LABELS, SampleFailure
 from facetlab.craft.stats.binomial import (
     clopper_pearson_upper,
@@ -590,6 +591,9 @@ def _report(
     failures: list[SampleFailure],
 ) -> PopulationReport:
     verdict, reading, s = population_verdict(outcomes, alpha=o.alpha, margin=o.equivalence_margin)
+    note = negate_only_note(_perturbers(o.strategies))
+    if verdict == "untestable" and note:
+        reading += f" ({note})"
     n = s["n"]
     mean = ci_low = ci_high = None
     if n:

@@ -63,6 +63,18 @@ from facetlab.craft.stats.binomial import (
 from facetlab.craft.stats.significance import two_sample_p
 from facetlab.craft.types import AgentInput, EvidenceRef, QualifiedVerdict
 
+
+def negate_only_note(perturbers: Sequence[Perturber]) -> str | None:
+    """Why "nothing flips" may not mean an input-blind agent when every strategy negates."""
+    if any(p.name not in ("negate", "negation") for p in perturbers):
+        return None
+    return (
+        "the strategies only negate: negating every unit at once adds negations as it "
+        "removes them ('not responding' from 'responding'), so an agent keyed on a negation "
+        "word can stay put; add 'delete' or 'redact' to test that"
+    )
+
+
 DRAW_ATTEMPTS = 25
 """Random draws tried per wanted pair before settling for fewer distinct pairs."""
 
@@ -158,7 +170,8 @@ class Sensitivity:
     """Do perturbed inputs flip the decision more often than re-asking the same input?
 
     ``perturbed_failed`` counts perturbed calls that failed: they are neither flips nor
-    no-flips (an agent may fail exactly where its driver is removed).
+    no-flips (an agent may fail exactly where its driver is removed). ``rest_*`` count
+    the inputs with every uncited unit perturbed at once (included in ``perturbed_*``).
     """
 
     perturbed_calls: int
@@ -168,6 +181,8 @@ class Sensitivity:
     alpha: float
     perturbed_failed: int = 0
     first_failure: str | None = None
+    rest_calls: int = 0
+    rest_flips: int = 0
 
     @property
     def reask_flip_rate(self) -> float:
@@ -180,17 +195,20 @@ class Sensitivity:
 
         Both rates are estimates (two samples): the re-ask flip rate from ``samples``
         re-asks is not taken as known, so an agent whose only flips are its own noise is
-        not shown sensitive by it (at most ``alpha`` of the time).
+        not shown sensitive by it (at most ``alpha`` of the time). Two such tests, all
+        perturbed inputs and the every-uncited-unit inputs alone (a driver far from the
+        cited unit moves only those), Bonferroni-combined.
         """
         if not self.perturbed_calls or not self.baseline_calls:
             return 1.0
-        return two_sample_p(
-            self.perturbed_flips,
-            self.perturbed_calls,
-            self.baseline_flips,
-            self.baseline_calls,
-            alternative="greater",
+        b, n = self.baseline_flips, self.baseline_calls
+        p_all = two_sample_p(
+            self.perturbed_flips, self.perturbed_calls, b, n, alternative="greater"
         )
+        if not self.rest_calls:
+            return p_all
+        p_rest = two_sample_p(self.rest_flips, self.rest_calls, b, n, alternative="greater")
+        return min(1.0, 2 * min(p_all, p_rest))
 
     @property
     def sensitive(self) -> bool:
