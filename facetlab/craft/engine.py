@@ -28,7 +28,7 @@ from facetlab.craft.evidence.resolver import (
     resolve_inferred,
     uncited_units,
 )
-from facetlab.craft.perturb.combine import input_key
+from facetlab.craft.perturb.combine import input_key, units_clash
 from facetlab.craft.perturb.manifold import ConstantScorer, ManifoldScorer
 from facetlab.craft.perturb.strategies import (
     STRATEGIES,
@@ -433,6 +433,23 @@ def _nulls_note(input: AgentInput, c: EvidenceRef, nulls: Sequence[EvidenceRef])
     )
 
 
+def _null_sets(null_sets: Sequence[Sequence[EvidenceRef]]) -> list[tuple[EvidenceRef, ...]]:
+    """Null sets for the citation set: one null per cited unit, none overlapping another
+    (the i-th set starts each unit's list at its i-th null)."""
+    out: list[tuple[EvidenceRef, ...]] = []
+    for i in range(max(map(len, null_sets), default=0)):
+        chosen: list[EvidenceRef] = []
+        for nulls in null_sets:
+            rotated = [*nulls[i:], *nulls[:i]]
+            pick = next((u for u in rotated if not any(units_clash(u, x) for x in chosen)), None)
+            if pick is None:
+                break
+            chosen.append(pick)
+        else:
+            out.append(tuple(chosen))
+    return list(dict.fromkeys(out))
+
+
 async def _qualified(
     run: _Run,
     cited: Sequence[EvidenceRef],
@@ -463,11 +480,7 @@ async def _qualified(
     nulls_of: list[list[tuple[EvidenceRef, ...]]] = [[(u,) for u in nulls] for nulls in null_sets]
     if len(cited) > 1:  # the set: the i-th null of every cited unit together
         units_of.append(tuple(cited))
-        nulls_of.append(
-            [tuple(n[i % len(n)] for n in null_sets) for i in range(max(map(len, null_sets)))]
-            if all(null_sets)
-            else []
-        )
+        nulls_of.append(_null_sets(null_sets))
         notes.append(next((n for n in notes if n), None))
     # backgrounds come from units of the cited units' own granularity: the other cited
     # units, the context units and the matched nulls (not every single word)
