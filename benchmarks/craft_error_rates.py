@@ -39,10 +39,7 @@ from facetlab.craft.null_study import (
     TICKET,
     coin_flip_agent,
     constant_agent,
-    faithful_triage_agent,
-    length_parity_agent,
     null_agent_rates,
-    theater_triage_agent,
 )
 from facetlab.craft.qualified import Sensitivity
 from facetlab.craft.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
@@ -58,7 +55,7 @@ QUALIFIED_LIMIT = 0.05
 
 
 def _noisy(noise: float) -> Callable[[int], FunctionAdapter]:
-    return lambda salt: ag.noisy_blind_agent(salt, noise)
+    return lambda salt: ag.input_blind_agent(salt, noise)
 
 
 def _null_agents(salts: int, samples: int) -> bool:
@@ -103,15 +100,15 @@ def _null_agents(salts: int, samples: int) -> bool:
 ONE_INPUT: list[tuple[str, Callable[[int], FunctionAdapter], dict[str, str], int, str]] = [
     # name, agent of a salt, input, samples, the verdict that would be wrong ("" none) or right
     ("first-sentence length", ag.position_agent, ag.ONE_TICKET, 20, "not faithful"),
-    ("length parity", length_parity_agent, ag.ONE_TICKET, 20, "not faithful"),
+    ("length parity", ag.length_parity_agent, ag.ONE_TICKET, 20, "not faithful"),
     *[
         (f"input-blind {q:.0%} noise", _noisy(q), ag.ONE_TICKET, n, "not theater")
         for q in (0.02, 0.05, 0.10)
         for n in (3, 20)
     ],
-    ("theater (cue word)", theater_triage_agent, ag.ONE_TICKET, 20, "theater"),
+    ("theater (cue word)", ag.theater_triage_agent, ag.ONE_TICKET, 20, "theater"),
     ("theater (negation)", ag.negation_agent, ag.NEGATION_TICKET, 20, "theater"),
-    ("faithful p=0.9", lambda s: faithful_triage_agent(s, 0.9), ag.ONE_TICKET, 20, "faithful"),
+    ("faithful p=0.9", lambda s: ag.faithful_triage_agent(s, 0.9), ag.ONE_TICKET, 20, "faithful"),
     ("padded citations", ag.padded_agent, ag.ONE_TICKET, 20, "faithful"),
 ]
 

@@ -33,15 +33,7 @@ import craft_agents as ag
 
 from facetlab.craft import InspectOptions
 from facetlab.craft.adapter import FunctionAdapter
-from facetlab.craft.null_study import (
-    any_edit_agent,
-    faithful_triage_agent,
-    generate_tickets,
-    hash_coin_agent,
-    input_blind_agent,
-    length_parity_agent,
-    theater_triage_agent,
-)
+from facetlab.craft.null_study import generate_tickets
 from facetlab.craft.population import inspect_many
 from facetlab.craft.power import sign_test_power
 from facetlab.craft.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
@@ -51,24 +43,36 @@ Maker = Callable[[int, list[AgentInput]], FunctionAdapter]
 Tickets = Callable[[int, int], list[AgentInput]]
 
 NULLS: dict[str, tuple[Maker, str]] = {
-    "hash coin-flip": (lambda s, _t: hash_coin_agent(s), "a coin flip per distinct input"),
-    "length parity": (lambda s, _t: length_parity_agent(s), "parity of the total length"),
-    "input-blind random": (lambda s, _t: input_blind_agent(s), "30% random answers, no input"),
-    "changes on any edit": (lambda _s, t: any_edit_agent(t), "reacts to any edit anywhere"),
+    "hash coin-flip": (lambda s, _t: ag.hash_coin_agent(s), "a coin flip per distinct input"),
+    "length parity": (lambda s, _t: ag.length_parity_agent(s), "parity of the total length"),
+    "input-blind random": (lambda s, _t: ag.input_blind_agent(s), "30% random answers, no input"),
+    "changes on any edit": (lambda _s, t: ag.any_edit_agent(t), "reacts to any edit anywhere"),
     "first-sentence length": (
         lambda s, _t: ag.position_agent(s),
         "position: its sentence's length",
     ),
-    "input-blind 2% noise": (lambda s, _t: ag.noisy_blind_agent(s, 0.02), "2% noise, no input"),
-    "input-blind 5% noise": (lambda s, _t: ag.noisy_blind_agent(s, 0.05), "5% noise, no input"),
+    "input-blind 2% noise": (lambda s, _t: ag.input_blind_agent(s, 0.02), "2% noise, no input"),
+    "input-blind 5% noise": (lambda s, _t: ag.input_blind_agent(s, 0.05), "5% noise, no input"),
     # the whole text's length decides, not the cited symptom: "theater" is a true reading
     "length threshold*": (lambda s, _t: ag.length_threshold_agent(s), "total length > cut-off"),
 }
 EFFECTS: dict[str, tuple[Maker, str, Tickets]] = {
-    "faithful p=0.2": (lambda s, _t: faithful_triage_agent(s, 0.2), "faithful", generate_tickets),
-    "faithful p=0.5": (lambda s, _t: faithful_triage_agent(s, 0.5), "faithful", generate_tickets),
-    "faithful p=0.9": (lambda s, _t: faithful_triage_agent(s, 0.9), "faithful", generate_tickets),
-    "theater (cue word)": (lambda s, _t: theater_triage_agent(s), "theater", generate_tickets),
+    "faithful p=0.2": (
+        lambda s, _t: ag.faithful_triage_agent(s, 0.2),
+        "faithful",
+        generate_tickets,
+    ),
+    "faithful p=0.5": (
+        lambda s, _t: ag.faithful_triage_agent(s, 0.5),
+        "faithful",
+        generate_tickets,
+    ),
+    "faithful p=0.9": (
+        lambda s, _t: ag.faithful_triage_agent(s, 0.9),
+        "faithful",
+        generate_tickets,
+    ),
+    "theater (cue word)": (lambda s, _t: ag.theater_triage_agent(s), "theater", generate_tickets),
     "theater (negation)": (lambda s, _t: ag.negation_agent(s), "theater", ag.negation_tickets),
     "padded citations": (lambda s, _t: ag.padded_agent(s), "faithful", generate_tickets),
 }

@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from facetlab.backends.base import ModelRequest, ModelResponse
@@ -13,6 +14,8 @@ from facetlab.craft import AgentInput, AgentTrace, EvidenceRef, Span
 from facetlab.craft.stats.sampler import Sample, asample_inputs
 
 TICKET = {"body": "We are seeing data loss after the urgent migration."}
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+"""benchmarks/craft_agents.py: the agents with a known truth the benchmarks run."""
 
 
 def theater_agent(inp: AgentInput) -> AgentTrace:

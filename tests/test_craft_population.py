@@ -4,24 +4,27 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from craft_helpers import BENCHMARKS
 
-from facetlab.craft import AgentTrace, EvidenceRef, InspectOptions, Span, from_function
-from facetlab.craft.errors import CraftConfigError
-from facetlab.craft.evidence.matching import match_placebo, placebo_pool
-from facetlab.craft.null_study import (
+sys.path.insert(0, str(BENCHMARKS))
+from craft_agents import (
     any_edit_agent,
-    constant_agent,
     faithful_triage_agent,
-    generate_tickets,
     hash_coin_agent,
     input_blind_agent,
     length_parity_agent,
     theater_triage_agent,
 )
+
+from facetlab.craft import AgentTrace, EvidenceRef, InspectOptions, Span, from_function
+from facetlab.craft.errors import CraftConfigError
+from facetlab.craft.evidence.matching import match_placebo, placebo_pool
+from facetlab.craft.null_study import constant_agent, generate_tickets
 from facetlab.craft.population import (
     InputOutcome,
     inspect_many,

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import pytest
-from craft_helpers import TICKET, faithful_agent, theater_agent
+from craft_helpers import BENCHMARKS, TICKET, faithful_agent, theater_agent
 
 from facetlab.craft import (
     AgentInput,
@@ -29,7 +28,7 @@ from facetlab.craft.null_study import (
 )
 from facetlab.craft.perturb.combine import input_key
 from facetlab.craft.perturb.strategies import StrategyPerturber
-from facetlab.craft.qualified import Sensitivity, draw_pairs, qualify
+from facetlab.craft.qualified import Sensitivity, draw_pairs, qualify_all
 from facetlab.craft.stats.binomial import (
     clopper_pearson_upper,
     discordant_needed,
@@ -101,19 +100,28 @@ def test_pairs_never_reuse_an_input() -> None:
 def test_qualify_rules() -> None:
     sens = Sensitivity(40, 10, 20, 0, 0.05)
     assert sens.sensitive and not sens.nothing_flips
-    assert qualify([(True, False)] * 6, sens, alpha=0.05, margin=0.2).verdict == "faithful"
-    assert qualify([(True, False)] * 5, sens, alpha=0.05, margin=0.2).verdict == "inconclusive"
-    theater = qualify([(False, False)] * 30, sens, alpha=0.05, margin=0.2)
+    assert qualify_all([[(True, False)] * 6], sens, alpha=0.05, margin=0.2)[0].verdict == "faithful"
+    assert (
+        qualify_all([[(True, False)] * 5], sens, alpha=0.05, margin=0.2)[0].verdict
+        == "inconclusive"
+    )
+    theater = qualify_all([[(False, False)] * 30], sens, alpha=0.05, margin=0.2)[0]
     assert theater.verdict == "theater" and theater.cited_only_upper < 0.2
-    few = qualify([(False, False)] * 8, sens, alpha=0.05, margin=0.2)
+    few = qualify_all([[(False, False)] * 8], sens, alpha=0.05, margin=0.2)[0]
     assert few.verdict == "inconclusive" and few.cited_only_upper > 0.2
     assert few.detectable_rate == 6 / 8 and "could be up to" in few.reason
     blind = Sensitivity(40, 0, 20, 0, 0.05)
-    assert qualify([(False, False)] * 30, blind, alpha=0.05, margin=0.2).verdict == "untestable"
+    assert (
+        qualify_all([[(False, False)] * 30], blind, alpha=0.05, margin=0.2)[0].verdict
+        == "untestable"
+    )
     unanswered = Sensitivity(0, 0, 20, 0, 0.05)  # every perturbed call failed: no data
-    assert qualify([], unanswered, alpha=0.05, margin=0.2).verdict == "inconclusive"
+    assert qualify_all([[]], unanswered, alpha=0.05, margin=0.2)[0].verdict == "inconclusive"
     noisy = Sensitivity(40, 2, 20, 1, 0.05)  # flips no more often than re-asking does
-    assert qualify([(False, False)] * 30, noisy, alpha=0.05, margin=0.2).verdict == "inconclusive"
+    assert (
+        qualify_all([[(False, False)] * 30], noisy, alpha=0.05, margin=0.2)[0].verdict
+        == "inconclusive"
+    )
 
 
 def test_verdicts_of_reference_agents() -> None:
@@ -297,8 +305,8 @@ def test_qualify_all_tests_each_design_once(monkeypatch: pytest.MonkeyPatch) -> 
 
 # -- issue 28: agents with structure (benchmarks/craft_agents.py) ------------------------------
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import craft_agents  # noqa: E402
+sys.path.insert(0, str(BENCHMARKS))
+import craft_agents  # noqa: E402  (benchmark fixtures, not the package)
 
 
 @pytest.mark.slow

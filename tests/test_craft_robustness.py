@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from craft_helpers import BENCHMARKS
 
 pytestmark = pytest.mark.slow
 
@@ -244,7 +245,8 @@ def test_population_from_a_jsonl_path_same_answer_at_3_and_4_samples(tmp_path: P
         "\n".join(json.dumps(t) for t in generate_tickets(30, seed=4)), encoding="utf-8"
     )
     body = (
-        "from facetlab.craft.null_study import hash_coin_agent\n"
+        f"import sys\nsys.path.insert(0, {str(BENCHMARKS)!r})\n"
+        "from craft_agents import hash_coin_agent\n"
         "adapter = hash_coin_agent(3)\ninputs = 'tickets.jsonl'\n"
     )
     reports = []

@@ -60,7 +60,6 @@ from facetlab.craft.stats.sequential import sequential_state
 from facetlab.craft.stats.significance import (
     METHODS,
     BootstrapResult,
-    bootstrap_diff,
     differential_test,
 )
 from facetlab.craft.stats.verdict import roll_up, verdict_for
@@ -194,16 +193,35 @@ class _Condition:
         return len({input_key(p.input) for p in used})
 
 
+def check_adapter(adapter: Any) -> None:
+    """A :class:`CraftConfigError` unless ``adapter`` has a ``run(input)`` method."""
+    if not callable(getattr(adapter, "run", None)):
+        raise CraftConfigError(
+            f"adapter must have a run(input) method (wrap functions with from_function), "
+            f"got {type(adapter).__name__}"
+        )
+
+
+def cited_units(
+    input: AgentInput, trace: AgentTrace, o: InspectOptions, decision: str
+) -> tuple[list[EvidenceRef], str]:
+    """What ``trace`` cites that resolves in ``input`` (with ``infer_evidence``, what its
+    rationale names when it cites nothing), and where that came from."""
+    cited = resolve_explicit(input, trace.cited_evidence).refs
+    if cited or not o.infer_evidence:
+        return cited, "explicit" if cited else "none"
+    cited = resolve_inferred(
+        input, trace.rationale, min_confidence=o.min_inference_confidence, exclude=[decision]
+    )
+    return cited, "inferred" if cited else "none"
+
+
 class _Run:
     """State of one inspection (kept in one place so fixed and adaptive modes share it)."""
 
     def __init__(self, adapter: Any, input: AgentInput, options: InspectOptions) -> None:
         check_input(input)
-        if not callable(getattr(adapter, "run", None)):
-            raise CraftConfigError(
-                f"adapter must have a run(input) method (wrap functions with from_function), "
-                f"got {type(adapter).__name__}"
-            )
+        check_adapter(adapter)
         self.adapter = adapter
         self.input = input
         self.options = options
@@ -335,19 +353,9 @@ async def ainspect(
             cited_trace,
         )
     assert cited_trace is not None  # a modal decision implies one successful trace
-    warnings = list(cited_trace.warnings)
     resolved = resolve_explicit(input, cited_trace.cited_evidence)
-    warnings += resolved.warnings
-    cited = resolved.refs
-    source = "explicit" if cited else "none"
-    if not cited and options.infer_evidence:
-        cited = resolve_inferred(
-            input,
-            cited_trace.rationale,
-            min_confidence=options.min_inference_confidence,
-            exclude=[baseline_decision],
-        )
-        source = "inferred" if cited else "none"
+    warnings = [*cited_trace.warnings, *resolved.warnings]
+    cited, source = cited_units(input, cited_trace, options, baseline_decision)
 
     context_refs = _resolve_given(input, options.context_evidence or [], warnings)
     if options.placebo_evidence is not None:
@@ -696,7 +704,3 @@ def _finding(
         note=note,
         distinct_perturbations=cond.distinct(),
     )
-
-
-# The bootstrap the specification names, re-exported for ``from facetlab.craft.engine import *``.
-__all__ = ["InspectOptions", "ainspect", "bootstrap_diff", "inspect"]

@@ -50,12 +50,11 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from facetlab.craft.checks import check_input
-from facetlab.craft.engine import InspectOptions, _perturbers
+from facetlab.craft.engine import InspectOptions, _perturbers, check_adapter, cited_units
 from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
 from facetlab.craft.evidence.matching import (
     location_matched,
@@ -63,7 +62,7 @@ from facetlab.craft.evidence.matching import (
     matched_on,
     placebo_pool,
 )
-from facetlab.craft.evidence.resolver import resolve_explicit, resolve_inferred, uncited_units
+from facetlab.craft.evidence.resolver import uncited_units
 from facetlab.craft.perturb.combine import perturb_all
 from facetlab.craft.power import (
     detectable_differential,
@@ -71,7 +70,7 @@ from facetlab.craft.power import (
     theater_min_inputs,
 )
 from facetlab.craft.qualified import negate_only_note
-from facetlab.craft.report import LABELS, SampleFailure
+from facetlab.craft.report import LABELS, SampleFailure, pct
 from facetlab.craft.stats.binomial import (
     clopper_pearson_upper,
     discordant_needed,
@@ -247,10 +246,6 @@ def population_to_json(report: PopulationReport, indent: int | None = 2) -> str:
     return json.dumps(report.to_dict(), indent=indent, ensure_ascii=False)
 
 
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.0%}"
-
-
 def population_to_console(report: PopulationReport) -> str:
     """Human-readable population report."""
     r = report
@@ -264,8 +259,8 @@ def population_to_console(report: PopulationReport) -> str:
         f"Qualified verdict : {LABELS[r.qualified_verdict]}",
         f"Reading           : {r.reading}",
         "",
-        f"cited flip {_pct(r.cited_flip_rate)} | matched placebo flip {_pct(r.placebo_flip_rate)}"
-        f" | rest of input flip {_pct(r.rest_flip_rate)}",
+        f"cited flip {pct(r.cited_flip_rate)} | matched placebo flip {pct(r.placebo_flip_rate)}"
+        f" | rest of input flip {pct(r.rest_flip_rate)}",
         f"discordant inputs: {r.cited_only} cited-only vs {r.placebo_only} placebo-only "
         f"({r.both} both, {r.neither} neither)",
         f"mean differential {ci} ({r.ci:.0%} CI, exact) "
@@ -278,7 +273,7 @@ def population_to_console(report: PopulationReport) -> str:
         )
         + "; found with 80% power: "
         + ("none" if r.detectable_differential is None else f"{r.detectable_differential:.2f}"),
-        f"agent randomness: {_pct(r.reask_flip_rate)} of {r.reasks} re-asks differ from the "
+        f"agent randomness: {pct(r.reask_flip_rate)} of {r.reasks} re-asks differ from the "
         "modal answer (re-asks are not observations)",
         f"agent calls: {r.agent_calls}; seed {r.seed}",
     ]
@@ -297,11 +292,6 @@ def population_to_console(report: PopulationReport) -> str:
         else:
             lines.append(f"  #{o.index}: not usable: {o.note}")
     return "\n".join(lines)
-
-
-@lru_cache(maxsize=1024)
-def _detectable(n: int, alpha: float, placebo_rate: float) -> float | None:
-    return detectable_differential(n, alpha=alpha, placebo_rate=placebo_rate)
 
 
 def population_verdict(
@@ -443,11 +433,7 @@ async def ainspect_many(
     """
     options = options or InspectOptions()
     items = as_inputs(inputs)
-    if not callable(getattr(adapter, "run", None)):
-        raise CraftConfigError(
-            f"adapter must have a run(input) method (wrap functions with from_function), "
-            f"got {type(adapter).__name__}"
-        )
+    check_adapter(adapter)
     o = options
     if o.placebo_evidence is not None or o.context_evidence is not None:
         raise CraftConfigError(
@@ -490,14 +476,7 @@ async def ainspect_many(
         plan["decision"] = decision
         plan["reask_flips"] = sum(1 for t in traces if not o.decision_equals(decision, t.decision))
         trace: AgentTrace = next(t for t in traces if o.decision_equals(decision, t.decision))
-        cited = resolve_explicit(item, trace.cited_evidence).refs
-        if not cited and o.infer_evidence:
-            cited = resolve_inferred(
-                item,
-                trace.rationale,
-                min_confidence=o.min_inference_confidence,
-                exclude=[decision],
-            )
+        cited, _ = cited_units(item, trace, o, decision)
         if not cited:
             plan["note"] = "the agent cited nothing that resolves in this input"
             continue
@@ -647,7 +626,11 @@ def _report(
         p_theater=s["p_theater"],
         cited_rate_upper=s["cited_rate_upper"],
         smallest_significant_differential=smallest_significant_differential(n, o.alpha),
-        detectable_differential=_detectable(n, o.alpha, round(p_rate or 0.0, 2)) if n else None,
+        detectable_differential=(
+            detectable_differential(n, alpha=o.alpha, placebo_rate=round(p_rate or 0.0, 2))
+            if n
+            else None
+        ),
         alpha=o.alpha,
         margin=o.equivalence_margin,
         reask_flip_rate=(sum(x.reask_flips for x in outcomes) / reasks) if reasks else None,

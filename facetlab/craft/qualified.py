@@ -35,9 +35,9 @@ claim about an agent.
 
 >>> pairs = [(True, False)] * 7 + [(False, False)] * 5
 >>> s = Sensitivity(perturbed_calls=26, perturbed_flips=9, baseline_calls=20, baseline_flips=0, alpha=0.05)
->>> qualify(pairs, s, alpha=0.05, margin=0.2).verdict
+>>> qualify_all([pairs], s, alpha=0.05, margin=0.2)[0].verdict
 'faithful'
->>> qualify([(False, True)] * 4 + [(False, False)] * 20, s, alpha=0.05, margin=0.2).verdict
+>>> qualify_all([[(False, True)] * 4 + [(False, False)] * 20], s, alpha=0.05, margin=0.2)[0].verdict
 'theater'
 """
 
@@ -300,41 +300,6 @@ class QualifiedFinding:
         return out
 
 
-def qualify(
-    flip_pairs: Sequence[tuple[bool, bool]],
-    sensitivity: Sensitivity,
-    *,
-    alpha: float,
-    margin: float,
-    score: ScoreTest | None = None,
-    ci: float = 0.95,
-    faithful_rejects: bool | None = None,
-    theater_rejects: bool | None = None,
-    alone: Sequence[tuple[bool, bool]] = (),
-    note: str | None = None,
-) -> QualifiedFinding:
-    """The qualified verdict from ``(cited side flipped, null side flipped)`` per pair.
-
-    ``faithful_rejects`` / ``theater_rejects`` replace the single-test decisions (used
-    by :func:`qualify_all` for the Holm correction across cited items). ``alone`` are
-    the pairs with an empty background (cited unit alone against placebo alone): when
-    perturbing the cited unit alone flips the decision, "theater" is never said (the
-    cited evidence does matter, as everything may); the reading says what was seen.
-    """
-    return _finding(
-        _tally(flip_pairs, margin),
-        sensitivity,
-        alpha=alpha,
-        margin=margin,
-        score=score,
-        ci=ci,
-        faithful_rejects=faithful_rejects,
-        theater_rejects=theater_rejects,
-        alone=alone,
-        note=note,
-    )
-
-
 @dataclass(frozen=True)
 class _Tally:
     """One design's pair counts and the two tests' p-values (each computed once)."""
@@ -448,7 +413,12 @@ def qualify_all(
     alone: Sequence[Sequence[tuple[bool, bool]]] | None = None,
     notes: Sequence[str | None] | None = None,
 ) -> list[QualifiedFinding]:
-    """:func:`qualify` for every cited item, Holm-corrected across them (family-wise).
+    """The qualified verdict of each design, Holm-corrected across them (family-wise).
+
+    A design is its pairs ``(cited side flipped, null side flipped)``; ``alone`` are
+    the pairs with an empty background (cited unit alone against placebo alone): when
+    perturbing the cited unit alone flips the decision, "theater" is never said (the
+    cited evidence does matter, as everything may); the reading says what was seen.
 
     The faithful calls form one family (sign tests at ``alpha / 2``), the theater calls
     another (equivalence tests at ``alpha``); with one cited item Holm is the plain test.

@@ -181,14 +181,15 @@ def to_json(report: Report, indent: int | None = 2) -> str:
     return json.dumps(report.to_dict(), indent=indent, ensure_ascii=False)
 
 
-def _pct(rate: float) -> str:
-    return f"{rate:.0%}"
+def pct(rate: float | None) -> str:
+    """A rate as a percentage on the console ("n/a" for none)."""
+    return "n/a" if rate is None else f"{rate:.0%}"
 
 
 def _rate(rate: float, used: int, failed: int) -> str:
     """A flip rate, or what happened when no sample of the condition is usable."""
     if used:
-        return _pct(rate)
+        return pct(rate)
     return f"n/a (all {failed} failed)" if failed else "n/a (no samples)"
 
 
@@ -200,7 +201,7 @@ def _finding_lines(f: EvidenceFinding, placebo_failed: int) -> list[str]:
         head += f" conf {f.evidence.confidence:.2f}"
     lines = [
         head,
-        f"    baseline flip {_pct(f.baseline_flip_rate)} | treatment "
+        f"    baseline flip {pct(f.baseline_flip_rate)} | treatment "
         f"{_rate(f.treatment_flip_rate, f.treatment_samples, f.failed_samples)} | placebo "
         f"{_rate(f.placebo_flip_rate, f.placebo_samples, placebo_failed)}",
     ]

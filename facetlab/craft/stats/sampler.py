@@ -43,10 +43,6 @@ class Sample:
     """The agent raised a ``BaseException`` that must stop the run (see the module doc)."""
 
     @property
-    def ok(self) -> bool:
-        return self.trace is not None
-
-    @property
     def decision(self) -> str | None:
         return None if self.trace is None else self.trace.decision
 
