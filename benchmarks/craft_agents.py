@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from facetlab.craft import AgentTrace, EvidenceRef, Span, from_function
 from facetlab.craft.adapter import FunctionAdapter
 from facetlab.craft.null_study import CUES, cite_symptom, generate_tickets
-from facetlab.craft.perturb.combine import input_key
+from facetlab.craft.perturb._combine import input_key
 from facetlab.craft.types import AgentInput
 
 SEVERE = ("data loss", "an outage", "corrupted exports", "failed backups", "duplicate charges")

@@ -11,7 +11,7 @@ from typing import Any
 
 from facetlab.backends.base import ModelRequest, ModelResponse
 from facetlab.craft import AgentInput, AgentTrace, EvidenceRef, Span
-from facetlab.craft.stats.sampler import Sample, asample_inputs
+from facetlab.craft.stats._sampler import Sample, asample_inputs
 
 TICKET = {"body": "We are seeing data loss after the urgent migration."}
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"

@@ -26,7 +26,7 @@ from facetlab.craft.null_study import (
     generate_tickets,
     null_agent_rates,
 )
-from facetlab.craft.perturb.combine import input_key
+from facetlab.craft.perturb._combine import input_key
 from facetlab.craft.perturb.strategies import StrategyPerturber
 from facetlab.craft.qualified import Sensitivity, draw_pairs, qualify_all
 from facetlab.craft.stats.binomial import (

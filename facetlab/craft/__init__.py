@@ -21,7 +21,7 @@ they first run, and the LLM entry points (:func:`text_model`, :func:`anthropic_a
 'theater'
 """
 
-from typing import Any
+from typing import Any as _Any
 
 from facetlab.craft.adapter import from_function
 from facetlab.craft.engine import InspectOptions, ainspect, inspect
@@ -42,7 +42,7 @@ from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
 _LLM = ("anthropic_adapter", "bedrock_adapter", "openai_adapter", "text_model")
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     # The LLM entry points import facetlab's model client and backends: only when used.
     if name in _LLM:
         from facetlab.craft import adapters

@@ -13,7 +13,7 @@ import inspect as _inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from facetlab.craft.checks import check_trace
+from facetlab.craft._checks import check_trace
 from facetlab.craft.types import AgentInput, AgentTrace
 from facetlab.syncbridge import run_sync
 

@@ -12,7 +12,7 @@ unit is the input (with ``inputs``) or the distinct contextual pair (one input),
 re-ask. Whatever the agent prints goes to stderr, so ``--json`` output always parses.
 
 Run as the ``craft`` command, the process also makes sure no process an agent started
-outlives it (:mod:`facetlab.craft.reaper`) and Ctrl-C exits 130 at once, even while an
+outlives it (:mod:`facetlab.craft._reaper`) and Ctrl-C exits 130 at once, even while an
 agent call hangs.
 
 Every error is one line on stderr, never a traceback. Exit codes:
@@ -44,7 +44,8 @@ from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any, NoReturn, TextIO
 
-from facetlab.craft.checks import check_input
+from facetlab.craft._checks import check_input
+from facetlab.craft._reaper import adopt_orphans, kill_descendants
 from facetlab.craft.engine import InspectOptions, inspect
 from facetlab.craft.errors import AgentError, CraftConfigError, CraftError
 from facetlab.craft.population import (
@@ -54,7 +55,6 @@ from facetlab.craft.population import (
     population_to_console,
     population_to_json,
 )
-from facetlab.craft.reaper import adopt_orphans, kill_descendants
 from facetlab.craft.report import Report, to_console, to_json
 from facetlab.craft.stats.binomial import discordant_needed
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from facetlab.craft.checks import check_input
+from facetlab.craft._checks import check_input
 from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
 from facetlab.craft.evidence.matching import location_matched, matched_nulls, matched_on
 from facetlab.craft.evidence.resolver import (
@@ -28,7 +28,7 @@ from facetlab.craft.evidence.resolver import (
     resolve_inferred,
     uncited_units,
 )
-from facetlab.craft.perturb.combine import input_key, units_clash
+from facetlab.craft.perturb._combine import input_key, units_clash
 from facetlab.craft.perturb.manifold import ConstantScorer, ManifoldScorer
 from facetlab.craft.perturb.strategies import (
     STRATEGIES,
@@ -53,9 +53,9 @@ from facetlab.craft.report import (
     Report,
     SampleFailure,
 )
+from facetlab.craft.stats._sampler import Sample, asample_inputs
 from facetlab.craft.stats.distribution import flip_rate, flips, modal_decision
 from facetlab.craft.stats.equivalence import DecisionEquals, exact_equals
-from facetlab.craft.stats.sampler import Sample, asample_inputs
 from facetlab.craft.stats.sequential import sequential_state
 from facetlab.craft.stats.significance import (
     METHODS,

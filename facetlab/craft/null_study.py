@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from facetlab.craft.adapter import FunctionAdapter, from_function
 from facetlab.craft.engine import InspectOptions, inspect
-from facetlab.craft.perturb.combine import input_key
+from facetlab.craft.perturb._combine import input_key
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
 
 TICKET: AgentInput = {"body": "We are seeing data loss after the urgent migration."}

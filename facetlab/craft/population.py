@@ -53,7 +53,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from facetlab.craft.checks import check_input
+from facetlab.craft._checks import check_input
 from facetlab.craft.engine import InspectOptions, _perturbers, check_adapter, cited_units
 from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
 from facetlab.craft.evidence.matching import (
@@ -63,7 +63,7 @@ from facetlab.craft.evidence.matching import (
     placebo_pool,
 )
 from facetlab.craft.evidence.resolver import uncited_units
-from facetlab.craft.perturb.combine import perturb_all
+from facetlab.craft.perturb._combine import perturb_all
 from facetlab.craft.power import (
     detectable_differential,
     smallest_significant_differential,
@@ -71,6 +71,7 @@ from facetlab.craft.power import (
 )
 from facetlab.craft.qualified import negate_only_note
 from facetlab.craft.report import LABELS, SampleFailure, pct
+from facetlab.craft.stats._sampler import Sample, asample_inputs
 from facetlab.craft.stats.binomial import (
     clopper_pearson_upper,
     discordant_needed,
@@ -78,7 +79,6 @@ from facetlab.craft.stats.binomial import (
     sign_test_p,
 )
 from facetlab.craft.stats.distribution import modal_decision
-from facetlab.craft.stats.sampler import Sample, asample_inputs
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, QualifiedVerdict
 from facetlab.syncbridge import run_sync
 

@@ -50,7 +50,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from facetlab.craft.errors import EvidenceError
-from facetlab.craft.perturb.combine import input_key, perturb_all, units_clash
+from facetlab.craft.perturb._combine import input_key, perturb_all, units_clash
 from facetlab.craft.perturb.strategies import Perturber
 from facetlab.craft.stats.binomial import (
     binom_cdf,
@@ -366,8 +366,8 @@ def _finding(
     elif sensitivity.sensitive and theater_ok and not any(a for a, _ in alone):
         verdict = "theater"
         reason = (
-            f"the agent reacts to its input (distinct perturbed inputs flip beyond its "
-            f"re-ask rate, p={sensitivity.p_value:.4f}) but the cited unit adds at most "
+            f"the agent reacts to its input (distinct perturbed inputs flip more often than "
+            f"its re-asks, Boschloo p={sensitivity.p_value:.4f}) but the cited unit adds at most "
             f"{upper:.2f} flip probability ({counts}; upper bound < margin {margin:g})"
         )
     else:

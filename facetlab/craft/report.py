@@ -263,8 +263,9 @@ def to_console(report: Report) -> str:
         sens = report.sensitivity
         extras.append(
             f"sensitivity: {sens.perturbed_flips}/{sens.perturbed_calls} distinct perturbed "
-            f"inputs flip; agent randomness {sens.baseline_flips}/{sens.baseline_calls} re-asks "
-            f"differ (not observations), p={sens.p_value:.4f}; "
+            f"inputs flip ({sens.rest_flips}/{sens.rest_calls} with every unit perturbed); agent "
+            f"randomness {sens.baseline_flips}/{sens.baseline_calls} re-asks differ (its noise "
+            f"sample, not pairs); Boschloo p={sens.p_value:.4f}; "
             f"placebo distinct perturbations: {report.placebo_distinct}"
         )
     if report.manifold_filter:

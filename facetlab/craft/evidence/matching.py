@@ -41,7 +41,7 @@ from collections.abc import Sequence
 
 from facetlab.craft.evidence.resolver import TOKEN, is_free_text, kind_of
 from facetlab.craft.path import get_path, iter_leaves
-from facetlab.craft.perturb.combine import units_clash
+from facetlab.craft.perturb._combine import units_clash
 from facetlab.craft.types import AgentInput, EvidenceRef, Span
 
 PLACES: tuple[str, ...] = ("same sentence", "same paragraph", "nearest position", "whole field")
