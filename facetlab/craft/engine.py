@@ -162,10 +162,7 @@ class InspectOptions:
 
 
 def _perturbers(items: Sequence[str | Perturber]) -> list[Perturber]:
-    out: list[Perturber] = []
-    for s in items:
-        out.append(StrategyPerturber(s) if isinstance(s, str) else s)
-    return out
+    return [StrategyPerturber(s) if isinstance(s, str) else s for s in items]
 
 
 @dataclass

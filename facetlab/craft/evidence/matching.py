@@ -38,6 +38,8 @@ import bisect
 import random
 import re
 from collections.abc import Sequence
+from functools import lru_cache
+from itertools import takewhile
 
 from facetlab.craft.evidence.resolver import TOKEN, is_free_text, kind_of
 from facetlab.craft.path import get_path, iter_leaves
@@ -66,8 +68,13 @@ def _whole_field(input: AgentInput, ref: EvidenceRef) -> bool:
     )
 
 
+@lru_cache(maxsize=256)
+def _ends(text: str, boundary: re.Pattern[str]) -> list[int]:
+    return [m.end() for m in boundary.finditer(text)]
+
+
 def _part(text: str, at: int, boundary: re.Pattern[str]) -> int:
-    return bisect.bisect_right([m.end() for m in boundary.finditer(text)], at)
+    return bisect.bisect_right(_ends(text, boundary), at)
 
 
 def match_key(input: AgentInput, cited: EvidenceRef, unit: EvidenceRef) -> tuple[int, int, int]:
@@ -146,7 +153,7 @@ def match_placebo(
     if not pool:
         return None
     best = match_key(input, cited, pool[0])
-    return rng.choice([u for u in pool if match_key(input, cited, u) == best])
+    return rng.choice(list(takewhile(lambda u: match_key(input, cited, u) == best, pool)))
 
 
 def matched_nulls(
