@@ -18,6 +18,7 @@ from craft_agents import (
     hash_coin_agent,
     input_blind_agent,
     length_parity_agent,
+    position_agent,
     theater_triage_agent,
 )
 
@@ -273,12 +274,13 @@ def test_power_functions() -> None:
 
 @pytest.mark.slow
 def test_null_agents_rarely_get_a_verdict_reduced_benchmark() -> None:
-    """A reduced ``benchmarks/craft_population.py``: 4 null agents, 30 inputs, 40 seeds."""
+    """A reduced ``benchmarks/craft_population.py``: 5 null agents, 30 inputs, 40 seeds."""
     makers = {
         "coin": lambda s, t: hash_coin_agent(s),
         "parity": lambda s, t: length_parity_agent(s),
         "blind": lambda s, t: input_blind_agent(s),
         "edit": lambda s, t: any_edit_agent(t),
+        "first sentence": lambda s, t: position_agent(s),  # issue 28: was faithful 99.5%
     }
     for name, make in makers.items():
         counts: Counter[str] = Counter()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 
 import pytest
 from craft_helpers import BENCHMARKS, TICKET, faithful_agent, theater_agent
@@ -365,3 +366,18 @@ def test_the_specifications_quickstart_reports_failed_samples_as_failed() -> Non
     assert "failed" in reason and "is not a no-flip" in reason and "ValueError" in reason
     text = to_console(report)
     assert "treatment n/a (all 20 failed)" in text and "failed samples:" in text
+
+
+@pytest.mark.slow
+def test_a_noisy_input_blind_agent_is_not_called_theater_on_one_input() -> None:
+    """Reduced benchmark: 5% noise, 3 and 20 re-asks, 15 seeds each (issue 28: 14-55%)."""
+    for samples in (3, 20):
+        verdicts = Counter(
+            inspect(
+                craft_agents.input_blind_agent(seed, 0.05),
+                dict(craft_agents.ONE_TICKET),
+                InspectOptions(samples=samples, seed=seed),
+            ).qualified_verdict
+            for seed in range(15)
+        )
+        assert verdicts["theater"] == 0, (samples, verdicts)
