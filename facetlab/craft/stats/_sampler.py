@@ -1,7 +1,10 @@
 """Call an agent on many inputs concurrently, capturing failures instead of raising.
 
-Sync adapters run on a bounded thread pool; adapters with a coroutine ``arun`` run on
-asyncio with a semaphore. Results come back in input order. With a ``timeout``, a call
+:func:`asample_inputs` runs on the caller's event loop (CRAFT's one async core; the
+sync :func:`facetlab.craft.inspect` enters it once through
+:func:`facetlab.syncbridge.run_sync`). Adapters with a coroutine ``arun`` are awaited
+there with a semaphore; sync adapters run on a bounded thread pool, off the loop.
+Results come back in input order. With a ``timeout``, a call
 that takes longer becomes a failed sample; a sync call cannot be killed, so it is left
 running on a daemon thread (it never keeps the process alive). An agent that calls
 ``sys.exit`` fails its sample instead of ending the process. An agent that raises any
@@ -9,9 +12,10 @@ other ``BaseException`` (``KeyboardInterrupt`` included, a custom ``BaseExceptio
 subclass) stops the run with one :class:`AgentError`: such an exception is never a
 failed sample, and never an unhandled traceback on a worker thread.
 
+>>> import asyncio
 >>> from facetlab.craft import AgentTrace, from_function
 >>> agent = from_function(lambda inp: AgentTrace(decision=inp["x"]))
->>> [s.decision for s in sample_inputs(agent, [{"x": "a"}, {"x": "b"}])]
+>>> [s.decision for s in asyncio.run(asample_inputs(agent, [{"x": "a"}, {"x": "b"}]))]
 ['a', 'b']
 """
 
@@ -24,7 +28,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from facetlab.craft._aio import run_sync
 from facetlab.craft.adapter import check_trace, is_async_adapter
 from facetlab.craft.errors import AgentError, CraftConfigError
 from facetlab.craft.types import AgentInput, AgentTrace
@@ -38,10 +41,6 @@ class Sample:
     error: str | None = None
     fatal: bool = False
     """The agent raised a ``BaseException`` that must stop the run (see the module doc)."""
-
-    @property
-    def ok(self) -> bool:
-        return self.trace is not None
 
     @property
     def decision(self) -> str | None:
@@ -111,13 +110,18 @@ async def asample_inputs(
     concurrency: int = 8,
     timeout: float | None = None,
 ) -> list[Sample]:
-    """Async twin of :func:`sample_inputs` (use inside a running event loop)."""
+    """Run ``adapter`` once per input, at most ``concurrency`` calls at a time.
+
+    ``timeout`` (seconds) bounds each call; ``None`` waits as long as the agent takes.
+    """
     if concurrency < 1:
         raise CraftConfigError(f"concurrency must be >= 1, got {concurrency}")
+    if timeout is not None and not timeout > 0:
+        raise CraftConfigError(f"timeout must be > 0 seconds, got {timeout}")
+    if not inputs:
+        return []
     if not is_async_adapter(adapter):
-        return await asyncio.to_thread(
-            sample_inputs, adapter, inputs, concurrency=concurrency, timeout=timeout
-        )
+        return await asyncio.to_thread(_sample_threads, adapter, inputs, concurrency, timeout)
     gate = asyncio.Semaphore(concurrency)
 
     async def one(input: AgentInput) -> Sample:
@@ -138,25 +142,10 @@ async def asample_inputs(
     return _raise_fatal(await asyncio.gather(*(one(i) for i in inputs)))
 
 
-def sample_inputs(
-    adapter: Any,
-    inputs: Sequence[AgentInput],
-    *,
-    concurrency: int = 8,
-    timeout: float | None = None,
+def _sample_threads(
+    adapter: Any, inputs: Sequence[AgentInput], concurrency: int, timeout: float | None
 ) -> list[Sample]:
-    """Run ``adapter`` once per input, at most ``concurrency`` calls at a time.
-
-    ``timeout`` (seconds) bounds each call; ``None`` waits as long as the agent takes.
-    """
-    if concurrency < 1:
-        raise CraftConfigError(f"concurrency must be >= 1, got {concurrency}")
-    if timeout is not None and not timeout > 0:
-        raise CraftConfigError(f"timeout must be > 0 seconds, got {timeout}")
-    if not inputs:
-        return []
-    if is_async_adapter(adapter):
-        return run_sync(asample_inputs(adapter, inputs, concurrency=concurrency, timeout=timeout))
+    """A sync adapter on a thread pool (a late call is left on its daemon thread)."""
     if concurrency == 1 or len(inputs) == 1:
         out: list[Sample] = []
         for i in inputs:
