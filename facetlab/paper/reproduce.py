@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from facetlab.errors import ConfigError
+from facetlab.notebook_params import check_parameters
 from facetlab.project import build_dir, project_root
 
 # Notebook kernels import this module for Outputs: pandas, matplotlib, papermill and the
@@ -640,6 +641,7 @@ def plan_layout(
     if defaults is None:
         present = [root / "notebooks" / f"{n}.ipynb" for n in PAPER_NOTEBOOKS]
         defaults = {**PAPER_SETTINGS, **paper_defaults([p for p in present if p.is_file()])}
+    check_parameters(params, defaults, "the paper notebooks")  # a misspelt -p never runs
     tag = run_tag(changed_settings(params, defaults))
     if out is not None:
         base: Path | None = out.resolve()
