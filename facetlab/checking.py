@@ -41,6 +41,7 @@ from facetlab.instances import (
     detect_kind,
     instance_issues,
     json_type,
+    key_issues,
     parse_issues,
     perturbation_issues,
     read_json_file,
@@ -48,6 +49,7 @@ from facetlab.instances import (
 from facetlab.instances.directionality import reversal_problem
 from facetlab.instances.domain import (
     DOMAIN_FILE,
+    domain_file_issues,
     domain_settings,
     read_domain_file,
     with_domain_vocabulary,
@@ -68,6 +70,8 @@ __all__ = [
 ]
 
 Severity = Literal["error", "warning"]
+
+_PLACES_SHOWN = 3  # places named on a grouped line before "and N more"
 
 _MODELS: dict[FileKind, type[BaseModel]] = {
     "instance": Instance,
@@ -116,6 +120,25 @@ class ValidationReport:
     def ok(self) -> bool:
         """True when there is no error (warnings allowed)."""
         return self.errors == 0
+
+    def lines(self) -> list[str]:
+        """One line per cause: a problem found in one place as :class:`Problem` prints it;
+        the same message in several places once, with the count and the first places.
+        ``domain.json`` problems come first (they cause others)."""
+        causes: dict[tuple[str, str], list[Problem]] = {}
+        first = sorted(self.problems, key=lambda p: not p.file.endswith(DOMAIN_FILE))
+        for p in first:
+            causes.setdefault((p.severity, p.message), []).append(p)
+        out: list[str] = []
+        for (severity, message), places in causes.items():
+            if len(places) == 1:
+                out.append(str(places[0]))
+                continue
+            shown = [f"{p.file}:{p.pointer}" if p.pointer else p.file for p in places]
+            more = f" and {len(shown) - _PLACES_SHOWN} more" if len(shown) > _PLACES_SHOWN else ""
+            where = ", ".join(shown[:_PLACES_SHOWN]) + more
+            out.append(f"{severity} in {len(places)} places: {message} ({where})")
+        return out
 
     def summary(self) -> str:
         def plural(n: int, word: str) -> str:
@@ -186,9 +209,12 @@ def _parse(file: str, path: Path) -> tuple[_Parsed | None, list[Problem]]:
     found: list[Problem] = []
     if kind == "instance":  # the folder's domain.json declares the shared vocabulary
         try:
-            data = with_domain_vocabulary(data, domain_settings(path.parent))
-        except InstanceError as exc:
-            found.append(Problem(file, "", "error", f"its folder's {DOMAIN_FILE}: {exc}"))
+            domain = domain_settings(path.parent)
+        except InstanceError:  # its problems are reported once, at the file itself
+            domain = domain_settings(path.parent, lenient=True)
+            message = f"its folder's {DOMAIN_FILE} has errors (reported there): fix them first"
+            found.append(Problem(file, "", "error", message))
+        data = with_domain_vocabulary(data, domain)
     model_cls = _MODELS[kind]
     try:
         model = model_cls.model_validate(data)
@@ -202,16 +228,14 @@ def _parse(file: str, path: Path) -> tuple[_Parsed | None, list[Problem]]:
 
 
 def _domain_file_problems(file: str, path: Path) -> list[Problem]:
-    """A ``domain.json``: its fields, and every declared word's reversal (CRAFT's negation)."""
-    try:
-        settings = read_domain_file(path)
-    except InstanceError as exc:
-        message = str(exc).removeprefix(f"{path}:").lstrip()
-        pointer, _, rest = message.partition(": ")
-        if pointer.startswith("/"):
-            return [Problem(file, pointer, "error", rest)]
-        return [Problem(file, "", "error", message)]
-    return _with_file(file, vocabulary_warnings(settings.directionality_vocabulary))
+    """A ``domain.json``: every problem (unknown keys first), and every declared word's
+    reversal (CRAFT's negation)."""
+    data, _ = read_json_file(path)
+    issues = domain_file_issues(data)
+    if not issues:
+        words = read_domain_file(path).directionality_vocabulary
+        issues = vocabulary_warnings(words)
+    return _with_file(file, issues)
 
 
 def vocabulary_warnings(vocabulary: dict[str, Any] | None) -> list[Issue]:
@@ -304,6 +328,8 @@ def validate(
 
     for item in parsed:
         model = item.model
+        if model is not None:
+            problems.extend(_with_file(item.file, key_issues(model)))
         if isinstance(model, Instance):
             problems.extend(_with_file(item.file, instance_issues(model)))
             problems.extend(_with_file(item.file, text_warnings(model)))
@@ -410,10 +436,7 @@ def _reversal_warnings(instance: Instance, path: Path) -> list[Issue]:
     Words declared in the folder's ``domain.json`` are reported there, once.
     """
     vocabulary = instance.directionality_vocabulary or {}
-    try:
-        shared = domain_settings(path.parent).directionality_vocabulary or {}
-    except InstanceError:
-        shared = {}
+    shared = domain_settings(path.parent, lenient=True).directionality_vocabulary or {}
     own = {w: v for w, v in vocabulary.items() if w not in shared or shared[w] != v}
     issues = [
         i

@@ -133,3 +133,12 @@ def test_a_rerun_after_an_edit_supersedes_the_stale_trials(sweep: Path, tmp_path
     assert counts.loc[("simulated/wadd", "P1"), "excluded"] == 3
     _invoke("report", str(records), "--instances", str(domain), "--out", str(tmp_path / "r1"))
     assert "36 trial(s) superseded" in (tmp_path / "r1" / "study.html").read_text("utf-8")
+
+
+def test_c3_without_a_compliance_file_names_the_file(tmp_path: Path) -> None:
+    out = _invoke("run", "--model", "simulated/wadd", "--instances", str(DOMAIN), "--probes",
+                  "c3", "--dry-run")  # fmt: skip
+    assert "skipped C3 on 6 instance(s) (C3 needs a compliance file (compliance/<id>-c3.json))" in (
+        out
+    )
+    assert "simulated/wadd: 1 calls" in out  # mod-0002 has compliance/mod-0002-c3.json

@@ -25,6 +25,7 @@ from facetlab.instances.checks import (
     Issue,
     compliance_issues,
     instance_issues,
+    key_issues,
     parse_issues,
     perturbation_issues,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "favours",
     "find_perturbation_set",
     "instance_issues",
+    "key_issues",
     "json_type",
     "label_of",
     "load_compliance_set",
