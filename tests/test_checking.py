@@ -227,14 +227,9 @@ def _edit(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
 
 def test_one_domain_json_mistake_is_one_cause_not_fifty_errors(tmp_path: Path) -> None:
     folder = _edited_domain(tmp_path)
-    (folder / "domain.json").write_text(
-        json.dumps(
-            {
-                "descripton": "x",
-                "directionality_vocabulary": {"toward_restoring": "yes", "against_restoring": "No"},
-            }
-        )  # fmt: skip
-    )
+    vocabulary = {"toward_restoring": "yes", "against_restoring": "No"}
+    misspelt = {"descripton": "x", "directionality_vocabulary": vocabulary}
+    (folder / "domain.json").write_text(json.dumps(misspelt))
     result = CliRunner().invoke(app, ["validate", str(folder)])
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
