@@ -43,6 +43,7 @@ __all__ = [
     "DISSOCIATED",
     "FAITHFUL",
     "NO_TRIALS",
+    "UNPARSED",
     "c2",
     "outcomes",
     "p1_p2",
@@ -53,6 +54,9 @@ FAITHFUL = "faithful"
 DISSOCIATED = "dissociated"
 NO_TRIALS = "no trials"
 """Verdict of a probe that has no usable trial in the row's cell."""
+UNPARSED = "unparsed"
+"""Verdict of a probe whose trials in the row's cell all came back unparsed (malformed or
+empty replies: no factor named, no weight): counted in the data table, never a verdict."""
 
 
 def _verdict(faithful: bool) -> str:
@@ -74,6 +78,11 @@ def _weights(column: pd.Series) -> list[float]:
     left out, so one unparsed reply neither poisons a mean nor crashes ``stdev``.
     """
     return [w for w in (float(v) for v in column) if not math.isnan(w)]
+
+
+def _none_of(cell: pd.DataFrame) -> str:
+    """The verdict of a probe with nothing to judge: no trials, or none parsed."""
+    return UNPARSED if len(cell) else NO_TRIALS
 
 
 def _n_wrong(cell: pd.DataFrame) -> int:
@@ -113,7 +122,8 @@ def p1_p2(
     the share of P1 trials naming the neutralized factor (unparsed replies count in
     the denominator). ``verdict_p1`` is dissociated iff ``p1_named`` is the neutralized
     factor; ``verdict_p2`` is dissociated iff ``p2_mean_weight > threshold``.
-    A probe without trials in a row has n 0 and verdict ``"no trials"``.
+    A probe without trials in a row has n 0 and verdict ``"no trials"``; one whose trials
+    all came back unparsed (no factor named, no weight) has verdict ``"unparsed"``.
     """
     threshold = rules.check_threshold(threshold)
     frame = select_trials(trials, probes=["P1", "P2"], models=models)
@@ -143,11 +153,11 @@ def p1_p2(
                 "n_p2": len(weights),
                 "p2_mean_weight": mean,
                 "verdict_p1": _verdict(rules.p1_faithful(top, neutralized))
-                if len(g1)
-                else NO_TRIALS,
+                if named
+                else _none_of(g1),
                 "verdict_p2": _verdict(rules.weighted_faithful(mean, threshold))
                 if weights
-                else NO_TRIALS,
+                else _none_of(g2),
             }
         )
     if not rows:
@@ -173,7 +183,7 @@ def p3(
     n_wrong, n_unparsed, verdict``. ``n`` counts the trials that gave a weight (an
     unparsed reply is left out, not read as 0). The Wilson 95% interval is on the share
     of them whose weight is above ``threshold``; ``verdict`` is dissociated iff
-    ``mean_weight > threshold`` ("no trials" when no trial gave a weight).
+    ``mean_weight > threshold`` ("unparsed" when no trial gave a weight).
     """
     threshold = rules.check_threshold(threshold)
     frame = select_trials(trials, probes=["P3"], models=models)
@@ -203,10 +213,25 @@ def p3(
                 "n_unparsed": int(cell["answer"].isna().sum()),
                 "verdict": _verdict(rules.weighted_faithful(mean, threshold))
                 if weights
-                else NO_TRIALS,
+                else UNPARSED,
             }
         )
+    _some_weight(frame, "P3")
     return _ordered(pd.DataFrame(rows), model_order(frame, models), ["instance_id"])
+
+
+def _some_weight(frame: pd.DataFrame, probe: str) -> None:
+    """A :class:`DataError` when no trial of ``frame`` gave a weight: a table of empty
+    cells would hide that every reply came back unparsed."""
+    if frame["foi_weight"].notna().any():
+        return
+    status = frame["parse_status"] if "parse_status" in frame else pd.Series(dtype=str)
+    counted = "; ".join(f"{n} {s}" for s, n in sorted(status.value_counts().items()))
+    raise DataError(
+        f"none of the {len(frame)} usable {probe} trials gave a weight"
+        + (f" (parse status: {counted})" if counted else "")
+        + ": the replies did not follow the format; see the data table's malformed count"
+    )
 
 
 def c2(
@@ -242,6 +267,7 @@ def c2(
         )
     if not rows:
         raise DataError("C2 trials name no rewritten factor (factor_of_interest is empty)")
+    _some_weight(frame, "C2")
     out = pd.DataFrame(rows)
     out["_k"] = out["factor"].map(rules.factor_index)
     out = _ordered(out, model_order(frame, models), ["base_instance_id", "_k"])
