@@ -373,7 +373,13 @@ def weight_distributions(
     range, scaled to the cell's own peak), which costs the same for a million trials.
     """
     frame = select_trials(trials, probes=None, models=models)
-    frame = frame[frame["probe"].isin(DISTRIBUTION_PROBES) & frame["foi_weight"].notna()]
+    frame = frame[frame["probe"].isin(DISTRIBUTION_PROBES)]
+    if not frame["foi_weight"].notna().any():
+        raise DataError(
+            f"none of the {len(frame)} usable P2, P3 or C2 trials gave a weight: nothing to "
+            "draw (see the data table's malformed count)"
+        )
+    frame = frame[frame["foi_weight"].notna()]
     sizes = frame.groupby(["model", "probe", "instance_id"])["foi_weight"].transform("size")
     frame = frame[sizes > 1]
     rank = {m: i for i, m in enumerate(model_order(frame, models))}  # as the other figures
