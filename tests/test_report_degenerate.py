@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakes import FakeLLMServer, FakeRequest
@@ -57,23 +58,24 @@ def sweeps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]
 # the study notebook's cells, section by section (notebooks/study.ipynb)
 def _render(study: Study, out: ReportOutputs) -> dict[str, object]:
     t, th = study.sections, study.threshold
+
+    def table(name: str) -> Any:
+        return t[name].table
+
     shown: dict[str, object] = {"summary": describe(t, th, notes=study.notes)}
     shown["counts"] = out.table(study.counts(), "counts")
     for name in ("outcomes", "p1_p2", "p3", "c2"):
         shown[f"table {name}"] = out.table(t[name])
-    shown["outcomes"] = out.figure("outcomes", lambda: plots.outcome_accuracy(t["outcomes"].table), t["outcomes"])  # type: ignore[arg-type]  # noqa: E501
-    shown["p1_p2"] = out.figure("p1_p2", lambda: plots.p1_vs_p2(t["p1_p2"].table, th), t["p1_p2"])  # type: ignore[arg-type]  # noqa: E501
-    shown["p3"] = out.figure("p3", lambda: plots.p3_intervals(t["p3"].table, th), t["p3"])  # type: ignore[arg-type]  # noqa: E501
-    shown["c2"] = out.figure("c2", lambda: plots.c2_heatmap(t["c2"].table), t["c2"])  # type: ignore[arg-type]  # noqa: E501
-    shown["asymmetry"] = out.figure(
-        "asymmetry",
-        lambda: plots.asymmetry(t["p3"].table, t["c2"].table, th),  # type: ignore[arg-type]
-        t["p3"],
-        t["c2"],
-    )
-    shown["distributions"] = out.figure(
-        "distributions", lambda: plots.weight_distributions(study.trials, study.models)
-    )
+    figures = {
+        "outcomes": (lambda: plots.outcome_accuracy(table("outcomes")), ["outcomes"]),
+        "p1_p2": (lambda: plots.p1_vs_p2(table("p1_p2"), th), ["p1_p2"]),
+        "p3": (lambda: plots.p3_intervals(table("p3"), th), ["p3"]),
+        "c2": (lambda: plots.c2_heatmap(table("c2")), ["c2"]),
+        "asymmetry": (lambda: plots.asymmetry(table("p3"), table("c2"), th), ["p3", "c2"]),
+        "distributions": (lambda: plots.weight_distributions(study.trials, study.models), []),
+    }
+    for name, (draw, needs) in figures.items():
+        shown[name] = out.figure(name, draw, *(t[n] for n in needs))
     return shown
 
 
