@@ -32,7 +32,7 @@ notebooks' own ``parameters`` cells start otherwise, so the two are never confus
 
 
 def assigned_names(source: str) -> list[str]:
-    """The names a cell's top-level statements assign, in order (none if it does not parse).
+    """The names a cell's top-level statements assign, sorted (none if it does not parse).
 
     >>> assigned_names("a = 1  # note\\nb: int = 2\\nprint(a)")
     ['a', 'b']
@@ -41,13 +41,9 @@ def assigned_names(source: str) -> list[str]:
         body = ast.parse(source).body
     except SyntaxError:
         return []
-    names: list[str] = []
-    for node in body:
-        targets = node.targets if isinstance(node, ast.Assign) else []
-        if isinstance(node, ast.AnnAssign):
-            targets = [node.target]
-        names += [t.id for t in targets if isinstance(t, ast.Name)]
-    return list(dict.fromkeys(names))
+    targets = [t for n in body if isinstance(n, ast.Assign) for t in n.targets]
+    targets += [n.target for n in body if isinstance(n, ast.AnnAssign)]
+    return sorted({t.id for t in targets if isinstance(t, ast.Name)})
 
 
 def declared_parameters(notebook: Path | str) -> list[str]:

@@ -83,17 +83,14 @@ def _load_instance(data_root: Path | None, instance: str) -> tuple[Any, list[Pat
     return load_instance(candidate), [root / "instances"]
 
 
-def _companion(folders: list[Path], sub: str, name: str) -> Path | None:
-    """``<folder>/<sub>/<name>`` or ``<folder>/<name>`` in the first folder that has it."""
-    for folder in folders:
-        for path in (folder / sub / name, folder / name):
-            if path.is_file():
-                return path
-    return None
-
-
-def _looked_in(folders: list[Path], sub: str) -> str:
-    return ", ".join(f"{f}/{sub}/ or {f}/" for f in dict.fromkeys(folders))
+def _companion(folders: list[Path], sub: str, name: str) -> Path:
+    """``<folder>/<sub>/<name>`` or ``<folder>/<name>``, in the first folder that has it;
+    else a one-line error saying where it looked."""
+    places = [p for f in dict.fromkeys(folders) for p in (f / sub / name, f / name)]
+    found = next((p for p in places if p.is_file()), None)
+    if found is None:
+        raise _fail(f"no {name} in {', '.join(str(p.parent) for p in places)}")
+    return found
 
 
 def prompt_command(
@@ -126,20 +123,16 @@ def prompt_command(
         if chosen.name == "c2":
             if factor is None:
                 raise _fail("C2 needs --factor (e.g. --factor f3)")
-            found = _companion(folders, "perturbations", f"{iid}-c2.json")
-            perturbations = load_perturbation_set(found) if found else None
-            if perturbations is None:
-                base = f" (C2 rewrites a base instance: {inst.base_instance_id}?)"
-                hint = base if inst.base_instance_id else ""
-                raise _fail(
-                    f"{iid}: no {iid}-c2.json in {_looked_in(folders, 'perturbations')}{hint}"
-                )
+            if inst.base_instance_id:  # C2 rewrites a base instance's factors
+                raise _fail(f"{iid} is a variant: C2 rewrites its base {inst.base_instance_id}")
+            perturbations = load_perturbation_set(
+                _companion(folders, "perturbations", f"{iid}-c2.json")
+            )
             extra["form"] = form
         elif chosen.name == "c3":
-            found = _companion(folders, "compliance", f"{iid}-c3.json")
-            if found is None:
-                raise _fail(f"{iid}: no {iid}-c3.json in {_looked_in(folders, 'compliance')}")
-            extra["compliance"] = load_compliance_set(found)
+            extra["compliance"] = load_compliance_set(
+                _companion(folders, "compliance", f"{iid}-c3.json")
+            )
             extra["c3_form"] = c3_form
         text = build_prompt(
             chosen,

@@ -75,19 +75,6 @@ def _bars(
     ax.set_xlim(-0.03 * right, right * 1.25)
 
 
-PROBE_ORDER = ("P1", "P2", "P3", "C2", "C0", "C3", "anchor")
-"""The probes in every figure's order, each with one colour (the seaborn palette's)."""
-
-
-def _probe_palette(probes: object) -> dict[str, Any]:
-    present = {str(p) for p in probes}  # type: ignore[attr-defined]
-    order = [p for p in PROBE_ORDER if p in present] + sorted(present - set(PROBE_ORDER))
-    colors = sns.color_palette(n_colors=len(PROBE_ORDER) + len(order))
-    return {
-        p: colors[PROBE_ORDER.index(p) if p in PROBE_ORDER else 7 + i] for i, p in enumerate(order)
-    }
-
-
 def outcome_accuracy(outcomes: pd.DataFrame) -> Figure:
     """Accuracy per model and probe (bars with their values), from the ``outcomes`` table;
     C2 answers without an expected answer are a decision-change rate, drawn apart."""
@@ -104,18 +91,17 @@ def outcome_accuracy(outcomes: pd.DataFrame) -> Figure:
     panels = [panel for panel in panels if not panel[0].empty]
     if not panels:
         raise DataError("outcome accuracy: no probe has a scored yes/no answer")
-    palette = _probe_palette(frame["probe"])
+    palette = _probe_colors(frame["probe"])
     rows = [len(t) for t, _, _ in panels]
     fig = Figure(figsize=(8.5, 1.6 + 0.32 * sum(rows) + 0.6 * len(rows)), layout="constrained")
     axes = fig.subplots(len(panels), 1, height_ratios=rows, squeeze=False)[:, 0]
-    for ax, (table, _, xlabel) in zip(axes, panels, strict=True):
-        t = table.sort_values(["model", "probe"], key=lambda c: c.map(_order_key(c)))
+    for ax, (t, _, xlabel) in zip(axes, panels, strict=True):
         _bars(
             ax,
             [f"{m} · {p}" for m, p in zip(t["model"], t["probe"], strict=True)],
             t["accuracy"].astype(float).tolist(),
             [f"{v:.2f} (n={n})" for v, n in zip(t["accuracy"], t["n"], strict=True)],
-            [palette[p] for p in t["probe"]],
+            [palette.get(p, "#999999") for p in t["probe"]],  # a probe added later: grey
         )
         ax.set_xlim(-0.03, 1.18)
         ax.set_xlabel(xlabel)
@@ -127,13 +113,6 @@ def outcome_accuracy(outcomes: pd.DataFrame) -> Figure:
         "answers count as not correct.",
     )
     return fig
-
-
-def _order_key(column: pd.Series) -> dict[Any, Any]:
-    """Sort keys: probes in :data:`PROBE_ORDER`, anything else as it is."""
-    if column.name == "probe":
-        return {p: (PROBE_ORDER.index(p) if p in PROBE_ORDER else 99, p) for p in column}
-    return {v: (0, v) for v in column}
 
 
 def p1_vs_p2(p1_p2: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figure:
@@ -401,7 +380,7 @@ def weight_distributions(
     data = literal_columns(frame, "model", "probe").assign(
         foi_weight=frame["foi_weight"].astype(float)
     )
-    by_probe = _probe_colors(frame)
+    by_probe = _probe_colors(frame["probe"])
     sns.boxplot(
         data=data,
         x="foi_weight",
@@ -444,16 +423,17 @@ _DISTRIBUTION_CAPTION = (
     "one trial left out). Box: quartiles and median; whiskers: 1.5 interquartile ranges."
 )
 
-DISTRIBUTION_PROBES = ("P2", "P3", "C2")
-"""The probes of the distributions figure, in their order and with a fixed colour each
-(the same in the points and the histogram versions, whichever probes a sweep has)."""
+PROBE_ORDER = ("P2", "P3", "C2", "P1", "C0", "C3", "ANCHOR")
+"""The probes in the figures' order, each with its fixed colour in every figure (the
+distributions figure draws the first three)."""
+DISTRIBUTION_PROBES = PROBE_ORDER[:3]
 
 
-def _probe_colors(frame: pd.DataFrame) -> dict[str, Any]:
-    """The probes ``frame`` has, in figure order, each with its fixed colour."""
-    palette = sns.color_palette(n_colors=len(DISTRIBUTION_PROBES))
-    present = set(frame["probe"])
-    return {p: palette[i] for i, p in enumerate(DISTRIBUTION_PROBES) if p in present}
+def _probe_colors(probes: pd.Series) -> dict[str, Any]:
+    """The probes present, in figure order, each with its fixed colour."""
+    palette = sns.color_palette(n_colors=len(PROBE_ORDER))
+    present = set(probes.astype(str))
+    return {p: palette[i] for i, p in enumerate(PROBE_ORDER) if p in present}
 
 
 def _cell_histograms(ax: Axes, frame: pd.DataFrame) -> None:
@@ -464,7 +444,7 @@ def _cell_histograms(ax: Axes, frame: pd.DataFrame) -> None:
     from matplotlib.patches import Patch
 
     models = list(pd.unique(frame["model"]))
-    by_probe = _probe_colors(frame)
+    by_probe = _probe_colors(frame["probe"])
     probes, colors = list(by_probe), list(by_probe.values())
     weights = frame["foi_weight"].to_numpy(dtype=float)
     low, high = float(weights.min()), float(weights.max())
