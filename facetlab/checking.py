@@ -73,6 +73,13 @@ Severity = Literal["error", "warning"]
 
 _PLACES_SHOWN = 3  # places named on a grouped line before "and N more"
 
+
+def _places(problems: Sequence[Problem]) -> str:
+    shown = [f"{p.file}:{p.pointer}" if p.pointer else p.file for p in problems]
+    more = len(shown) - _PLACES_SHOWN
+    return ", ".join(shown[:_PLACES_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
 _MODELS: dict[FileKind, type[BaseModel]] = {
     "instance": Instance,
     "perturbations": PerturbationSet,
@@ -126,19 +133,13 @@ class ValidationReport:
         the same message in several places once, with the count and the first places.
         ``domain.json`` problems come first (they cause others)."""
         causes: dict[tuple[str, str], list[Problem]] = {}
-        first = sorted(self.problems, key=lambda p: not p.file.endswith(DOMAIN_FILE))
-        for p in first:
+        for p in sorted(self.problems, key=lambda p: not p.file.endswith(DOMAIN_FILE)):
             causes.setdefault((p.severity, p.message), []).append(p)
-        out: list[str] = []
-        for (severity, message), places in causes.items():
-            if len(places) == 1:
-                out.append(str(places[0]))
-                continue
-            shown = [f"{p.file}:{p.pointer}" if p.pointer else p.file for p in places]
-            more = f" and {len(shown) - _PLACES_SHOWN} more" if len(shown) > _PLACES_SHOWN else ""
-            where = ", ".join(shown[:_PLACES_SHOWN]) + more
-            out.append(f"{severity} in {len(places)} places: {message} ({where})")
-        return out
+        return [
+            str(places[0]) if len(places) == 1 else
+            f"{severity} in {len(places)} places: {message} ({_places(places)})"
+            for (severity, message), places in causes.items()
+        ]  # fmt: skip
 
     def summary(self) -> str:
         def plural(n: int, word: str) -> str:

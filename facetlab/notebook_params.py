@@ -54,10 +54,8 @@ def declared_parameters(notebook: Path | str) -> list[str]:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"{path}: not a readable notebook ({exc})") from exc
-    for cell in cells:
-        if "parameters" in cell.get("metadata", {}).get("tags", []):
-            return assigned_names("".join(cell.get("source", [])))
-    return []
+    tagged = [c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    return assigned_names("".join(tagged[0].get("source", []))) if tagged else []
 
 
 def check_parameters(given: Iterable[str], declared: Iterable[str], where: str) -> None:

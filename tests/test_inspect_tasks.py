@@ -131,7 +131,9 @@ def test_p3_on_mockllm_scores_with_facetlab_parsers_and_rules(
     assert log.results is not None
     metrics = log.results.scores[0].metrics
     assert metrics["share_unfaithful"].value == pytest.approx(expected_flagged)
-    assert metrics["mean_weight_on_factor"].value == pytest.approx(statistics.fmean(weights.values()))
+    assert metrics["mean_weight_on_factor"].value == pytest.approx(
+        statistics.fmean(weights.values())
+    )
     se = statistics.stdev(weights.values()) / math.sqrt(len(weights))
     assert metrics["weight_stderr"].value == pytest.approx(se)
     assert metrics["share_unparsed"].value == pytest.approx(1 / len(ids))

@@ -27,7 +27,11 @@ def _setup(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str]
         (bin_dir / tool).chmod(0o755)
     mirror = tmp_path / "mirror"
     (mirror / "instances").mkdir(parents=True)  # a data source the check accepts
-    env = {**os.environ, "FACETLAB_DATA_MIRROR": str(mirror), "GIT_CEILING_DIRECTORIES": str(tmp_path.parent)}
+    env = {
+        **os.environ,
+        "FACETLAB_DATA_MIRROR": str(mirror),
+        "GIT_CEILING_DIRECTORIES": str(tmp_path.parent),
+    }
     done = subprocess.run(["bash", "scripts/setup.sh", *args], cwd=tmp_path, env=env,
                           capture_output=True, text=True, check=False, timeout=60)  # fmt: skip
     log = tmp_path / "calls.log"

@@ -80,11 +80,6 @@ def _weights(column: pd.Series) -> list[float]:
     return [w for w in (float(v) for v in column) if not math.isnan(w)]
 
 
-def _none_of(cell: pd.DataFrame) -> str:
-    """The verdict of a probe with nothing to judge: no trials, or none parsed."""
-    return UNPARSED if len(cell) else NO_TRIALS
-
-
 def _n_wrong(cell: pd.DataFrame) -> int:
     """Parsed yes/no answers that contradict the ground truth."""
     return sum(
@@ -154,10 +149,10 @@ def p1_p2(
                 "p2_mean_weight": mean,
                 "verdict_p1": _verdict(rules.p1_faithful(top, neutralized))
                 if named
-                else _none_of(g1),
+                else (UNPARSED if len(g1) else NO_TRIALS),
                 "verdict_p2": _verdict(rules.weighted_faithful(mean, threshold))
                 if weights
-                else _none_of(g2),
+                else (UNPARSED if len(g2) else NO_TRIALS),
             }
         )
     if not rows:
@@ -225,8 +220,8 @@ def _some_weight(frame: pd.DataFrame, probe: str) -> None:
     cells would hide that every reply came back unparsed."""
     if frame["foi_weight"].notna().any():
         return
-    status = frame["parse_status"] if "parse_status" in frame else pd.Series(dtype=str)
-    counted = "; ".join(f"{n} {s}" for s, n in sorted(status.value_counts().items()))
+    status = frame.get("parse_status", pd.Series(dtype=str)).value_counts()
+    counted = "; ".join(f"{n} {s}" for s, n in sorted(status.items()))
     raise DataError(
         f"none of the {len(frame)} usable {probe} trials gave a weight"
         + (f" (parse status: {counted})" if counted else "")

@@ -122,7 +122,9 @@ def _documents(name: str) -> dict[str, dict[str, Any]]:
         "title": f"{name}: first case",
         **common,
         "case_background": background,
-        "factors": _factors(*(tuple(b[k] for b in _BASE) for k in (2, 0, 1))),
+        "factors": _factors(
+            tuple(b[2] for b in _BASE), tuple(b[0] for b in _BASE), tuple(b[1] for b in _BASE)
+        ),
         "question": QUESTION,
         "directionality_vocabulary": VOCABULARY,
         "ground_truth": {

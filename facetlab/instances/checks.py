@@ -240,13 +240,12 @@ def _variant_issues(instance: Instance) -> list[Issue]:
     label = instance.neutralized_label if instance.is_counterfactual else None
     estimates = instance.weight_estimates() or {}
     if label is not None and estimates.get(label, 0.0) > NEUTRALIZED_ESTIMATE_MAX:
-        at = int(label[1:]) - 1
-        given = instance.factors[at].in_case_weight_estimate
+        factor = instance.factor(label)
         issues.append(
             Issue(
-                f"/factors/{at}/in_case_weight_estimate",
+                f"/factors/{instance.labels.index(label)}/in_case_weight_estimate",
                 "warning",
-                f"the neutralized factor {label} is estimated at {given:g} "
+                f"the neutralized factor {label} is estimated at {factor.in_case_weight_estimate:g} "
                 f"({estimates[label]:g}%), as if it still decided the case; expected at most "
                 f"{NEUTRALIZED_ESTIMATE_MAX:g}% (FACET gives 5%: 0.05), the rest shared among "
                 "the live factors (simulated/*+theater reports these estimates as its weights)",

@@ -80,8 +80,7 @@ def read_domain_file(path: Path) -> DomainSettings:
     data, problem = read_json_file(path, expect=dict)
     if problem is not None:
         raise InstanceError(f"{path}: {problem}")
-    issues = domain_file_issues(data)
-    if issues:
+    if issues := domain_file_issues(data):
         more = f" (and {len(issues) - 1} more problem(s))" if len(issues) > 1 else ""
         raise InstanceError(f"{path}:{issues[0].pointer}: {issues[0].message}{more}")
     return DomainSettings.model_validate(data)
@@ -101,13 +100,13 @@ def domain_settings(folder: Path | str, *, lenient: bool = False) -> DomainSetti
         return read_domain_file(path)
     data, _ = read_json_file(path, expect=dict)
     words = data.get("directionality_vocabulary") if isinstance(data, dict) else None
-    if not isinstance(words, dict):
-        return DomainSettings()
     answers = ("yes", "no", "neither")
     return DomainSettings(
         directionality_vocabulary={
             str(w): v if v in answers else "neither" for w, v in words.items()
         }
+        if isinstance(words, dict)
+        else None
     )
 
 

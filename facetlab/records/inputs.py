@@ -236,13 +236,20 @@ def check_inputs(
             what, shown = bad[code]
             problems.append((index, str(trial_id or shown_file), shown, what))
 
-    # A stale trial re-run on the current files (same model, probe, variant and repeat)
-    # is superseded: set aside, never an error, whatever ``stale`` says.
-    slots = _slots(rows)
-    stale_rows = {index for index, _, _, _ in problems}
-    fresh = set(slots[~rows.index.isin(list(stale_rows))].dropna())
-    superseded = [p for p in problems if slots.get(p[0]) in fresh]
-    problems = [p for p in problems if slots.get(p[0]) not in fresh]
+    # A stale trial re-run on the current files is superseded: set aside, never an error,
+    # whatever ``stale`` says. A re-run has the same place in its sweep: the same model,
+    # design and trial id but for the content key at its end (``p2.<variant>.r0.<key>``).
+    ids = rows["trial_id"].astype(str)
+    slots = (
+        rows["model"].astype(str)
+        + "|"
+        + rows["design"].astype(str)
+        + "|"
+        + ids.str.rsplit(".", n=1).str[0]
+    )
+    fresh = set(slots[~rows.index.isin([p[0] for p in problems])])
+    superseded = [p for p in problems if slots[p[0]] in fresh]
+    problems = [p for p in problems if slots[p[0]] not in fresh]
     out.attrs["unfingerprinted"] = unfingerprinted
     out.attrs["stale"] = [(tid, file, what) for _, tid, file, what in problems]
     out.attrs["superseded"] = [(tid, file, what) for _, tid, file, what in superseded]
@@ -259,14 +266,6 @@ def check_inputs(
         for index, _tid, file, what in rows_of:
             out.at[index, "excluded_reason"] = f"{reason} ({what}: {file})"
     return out
-
-
-def _slots(rows: pd.DataFrame) -> pd.Series[Any]:
-    """Each trial's place in its sweep: model, design and its id without the content key
-    (``p2.<variant>.r0``), or None; a re-run on edited files has the same place."""
-    ids = rows["trial_id"].astype(str).str.rsplit(".", n=1).str[0]
-    key = rows["model"].astype(str) + "|" + rows["design"].astype(str) + "|" + ids
-    return key.where(_is_str(rows["trial_id"]) & rows["trial_id"].astype(str).str.contains("."))
 
 
 def _is_str(column: pd.Series[Any]) -> pd.Series[bool]:

@@ -66,13 +66,11 @@ def _bars(
     # a dot at each bar's end, off the axis line: a bar of 0 is a dot at 0
     ax.scatter(values, y, s=28, c=[c if c != "none" else "white" for c in colors],
                edgecolors="#222222", linewidths=0.8, zorder=3)  # fmt: skip
-    right = max([*values, 1e-9])
     for yi, value, note in zip(y, values, notes, strict=True):
         ax.annotate(note, (value, yi), xytext=(7, 0), textcoords="offset points", va="center",
                     fontsize=8)  # fmt: skip
     ax.set_yticks(y, labels)
     ax.set_ylim(len(values) - 0.5, -0.5)
-    ax.set_xlim(-0.03 * right, right * 1.25)
 
 
 def outcome_accuracy(outcomes: pd.DataFrame) -> Figure:

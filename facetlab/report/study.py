@@ -244,7 +244,7 @@ class Study:
             notes.append(
                 f"{len(superseded)} trial(s) superseded by their re-run on the edited instance "
                 "files: kept in their folders, set aside (counted as excluded in the data table; "
-                "listed in study.superseded)"
+                "listed in study.trials.attrs['superseded'])"
             )
         if n := attrs.get("unfingerprinted"):
             notes.append(
@@ -254,13 +254,6 @@ class Study:
         if dups := attrs.get("duplicates"):
             notes.append(f"{len(dups)} duplicate record file(s) read once")
         return notes
-
-    @property
-    def superseded(self) -> pd.DataFrame:
-        """The trials set aside because they were re-run on edited instance files:
-        ``trial_id, file, changed`` (the records stay in their sweep folders)."""
-        rows = self.trials.attrs.get("superseded", [])
-        return pd.DataFrame(rows, columns=["trial_id", "file", "changed"])
 
     @classmethod
     def load(

@@ -146,27 +146,20 @@ class Progress:
         return self.finished / elapsed if elapsed > 0 else 0.0
 
     def eta_s(self) -> float | None:
-        """Seconds left at the rate so far (None before the first trial or once stopped)."""
+        """Seconds left at the rate so far (None before the first trial)."""
         s = self.stats
         left = s.total - s.already_done - self.finished - s.not_started  # e.g. sent as a batch
         rate = self.rate()
-        if self.stopped:
-            return None
         if left <= 0:
             return 0.0
         return left / rate if rate > 0 else None
 
-    @property
-    def stopped(self) -> bool:
-        """Stopped before the end: interrupted, the budget reached or a write failed."""
-        s = self.stats
-        return s.interrupted or s.stopped_by_budget or s.storage_error is not None
-
     def eta(self) -> str:
-        """``ETA 1:02`` while running; once stopped, how many trials were left."""
-        if self.stopped:
-            left = self.stats.total - self.stats.already_done - self.finished
-            return f"stopped, {left} trial(s) not run"
+        """``ETA 1:02`` while running; once stopped (interrupt, budget, a failed write),
+        how many trials were not run, never an ETA of 0:00."""
+        s = self.stats
+        if s.interrupted or s.stopped_by_budget or s.storage_error is not None:
+            return f"stopped, {s.total - s.already_done - self.finished} trial(s) not run"
         return f"ETA {format_eta(self.eta_s())}"
 
     def spend(self) -> str:
@@ -204,7 +197,7 @@ class Progress:
             ProgressBar(total=max(s.total, 1), completed=done, width=30),
             Text(f"{done}/{s.total} trials"),
             Text(f"{self.rate():.1f}/s", style="cyan"),
-            Text(self.eta(), style="cyan" if not self.stopped else "yellow"),
+            Text(self.eta(), style="cyan"),
             Text(self.spend(), style="green" if not s.stopped_by_budget else "red"),
         )
         detail = Text(
