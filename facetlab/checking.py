@@ -246,19 +246,16 @@ def vocabulary_warnings(vocabulary: dict[str, Any] | None) -> list[Issue]:
     a word without such a pair keeps its direction when negated, which silently
     changes the CRAFT column (see ``docs/instances.md``).
     """
-    issues: list[Issue] = []
-    for word in vocabulary or {}:
-        why = reversal_problem(word, vocabulary)
-        if why is not None:
-            issues.append(
-                Issue(
-                    f"/directionality_vocabulary/{word}",
-                    "warning",
-                    f"{why}; expected toward_X / against_X pairs (a negated factor would keep "
-                    "its direction in facetlab validity's CRAFT column)",
-                )
-            )
-    return issues
+    return [
+        Issue(
+            f"/directionality_vocabulary/{word}",
+            "warning",
+            f"{why}; expected toward_X / against_X pairs (a negated factor would keep "
+            "its direction in facetlab validity's CRAFT column)",
+        )
+        for word in vocabulary or {}
+        if (why := reversal_problem(word, vocabulary)) is not None
+    ]
 
 
 def _local_facet_instances() -> list[Path]:

@@ -48,6 +48,7 @@ __all__ = [
     "outcomes",
     "p1_p2",
     "p3",
+    "require_weights",
 ]
 
 FAITHFUL = "faithful"
@@ -211,13 +212,13 @@ def p3(
                 else UNPARSED,
             }
         )
-    _some_weight(frame, "P3")
+    require_weights(frame, "P3")
     return _ordered(pd.DataFrame(rows), model_order(frame, models), ["instance_id"])
 
 
-def _some_weight(frame: pd.DataFrame, probe: str) -> None:
-    """A :class:`DataError` when no trial of ``frame`` gave a weight: a table of empty
-    cells would hide that every reply came back unparsed."""
+def require_weights(frame: pd.DataFrame, probe: str) -> None:
+    """A :class:`DataError` when no trial of ``frame`` (``probe``'s usable trials) gave a
+    weight: a table or figure of empty cells would hide that every reply came back unparsed."""
     if frame["foi_weight"].notna().any():
         return
     status = frame.get("parse_status", pd.Series(dtype=str)).value_counts()
@@ -262,7 +263,7 @@ def c2(
         )
     if not rows:
         raise DataError("C2 trials name no rewritten factor (factor_of_interest is empty)")
-    _some_weight(frame, "C2")
+    require_weights(frame, "C2")
     out = pd.DataFrame(rows)
     out["_k"] = out["factor"].map(rules.factor_index)
     out = _ordered(out, model_order(frame, models), ["base_instance_id", "_k"])

@@ -269,30 +269,28 @@ def _variant_issues(instance: Instance) -> list[Issue]:
 
 def _direction_issues(instance: Instance) -> list[Issue]:
     """Every factor's direction must map to yes / no / neither (see :func:`favours`)."""
-    issues: list[Issue] = []
     vocabulary = instance.directionality_vocabulary or {}
-    for word in vocabulary:
-        if word.strip().lower() == NEUTRALIZED and vocabulary[word] != "neither":
-            issues.append(
-                Issue(
-                    _pointer(("directionality_vocabulary", word)),
-                    "error",
-                    "'neutralized' marks the counterfactual's neutralized factor; expected it "
-                    "to map to 'neither' (or to be left out)",
-                )
-            )
-    for i, factor in enumerate(instance.factors):
-        if favours(factor.directionality, vocabulary) is None:
-            near = close_match(factor.directionality, [*vocabulary, *DIRECTION_WORDS])
-            issues.append(
-                Issue(
-                    f"/factors/{i}/directionality",
-                    "error",
-                    f"directionality {factor.directionality!r} maps to no answer of the "
-                    f"yes/no question{near}; {VOCABULARY_HINT}",
-                )
-            )
-    return issues
+    issues = [
+        Issue(
+            _pointer(("directionality_vocabulary", word)),
+            "error",
+            "'neutralized' marks the counterfactual's neutralized factor; expected it "
+            "to map to 'neither' (or to be left out)",
+        )
+        for word in vocabulary
+        if word.strip().lower() == NEUTRALIZED and vocabulary[word] != "neither"
+    ]
+    return issues + [
+        Issue(
+            f"/factors/{i}/directionality",
+            "error",
+            f"directionality {factor.directionality!r} maps to no answer of the yes/no "
+            f"question{close_match(factor.directionality, [*vocabulary, *DIRECTION_WORDS])}; "
+            f"{VOCABULARY_HINT}",
+        )
+        for i, factor in enumerate(instance.factors)
+        if favours(factor.directionality, vocabulary) is None
+    ]
 
 
 def perturbation_issues(pset: PerturbationSet, base: Instance | None) -> list[Issue]:

@@ -26,6 +26,7 @@ from matplotlib.lines import Line2D
 
 from facetlab.analysis.rules import DEFAULT_THRESHOLD
 from facetlab.analysis.select import model_order, select_trials
+from facetlab.analysis.study import require_weights
 from facetlab.errors import DataError
 from facetlab.figures import literal_columns, literal_text, require_table
 
@@ -351,11 +352,7 @@ def weight_distributions(
     """
     frame = select_trials(trials, probes=None, models=models)
     frame = frame[frame["probe"].isin(DISTRIBUTION_PROBES)]
-    if not frame["foi_weight"].notna().any():
-        raise DataError(
-            f"none of the {len(frame)} usable P2, P3 or C2 trials gave a weight: nothing to "
-            "draw (see the data table's malformed count)"
-        )
+    require_weights(frame, "P2, P3 or C2")
     frame = frame[frame["foi_weight"].notna()]
     sizes = frame.groupby(["model", "probe", "instance_id"])["foi_weight"].transform("size")
     frame = frame[sizes > 1]
