@@ -641,7 +641,8 @@ def plan_layout(
     if defaults is None:
         present = [root / "notebooks" / f"{n}.ipynb" for n in PAPER_NOTEBOOKS]
         defaults = {**PAPER_SETTINGS, **paper_defaults([p for p in present if p.is_file()])}
-    check_parameters(params, defaults, "the paper notebooks")  # a misspelt -p never runs
+    if defaults.keys() - PAPER_SETTINGS.keys():  # the notebooks' own parameters are known
+        check_parameters(params, defaults, "the paper notebooks")  # a misspelt -p never runs
     tag = run_tag(changed_settings(params, defaults))
     if out is not None:
         base: Path | None = out.resolve()
