@@ -433,8 +433,9 @@ def _probe_colors(probes: pd.Series) -> dict[str, Any]:
 
 def _cell_histograms(ax: Axes, frame: pd.DataFrame) -> None:
     """Per (model, probe) cell: its histogram as a shaded band (a stepped violin) and
-    its box, laid out as the point version lays them (models top to bottom in order of
-    appearance, the probes P2, P3, C2 side by side within a model, one colour each)."""
+    its box, laid out as the point version lays them (models top to bottom in the
+    frame's order: the caller's, else sorted; the probes P2, P3, C2 side by side within
+    a model, one colour each)."""
     from matplotlib.cbook import boxplot_stats
     from matplotlib.patches import Patch
 
