@@ -60,11 +60,11 @@ def _caption(fig: Figure, text: str) -> None:
 def _bars(
     ax: Axes, labels: list[str], values: list[float], notes: list[str], colors: list[Any]
 ) -> None:
-    """Horizontal bars, top to bottom, each with a tick at its end and its value printed
-    beside it, so a bar of 0 is seen as 0 (not as a missing bar)."""
+    """Horizontal bars, top to bottom, each ending in a dot with its value printed beside
+    it, so a bar of 0 is seen as 0 (not as a missing bar); the caller sets the x range
+    (start it below 0: a dot at 0 then stands off the axis line)."""
     y = np.arange(len(values))
     ax.barh(y, values, color=colors, height=0.8)
-    # a dot at each bar's end, off the axis line: a bar of 0 is a dot at 0
     ax.scatter(values, y, s=28, c=[c if c != "none" else "white" for c in colors],
                edgecolors="#222222", linewidths=0.8, zorder=3)  # fmt: skip
     for yi, value, note in zip(y, values, notes, strict=True):
