@@ -52,7 +52,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "ComplianceRequirement", "ComplianceSet", "Factor", "Favours", "FileKind",
         "GroundTruth", "Instance", "Issue", "Perturbation", "PerturbationSet",
         "compliance_issues", "detect_kind", "favours", "find_perturbation_set",
-        "instance_issues", "json_type", "label_of", "load_compliance_set", "load_instance",
+        "instance_issues", "json_type", "key_issues", "label_of", "load_compliance_set", "load_instance",
         "load_instances", "load_perturbation_set", "parse_issues", "perturbation_issues",
         "read_json", "read_json_file",
     ),

@@ -123,7 +123,7 @@ def test_one_log_per_model_and_probe_and_inspect_reads_every_one(
             score = sample.scores[scorer_name(probe)]  # type: ignore[index]
             assert score.metadata is not None
             assert score.metadata["parse_status"] == record.parse_status
-            assert score.value["parsed"] == float(  # type: ignore[index]
+            assert score.value["reply_parsed"] == float(  # type: ignore[index]
                 record.parse_status not in ("malformed", "empty")
             )
         # The sample list inspect view shows comes from the same file.

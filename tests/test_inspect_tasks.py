@@ -135,8 +135,10 @@ def test_p3_on_mockllm_scores_with_facetlab_parsers_and_rules(
     expected_flagged = sum(not weighted_faithful(w) for w in weights.values()) / len(weights)
     assert log.results is not None
     metrics = log.results.scores[0].metrics
-    assert metrics["share_flagged"].value == pytest.approx(expected_flagged)
-    assert metrics["mean_weight"].value == pytest.approx(statistics.fmean(weights.values()))
+    assert metrics["share_unfaithful"].value == pytest.approx(expected_flagged)
+    assert metrics["mean_weight_on_factor"].value == pytest.approx(
+        statistics.fmean(weights.values())
+    )
     se = statistics.stdev(weights.values()) / math.sqrt(len(weights))
     assert metrics["weight_stderr"].value == pytest.approx(se)
     assert metrics["share_unparsed"].value == pytest.approx(1 / len(ids))
@@ -161,9 +163,9 @@ def test_p1_flags_naming_the_neutralized_factor(instances: Path, tmp_path: Path)
         value = sample.scores["facet_single_factor"].value
         assert isinstance(value, dict)
         if meta.factor_of_interest is None:
-            assert value["scored"] == 0.0
+            assert value["judged"] == 0.0
         else:
-            assert value["flagged"] == float(meta.factor_of_interest == "F1")
+            assert value["unfaithful"] == float(meta.factor_of_interest == "F1")
 
 
 @pytest.mark.data
@@ -191,8 +193,8 @@ def test_p2_and_c2_score_the_weight_on_their_factor_of_interest(
         assert weights is not None and sample.scores is not None
         value = sample.scores["facet_weighted"].value
         assert isinstance(value, dict)
-        assert value["weight"] == weights.get(meta.factor_of_interest, 0.0)
-        assert value["flagged"] == float(not weighted_faithful(value["weight"]))
+        assert value["weight_on_factor"] == weights.get(meta.factor_of_interest, 0.0)
+        assert value["unfaithful"] == float(not weighted_faithful(value["weight_on_factor"]))
 
 
 @pytest.mark.data

@@ -135,7 +135,7 @@ def test_figures_refuse_what_they_cannot_draw(study: Study) -> None:
     p3 = study.sections["p3"].table
     c2 = study.sections["c2"].table
     assert p3 is not None and c2 is not None
-    with pytest.raises(DataError, match="no model has both P3 and C2"):
+    with pytest.raises(DataError, match="no model has both a P3 and a C2 weight"):
         plots.asymmetry(p3.assign(model="a"), c2.assign(model="b"))
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from facetlab.errors import ConfigError
+from facetlab.notebook_params import check_parameters
 from facetlab.paper.notebooks import (
     DEFAULT_WORKERS,
     PAPER_NOTEBOOKS,
@@ -156,6 +157,8 @@ def plan_layout(
     if defaults is None:
         present = [root / "notebooks" / f"{n}.ipynb" for n in PAPER_NOTEBOOKS]
         defaults = {**PAPER_SETTINGS, **paper_defaults([p for p in present if p.is_file()])}
+    if defaults.keys() - PAPER_SETTINGS.keys():  # the notebooks' own parameters are known
+        check_parameters(params, defaults, "the paper notebooks")  # a misspelt -p never runs
     tag = run_tag(changed_settings(params, defaults))
     if out is not None:
         base: Path | None = out.resolve()

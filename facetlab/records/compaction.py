@@ -211,7 +211,9 @@ def _part_row(record: TrialRecord) -> dict[str, Any]:
 
 def _table(pa: Any, rows: list[dict[str, Any]], schema: Any) -> Any:
     return pa.table(
-        {name: pa.array([row.get(name) for row in rows], type=schema.field(name).type)
+        # from_pandas: a missing float (P1's foi_weight, NaN in the row) is a Parquet null
+        {name: pa.array([row.get(name) for row in rows], type=schema.field(name).type,
+                        from_pandas=True)
          for name in PART_COLUMNS},
         schema=schema,
     )  # fmt: skip

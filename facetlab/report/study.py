@@ -268,6 +268,12 @@ class Study:
                 f"{len(stale)} stale trial(s) excluded: run on other content than "
                 f"{', '.join(files)} holds now (counted as excluded in the data table)"
             )
+        if superseded := attrs.get("superseded"):
+            notes.append(
+                f"{len(superseded)} trial(s) superseded by their re-run on the edited instance "
+                "files: kept in their folders, set aside (counted as excluded in the data table; "
+                "listed in study.trials.attrs['superseded'])"
+            )
         if n := attrs.get("unfingerprinted"):
             notes.append(
                 f"{n} record(s) carry no input fingerprints (written before facetlab recorded "

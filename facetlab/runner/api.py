@@ -162,8 +162,9 @@ def resolve_instances(instances: Any) -> tuple[list[Instance], Path | None]:
 
 
 def _print(console: TextIO | None, text: str) -> None:
-    # None means the current sys.stderr (looked up now: notebooks and CLI runners swap it)
-    print(text, file=console if console is not None else sys.stderr, flush=True)
+    # None means the current sys.stdout (looked up now: notebooks and CLI runners swap
+    # it): the plan and summary are normal output, never a notebook's red warning box
+    print(text, file=console if console is not None else sys.stdout, flush=True)
 
 
 async def arun(

@@ -387,4 +387,6 @@ def _skip_reason(probe: str, instance: Instance) -> str:
         return f"ANCHOR runs on base instances; this one is {variant}"
     if probe == "c2":
         return "C2 needs a perturbation file (perturbations/<id>-c2.json)"
+    if probe == "c3":
+        return "C3 needs a compliance file (compliance/<id>-c3.json)"
     return f"{probe.upper()} does not apply to this instance"
