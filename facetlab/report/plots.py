@@ -77,7 +77,7 @@ def _bars(
 def outcome_accuracy(outcomes: pd.DataFrame) -> Figure:
     """Accuracy per model and probe (bars with their values), from the ``outcomes`` table;
     C2 answers without an expected answer are a decision-change rate, drawn apart."""
-    require_table(outcomes, ["model", "probe", "accuracy"], "outcome accuracy")
+    require_table(outcomes, ["model", "probe", "accuracy", "n"], "outcome accuracy")
     frame = literal_columns(outcomes, "model", "probe")
     change = frame.get("decision_change", pd.Series(np.nan, index=frame.index))
     panels = [
