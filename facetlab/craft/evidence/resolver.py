@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from facetlab.craft.errors import EvidenceError, PathError
 from facetlab.craft.path import get_path, iter_leaves
+from facetlab.craft.perturb._combine import units_clash
 from facetlab.craft.types import AgentInput, EvidenceKind, EvidenceRef, Span
 
 STOPWORDS = frozenset(
@@ -280,13 +281,7 @@ def uncited_units(input: AgentInput, cited: Sequence[EvidenceRef]) -> list[Evide
             continue
         for m in TOKEN.finditer(value):
             out.append(EvidenceRef(path, "text", "inferred", Span(m.start(), m.end(), m.group())))
-    return [u for u in out if not any(_clash(u, c) for c in cited)]
-
-
-def _clash(a: EvidenceRef, b: EvidenceRef) -> bool:
-    if a.path != b.path:
-        return a.path.startswith(b.path + ".") or b.path.startswith(a.path + ".")
-    return a.span is None or b.span is None or _overlaps(a.span, b.span)
+    return [u for u in out if not any(units_clash(u, c) for c in cited)]
 
 
 def derive_placebo(
