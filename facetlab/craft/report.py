@@ -16,6 +16,7 @@ carries weight by itself.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -273,18 +274,16 @@ def to_console(report: Report) -> str:
     if report.method != "bootstrap":
         extras.append(f"method: {report.method}; agent calls: {report.agent_calls}")
     if report.failures:
-        by_condition: dict[str, int] = {}
-        for failure in report.failures:
-            by_condition[failure.condition] = by_condition.get(failure.condition, 0) + 1
+        by_condition = Counter(failure.condition for failure in report.failures)
         counts = ", ".join(f"{k} {v}" for k, v in by_condition.items())
         extras.append(f"failed samples: {len(report.failures)} ({counts})")
         extras.append(f"  first failure: {report.failures[0].message}")
     if report.filtered:
-        reasons: dict[str, int] = {}
-        for item in report.filtered:
-            for reason in item.reasons or ("low score",):
-                key = reason.split(": ", 1)[-1]
-                reasons[key] = reasons.get(key, 0) + 1
+        reasons = Counter(
+            reason.split(": ", 1)[-1]
+            for item in report.filtered
+            for reason in item.reasons or ("low score",)
+        )
         why = ", ".join(f"{k} x{v}" for k, v in reasons.items())
         extras.append(f"filtered perturbations: {len(report.filtered)} ({why})")
     extras += [f"unresolved evidence: {u}" for u in report.unresolved_evidence]
