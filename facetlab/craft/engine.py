@@ -213,24 +213,17 @@ def cited_units(
     return cited, "inferred" if cited else "none"
 
 
-class _Run:
-    """State of one inspection (kept in one place so fixed and adaptive modes share it)."""
+class _Calls:
+    """The agent calls of one run (an inspection, or a population's): counted, and each
+    failure recorded with its condition and evidence."""
 
-    def __init__(self, adapter: Any, input: AgentInput, options: InspectOptions) -> None:
-        check_input(input)
+    def __init__(self, adapter: Any, options: InspectOptions) -> None:
         check_adapter(adapter)
         self.adapter = adapter
-        self.input = input
         self.options = options
-        self.scorer: ManifoldScorer = (
-            ConstantScorer() if options.manifold_scorer is None else options.manifold_scorer
-        )
         self.calls = 0
         self.failures: list[SampleFailure] = []
-        self.filtered: list[FilteredPerturbation] = []
-        self.baseline: list[Sample] = []
 
-    # -- sampling -------------------------------------------------------------------------
     async def sample(self, jobs: list[tuple[str, str | None, AgentInput]]) -> list[Sample]:
         results = await asample_inputs(
             self.adapter,
@@ -243,6 +236,20 @@ class _Run:
             if sample.error is not None:
                 self.failures.append(SampleFailure(condition, evidence, sample.error))
         return results
+
+
+class _Run(_Calls):
+    """State of one inspection (kept in one place so fixed and adaptive modes share it)."""
+
+    def __init__(self, adapter: Any, input: AgentInput, options: InspectOptions) -> None:
+        check_input(input)
+        super().__init__(adapter, options)
+        self.input = input
+        self.scorer: ManifoldScorer = (
+            ConstantScorer() if options.manifold_scorer is None else options.manifold_scorer
+        )
+        self.filtered: list[FilteredPerturbation] = []
+        self.baseline: list[Sample] = []
 
     def baseline_decision(self) -> str:
         decisions = [s.trace.decision for s in self.baseline if s.trace is not None]

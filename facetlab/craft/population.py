@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from facetlab.craft._checks import check_input
-from facetlab.craft.engine import InspectOptions, _perturbers, check_adapter, cited_units
+from facetlab.craft.engine import InspectOptions, _Calls, _perturbers, cited_units
 from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
 from facetlab.craft.evidence.matching import (
     location_matched,
@@ -71,7 +71,6 @@ from facetlab.craft.power import (
 )
 from facetlab.craft.qualified import negate_only_note
 from facetlab.craft.report import LABELS, SampleFailure, pct
-from facetlab.craft.stats._sampler import Sample, asample_inputs
 from facetlab.craft.stats.binomial import (
     clopper_pearson_upper,
     discordant_needed,
@@ -431,10 +430,9 @@ async def ainspect_many(
     ``contextual_pairs`` belong to the one-input tests and are not used;
     ``placebo_evidence``, ``context_evidence`` and ``sequential`` are refused.
     """
-    options = options or InspectOptions()
+    o = options or InspectOptions()
     items = as_inputs(inputs)
-    check_adapter(adapter)
-    o = options
+    run = _Calls(adapter, o)
     if o.placebo_evidence is not None or o.context_evidence is not None:
         raise CraftConfigError(
             "InspectOptions.placebo_evidence and context_evidence name units of one input; "
@@ -446,21 +444,7 @@ async def ainspect_many(
             "InspectOptions.sequential (adaptive sampling) applies to one input; across "
             "inputs each perturbed input is asked once (leave sequential=False)"
         )
-    failures: list[SampleFailure] = []
-    calls = 0
-
-    async def ask(jobs: list[tuple[str, str | None, AgentInput]]) -> list[Sample]:
-        nonlocal calls
-        out = await asample_inputs(
-            adapter, [j[2] for j in jobs], concurrency=o.concurrency, timeout=o.timeout
-        )
-        calls += len(jobs)
-        for (cond, where, _), s in zip(jobs, out, strict=True):
-            if s.error is not None:
-                failures.append(SampleFailure(cond, where, s.error))
-        return out
-
-    base = await ask(
+    base = await run.sample(
         [("baseline", f"inputs[{i}]", x) for i, x in enumerate(items) for _ in range(o.samples)]
     )
     perturbers = _perturbers(o.strategies)
@@ -519,7 +503,7 @@ async def ainspect_many(
         else:
             plan["note"] = f"no strategy could perturb both {plan['cited']} and its placebo"
     if all("decision" not in p for p in plans):
-        first = failures[0].message if failures else "no answer"
+        first = run.failures[0].message if run.failures else "no answer"
         raise AgentError(
             f"all {len(base)} baseline calls over {len(items)} inputs failed; first error: {first}"
         )
@@ -531,7 +515,7 @@ async def ainspect_many(
             jobs += [("treatment", where, t_in), ("placebo", where, p_in)]
             if r_in is not None:
                 jobs.append(("rest", where, r_in))
-    answers = iter(await ask(jobs))
+    answers = iter(await run.sample(jobs))
     outcomes: list[InputOutcome] = []
     for p in plans:
         flips: list[bool | None] = [None, None, None]
@@ -560,7 +544,7 @@ async def ainspect_many(
                 note=note,
             )
         )
-    return _report(outcomes, o, calls, failures)
+    return _report(outcomes, o, run.calls, run.failures)
 
 
 def _report(
