@@ -197,7 +197,39 @@ def parse_reply(
     return AgentTrace(decision, rationale, refs, warnings, score)
 
 
-class LLMAgentAdapter:
+class ModelAgent:
+    """What an agent that calls a model through a :class:`~facetlab.client.ModelClient`
+    has: :meth:`use_limits`, :attr:`spend_usd`, and :meth:`run`, which enters the
+    coroutine :meth:`arun` through :func:`facetlab.syncbridge.run_sync`."""
+
+    backend: Any
+    client: Any
+
+    async def arun(self, input: AgentInput) -> AgentTrace:
+        raise NotImplementedError
+
+    def run(self, input: AgentInput) -> AgentTrace:
+        return run_sync(lambda: self.arun(input))
+
+    def use_limits(
+        self, *, budget_usd: float | None = None, requests_per_minute: float | None = None
+    ) -> None:
+        """Send later calls within a budget (USD) and a request rate (``craft --budget-usd --rpm``).
+
+        A call whose worst-case cost no longer fits the budget is not sent; the sample
+        fails with the budget's message.
+        """
+        self.client = limited_client(
+            self.backend, budget_usd=budget_usd, requests_per_minute=requests_per_minute
+        )
+
+    @property
+    def spend_usd(self) -> float:
+        """What this agent's calls have cost so far (by the price table)."""
+        return float(self.client.meter.spent_usd)
+
+
+class LLMAgentAdapter(ModelAgent):
     """An agent adapter around a facetlab :class:`~facetlab.backends.base.Backend`.
 
     ``arun`` is the call; ``run`` enters it through :func:`facetlab.syncbridge.run_sync`
@@ -250,24 +282,7 @@ class LLMAgentAdapter:
     def prompt(self, input: AgentInput) -> str:
         return build_prompt(input, task=self.task, decisions=self.decisions)
 
-    def use_limits(
-        self, *, budget_usd: float | None = None, requests_per_minute: float | None = None
-    ) -> None:
-        """Send later calls within a budget (USD) and a request rate (``craft --budget-usd --rpm``).
-
-        A call whose worst-case cost no longer fits the budget is not sent; the sample
-        fails with the budget's message.
-        """
-        self.client = limited_client(
-            self.backend, budget_usd=budget_usd, requests_per_minute=requests_per_minute
-        )
-
-    @property
-    def spend_usd(self) -> float:
-        """What this adapter's calls have cost so far (by the price table)."""
-        return float(self.client.meter.spent_usd)
-
-    async def _call(self, input: AgentInput) -> AgentTrace:
+    async def arun(self, input: AgentInput) -> AgentTrace:
         try:
             return await self._ask(input)
         except AgentError as exc:
@@ -304,12 +319,6 @@ class LLMAgentAdapter:
                 f"{response.text[:120]!r}"
             )
         return parse_reply(response.text, input, decisions=self.decisions, agent=self.name)
-
-    def run(self, input: AgentInput) -> AgentTrace:
-        return run_sync(lambda: self._call(input))
-
-    async def arun(self, input: AgentInput) -> AgentTrace:
-        return await self._call(input)
 
     async def aclose(self) -> None:
         await self.backend.aclose()
