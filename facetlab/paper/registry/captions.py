@@ -41,7 +41,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 F1 = "Figure 1 caption"
 SECTION.claim(

@@ -11,7 +11,6 @@ from facetlab.paper.claims import ClaimInputs, Value
 from facetlab.paper.registry.selectors import CABRAL_ADV2, Section, _scored
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 N = "§1.2 Notation"
 SECTION.claim(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from facetlab.paper.registry.selectors import Section, _p1_faithful_count, _p2_faithful_count, fig1
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 R2 = "§4.2 P1 → P2 → P3"
 SECTION.claim(

@@ -22,7 +22,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 IN = "§5 Interpretation"
 SECTION.claim(

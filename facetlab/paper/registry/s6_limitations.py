@@ -28,7 +28,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 L = "§6 Limitations"
 SECTION.claim("lim.base", L, "13 base instances plus 4 adversarial variants", 13, _n_base_instances)

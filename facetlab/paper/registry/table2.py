@@ -24,7 +24,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 T2 = "Table 2"
 _TABLE2: dict[str, dict[str, tuple[int, float, int]]] = {
