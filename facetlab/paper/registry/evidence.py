@@ -81,10 +81,6 @@ def _short_id(instance_id: str) -> str:
     return str(instance_id).removeprefix("facet-neg-")
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def _wrong(frame: pd.DataFrame) -> pd.DataFrame:
     out: pd.DataFrame = frame[frame["wrong"].fillna(False).astype(bool)]
     return out
