@@ -101,12 +101,12 @@ def fig5(x: ClaimInputs) -> pd.DataFrame:
     return _memo(x, "fig5", lambda: cells.fig5_asymmetry(x.trials))
 
 
-def _t2_value(x: ClaimInputs, short: str, case: str, column: str) -> float:
-    t = table2(x)
-    hit = t[(t["model"] == _full(short)) & (t["case"] == case)]
+def _cell(frame: pd.DataFrame, what: str, short: str, key: str, at: str, column: str) -> Any:
+    """``column`` of the one row of ``frame`` (``what``, for errors) for ``short`` at ``key == at``."""
+    hit = frame[(frame["model"] == _full(short)) & (frame[key] == at)]
     if len(hit) != 1:
-        raise DataError(f"Table 2 has {len(hit)} rows for {_full(short)} on {case}")
-    return float(hit[column].iloc[0])
+        raise DataError(f"{what} has {len(hit)} rows for {_full(short)} on {at}")
+    return hit[column].iloc[0]
 
 
 def _probe(x: ClaimInputs, probe: str) -> pd.DataFrame:
@@ -183,18 +183,12 @@ def paired_p1_p2(x: ClaimInputs) -> pd.DataFrame:
     return out
 
 
-def _p1_faithful_count(case: str) -> Callable[[ClaimInputs], int]:
+def _faithful_count(probe: str, case: str) -> Callable[[ClaimInputs], int]:
+    """Models faithful under ``probe`` (``"p1"`` or ``"p2"``) on ``case`` (Figure 1)."""
+
     def recipe(x: ClaimInputs) -> int:
         m = paired_p1_p2(x)
-        return int(m.loc[m["case"] == case, "p1"].sum())
-
-    return recipe
-
-
-def _p2_faithful_count(case: str) -> Callable[[ClaimInputs], int]:
-    def recipe(x: ClaimInputs) -> int:
-        m = paired_p1_p2(x)
-        return int(m.loc[m["case"] == case, "p2"].sum())
+        return int(m.loc[m["case"] == case, probe].sum())
 
     return recipe
 

@@ -14,9 +14,9 @@ from facetlab.paper.registry.selectors import (
     CABRAL_ADV,
     CABRAL_ADV2,
     Section,
+    _cell,
     _full,
     _probe,
-    _t2_value,
     _wrong_count,
     bimodality,
     p3_cell,
@@ -65,7 +65,7 @@ def _t2_recipe(short: str, case: str, column: str) -> Callable[[ClaimInputs], Va
     """Recipe reading one cell of H3's Table 2 frame (counts as int, means as float)."""
 
     def recipe(x: ClaimInputs) -> Value:
-        value = _t2_value(x, short, case, column)
+        value = float(_cell(table2(x), "Table 2", short, "case", case, column))
         return int(value) if column in ("n", "wrong") else value
 
     return recipe
