@@ -337,6 +337,7 @@ NONE_FAITHFUL_BOTH = Explained(
 
 
 def _replicated_open(x: ClaimInputs) -> list[tuple[str, str, pd.DataFrame]]:
+    """Open-weight P3 cells with at least two trials: (model, instance, trials in run order)."""
     frame = _probe(x, "P3")
     frame = frame[frame["weights_access"] == "open"]
     out = []
@@ -347,9 +348,10 @@ def _replicated_open(x: ClaimInputs) -> list[tuple[str, str, pd.DataFrame]]:
 
 
 def _distinct(cell: pd.DataFrame, column: str) -> int:
+    """Distinct values of ``column`` in ``cell`` (weight vectors compared whole)."""
     if column == "weights":
         return len({json.dumps(w, sort_keys=True) for w in cell["weights"]})
-    return len({_num(v) for v in cell[column]})
+    return len({format(float(v), "g") for v in cell[column]})
 
 
 def _foi_text(model: str, inst: str, cell: pd.DataFrame) -> str:
