@@ -229,7 +229,7 @@ class PopulationReport:
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k not in ("outcomes", "failures")}
-        out = {
+        return {
             "qualified_verdict": self.qualified_verdict,
             "unit_of_inference": "input",
             **out,
@@ -237,7 +237,6 @@ class PopulationReport:
             "failures": [asdict(f) for f in self.failures],
             "outcomes": [o.to_dict() for o in self.outcomes],
         }
-        return out
 
 
 def population_to_json(report: PopulationReport, indent: int | None = 2) -> str:

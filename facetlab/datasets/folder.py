@@ -251,7 +251,7 @@ def verify(root: DataSource | Path | None = None) -> VerifyReport:
     extra = unregistered(root)
     by_hash = {sha: name for name, sha in registry().items()}
     copies = {name: by_hash[h] for name in extra if (h := sha256(root / name)) in by_hash}
-    report = VerifyReport(
+    return VerifyReport(
         root=root,
         checked=len(registry()),
         missing=missing,
@@ -262,4 +262,3 @@ def verify(root: DataSource | Path | None = None) -> VerifyReport:
         source=source,
         copies=copies,
     )
-    return report

@@ -262,8 +262,7 @@ def sensitivity_table(
         *(asymmetry_at(slim, t, points) for t in ts),
         *(bimodality_at(slim, s, alpha) for s in ss),
     ]
-    table: pd.DataFrame = pd.DataFrame(rows, columns=list(SENSITIVITY_COLUMNS))
-    return table
+    return pd.DataFrame(rows, columns=list(SENSITIVITY_COLUMNS))
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
@@ -272,7 +271,7 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     Columns: ``conclusion, parameter, at_paper_setting, holds_for, fails_for``
     (value lists as text, e.g. ``"5-19"``).
     """
-    out: pd.DataFrame = pd.DataFrame(
+    return pd.DataFrame(
         {
             "conclusion": conclusion,
             "parameter": group["parameter"].iloc[0],
@@ -284,7 +283,6 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
         }
         for conclusion, group in table.groupby("conclusion", sort=False)
     )
-    return out
 
 
 def _ranges(values: Iterable[float]) -> str:

@@ -120,8 +120,7 @@ def stats_table(
         )
         if int(n) >= 5
     ]
-    table: pd.DataFrame = pd.DataFrame(rows, columns=[*STATS_COLUMNS, "ci_low", "ci_high", "table"])
-    return table
+    return pd.DataFrame(rows, columns=[*STATS_COLUMNS, "ci_low", "ci_high", "table"])
 
 
 def _wilson_row(test: str, wi: WilsonInterval, what: str) -> dict[str, object]:

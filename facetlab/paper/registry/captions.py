@@ -118,8 +118,7 @@ def _fig2_replicated(x: ClaimInputs) -> pd.DataFrame:
     f = _fig2(x)
     if f.empty:
         raise DataError("Figure 2 has no cells")
-    out: pd.DataFrame = f[f["n"] > 1]
-    return out
+    return f[f["n"] > 1]
 
 
 def _fig2_n_evidence(x: ClaimInputs) -> dict[str, Value]:

@@ -82,8 +82,7 @@ def _short_id(instance_id: str) -> str:
 
 
 def _wrong(frame: pd.DataFrame) -> pd.DataFrame:
-    out: pd.DataFrame = frame[frame["wrong"].fillna(False).astype(bool)]
-    return out
+    return frame[frame["wrong"].fillna(False).astype(bool)]
 
 
 def _anchor_names(x: ClaimInputs) -> dict[str, str]:

@@ -28,8 +28,7 @@ def _off_sum(x: ClaimInputs) -> pd.DataFrame:
     weighted = frame[frame["probe"].isin(["P2", "P3", "C2"])]
     if weighted.empty:
         raise DataError("no usable weighted-rank replies")
-    out: pd.DataFrame = weighted[(weighted["weight_sum"].astype(float) - 100).abs().gt(1e-9)]
-    return out
+    return weighted[(weighted["weight_sum"].astype(float) - 100).abs().gt(1e-9)]
 
 
 def _off_sum_evidence(x: ClaimInputs) -> dict[str, Value]:

@@ -134,8 +134,7 @@ def _t2_cells_n5(x: ClaimInputs) -> pd.DataFrame:
     t = table2(x)
     if t.empty:
         raise DataError("Table 2 has no cells")
-    out: pd.DataFrame = t[t["n"] >= 5]
-    return out
+    return t[t["n"] >= 5]
 
 
 def _t2_wilson_evidence(x: ClaimInputs) -> dict[str, Value]:
