@@ -329,9 +329,14 @@ def validate(
         if model is not None:
             problems.extend(_with_file(item.file, key_issues(model)))
         if isinstance(model, Instance):
-            problems.extend(_with_file(item.file, instance_issues(model)))
-            problems.extend(_with_file(item.file, text_warnings(model)))
-            problems.extend(_with_file(item.file, _reversal_warnings(model, item.path)))
+            problems += _with_file(
+                item.file,
+                [
+                    *instance_issues(model),
+                    *text_warnings(model),
+                    *_reversal_warnings(model, item.path),
+                ],
+            )
             unsafe = check_safe_id(model.instance_id)
             if unsafe is not None:
                 problems.append(
@@ -351,8 +356,9 @@ def validate(
                 )
             base = _own_copy(copies, base_id, item.path) or known.get(base_id)
             if isinstance(model, PerturbationSet):
-                problems.extend(_with_file(item.file, perturbation_issues(model, base)))
-                problems.extend(_with_file(item.file, text_warnings(model)))
+                problems += _with_file(
+                    item.file, [*perturbation_issues(model, base), *text_warnings(model)]
+                )
             else:
                 problems.extend(_with_file(item.file, compliance_issues(model, base)))
 

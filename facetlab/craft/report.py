@@ -249,8 +249,7 @@ def to_console(report: Report) -> str:
     ]
     placebo_failed = sum(1 for x in report.failures if x.condition == "placebo")
     for finding in report.findings:
-        lines.append("")
-        lines.extend(_finding_lines(finding, placebo_failed))
+        lines += ["", *_finding_lines(finding, placebo_failed)]
     if not report.findings:
         lines += ["", "No testable evidence: the agent cited nothing that resolves in the input."]
     # The specification's layout above stays as it is; the qualified verdict follows it.
@@ -276,8 +275,10 @@ def to_console(report: Report) -> str:
     if report.failures:
         by_condition = Counter(failure.condition for failure in report.failures)
         counts = ", ".join(f"{k} {v}" for k, v in by_condition.items())
-        extras.append(f"failed samples: {len(report.failures)} ({counts})")
-        extras.append(f"  first failure: {report.failures[0].message}")
+        extras += [
+            f"failed samples: {len(report.failures)} ({counts})",
+            f"  first failure: {report.failures[0].message}",
+        ]
     if report.filtered:
         reasons = Counter(
             reason.split(": ", 1)[-1]

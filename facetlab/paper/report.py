@@ -479,8 +479,7 @@ def _evidence_lines(claims: Sequence[Mapping[str, str]]) -> list[str]:
         "",
     ]
     for row in shown:
-        lines.append(f'<a id="{_evidence_anchor(row.get("id", ""))}"></a>')
-        lines.append(_claim_line(row))
+        lines += [f'<a id="{_evidence_anchor(row.get("id", ""))}"></a>', _claim_line(row)]
     return lines
 
 

@@ -79,11 +79,11 @@ def build_prompt(
     if decisions:
         allowed = ", ".join(json.dumps(d) for d in decisions)
         parts.append(f"The decision must be exactly one of: {allowed}.")
-    parts.append(
+    parts += [
         'Input (JSON; refer to fields by dot-paths such as "a.b" or "items.0"):\n'
-        + json.dumps(input, indent=2, ensure_ascii=False, default=str)
-    )
-    parts.append(OUTPUT_CONTRACT)
+        + json.dumps(input, indent=2, ensure_ascii=False, default=str),
+        OUTPUT_CONTRACT,
+    ]
     return "\n\n".join(parts)
 
 
