@@ -156,16 +156,13 @@ def design_warnings(report: Report | PopulationReport) -> list[str]:
     if isinstance(report, PopulationReport):
         return list(report.warnings)
     need = discordant_needed(report.alpha / 2)
-    out = []
-    for f in report.findings:
-        q = f.qualified
-        if q is not None and q.pairs < need:
-            out.append(
-                f"{f.evidence.describe()}: only {q.pairs} distinct pair(s) in this input, "
-                f"'faithful' needs at least {need}; give the config 'inputs' (many inputs) "
-                "instead: re-asks (--samples) add no evidence"
-            )
-    return out
+    return [
+        f"{f.evidence.describe()}: only {f.qualified.pairs} distinct pair(s) in this input, "
+        f"'faithful' needs at least {need}; give the config 'inputs' (many inputs) "
+        "instead: re-asks (--samples) add no evidence"
+        for f in report.findings
+        if f.qualified is not None and f.qualified.pairs < need
+    ]
 
 
 def one_line(exc: BaseException) -> str:

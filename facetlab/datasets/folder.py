@@ -129,12 +129,12 @@ def sha256(path: Path) -> str:
 
 def _tree_files(root: Path) -> list[str]:
     """Every file under ``instances/`` and ``results/``, relative and in POSIX form."""
-    found: list[str] = []
-    for tree in _TREES:
-        for dirpath, _, names in os.walk(root / tree):
-            base = Path(dirpath).relative_to(root).as_posix()
-            found.extend(f"{base}/{name}" for name in names)
-    return sorted(found)
+    return sorted(
+        f"{Path(dirpath).relative_to(root).as_posix()}/{name}"
+        for tree in _TREES
+        for dirpath, _, names in os.walk(root / tree)
+        for name in names
+    )
 
 
 def partial_files(root: Path) -> tuple[str, ...]:

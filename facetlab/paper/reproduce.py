@@ -324,12 +324,12 @@ def compare_claims(
 
     before = {r.get("id", ""): key(r) for r in reference}
     after = {r.get("id", ""): key(r) for r in current}
-    changes = []
-    for claim_id in [*before, *(i for i in after if i not in before)]:
-        old, new = before.get(claim_id, ("", "")), after.get(claim_id, ("", ""))
-        if old != new:
-            changes.append(ClaimChange(claim_id, old, new))
-    return changes
+    absent = ("", "")
+    return [
+        ClaimChange(claim_id, before.get(claim_id, absent), after.get(claim_id, absent))
+        for claim_id in [*before, *(i for i in after if i not in before)]
+        if before.get(claim_id, absent) != after.get(claim_id, absent)
+    ]
 
 
 def committed_claims(root: Path) -> list[dict[str, str]]:

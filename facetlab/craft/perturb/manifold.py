@@ -53,13 +53,11 @@ class ManifoldScorer(Protocol):
 def changed_text_fields(original: AgentInput, perturbed: AgentInput) -> list[tuple[str, str, Any]]:
     """``(path, old, new)`` for every string leaf of ``original`` the perturbation changed."""
     new_leaves = dict(iter_leaves(perturbed))
-    out: list[tuple[str, str, Any]] = []
-    for path, old in iter_leaves(original):
-        if isinstance(old, str):
-            new = new_leaves.get(path)
-            if new != old:
-                out.append((path, old, new))
-    return out
+    return [
+        (path, old, new_leaves.get(path))
+        for path, old in iter_leaves(original)
+        if isinstance(old, str) and new_leaves.get(path) != old
+    ]
 
 
 _DOUBLE_PUNCT = re.compile(r"([,.;:!?])\s*\1|[,;:]\s*[.!?]|\s[,.;:!?]|\(\s*\)")

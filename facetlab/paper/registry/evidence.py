@@ -339,11 +339,11 @@ def _replicated_open(x: ClaimInputs) -> list[tuple[str, str, pd.DataFrame]]:
     """Open-weight P3 cells with at least two trials: (model, instance, trials in run order)."""
     frame = _probe(x, "P3")
     frame = frame[frame["weights_access"] == "open"]
-    out = []
-    for (model, inst), cell in frame.groupby(["canonical_model", "instance_id"], sort=True):
-        if len(cell) >= 2:
-            out.append((str(model), str(inst), cell.sort_values(["timestamp", "source_file"])))
-    return out
+    return [
+        (str(model), str(inst), cell.sort_values(["timestamp", "source_file"]))
+        for (model, inst), cell in frame.groupby(["canonical_model", "instance_id"], sort=True)
+        if len(cell) >= 2
+    ]
 
 
 def _distinct(cell: pd.DataFrame, column: str) -> int:
