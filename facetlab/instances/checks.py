@@ -106,6 +106,16 @@ def key_issues(document: BaseModel, pointer: str = "") -> list[Issue]:
     return issues
 
 
+_EXPECTED = {
+    "string_type": "a string",
+    **dict.fromkeys(("float_type", "float_parsing", "int_type", "int_parsing"), "a number"),
+    **dict.fromkeys(("bool_type", "bool_parsing"), "true or false"),
+    "list_type": "an array",
+    **dict.fromkeys(("model_type", "dict_type", "model_attributes_type"), "an object"),
+}
+"""What a pydantic error type expected, in JSON words."""
+
+
 def parse_issues(error: ValidationError, model: type[BaseModel]) -> list[Issue]:
     """Turn a pydantic ``ValidationError`` into :class:`Issue` lines that say what was expected."""
     issues = []
@@ -117,16 +127,8 @@ def parse_issues(error: ValidationError, model: type[BaseModel]) -> list[Issue]:
         if kind == "missing":
             what = _expected(model, loc)
             message = f"missing required field '{name}'" + (f" (expected {what})" if what else "")
-        elif kind == "string_type":
-            message = f"expected a string, got {json_type(value)}"
-        elif kind in ("float_type", "float_parsing", "int_type", "int_parsing"):
-            message = f"expected a number, got {json_type(value)}"
-        elif kind in ("bool_type", "bool_parsing"):
-            message = f"expected true or false, got {json_type(value)}"
-        elif kind == "list_type":
-            message = f"expected an array, got {json_type(value)}"
-        elif kind in ("model_type", "dict_type", "model_attributes_type"):
-            message = f"expected an object, got {json_type(value)}"
+        elif kind in _EXPECTED:
+            message = f"expected {_EXPECTED[kind]}, got {json_type(value)}"
         elif kind == "literal_error":
             message = f"{err['msg']}, got {value!r}"
         elif kind == "value_error":
