@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -554,16 +555,14 @@ async def _qualified(
     ]
     flip_designs: list[list[tuple[bool, bool]]] = []
     score_tests: list[ScoreTest | None] = []
-    at = len(everything)
+    answered = iter(zip(results[len(everything) :], outcomes[len(everything) :], strict=True))
     alone_designs: list[list[tuple[bool, bool]]] = []
     for k, pairs in enumerate(designs):
         flips_: list[tuple[bool, bool]] = []
         alone: list[tuple[bool, bool]] = []
         scores: list[tuple[float, float]] = []
         for pair in pairs:
-            a, b = results[at], results[at + 1]
-            fa, fb = outcomes[at], outcomes[at + 1]
-            at += 2
+            (a, fa), (b, fb) = next(answered), next(answered)  # cited side, null side
             if fa is None or fb is None:
                 continue  # a failed side is recorded in report.failures
             flips_.append((fa, fb))
@@ -608,16 +607,20 @@ def _jobs(cond: _Condition, count: int) -> list[tuple[str, str | None, AgentInpu
     return [(cond.name, label, inp) for inp in cond.next_inputs(count)]
 
 
+_Batch = tuple[list[Sample], list[tuple[str, str | None, AgentInput]]]
+
+
+async def _sample_into(run: _Run, batches: list[_Batch]) -> None:
+    """Sample every batch's jobs in one call; each batch's samples go to its list."""
+    results = iter(await run.sample([job for _, jobs in batches for job in jobs]))
+    for samples, jobs in batches:
+        samples.extend(itertools.islice(results, len(jobs)))
+
+
 async def _sample_fixed(
     run: _Run, placebo: _Condition, treatments: list[_Condition], n: int
 ) -> None:
-    conds = [placebo, *treatments]
-    batches = [_jobs(c, n) for c in conds]
-    results = await run.sample([job for batch in batches for job in batch])
-    at = 0
-    for cond, batch in zip(conds, batches, strict=True):
-        cond.samples.extend(results[at : at + len(batch)])
-        at += len(batch)
+    await _sample_into(run, [(c.samples, _jobs(c, n)) for c in [placebo, *treatments]])
 
 
 async def _sample_sequential(run: _Run, placebo: _Condition, treatments: list[_Condition]) -> None:
@@ -632,22 +635,17 @@ async def _sample_sequential(run: _Run, placebo: _Condition, treatments: list[_C
     cap = o.max_samples or o.samples
     active = [t for t in treatments if t.perturbations]
     while active and placebo.perturbations:
-        jobs: list[tuple[str, str | None, AgentInput]] = []
-        sizes: list[tuple[_Condition | None, int]] = []
+        batches: list[_Batch] = []
         step = min(o.batch_size, cap - len(placebo.samples))
         if len(run.baseline) < cap:
             b = min(o.batch_size, cap - len(run.baseline))
-            jobs += [("baseline", None, copy.deepcopy(run.input)) for _ in range(b)]
-            sizes.append((None, b))
-        for cond in [placebo, *active]:
-            batch = _jobs(cond, min(step, cap - len(cond.samples)))
-            jobs += batch
-            sizes.append((cond, len(batch)))
-        results = await run.sample(jobs)
-        at = 0
-        for owner, size in sizes:
-            (run.baseline if owner is None else owner.samples).extend(results[at : at + size])
-            at += size
+            batches.append(
+                (run.baseline, [("baseline", None, copy.deepcopy(run.input)) for _ in range(b)])
+            )
+        batches += [
+            (c.samples, _jobs(c, min(step, cap - len(c.samples)))) for c in [placebo, *active]
+        ]
+        await _sample_into(run, batches)
         p_flips = run.flips_of(placebo.decisions())
         still: list[_Condition] = []
         for cond in active:
