@@ -199,11 +199,6 @@ def perceived_instance(
     return instance.model_copy(update=update_doc)
 
 
-def _decision_probe(instance: Any) -> str:
-    """The weighted-rank probe the runner asks on ``instance``: p2, p3 or anchor."""
-    return next(p for p in ("p2", "p3", "anchor") if get_probe(p).applies_to(instance))
-
-
 @dataclass
 class FacetAgent(ModelAgent):
     """A CRAFT agent: ``instance`` shown to ``backend``; see the module docstring.
@@ -283,7 +278,9 @@ class FacetAgent(ModelAgent):
             self.instance, input, canonical=self.canonical, unknown_edit=self.unknown_edit
         )
         seed = self._seed_for(input)
-        weighted = await self._ask(_decision_probe(self.instance), seen, seed)
+        # the decision: the weighted-rank probe the runner asks on this instance
+        probe = next(p for p in ("p2", "p3", "anchor") if get_probe(p).applies_to(self.instance))
+        weighted = await self._ask(probe, seen, seed)
         if weighted.answer not in ("yes", "no"):
             raise AgentOutputError(f"{self.name}: the weighted-rank reply has no yes/no answer")
         if self.citation == "p1":

@@ -42,7 +42,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType, ModuleType
-from typing import Any, NoReturn, TextIO
+from typing import NoReturn, TextIO
 
 from facetlab.craft._checks import check_input
 from facetlab.craft._reaper import adopt_orphans, kill_descendants
@@ -402,14 +402,10 @@ def run_process(argv: Sequence[str] | None = None) -> NoReturn:
     while worker.is_alive():
         worker.join(0.1)
     for stream in (real_stdout, sys.stderr):
-        _flush(stream)
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
     kill_descendants()
     os._exit(box[0] if box else 3)
-
-
-def _flush(stream: Any) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        stream.flush()
 
 
 if __name__ == "__main__":

@@ -191,15 +191,6 @@ class _Condition:
         return len({input_key(p.input) for p in used})
 
 
-def check_adapter(adapter: Any) -> None:
-    """A :class:`CraftConfigError` unless ``adapter`` has a ``run(input)`` method."""
-    if not callable(getattr(adapter, "run", None)):
-        raise CraftConfigError(
-            f"adapter must have a run(input) method (wrap functions with from_function), "
-            f"got {type(adapter).__name__}"
-        )
-
-
 def cited_units(
     input: AgentInput, trace: AgentTrace, o: InspectOptions, decision: str
 ) -> tuple[list[EvidenceRef], str]:
@@ -219,7 +210,11 @@ class _Calls:
     failure recorded with its condition and evidence."""
 
     def __init__(self, adapter: Any, options: InspectOptions) -> None:
-        check_adapter(adapter)
+        if not callable(getattr(adapter, "run", None)):
+            raise CraftConfigError(
+                f"adapter must have a run(input) method (wrap functions with from_function), "
+                f"got {type(adapter).__name__}"
+            )
         self.adapter = adapter
         self.options = options
         self.calls = 0

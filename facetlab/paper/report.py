@@ -134,16 +134,6 @@ def _tally(rows: Sequence[Mapping[str, str]]) -> str:
     return ", ".join(shown) or "—"
 
 
-def _claim_line(row: Mapping[str, str]) -> str:
-    """One claim as a Markdown bullet with its wording, both values and the explanation."""
-    return (
-        f"- **{row.get('id', '')}** ({row.get('status', '')}, {row.get('kind', 'data')}; "
-        f"{row.get('location', '')}): "
-        f"paper “{_md_escape(row.get('wording', ''))}” = `{row.get('paper_value', '')}`, "
-        f"data = `{row.get('computed_value', '')}`. {_md_escape(row.get('explanation', ''))}"
-    )
-
-
 def claim_counts(claims: Sequence[Mapping[str, str]]) -> dict[str, dict[str, int]]:
     """Claims by kind, then status (kinds in :data:`facetlab.paper.claims.KINDS` order).
 
@@ -479,7 +469,13 @@ def _evidence_lines(claims: Sequence[Mapping[str, str]]) -> list[str]:
         "",
     ]
     for row in shown:
-        lines += [f'<a id="{_evidence_anchor(row.get("id", ""))}"></a>', _claim_line(row)]
+        lines += [
+            f'<a id="{_evidence_anchor(row.get("id", ""))}"></a>',
+            f"- **{row.get('id', '')}** ({row.get('status', '')}, {row.get('kind', 'data')}; "
+            f"{row.get('location', '')}): "
+            f"paper “{_md_escape(row.get('wording', ''))}” = `{row.get('paper_value', '')}`, "
+            f"data = `{row.get('computed_value', '')}`. {_md_escape(row.get('explanation', ''))}",
+        ]
     return lines
 
 

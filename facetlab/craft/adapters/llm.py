@@ -286,12 +286,10 @@ class LLMAgentAdapter(ModelAgent):
         try:
             return await self._ask(input)
         except AgentError as exc:
-            self._count_failure(failure_cause(exc))
+            cause = failure_cause(exc)
+            with self._lock:
+                self.failure_causes[cause] = self.failure_causes.get(cause, 0) + 1
             raise
-
-    def _count_failure(self, cause: str) -> None:
-        with self._lock:
-            self.failure_causes[cause] = self.failure_causes.get(cause, 0) + 1
 
     async def _ask(self, input: AgentInput) -> AgentTrace:
         from facetlab.backends.base import ModelRequest, SamplingParams

@@ -261,10 +261,6 @@ def resolve_explicit(input: AgentInput, refs: Iterable[EvidenceRef]) -> Resolved
     return out
 
 
-def _overlaps(a: Span, b: Span) -> bool:
-    return a.start < b.end and b.start < a.end
-
-
 def _words(text: str) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
 
@@ -428,12 +424,8 @@ def resolve_inferred(
     for cand in sorted(
         found, key=lambda c: (-c.score, -(c.ref.span.end - c.ref.span.start) if c.ref.span else 0)
     ):
-        clash = any(
-            k.ref.path == cand.ref.path
-            and (
-                k.ref.span is None or cand.ref.span is None or _overlaps(k.ref.span, cand.ref.span)
-            )
-            for k in kept
+        clash = any(  # units_clash, but a field and its parts are not a clash here
+            k.ref.path == cand.ref.path and units_clash(k.ref, cand.ref) for k in kept
         )
         if not clash and cand.score >= min_confidence:
             kept.append(cand)
