@@ -368,31 +368,31 @@ def read_weighted_file(
     # A run with no reply and no weights is a failed call, not a model answer.
     failed = empty and not stored
 
-    row = _blank_row()
-    row.update(
-        source="c2" if c2 else "weighted",
-        source_file=source_file,
-        probe=probe,
-        instance_id=instance_id,
-        raw_instance_id=raw_id,
-        base_instance_id=base_id,
-        variant=variant,
-        case=info.case if info else None,
-        factor_of_interest=foi,
-        n_factors=n_factors,
-        parse_status=status,
-        parse_problems=tuple(problems),
-        failed=failed,
-        timestamp=_stamp(data.get("timestamp"), path),
-        cost_usd=_number(data, "cost_usd", where),
-        elapsed_sec=_number(data, "elapsed_sec", where),
-        backend=data.get("backend") if isinstance(data.get("backend"), str) else None,
-        prompt=data.get("prompt") if isinstance(data.get("prompt"), str) else None,
-        raw_response=raw,
-    )
-    row.update(weight_cols)
-    row.update(truth_columns(answer, info.ground_truth if info else None))
-    row.update(_model_columns(model_id, source_file))
+    row: Row = {
+        **_blank_row(),
+        "source": "c2" if c2 else "weighted",
+        "source_file": source_file,
+        "probe": probe,
+        "instance_id": instance_id,
+        "raw_instance_id": raw_id,
+        "base_instance_id": base_id,
+        "variant": variant,
+        "case": info.case if info else None,
+        "factor_of_interest": foi,
+        "n_factors": n_factors,
+        "parse_status": status,
+        "parse_problems": tuple(problems),
+        "failed": failed,
+        "timestamp": _stamp(data.get("timestamp"), path),
+        "cost_usd": _number(data, "cost_usd", where),
+        "elapsed_sec": _number(data, "elapsed_sec", where),
+        "backend": data.get("backend") if isinstance(data.get("backend"), str) else None,
+        "prompt": data.get("prompt") if isinstance(data.get("prompt"), str) else None,
+        "raw_response": raw,
+        **weight_cols,
+        **truth_columns(answer, info.ground_truth if info else None),
+        **_model_columns(model_id, source_file),
+    }
     if failed and row["excluded_reason"] is None:
         row["excluded_reason"] = "failed run: empty response and no weights"
     return [row]
@@ -440,10 +440,8 @@ def read_pilot_file(
         return _optional(cond, key, str, cwhere, "a string") or ""
 
     def new_row(**values: Any) -> Row:
-        row = _blank_row()
-        row.update(common)
-        row.update(values)
-        return row
+        # A condition without any reply is a failed call, kept and flagged.
+        return {**_blank_row(), **common, **values, "failed": values["parse_status"] == "empty"}
 
     for name, cond in conditions.items():
         cwhere = f"{where}/conditions/{name}"
@@ -532,9 +530,6 @@ def read_pilot_file(
                     **truth_columns(answer, truth),
                 )
             )
-    for row in rows:
-        # A condition without any reply is a failed call, kept and flagged.
-        row["failed"] = row["parse_status"] == "empty"
     return rows
 
 
