@@ -278,13 +278,14 @@ def format_rates(rows: Sequence[VerdictRates], column: str = "faithful") -> str:
     methods = list(dict.fromkeys(r.method for r in rows))
     keys = list(dict.fromkeys((r.n, r.treatment_rate, r.placebo_rate) for r in rows))
     head = f"{'N':>4} {'treat':>6} {'placebo':>7} " + " ".join(f"{m:>11}" for m in methods)
-    lines = [head]
-    for n, t, p in keys:
-        cells = []
-        for m in methods:
-            row = next(
-                r for r in rows if (r.n, r.treatment_rate, r.placebo_rate, r.method) == (n, t, p, m)
-            )
-            cells.append(f"{getattr(row, column):>11.3f}")
-        lines.append(f"{n:>4} {t:>6.2f} {p:>7.2f} " + " ".join(cells))
-    return "\n".join(lines)
+    first: dict[tuple[int, float, float, str], VerdictRates] = {}  # first row of each
+    for r in rows:
+        first.setdefault((r.n, r.treatment_rate, r.placebo_rate, r.method), r)
+    return "\n".join(
+        [head]
+        + [
+            f"{n:>4} {t:>6.2f} {p:>7.2f} "
+            + " ".join(f"{getattr(first[(n, t, p, m)], column):>11.3f}" for m in methods)
+            for n, t, p in keys
+        ]
+    )
