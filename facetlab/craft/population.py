@@ -506,14 +506,13 @@ async def ainspect_many(
         raise AgentError(
             f"all {len(base)} baseline calls over {len(items)} inputs failed; first error: {first}"
         )
-    jobs: list[tuple[str, str | None, AgentInput]] = []
-    for p in plans:
-        if "inputs" in p:
-            t_in, p_in, r_in = p["inputs"]
-            where = f"inputs[{p['index']}]"
-            jobs += [("treatment", where, t_in), ("placebo", where, p_in)]
-            if r_in is not None:
-                jobs.append(("rest", where, r_in))
+    jobs: list[tuple[str, str | None, AgentInput]] = [
+        (condition, f"inputs[{p['index']}]", perturbed)
+        for p in plans
+        if "inputs" in p
+        for condition, perturbed in zip(("treatment", "placebo", "rest"), p["inputs"], strict=True)
+        if perturbed is not None  # no "rest" input when every unit is cited
+    ]
     answers = iter(await run.sample(jobs))
     outcomes: list[InputOutcome] = []
     for p in plans:
