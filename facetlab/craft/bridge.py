@@ -91,13 +91,11 @@ def instance_input(instance: Any) -> AgentInput:
     >>> sorted(instance_input(inst))                  # doctest: +SKIP
     ['F1', 'F2', 'F3', 'background', 'question']
     """
-    out: AgentInput = {
+    return {
         BACKGROUND: str(instance.case_background),
         QUESTION: str(instance.question),
+        **{label: str(f.text) for label, f in zip(instance.labels, instance.factors, strict=True)},
     }
-    for label, factor in zip(instance.labels, instance.factors, strict=True):
-        out[label] = str(factor.text)
-    return out
 
 
 def factor_ref(input: AgentInput, label: str) -> EvidenceRef:
