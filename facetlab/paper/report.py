@@ -282,7 +282,7 @@ def _findings_lines(
     ``findings`` are the rows of the run's ``findings.csv`` (titles and summaries filled in
     from the data by the audit); ``None`` when the audit wrote none.
     """
-    from facetlab.paper.findings import FINDINGS, SEVERITY_TEXT
+    from facetlab.paper.findings import SEVERITY_TEXT, unassigned
 
     by_id = {r.get("id", ""): r for r in claims}
     lines = [
@@ -297,13 +297,12 @@ def _findings_lines(
         if claims:
             lines.append("_`findings.csv` is missing: the claims audit did not write it._")
         return lines
-    shown = 0
-    grouped: set[str] = set()
-    for finding in findings:
-        ids = finding.get("claims", "").split()
-        grouped.update(ids)
-        rows = [by_id[c] for c in ids if c in by_id]
-        shown += 1
+    grouped = {c for finding in findings for c in finding.get("claims", "").split()}
+    mismatched_ids = (r.get("id", "") for r in claims if r.get("status") in ("MISMATCH", "ERROR"))
+    loose = [c for c in unassigned(mismatched_ids) if c not in grouped]
+    texts = {str(k): v for k, v in SEVERITY_TEXT.items()}
+    for shown, finding in enumerate(findings, 1):
+        rows = [by_id[c] for c in finding.get("claims", "").split() if c in by_id]
         parts = ", ".join(
             f"[`{r['id']}`](#{_evidence_anchor(r['id'])}) paper {r.get('paper_value', '')} / "
             f"data {r.get('computed_value', '') or '—'} ({r.get('status', '')}"
@@ -311,26 +310,19 @@ def _findings_lines(
             + ")"
             for r in rows
         )
-        texts = {str(k): v for k, v in SEVERITY_TEXT.items()}
         severity = texts.get(finding.get("severity", ""), "severity not assessed")
         lines.append(
             f"{shown}. **{_md_escape(finding.get('title', ''))}** — *{severity}*. "
             f"{_md_escape(finding.get('summary', ''))} Claims: {parts}."
         )
-    grouped |= {c for f in FINDINGS for c in f.claims}
-    loose = [
-        r.get("id", "")
-        for r in claims
-        if r.get("status") in ("MISMATCH", "ERROR") and r.get("id", "") not in grouped
-    ]
-    for claim_id in loose:
-        shown += 1
+    for shown, claim_id in enumerate(loose, len(findings) + 1):
         row = by_id[claim_id]
         lines.append(
             f"{shown}. **Ungrouped: `{claim_id}`** — *severity not assessed*. "
             f"paper {row.get('paper_value', '')} / data {row.get('computed_value', '')} "
             f"([evidence](#{_evidence_anchor(claim_id)}))."
         )
+    shown = len(findings) + len(loose)
     if not shown:
         lines.append("None: every derivable claim matches the data.")
     mismatched = sum(1 for r in claims if r.get("kind") == "data" and r.get("status") == "MISMATCH")
@@ -454,11 +446,11 @@ def copy_reference_figures(
 
 
 def _evidence_lines(claims: Sequence[Mapping[str, str]]) -> list[str]:
-    from facetlab.paper.findings import FINDINGS
+    from facetlab.paper.findings import unassigned
 
-    grouped = {c for f in FINDINGS for c in f.claims}
     lines = ["## Evidence", ""]
-    shown = [r for r in claims if r.get("status") != "PASS" or r.get("id") in grouped]
+    # every claim that is not PASS, and every claim a finding names
+    shown = [r for r in claims if r.get("status") != "PASS" or not unassigned([r.get("id", "")])]
     if not claims:
         return [*lines, "_No claims audit available._"]
     if not shown:
