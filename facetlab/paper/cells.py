@@ -455,19 +455,17 @@ def outcome_correctness(trials: pd.DataFrame) -> pd.DataFrame:
     """
     frame = paper_trials(trials)
     frame = frame[frame["ground_truth"].notna()]
-    rows: list[dict[str, object]] = []
-    for probe, group in frame.groupby("probe", sort=True):
-        if group["answer"].isna().all():
-            continue  # P1 asks for a factor label; its outcome is the C0 row of the same file
-        flags = _wrong_flags(group["wrong"])
-        rows.append(
-            {
-                "probe": probe,
-                "n": len(flags),
-                "wrong": sum(1 for f in flags if f is True),
-                "unparsed": sum(1 for f in flags if f is None),
-            }
-        )
+    rows = [
+        {
+            "probe": probe,
+            "n": len(group),
+            "wrong": sum(1 for f in _wrong_flags(group["wrong"]) if f is True),
+            "unparsed": sum(1 for f in _wrong_flags(group["wrong"]) if f is None),
+        }
+        for probe, group in frame.groupby("probe", sort=True)
+        # P1 asks for a factor label; its outcome is the C0 row of the same file
+        if not group["answer"].isna().all()
+    ]
     if not rows:
         raise DataError(
             f"no outcome to count among {len(frame)} paper trials with a ground truth: "
