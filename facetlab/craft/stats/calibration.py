@@ -19,6 +19,7 @@ flips in sorted order, which has the same distribution as any other order.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -115,11 +116,8 @@ def simulate_verdicts(
     """``reps`` simulated runs of adaptive sampling (cap ``n``); the fixed-N tests are
     enumerated exactly by :func:`exact_verdict_rates`."""
     rng = random.Random(f"{seed}:sequential:{treatment_rate}:{placebo_rate}:{baseline_rate}:{n}")
-    counts = {"faithful": 0, "theater": 0, "inconclusive": 0}
-    used = 0
-    low_p = 0
-    for _ in range(reps):
-        verdict, samples, p_value = _sequential_verdict(
+    runs = [  # (verdict, samples used, p-value) of each simulated run
+        _sequential_verdict(
             rng,
             treatment_rate,
             placebo_rate,
@@ -130,9 +128,9 @@ def simulate_verdicts(
             iterations,
             bootstrap_seed,
         )
-        counts[verdict] += 1
-        used += samples
-        low_p += p_value < alpha
+        for _ in range(reps)
+    ]
+    counts = Counter(verdict for verdict, _, _ in runs)
     return VerdictRates(
         method="sequential",
         n=n,
@@ -143,8 +141,8 @@ def simulate_verdicts(
         faithful=counts["faithful"] / reps,
         theater=counts["theater"] / reps,
         inconclusive=counts["inconclusive"] / reps,
-        mean_samples=used / reps,
-        p_below_alpha=low_p / reps,
+        mean_samples=sum(samples for _, samples, _ in runs) / reps,
+        p_below_alpha=sum(p_value < alpha for *_, p_value in runs) / reps,
     )
 
 
