@@ -334,9 +334,9 @@ async def ainspect(
     run = _Run(adapter, input, options)
     first = options.batch_size if options.sequential else options.samples
     jobs: list[tuple[str, str | None, AgentInput]] = [
-        ("baseline", None, copy.deepcopy(input)) for _ in range(first)
+        *(("baseline", None, copy.deepcopy(input)) for _ in range(first)),
+        ("cited", None, copy.deepcopy(input)),
     ]
-    jobs.append(("cited", None, copy.deepcopy(input)))
     results = await run.sample(jobs)
     run.baseline = results[:-1]
     baseline_decision = run.baseline_decision()
@@ -513,21 +513,18 @@ async def _qualified(
         o.categories,
     )
     jobs: list[tuple[str, str | None, AgentInput]] = [("all-units", None, x) for x in everything]
-    for c, pairs in zip(units_of, designs, strict=True):
-        label = " + ".join(u.describe() for u in c)
-        for pair in pairs:
-            jobs += [
-                ("contextual", label, pair.cited_input),
-                ("contextual", label, pair.null_input),
-            ]
+    jobs += [  # each pair's cited side, then its null side
+        ("contextual", " + ".join(u.describe() for u in c), side)
+        for c, pairs in zip(units_of, designs, strict=True)
+        for pair in pairs
+        for side in (pair.cited_input, pair.null_input)
+    ]
     results = await run.sample(jobs)
     decision = run.baseline_decision()
-    equals = o.decision_equals
-
-    def flipped(sample: Sample) -> bool | None:
-        return None if sample.trace is None else not equals(decision, sample.trace.decision)
-
-    outcomes = [flipped(r) for r in results]
+    outcomes = [  # flipped, or None for a failed call
+        None if r.trace is None else not o.decision_equals(decision, r.trace.decision)
+        for r in results
+    ]
     seen = [x for x in outcomes if x is not None]
     failed = [r.error for r in results if r.trace is None]
     base = run.flips_of([s.trace.decision for s in run.baseline if s.trace is not None])
