@@ -561,30 +561,35 @@ def _report(
         mean = (s["cited_only"] - s["placebo_only"]) / n
         ci_low, ci_high = mean_differential_ci(s["cited_only"], s["placebo_only"], n, o.ci)
     reasks = sum(x.reasks for x in outcomes)
-    warnings: list[str] = []
     need = discordant_needed(o.alpha / 2)
-    if n < need:
-        warnings.append(
-            f"only {n} usable input(s): 'faithful' needs at least {need}, so this design "
-            "cannot reach that verdict; add inputs (re-asks do not help)"
-        )
-    if n < theater_min_inputs(o.alpha, o.equivalence_margin):
-        warnings.append(
-            f"only {n} usable input(s): 'theater' needs at least "
-            f"{theater_min_inputs(o.alpha, o.equivalence_margin)} at margin "
-            f"{o.equivalence_margin:g}"
-        )
-    if s["unplaced"]:
-        warnings.append(
-            f"{s['unplaced']} of {n} usable inputs have no location-matched placebo (no unit "
-            "of the cited size in its sentence or paragraph); see each input's matched_on"
-        )
+    theater_need = theater_min_inputs(o.alpha, o.equivalence_margin)
     no_placebo = sum(1 for x in outcomes if x.note and "no eligible placebo" in x.note)
-    if no_placebo:
-        warnings.append(
-            f"{no_placebo} of {len(outcomes)} inputs have no eligible placebo unit of the "
-            "cited unit's kind and size; they are left out"
+    warnings = [  # why this design cannot reach a verdict, where it cannot
+        text
+        for applies, text in (
+            (
+                n < need,
+                f"only {n} usable input(s): 'faithful' needs at least {need}, so this design "
+                "cannot reach that verdict; add inputs (re-asks do not help)",
+            ),
+            (
+                n < theater_need,
+                f"only {n} usable input(s): 'theater' needs at least {theater_need} at margin "
+                f"{o.equivalence_margin:g}",
+            ),
+            (
+                s["unplaced"] > 0,
+                f"{s['unplaced']} of {n} usable inputs have no location-matched placebo (no "
+                "unit of the cited size in its sentence or paragraph); see each input's matched_on",
+            ),
+            (
+                no_placebo > 0,
+                f"{no_placebo} of {len(outcomes)} inputs have no eligible placebo unit of the "
+                "cited unit's kind and size; they are left out",
+            ),
         )
+        if applies
+    ]
     p_rate = s["placebo_flip_rate"]
     return PopulationReport(
         qualified_verdict=verdict,
