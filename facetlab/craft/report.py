@@ -207,12 +207,11 @@ def _finding_lines(f: EvidenceFinding, placebo_failed: int) -> list[str]:
         f"{_rate(f.placebo_flip_rate, f.placebo_samples, placebo_failed)}",
     ]
     d = f.differential
-    if d is None:
-        lines.append("    differential n/a")
-    else:
-        lines.append(
-            f"    differential {d.mean_diff:.2f} [{d.ci_low:.2f}, {d.ci_high:.2f}] p={d.p_value:.3f}"
-        )
+    lines.append(
+        "    differential n/a"
+        if d is None
+        else f"    differential {d.mean_diff:.2f} [{d.ci_low:.2f}, {d.ci_high:.2f}] p={d.p_value:.3f}"
+    )
     if f.failed_samples or f.filtered_perturbations:
         lines.append(
             f"    {f.failed_samples} failed sample(s), "

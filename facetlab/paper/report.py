@@ -409,9 +409,12 @@ def _figure_lines(
     ]
     differences = INTENTIONAL_DIFFERENCES.get(art.figure, ())
     if differences:
-        lines += ["Intentional differences from the published figure:", ""]
-        lines += [f"- {d}" for d in differences]
-        lines.append("")
+        lines += [
+            "Intentional differences from the published figure:",
+            "",
+            *(f"- {d}" for d in differences),
+            "",
+        ]
     return lines
 
 
@@ -566,8 +569,11 @@ def write_report(
         for stem in art.tables:
             lines += _table_lines(stem, tables, root)
         if mine:
-            lines += [f"The paper's values for this item ({_tally(mine)}):", ""]
-            lines += _claims_table(mine)
+            lines += [
+                f"The paper's values for this item ({_tally(mine)}):",
+                "",
+                *_claims_table(mine),
+            ]
 
     if rest:
         lines += [
