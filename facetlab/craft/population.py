@@ -116,16 +116,14 @@ def load_inputs(path: str | Path) -> list[AgentInput]:
                 raise CraftConfigError(f"{source}:{number}: not a JSON object: {exc}") from None
     else:
         raise CraftConfigError(f"{source}: inputs path not found (a .jsonl file or a folder)")
-    out: list[AgentInput] = []
     for where, value in items:
         if not isinstance(value, dict):
             raise CraftConfigError(
                 f"{where}: each input must be a JSON object, got {type(value).__name__}"
             )
-        out.append(value)
-    if not out:
+    if not items:
         raise CraftConfigError(f"{source}: no inputs found")
-    return out
+    return [value for _, value in items]
 
 
 def as_inputs(inputs: object) -> list[AgentInput]:
