@@ -160,15 +160,7 @@ def plan_layout(
     if defaults.keys() - PAPER_SETTINGS.keys():  # the notebooks' own parameters are known
         check_parameters(params, defaults, "the paper notebooks")  # a misspelt -p never runs
     tag = run_tag(changed_settings(params, defaults))
-    if out is not None:
-        base: Path | None = out.resolve()
-    elif check:
-        base = root / "_build" / "check" / (tag or "paper")
-    elif tag is not None:
-        base = build_dir(root, tag)
-    else:
-        base = None
-    if base is None:
+    if out is None and not check and tag is None:
         layout = Layout(
             notebooks=root / "_build" / "notebooks",
             figures=root / "figures",
@@ -179,6 +171,12 @@ def plan_layout(
             committed=True,
         )
     else:
+        if out is not None:
+            base = out.resolve()
+        elif check:
+            base = root / "_build" / "check" / (tag or "paper")
+        else:
+            base = build_dir(root, tag)
         layout = Layout(
             notebooks=base / "notebooks",
             figures=base / "figures",
