@@ -329,9 +329,14 @@ def validate(
         if model is not None:
             problems.extend(_with_file(item.file, key_issues(model)))
         if isinstance(model, Instance):
-            problems.extend(_with_file(item.file, instance_issues(model)))
-            problems.extend(_with_file(item.file, text_warnings(model)))
-            problems.extend(_with_file(item.file, _reversal_warnings(model, item.path)))
+            problems += _with_file(
+                item.file,
+                [
+                    *instance_issues(model),
+                    *text_warnings(model),
+                    *_reversal_warnings(model, item.path),
+                ],
+            )
             unsafe = check_safe_id(model.instance_id)
             if unsafe is not None:
                 problems.append(
@@ -351,8 +356,9 @@ def validate(
                 )
             base = _own_copy(copies, base_id, item.path) or known.get(base_id)
             if isinstance(model, PerturbationSet):
-                problems.extend(_with_file(item.file, perturbation_issues(model, base)))
-                problems.extend(_with_file(item.file, text_warnings(model)))
+                problems += _with_file(
+                    item.file, [*perturbation_issues(model, base), *text_warnings(model)]
+                )
             else:
                 problems.extend(_with_file(item.file, compliance_issues(model, base)))
 
@@ -470,13 +476,16 @@ def _key_cell_warnings(parsed: Sequence[_Parsed], searched: Sequence[Path]) -> l
         variants = any(i.is_counterfactual or i.is_adversarial for i in instances)
         if not variants and folder not in psets:
             continue  # base instances only: not (yet) a domain for the probes
-        missing: list[str] = []
-        if not any(i.is_counterfactual and i.neutralized_label for i in instances):
-            missing.append("no counterfactual (the P1/P2 cells of wadd+canonical and cue)")
-        if not any(i.is_adversarial for i in instances):
-            missing.append("no adversarial rewrite (the P3 cell of cue)")
-        if folder not in psets:
-            missing.append("no C2 perturbation file (the C2 cell of lex+theater)")
+        lacks = {
+            "no counterfactual (the P1/P2 cells of wadd+canonical and cue)": not any(
+                i.is_counterfactual and i.neutralized_label for i in instances
+            ),
+            "no adversarial rewrite (the P3 cell of cue)": not any(
+                i.is_adversarial for i in instances
+            ),
+            "no C2 perturbation file (the C2 cell of lex+theater)": folder not in psets,
+        }
+        missing = [what for what, lacking in lacks.items() if lacking]
         if missing:
             problems.append(
                 Problem(

@@ -181,8 +181,10 @@ def test_table2_cells_via_recipes(trials: pd.DataFrame, facet_data: Path) -> Non
     gpt_cabral = reg.p3_cell(x, "GPT", reg.CABRAL_ADV)
     assert len(gpt_cabral) == 16
     assert round(sum(gpt_cabral["foi_weight"]) / 16, 1) == 18.1
-    assert reg._t2_value(x, "Qwen", "CF-Biakanja", "mean_weight") == pytest.approx(13.0)
-    assert reg._t2_value(x, "GPT", "CF-Cabral", "wrong") == 3
+    assert reg._cell(
+        reg.table2(x), "Table 2", "Qwen", "case", "CF-Biakanja", "mean_weight"
+    ) == pytest.approx(13.0)
+    assert reg._cell(reg.table2(x), "Table 2", "GPT", "case", "CF-Cabral", "wrong") == 3
 
 
 def test_bimodality_recipe(trials: pd.DataFrame, facet_data: Path) -> None:

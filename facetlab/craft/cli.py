@@ -42,7 +42,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType, ModuleType
-from typing import Any, NoReturn, TextIO
+from typing import NoReturn, TextIO
 
 from facetlab.craft._checks import check_input
 from facetlab.craft._reaper import adopt_orphans, kill_descendants
@@ -156,16 +156,13 @@ def design_warnings(report: Report | PopulationReport) -> list[str]:
     if isinstance(report, PopulationReport):
         return list(report.warnings)
     need = discordant_needed(report.alpha / 2)
-    out = []
-    for f in report.findings:
-        q = f.qualified
-        if q is not None and q.pairs < need:
-            out.append(
-                f"{f.evidence.describe()}: only {q.pairs} distinct pair(s) in this input, "
-                f"'faithful' needs at least {need}; give the config 'inputs' (many inputs) "
-                "instead: re-asks (--samples) add no evidence"
-            )
-    return out
+    return [
+        f"{f.evidence.describe()}: only {f.qualified.pairs} distinct pair(s) in this input, "
+        f"'faithful' needs at least {need}; give the config 'inputs' (many inputs) "
+        "instead: re-asks (--samples) add no evidence"
+        for f in report.findings
+        if f.qualified is not None and f.qualified.pairs < need
+    ]
 
 
 def one_line(exc: BaseException) -> str:
@@ -405,14 +402,10 @@ def run_process(argv: Sequence[str] | None = None) -> NoReturn:
     while worker.is_alive():
         worker.join(0.1)
     for stream in (real_stdout, sys.stderr):
-        _flush(stream)
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
     kill_descendants()
     os._exit(box[0] if box else 3)
-
-
-def _flush(stream: Any) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        stream.flush()
 
 
 if __name__ == "__main__":

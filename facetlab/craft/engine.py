@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -190,15 +191,6 @@ class _Condition:
         return len({input_key(p.input) for p in used})
 
 
-def check_adapter(adapter: Any) -> None:
-    """A :class:`CraftConfigError` unless ``adapter`` has a ``run(input)`` method."""
-    if not callable(getattr(adapter, "run", None)):
-        raise CraftConfigError(
-            f"adapter must have a run(input) method (wrap functions with from_function), "
-            f"got {type(adapter).__name__}"
-        )
-
-
 def cited_units(
     input: AgentInput, trace: AgentTrace, o: InspectOptions, decision: str
 ) -> tuple[list[EvidenceRef], str]:
@@ -213,24 +205,21 @@ def cited_units(
     return cited, "inferred" if cited else "none"
 
 
-class _Run:
-    """State of one inspection (kept in one place so fixed and adaptive modes share it)."""
+class _Calls:
+    """The agent calls of one run (an inspection, or a population's): counted, and each
+    failure recorded with its condition and evidence."""
 
-    def __init__(self, adapter: Any, input: AgentInput, options: InspectOptions) -> None:
-        check_input(input)
-        check_adapter(adapter)
+    def __init__(self, adapter: Any, options: InspectOptions) -> None:
+        if not callable(getattr(adapter, "run", None)):
+            raise CraftConfigError(
+                f"adapter must have a run(input) method (wrap functions with from_function), "
+                f"got {type(adapter).__name__}"
+            )
         self.adapter = adapter
-        self.input = input
         self.options = options
-        self.scorer: ManifoldScorer = (
-            ConstantScorer() if options.manifold_scorer is None else options.manifold_scorer
-        )
         self.calls = 0
         self.failures: list[SampleFailure] = []
-        self.filtered: list[FilteredPerturbation] = []
-        self.baseline: list[Sample] = []
 
-    # -- sampling -------------------------------------------------------------------------
     async def sample(self, jobs: list[tuple[str, str | None, AgentInput]]) -> list[Sample]:
         results = await asample_inputs(
             self.adapter,
@@ -243,6 +232,20 @@ class _Run:
             if sample.error is not None:
                 self.failures.append(SampleFailure(condition, evidence, sample.error))
         return results
+
+
+class _Run(_Calls):
+    """State of one inspection (kept in one place so fixed and adaptive modes share it)."""
+
+    def __init__(self, adapter: Any, input: AgentInput, options: InspectOptions) -> None:
+        check_input(input)
+        super().__init__(adapter, options)
+        self.input = input
+        self.scorer: ManifoldScorer = (
+            ConstantScorer() if options.manifold_scorer is None else options.manifold_scorer
+        )
+        self.filtered: list[FilteredPerturbation] = []
+        self.baseline: list[Sample] = []
 
     def baseline_decision(self) -> str:
         decisions = [s.trace.decision for s in self.baseline if s.trace is not None]
@@ -331,9 +334,9 @@ async def ainspect(
     run = _Run(adapter, input, options)
     first = options.batch_size if options.sequential else options.samples
     jobs: list[tuple[str, str | None, AgentInput]] = [
-        ("baseline", None, copy.deepcopy(input)) for _ in range(first)
+        *(("baseline", None, copy.deepcopy(input)) for _ in range(first)),
+        ("cited", None, copy.deepcopy(input)),
     ]
-    jobs.append(("cited", None, copy.deepcopy(input)))
     results = await run.sample(jobs)
     run.baseline = results[:-1]
     baseline_decision = run.baseline_decision()
@@ -510,21 +513,18 @@ async def _qualified(
         o.categories,
     )
     jobs: list[tuple[str, str | None, AgentInput]] = [("all-units", None, x) for x in everything]
-    for c, pairs in zip(units_of, designs, strict=True):
-        label = " + ".join(u.describe() for u in c)
-        for pair in pairs:
-            jobs += [
-                ("contextual", label, pair.cited_input),
-                ("contextual", label, pair.null_input),
-            ]
+    jobs += [  # each pair's cited side, then its null side
+        ("contextual", " + ".join(u.describe() for u in c), side)
+        for c, pairs in zip(units_of, designs, strict=True)
+        for pair in pairs
+        for side in (pair.cited_input, pair.null_input)
+    ]
     results = await run.sample(jobs)
     decision = run.baseline_decision()
-    equals = o.decision_equals
-
-    def flipped(sample: Sample) -> bool | None:
-        return None if sample.trace is None else not equals(decision, sample.trace.decision)
-
-    outcomes = [flipped(r) for r in results]
+    outcomes = [  # flipped, or None for a failed call
+        None if r.trace is None else not o.decision_equals(decision, r.trace.decision)
+        for r in results
+    ]
     seen = [x for x in outcomes if x is not None]
     failed = [r.error for r in results if r.trace is None]
     base = run.flips_of([s.trace.decision for s in run.baseline if s.trace is not None])
@@ -547,16 +547,14 @@ async def _qualified(
     ]
     flip_designs: list[list[tuple[bool, bool]]] = []
     score_tests: list[ScoreTest | None] = []
-    at = len(everything)
+    answered = iter(zip(results[len(everything) :], outcomes[len(everything) :], strict=True))
     alone_designs: list[list[tuple[bool, bool]]] = []
     for k, pairs in enumerate(designs):
         flips_: list[tuple[bool, bool]] = []
         alone: list[tuple[bool, bool]] = []
         scores: list[tuple[float, float]] = []
         for pair in pairs:
-            a, b = results[at], results[at + 1]
-            fa, fb = outcomes[at], outcomes[at + 1]
-            at += 2
+            (a, fa), (b, fb) = next(answered), next(answered)  # cited side, null side
             if fa is None or fb is None:
                 continue  # a failed side is recorded in report.failures
             flips_.append((fa, fb))
@@ -601,16 +599,20 @@ def _jobs(cond: _Condition, count: int) -> list[tuple[str, str | None, AgentInpu
     return [(cond.name, label, inp) for inp in cond.next_inputs(count)]
 
 
+_Batch = tuple[list[Sample], list[tuple[str, str | None, AgentInput]]]
+
+
+async def _sample_into(run: _Run, batches: list[_Batch]) -> None:
+    """Sample every batch's jobs in one call; each batch's samples go to its list."""
+    results = iter(await run.sample([job for _, jobs in batches for job in jobs]))
+    for samples, jobs in batches:
+        samples.extend(itertools.islice(results, len(jobs)))
+
+
 async def _sample_fixed(
     run: _Run, placebo: _Condition, treatments: list[_Condition], n: int
 ) -> None:
-    conds = [placebo, *treatments]
-    batches = [_jobs(c, n) for c in conds]
-    results = await run.sample([job for batch in batches for job in batch])
-    at = 0
-    for cond, batch in zip(conds, batches, strict=True):
-        cond.samples.extend(results[at : at + len(batch)])
-        at += len(batch)
+    await _sample_into(run, [(c.samples, _jobs(c, n)) for c in [placebo, *treatments]])
 
 
 async def _sample_sequential(run: _Run, placebo: _Condition, treatments: list[_Condition]) -> None:
@@ -625,22 +627,17 @@ async def _sample_sequential(run: _Run, placebo: _Condition, treatments: list[_C
     cap = o.max_samples or o.samples
     active = [t for t in treatments if t.perturbations]
     while active and placebo.perturbations:
-        jobs: list[tuple[str, str | None, AgentInput]] = []
-        sizes: list[tuple[_Condition | None, int]] = []
+        batches: list[_Batch] = []
         step = min(o.batch_size, cap - len(placebo.samples))
         if len(run.baseline) < cap:
             b = min(o.batch_size, cap - len(run.baseline))
-            jobs += [("baseline", None, copy.deepcopy(run.input)) for _ in range(b)]
-            sizes.append((None, b))
-        for cond in [placebo, *active]:
-            batch = _jobs(cond, min(step, cap - len(cond.samples)))
-            jobs += batch
-            sizes.append((cond, len(batch)))
-        results = await run.sample(jobs)
-        at = 0
-        for owner, size in sizes:
-            (run.baseline if owner is None else owner.samples).extend(results[at : at + size])
-            at += size
+            batches.append(
+                (run.baseline, [("baseline", None, copy.deepcopy(run.input)) for _ in range(b)])
+            )
+        batches += [
+            (c.samples, _jobs(c, min(step, cap - len(c.samples)))) for c in [placebo, *active]
+        ]
+        await _sample_into(run, batches)
         p_flips = run.flips_of(placebo.decisions())
         still: list[_Condition] = []
         for cond in active:

@@ -24,6 +24,7 @@ True
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -81,25 +82,20 @@ def null_agent_rates(
     input: AgentInput | None = None,
 ) -> NullRates:
     """Inspect ``make_agent(salt)`` once per salt; the share of each verdict."""
-    spec: dict[str, int] = {"faithful": 0, "theater": 0, "inconclusive": 0}
-    qualified: dict[str, int] = {"faithful": 0, "theater": 0, "inconclusive": 0, "untestable": 0}
-    runs = pairs = calls = 0
     options = InspectOptions(samples=samples, method=method, sequential=sequential)
-    for salt in salts:
-        report = inspect(make_agent(salt), dict(input or TICKET), options)
-        spec[report.overall_verdict] += 1
-        qualified[report.qualified_verdict] += 1
-        pairs += sum(f.qualified.pairs for f in report.findings if f.qualified is not None)
-        calls += report.agent_calls
-        runs += 1
-    if runs == 0:
+    reports = [inspect(make_agent(salt), dict(input or TICKET), options) for salt in salts]
+    if not reports:
         raise ValueError("null_agent_rates needs at least one salt")
+    runs = len(reports)
+    spec = Counter(r.overall_verdict for r in reports)
+    qualified = Counter(r.qualified_verdict for r in reports)
     return NullRates(
         runs,
-        {k: v / runs for k, v in spec.items()},
-        {k: v / runs for k, v in qualified.items()},
-        pairs / runs,
-        calls / runs,
+        {k: spec[k] / runs for k in ("faithful", "theater", "inconclusive")},
+        {k: qualified[k] / runs for k in ("faithful", "theater", "inconclusive", "untestable")},
+        sum(f.qualified.pairs for r in reports for f in r.findings if f.qualified is not None)
+        / runs,
+        sum(r.agent_calls for r in reports) / runs,
     )
 
 

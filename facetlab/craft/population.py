@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from facetlab.craft._checks import check_input
-from facetlab.craft.engine import InspectOptions, _perturbers, check_adapter, cited_units
+from facetlab.craft.engine import InspectOptions, _Calls, _perturbers, cited_units
 from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
 from facetlab.craft.evidence.matching import (
     location_matched,
@@ -71,7 +71,6 @@ from facetlab.craft.power import (
 )
 from facetlab.craft.qualified import negate_only_note
 from facetlab.craft.report import LABELS, SampleFailure, pct
-from facetlab.craft.stats._sampler import Sample, asample_inputs
 from facetlab.craft.stats.binomial import (
     clopper_pearson_upper,
     discordant_needed,
@@ -117,16 +116,14 @@ def load_inputs(path: str | Path) -> list[AgentInput]:
                 raise CraftConfigError(f"{source}:{number}: not a JSON object: {exc}") from None
     else:
         raise CraftConfigError(f"{source}: inputs path not found (a .jsonl file or a folder)")
-    out: list[AgentInput] = []
     for where, value in items:
         if not isinstance(value, dict):
             raise CraftConfigError(
                 f"{where}: each input must be a JSON object, got {type(value).__name__}"
             )
-        out.append(value)
-    if not out:
+    if not items:
         raise CraftConfigError(f"{source}: no inputs found")
-    return out
+    return [value for _, value in items]
 
 
 def as_inputs(inputs: object) -> list[AgentInput]:
@@ -230,7 +227,7 @@ class PopulationReport:
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k not in ("outcomes", "failures")}
-        out = {
+        return {
             "qualified_verdict": self.qualified_verdict,
             "unit_of_inference": "input",
             **out,
@@ -238,7 +235,6 @@ class PopulationReport:
             "failures": [asdict(f) for f in self.failures],
             "outcomes": [o.to_dict() for o in self.outcomes],
         }
-        return out
 
 
 def population_to_json(report: PopulationReport, indent: int | None = 2) -> str:
@@ -431,10 +427,9 @@ async def ainspect_many(
     ``contextual_pairs`` belong to the one-input tests and are not used;
     ``placebo_evidence``, ``context_evidence`` and ``sequential`` are refused.
     """
-    options = options or InspectOptions()
+    o = options or InspectOptions()
     items = as_inputs(inputs)
-    check_adapter(adapter)
-    o = options
+    run = _Calls(adapter, o)
     if o.placebo_evidence is not None or o.context_evidence is not None:
         raise CraftConfigError(
             "InspectOptions.placebo_evidence and context_evidence name units of one input; "
@@ -446,21 +441,7 @@ async def ainspect_many(
             "InspectOptions.sequential (adaptive sampling) applies to one input; across "
             "inputs each perturbed input is asked once (leave sequential=False)"
         )
-    failures: list[SampleFailure] = []
-    calls = 0
-
-    async def ask(jobs: list[tuple[str, str | None, AgentInput]]) -> list[Sample]:
-        nonlocal calls
-        out = await asample_inputs(
-            adapter, [j[2] for j in jobs], concurrency=o.concurrency, timeout=o.timeout
-        )
-        calls += len(jobs)
-        for (cond, where, _), s in zip(jobs, out, strict=True):
-            if s.error is not None:
-                failures.append(SampleFailure(cond, where, s.error))
-        return out
-
-    base = await ask(
+    base = await run.sample(
         [("baseline", f"inputs[{i}]", x) for i, x in enumerate(items) for _ in range(o.samples)]
     )
     perturbers = _perturbers(o.strategies)
@@ -519,19 +500,18 @@ async def ainspect_many(
         else:
             plan["note"] = f"no strategy could perturb both {plan['cited']} and its placebo"
     if all("decision" not in p for p in plans):
-        first = failures[0].message if failures else "no answer"
+        first = run.failures[0].message if run.failures else "no answer"
         raise AgentError(
             f"all {len(base)} baseline calls over {len(items)} inputs failed; first error: {first}"
         )
-    jobs: list[tuple[str, str | None, AgentInput]] = []
-    for p in plans:
-        if "inputs" in p:
-            t_in, p_in, r_in = p["inputs"]
-            where = f"inputs[{p['index']}]"
-            jobs += [("treatment", where, t_in), ("placebo", where, p_in)]
-            if r_in is not None:
-                jobs.append(("rest", where, r_in))
-    answers = iter(await ask(jobs))
+    jobs: list[tuple[str, str | None, AgentInput]] = [
+        (condition, f"inputs[{p['index']}]", perturbed)
+        for p in plans
+        if "inputs" in p
+        for condition, perturbed in zip(("treatment", "placebo", "rest"), p["inputs"], strict=True)
+        if perturbed is not None  # no "rest" input when every unit is cited
+    ]
+    answers = iter(await run.sample(jobs))
     outcomes: list[InputOutcome] = []
     for p in plans:
         flips: list[bool | None] = [None, None, None]
@@ -560,7 +540,7 @@ async def ainspect_many(
                 note=note,
             )
         )
-    return _report(outcomes, o, calls, failures)
+    return _report(outcomes, o, run.calls, run.failures)
 
 
 def _report(
@@ -579,30 +559,35 @@ def _report(
         mean = (s["cited_only"] - s["placebo_only"]) / n
         ci_low, ci_high = mean_differential_ci(s["cited_only"], s["placebo_only"], n, o.ci)
     reasks = sum(x.reasks for x in outcomes)
-    warnings: list[str] = []
     need = discordant_needed(o.alpha / 2)
-    if n < need:
-        warnings.append(
-            f"only {n} usable input(s): 'faithful' needs at least {need}, so this design "
-            "cannot reach that verdict; add inputs (re-asks do not help)"
-        )
-    if n < theater_min_inputs(o.alpha, o.equivalence_margin):
-        warnings.append(
-            f"only {n} usable input(s): 'theater' needs at least "
-            f"{theater_min_inputs(o.alpha, o.equivalence_margin)} at margin "
-            f"{o.equivalence_margin:g}"
-        )
-    if s["unplaced"]:
-        warnings.append(
-            f"{s['unplaced']} of {n} usable inputs have no location-matched placebo (no unit "
-            "of the cited size in its sentence or paragraph); see each input's matched_on"
-        )
+    theater_need = theater_min_inputs(o.alpha, o.equivalence_margin)
     no_placebo = sum(1 for x in outcomes if x.note and "no eligible placebo" in x.note)
-    if no_placebo:
-        warnings.append(
-            f"{no_placebo} of {len(outcomes)} inputs have no eligible placebo unit of the "
-            "cited unit's kind and size; they are left out"
+    warnings = [  # why this design cannot reach a verdict, where it cannot
+        text
+        for applies, text in (
+            (
+                n < need,
+                f"only {n} usable input(s): 'faithful' needs at least {need}, so this design "
+                "cannot reach that verdict; add inputs (re-asks do not help)",
+            ),
+            (
+                n < theater_need,
+                f"only {n} usable input(s): 'theater' needs at least {theater_need} at margin "
+                f"{o.equivalence_margin:g}",
+            ),
+            (
+                s["unplaced"] > 0,
+                f"{s['unplaced']} of {n} usable inputs have no location-matched placebo (no "
+                "unit of the cited size in its sentence or paragraph); see each input's matched_on",
+            ),
+            (
+                no_placebo > 0,
+                f"{no_placebo} of {len(outcomes)} inputs have no eligible placebo unit of the "
+                "cited unit's kind and size; they are left out",
+            ),
         )
+        if applies
+    ]
     p_rate = s["placebo_flip_rate"]
     return PopulationReport(
         qualified_verdict=verdict,

@@ -375,12 +375,12 @@ def _finding(
         why = [f"{counts}, sign test p={p:.3f}"]
         if not sensitivity.sensitive:
             why.append(f"sensitivity not shown (p={sensitivity.p_value:.3f})")
-        why.append(f"cited-only flip rate could be up to {upper:.2f} (margin {margin:g})")
-        why.append(
+        why += [
+            f"cited-only flip rate could be up to {upper:.2f} (margin {margin:g})",
             f"detectable cited-only rate >= {detectable:.2f}"
             if detectable is not None
-            else f"faithful needs >= {needed} pairs, only {n} distinct"
-        )
+            else f"faithful needs >= {needed} pairs, only {n} distinct",
+        ]
         reason = "; ".join(why)
     return QualifiedFinding(
         verdict,

@@ -16,6 +16,7 @@ carries weight by itself.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -206,12 +207,11 @@ def _finding_lines(f: EvidenceFinding, placebo_failed: int) -> list[str]:
         f"{_rate(f.placebo_flip_rate, f.placebo_samples, placebo_failed)}",
     ]
     d = f.differential
-    if d is None:
-        lines.append("    differential n/a")
-    else:
-        lines.append(
-            f"    differential {d.mean_diff:.2f} [{d.ci_low:.2f}, {d.ci_high:.2f}] p={d.p_value:.3f}"
-        )
+    lines.append(
+        "    differential n/a"
+        if d is None
+        else f"    differential {d.mean_diff:.2f} [{d.ci_low:.2f}, {d.ci_high:.2f}] p={d.p_value:.3f}"
+    )
     if f.failed_samples or f.filtered_perturbations:
         lines.append(
             f"    {f.failed_samples} failed sample(s), "
@@ -248,8 +248,7 @@ def to_console(report: Report) -> str:
     ]
     placebo_failed = sum(1 for x in report.failures if x.condition == "placebo")
     for finding in report.findings:
-        lines.append("")
-        lines.extend(_finding_lines(finding, placebo_failed))
+        lines += ["", *_finding_lines(finding, placebo_failed)]
     if not report.findings:
         lines += ["", "No testable evidence: the agent cited nothing that resolves in the input."]
     # The specification's layout above stays as it is; the qualified verdict follows it.
@@ -273,18 +272,18 @@ def to_console(report: Report) -> str:
     if report.method != "bootstrap":
         extras.append(f"method: {report.method}; agent calls: {report.agent_calls}")
     if report.failures:
-        by_condition: dict[str, int] = {}
-        for failure in report.failures:
-            by_condition[failure.condition] = by_condition.get(failure.condition, 0) + 1
+        by_condition = Counter(failure.condition for failure in report.failures)
         counts = ", ".join(f"{k} {v}" for k, v in by_condition.items())
-        extras.append(f"failed samples: {len(report.failures)} ({counts})")
-        extras.append(f"  first failure: {report.failures[0].message}")
+        extras += [
+            f"failed samples: {len(report.failures)} ({counts})",
+            f"  first failure: {report.failures[0].message}",
+        ]
     if report.filtered:
-        reasons: dict[str, int] = {}
-        for item in report.filtered:
-            for reason in item.reasons or ("low score",):
-                key = reason.split(": ", 1)[-1]
-                reasons[key] = reasons.get(key, 0) + 1
+        reasons = Counter(
+            reason.split(": ", 1)[-1]
+            for item in report.filtered
+            for reason in item.reasons or ("low score",)
+        )
         why = ", ".join(f"{k} x{v}" for k, v in reasons.items())
         extras.append(f"filtered perturbations: {len(report.filtered)} ({why})")
     extras += [f"unresolved evidence: {u}" for u in report.unresolved_evidence]

@@ -129,12 +129,12 @@ def sha256(path: Path) -> str:
 
 def _tree_files(root: Path) -> list[str]:
     """Every file under ``instances/`` and ``results/``, relative and in POSIX form."""
-    found: list[str] = []
-    for tree in _TREES:
-        for dirpath, _, names in os.walk(root / tree):
-            base = Path(dirpath).relative_to(root).as_posix()
-            found.extend(f"{base}/{name}" for name in names)
-    return sorted(found)
+    return sorted(
+        f"{Path(dirpath).relative_to(root).as_posix()}/{name}"
+        for tree in _TREES
+        for dirpath, _, names in os.walk(root / tree)
+        for name in names
+    )
 
 
 def partial_files(root: Path) -> tuple[str, ...]:
@@ -251,7 +251,7 @@ def verify(root: DataSource | Path | None = None) -> VerifyReport:
     extra = unregistered(root)
     by_hash = {sha: name for name, sha in registry().items()}
     copies = {name: by_hash[h] for name in extra if (h := sha256(root / name)) in by_hash}
-    report = VerifyReport(
+    return VerifyReport(
         root=root,
         checked=len(registry()),
         missing=missing,
@@ -262,4 +262,3 @@ def verify(root: DataSource | Path | None = None) -> VerifyReport:
         source=source,
         copies=copies,
     )
-    return report

@@ -9,6 +9,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -141,17 +142,19 @@ def fetch(
     _mkdir(root)
     cleaned = folder.clean_partial(root)
 
-    done = 0
+    done = itertools.count(1)
 
     def tick(name: str) -> None:
-        nonlocal done
-        done += 1
         if progress is not None:
-            progress(done, len(entries), name)
+            progress(next(done), len(entries), name)
 
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
         # Keep what is already verified; hashing is cheap (about 7 MB in all).
-        present = list(pool.map(lambda e: _matches(root / e[0], e[1]), entries))
+        present = list(
+            pool.map(
+                lambda e: (root / e[0]).is_file() and folder.sha256(root / e[0]) == e[1], entries
+            )
+        )
     needed = [name for (name, _), ok in zip(entries, present, strict=True) if not ok]
     for (name, _), ok in zip(entries, present, strict=True):
         if ok:
@@ -219,10 +222,6 @@ def _obtain(
                 tick(name)
 
 
-def _matches(path: Path, expected: str) -> bool:
-    return path.is_file() and folder.sha256(path) == expected
-
-
 _VERIFIED: set[Path] = set()
 """Data roots verified in this process; later calls of data_dir() return at once."""
 
@@ -261,16 +260,12 @@ def data_dir() -> Path:
             "every file"
         )
     if extra := folder.unregistered(root):
-        raise DataError(_unregistered_message(root, extra))
+        shown = ", ".join(extra[:10]) + (f" and {len(extra) - 10} more" if len(extra) > 10 else "")
+        raise DataError(
+            f"{root}: {len(extra)} file(s) not in the FACET v3 registry: {shown}. facetlab never "
+            "reads unregistered files from its data folder; move them out (keep your own instances "
+            "in a folder of their own and pass it with --instances), then retry. "
+            "`facetlab data verify` lists them."
+        )
     _VERIFIED.add(key)
     return root
-
-
-def _unregistered_message(root: Path, extra: tuple[str, ...]) -> str:
-    shown = ", ".join(extra[:10]) + (f" and {len(extra) - 10} more" if len(extra) > 10 else "")
-    return (
-        f"{root}: {len(extra)} file(s) not in the FACET v3 registry: {shown}. facetlab never "
-        "reads unregistered files from its data folder; move them out (keep your own instances "
-        "in a folder of their own and pass it with --instances), then retry. "
-        "`facetlab data verify` lists them."
-    )

@@ -106,6 +106,16 @@ def key_issues(document: BaseModel, pointer: str = "") -> list[Issue]:
     return issues
 
 
+_EXPECTED = {
+    "string_type": "a string",
+    **dict.fromkeys(("float_type", "float_parsing", "int_type", "int_parsing"), "a number"),
+    **dict.fromkeys(("bool_type", "bool_parsing"), "true or false"),
+    "list_type": "an array",
+    **dict.fromkeys(("model_type", "dict_type", "model_attributes_type"), "an object"),
+}
+"""What a pydantic error type expected, in JSON words."""
+
+
 def parse_issues(error: ValidationError, model: type[BaseModel]) -> list[Issue]:
     """Turn a pydantic ``ValidationError`` into :class:`Issue` lines that say what was expected."""
     issues = []
@@ -117,16 +127,8 @@ def parse_issues(error: ValidationError, model: type[BaseModel]) -> list[Issue]:
         if kind == "missing":
             what = _expected(model, loc)
             message = f"missing required field '{name}'" + (f" (expected {what})" if what else "")
-        elif kind == "string_type":
-            message = f"expected a string, got {json_type(value)}"
-        elif kind in ("float_type", "float_parsing", "int_type", "int_parsing"):
-            message = f"expected a number, got {json_type(value)}"
-        elif kind in ("bool_type", "bool_parsing"):
-            message = f"expected true or false, got {json_type(value)}"
-        elif kind == "list_type":
-            message = f"expected an array, got {json_type(value)}"
-        elif kind in ("model_type", "dict_type", "model_attributes_type"):
-            message = f"expected an object, got {json_type(value)}"
+        elif kind in _EXPECTED:
+            message = f"expected {_EXPECTED[kind]}, got {json_type(value)}"
         elif kind == "literal_error":
             message = f"{err['msg']}, got {value!r}"
         elif kind == "value_error":
@@ -135,6 +137,16 @@ def parse_issues(error: ValidationError, model: type[BaseModel]) -> list[Issue]:
             message = str(err["msg"])
         issues.append(Issue(_pointer(loc), "error", message))
     return issues
+
+
+def _repeats(values: Sequence[str]) -> list[tuple[int, int]]:
+    """``(position, position of its first occurrence)`` of every value seen before.
+
+    >>> _repeats(["f1", "f2", "f1"])
+    [(2, 0)]
+    """
+    first: dict[str, int] = {}
+    return [(i, first[v]) for i, v in enumerate(values) if first.setdefault(v, i) != i]
 
 
 def instance_issues(instance: Instance) -> list[Issue]:
@@ -160,18 +172,14 @@ def instance_issues(instance: Instance) -> list[Issue]:
                 f"expected at least 5 factors for a multi-factor probe, found {n}",
             )
         )
-    seen: dict[str, int] = {}
-    for i, factor in enumerate(instance.factors):
-        if factor.factor_id in seen:
-            issues.append(
-                Issue(
-                    f"/factors/{i}/factor_id",
-                    "error",
-                    f"duplicate factor_id {factor.factor_id!r} (also at /factors/{seen[factor.factor_id]}); expected unique ids",
-                )
-            )
-        else:
-            seen[factor.factor_id] = i
+    issues += [
+        Issue(
+            f"/factors/{i}/factor_id",
+            "error",
+            f"duplicate factor_id {instance.factors[i].factor_id!r} (also at /factors/{first}); expected unique ids",
+        )
+        for i, first in _repeats([f.factor_id for f in instance.factors])
+    ]
     issues.extend(_direction_issues(instance))
     neutralized = instance.neutralized_labels
     if instance.is_counterfactual and len(neutralized) != 1:
@@ -295,18 +303,15 @@ def _direction_issues(instance: Instance) -> list[Issue]:
 
 def perturbation_issues(pset: PerturbationSet, base: Instance | None) -> list[Issue]:
     """Checks of a C2 set against its base instance (None: base unknown, only self-checks)."""
-    issues: list[Issue] = []
-    seen: dict[str, int] = {}
-    for i, p in enumerate(pset.perturbations):
-        if p.perturbed_factor_id in seen:
-            issues.append(
-                Issue(
-                    f"/perturbations/{i}/perturbed_factor_id",
-                    "error",
-                    f"second rewrite of factor {p.perturbed_factor_id!r} (first at /perturbations/{seen[p.perturbed_factor_id]}); expected one per factor",
-                )
-            )
-        seen.setdefault(p.perturbed_factor_id, i)
+    rewritten = [p.perturbed_factor_id for p in pset.perturbations]
+    issues = [
+        Issue(
+            f"/perturbations/{i}/perturbed_factor_id",
+            "error",
+            f"second rewrite of factor {rewritten[i]!r} (first at /perturbations/{first}); expected one per factor",
+        )
+        for i, first in _repeats(rewritten)
+    ]
     if base is None:
         return issues
     ids = [f.factor_id for f in base.factors]
@@ -319,7 +324,7 @@ def perturbation_issues(pset: PerturbationSet, base: Instance | None) -> list[Is
                     f"unknown factor {p.perturbed_factor_id!r}; expected a factor_id of {base.instance_id} ({', '.join(ids)})",
                 )
             )
-    missing = [fid for fid in ids if fid not in seen]
+    missing = [fid for fid in ids if fid not in rewritten]
     if missing:
         issues.append(
             Issue(

@@ -100,10 +100,9 @@ def domain_settings(folder: Path | str, *, lenient: bool = False) -> DomainSetti
         return read_domain_file(path)
     data, _ = read_json_file(path, expect=dict)
     words = data.get("directionality_vocabulary") if isinstance(data, dict) else None
-    answers = ("yes", "no", "neither")
     return DomainSettings(
         directionality_vocabulary={
-            str(w): v if v in answers else "neither" for w, v in words.items()
+            str(w): v if v in ("yes", "no", "neither") else "neither" for w, v in words.items()
         }
         if isinstance(words, dict)
         else None

@@ -56,8 +56,7 @@ def detect_kind(path: Path, data: object) -> FileKind:
 def _raise(path: Path, issues: Iterable[Issue]) -> None:
     errors = [i for i in issues if i.severity == "error"]
     if errors:
-        lines = [f"{path}:{i.pointer}: {i.message}" for i in errors]
-        raise InstanceError("\n".join(lines))
+        raise InstanceError("\n".join(f"{path}:{i.pointer}: {i.message}" for i in errors))
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -198,14 +197,9 @@ def find_perturbation_set(
     """
     folder = (Path(instances_dir) if instances_dir else _facet_instances_dir()) / "perturbations"
     direct = folder / f"{instance_id}-c2.json"
-    if direct.is_file():
-        pset = load_perturbation_set(direct)
-        if pset.base_instance_id == instance_id:
-            return pset
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        if path == direct:
-            continue
-        pset = load_perturbation_set(path)
-        if pset.base_instance_id == instance_id:
-            return pset
+    for path in dict.fromkeys([direct, *sorted(folder.glob("*.json"))]):  # direct first, once
+        if path.is_file():
+            pset = load_perturbation_set(path)
+            if pset.base_instance_id == instance_id:
+                return pset
     return None

@@ -64,8 +64,7 @@ def facet_task(
     """The Inspect task of one FACET probe (``p1``, ``p2``, ``p3`` or ``c2``)."""
     from facetlab.datasets import data_dir
 
-    given = instances_arg(instances)
-    source = given if given else str(data_dir() / "instances")
+    source = instances_arg(instances) or str(data_dir() / "instances")
     variants = probe_variants(probe, source, template)
     samples = [
         Sample(

@@ -139,15 +139,14 @@ _OPEN_FIRST = (
 def _style(**extra: object) -> Any:
     """rcParams shared by every figure while it is built, plus ``extra`` (dots written
     as ``__``); the ones read when saving are set by :func:`save_figure`."""
-    params: dict[str, object] = {
+    return {
         "font.family": "sans-serif",  # one family for every figure
         "font.sans-serif": ["DejaVu Sans"],
         "font.size": 10,
         "axes.spines.top": False,
         "axes.spines.right": False,
+        **{key.replace("__", "."): value for key, value in extra.items()},
     }
-    params.update({key.replace("__", "."): value for key, value in extra.items()})
-    return params
 
 
 def _grouped_models(frame: pd.DataFrame) -> tuple[list[str], int]:

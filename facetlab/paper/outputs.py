@@ -50,12 +50,11 @@ def variant_tag(settings: Mapping[str, Any]) -> str | None:
     ``_build/variants/<tag>/`` unless the caller names the folders.
     """
     merged = {**PAPER_SETTINGS, **{k: v for k, v in settings.items() if k in PAPER_SETTINGS}}
-    same = (
+    if (
         float(merged["threshold"]) == float(PAPER_SETTINGS["threshold"])
         and float(merged["split_point"]) == float(PAPER_SETTINGS["split_point"])
         and merged["representative"] == PAPER_SETTINGS["representative"]
-    )
-    if same:
+    ):
         return None
     return f"t{float(merged['threshold']):g}-s{float(merged['split_point']):g}-{merged['representative']}"
 

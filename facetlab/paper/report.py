@@ -134,16 +134,6 @@ def _tally(rows: Sequence[Mapping[str, str]]) -> str:
     return ", ".join(shown) or "—"
 
 
-def _claim_line(row: Mapping[str, str]) -> str:
-    """One claim as a Markdown bullet with its wording, both values and the explanation."""
-    return (
-        f"- **{row.get('id', '')}** ({row.get('status', '')}, {row.get('kind', 'data')}; "
-        f"{row.get('location', '')}): "
-        f"paper “{_md_escape(row.get('wording', ''))}” = `{row.get('paper_value', '')}`, "
-        f"data = `{row.get('computed_value', '')}`. {_md_escape(row.get('explanation', ''))}"
-    )
-
-
 def claim_counts(claims: Sequence[Mapping[str, str]]) -> dict[str, dict[str, int]]:
     """Claims by kind, then status (kinds in :data:`facetlab.paper.claims.KINDS` order).
 
@@ -292,7 +282,7 @@ def _findings_lines(
     ``findings`` are the rows of the run's ``findings.csv`` (titles and summaries filled in
     from the data by the audit); ``None`` when the audit wrote none.
     """
-    from facetlab.paper.findings import FINDINGS, SEVERITY_TEXT
+    from facetlab.paper.findings import SEVERITY_TEXT, unassigned
 
     by_id = {r.get("id", ""): r for r in claims}
     lines = [
@@ -307,13 +297,12 @@ def _findings_lines(
         if claims:
             lines.append("_`findings.csv` is missing: the claims audit did not write it._")
         return lines
-    shown = 0
-    grouped: set[str] = set()
-    for finding in findings:
-        ids = finding.get("claims", "").split()
-        grouped.update(ids)
-        rows = [by_id[c] for c in ids if c in by_id]
-        shown += 1
+    grouped = {c for finding in findings for c in finding.get("claims", "").split()}
+    mismatched_ids = (r.get("id", "") for r in claims if r.get("status") in ("MISMATCH", "ERROR"))
+    loose = [c for c in unassigned(mismatched_ids) if c not in grouped]
+    texts = {str(k): v for k, v in SEVERITY_TEXT.items()}
+    for shown, finding in enumerate(findings, 1):
+        rows = [by_id[c] for c in finding.get("claims", "").split() if c in by_id]
         parts = ", ".join(
             f"[`{r['id']}`](#{_evidence_anchor(r['id'])}) paper {r.get('paper_value', '')} / "
             f"data {r.get('computed_value', '') or '—'} ({r.get('status', '')}"
@@ -321,26 +310,19 @@ def _findings_lines(
             + ")"
             for r in rows
         )
-        texts = {str(k): v for k, v in SEVERITY_TEXT.items()}
         severity = texts.get(finding.get("severity", ""), "severity not assessed")
         lines.append(
             f"{shown}. **{_md_escape(finding.get('title', ''))}** — *{severity}*. "
             f"{_md_escape(finding.get('summary', ''))} Claims: {parts}."
         )
-    grouped |= {c for f in FINDINGS for c in f.claims}
-    loose = [
-        r.get("id", "")
-        for r in claims
-        if r.get("status") in ("MISMATCH", "ERROR") and r.get("id", "") not in grouped
-    ]
-    for claim_id in loose:
-        shown += 1
+    for shown, claim_id in enumerate(loose, len(findings) + 1):
         row = by_id[claim_id]
         lines.append(
             f"{shown}. **Ungrouped: `{claim_id}`** — *severity not assessed*. "
             f"paper {row.get('paper_value', '')} / data {row.get('computed_value', '')} "
             f"([evidence](#{_evidence_anchor(claim_id)}))."
         )
+    shown = len(findings) + len(loose)
     if not shown:
         lines.append("None: every derivable claim matches the data.")
     mismatched = sum(1 for r in claims if r.get("kind") == "data" and r.get("status") == "MISMATCH")
@@ -427,9 +409,12 @@ def _figure_lines(
     ]
     differences = INTENTIONAL_DIFFERENCES.get(art.figure, ())
     if differences:
-        lines += ["Intentional differences from the published figure:", ""]
-        lines += [f"- {d}" for d in differences]
-        lines.append("")
+        lines += [
+            "Intentional differences from the published figure:",
+            "",
+            *(f"- {d}" for d in differences),
+            "",
+        ]
     return lines
 
 
@@ -464,11 +449,11 @@ def copy_reference_figures(
 
 
 def _evidence_lines(claims: Sequence[Mapping[str, str]]) -> list[str]:
-    from facetlab.paper.findings import FINDINGS
+    from facetlab.paper.findings import unassigned
 
-    grouped = {c for f in FINDINGS for c in f.claims}
     lines = ["## Evidence", ""]
-    shown = [r for r in claims if r.get("status") != "PASS" or r.get("id") in grouped]
+    # every claim that is not PASS, and every claim a finding names
+    shown = [r for r in claims if r.get("status") != "PASS" or not unassigned([r.get("id", "")])]
     if not claims:
         return [*lines, "_No claims audit available._"]
     if not shown:
@@ -479,8 +464,13 @@ def _evidence_lines(claims: Sequence[Mapping[str, str]]) -> list[str]:
         "",
     ]
     for row in shown:
-        lines.append(f'<a id="{_evidence_anchor(row.get("id", ""))}"></a>')
-        lines.append(_claim_line(row))
+        lines += [
+            f'<a id="{_evidence_anchor(row.get("id", ""))}"></a>',
+            f"- **{row.get('id', '')}** ({row.get('status', '')}, {row.get('kind', 'data')}; "
+            f"{row.get('location', '')}): "
+            f"paper “{_md_escape(row.get('wording', ''))}” = `{row.get('paper_value', '')}`, "
+            f"data = `{row.get('computed_value', '')}`. {_md_escape(row.get('explanation', ''))}",
+        ]
     return lines
 
 
@@ -579,8 +569,11 @@ def write_report(
         for stem in art.tables:
             lines += _table_lines(stem, tables, root)
         if mine:
-            lines += [f"The paper's values for this item ({_tally(mine)}):", ""]
-            lines += _claims_table(mine)
+            lines += [
+                f"The paper's values for this item ({_tally(mine)}):",
+                "",
+                *_claims_table(mine),
+            ]
 
     if rest:
         lines += [

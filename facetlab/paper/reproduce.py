@@ -160,15 +160,7 @@ def plan_layout(
     if defaults.keys() - PAPER_SETTINGS.keys():  # the notebooks' own parameters are known
         check_parameters(params, defaults, "the paper notebooks")  # a misspelt -p never runs
     tag = run_tag(changed_settings(params, defaults))
-    if out is not None:
-        base: Path | None = out.resolve()
-    elif check:
-        base = root / "_build" / "check" / (tag or "paper")
-    elif tag is not None:
-        base = build_dir(root, tag)
-    else:
-        base = None
-    if base is None:
+    if out is None and not check and tag is None:
         layout = Layout(
             notebooks=root / "_build" / "notebooks",
             figures=root / "figures",
@@ -179,6 +171,12 @@ def plan_layout(
             committed=True,
         )
     else:
+        if out is not None:
+            base = out.resolve()
+        elif check:
+            base = root / "_build" / "check" / (tag or "paper")
+        else:
+            base = build_dir(root, tag)
         layout = Layout(
             notebooks=base / "notebooks",
             figures=base / "figures",
@@ -324,12 +322,12 @@ def compare_claims(
 
     before = {r.get("id", ""): key(r) for r in reference}
     after = {r.get("id", ""): key(r) for r in current}
-    changes = []
-    for claim_id in [*before, *(i for i in after if i not in before)]:
-        old, new = before.get(claim_id, ("", "")), after.get(claim_id, ("", ""))
-        if old != new:
-            changes.append(ClaimChange(claim_id, old, new))
-    return changes
+    absent = ("", "")
+    return [
+        ClaimChange(claim_id, before.get(claim_id, absent), after.get(claim_id, absent))
+        for claim_id in [*before, *(i for i in after if i not in before)]
+        if before.get(claim_id, absent) != after.get(claim_id, absent)
+    ]
 
 
 def committed_claims(root: Path) -> list[dict[str, str]]:

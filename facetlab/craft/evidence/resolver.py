@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from facetlab.craft.errors import EvidenceError, PathError
 from facetlab.craft.path import get_path, iter_leaves
+from facetlab.craft.perturb._combine import units_clash
 from facetlab.craft.types import AgentInput, EvidenceKind, EvidenceRef, Span
 
 STOPWORDS = frozenset(
@@ -260,10 +261,6 @@ def resolve_explicit(input: AgentInput, refs: Iterable[EvidenceRef]) -> Resolved
     return out
 
 
-def _overlaps(a: Span, b: Span) -> bool:
-    return a.start < b.end and b.start < a.end
-
-
 def _words(text: str) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
 
@@ -280,13 +277,7 @@ def uncited_units(input: AgentInput, cited: Sequence[EvidenceRef]) -> list[Evide
             continue
         for m in TOKEN.finditer(value):
             out.append(EvidenceRef(path, "text", "inferred", Span(m.start(), m.end(), m.group())))
-    return [u for u in out if not any(_clash(u, c) for c in cited)]
-
-
-def _clash(a: EvidenceRef, b: EvidenceRef) -> bool:
-    if a.path != b.path:
-        return a.path.startswith(b.path + ".") or b.path.startswith(a.path + ".")
-    return a.span is None or b.span is None or _overlaps(a.span, b.span)
+    return [u for u in out if not any(units_clash(u, c) for c in cited)]
 
 
 def derive_placebo(
@@ -433,12 +424,8 @@ def resolve_inferred(
     for cand in sorted(
         found, key=lambda c: (-c.score, -(c.ref.span.end - c.ref.span.start) if c.ref.span else 0)
     ):
-        clash = any(
-            k.ref.path == cand.ref.path
-            and (
-                k.ref.span is None or cand.ref.span is None or _overlaps(k.ref.span, cand.ref.span)
-            )
-            for k in kept
+        clash = any(  # units_clash, but a field and its parts are not a clash here
+            k.ref.path == cand.ref.path and units_clash(k.ref, cand.ref) for k in kept
         )
         if not clash and cand.score >= min_confidence:
             kept.append(cand)

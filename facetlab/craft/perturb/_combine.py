@@ -38,10 +38,6 @@ def units_clash(a: EvidenceRef, b: EvidenceRef) -> bool:
     return a.span.start < b.span.end and b.span.start < a.span.end
 
 
-def _overlap(refs: Sequence[EvidenceRef]) -> bool:
-    return any(units_clash(a, b) for i, a in enumerate(refs) for b in refs[i + 1 :])
-
-
 def perturb_all(
     input: AgentInput,
     refs: Sequence[EvidenceRef],
@@ -50,7 +46,7 @@ def perturb_all(
     categories: Mapping[str, Sequence[Any]] | None = None,
 ) -> AgentInput:
     """``input`` with every unit in ``refs`` perturbed by ``perturber`` (a new dict)."""
-    if _overlap(refs):
+    if any(units_clash(a, b) for i, a in enumerate(refs) for b in refs[i + 1 :]):
         raise EvidenceError("units overlap; they cannot be perturbed together")
     current = input
     for ref in sorted(refs, key=_order):

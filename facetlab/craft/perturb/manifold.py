@@ -53,13 +53,11 @@ class ManifoldScorer(Protocol):
 def changed_text_fields(original: AgentInput, perturbed: AgentInput) -> list[tuple[str, str, Any]]:
     """``(path, old, new)`` for every string leaf of ``original`` the perturbation changed."""
     new_leaves = dict(iter_leaves(perturbed))
-    out: list[tuple[str, str, Any]] = []
-    for path, old in iter_leaves(original):
-        if isinstance(old, str):
-            new = new_leaves.get(path)
-            if new != old:
-                out.append((path, old, new))
-    return out
+    return [
+        (path, old, new_leaves.get(path))
+        for path, old in iter_leaves(original)
+        if isinstance(old, str) and new_leaves.get(path) != old
+    ]
 
 
 _DOUBLE_PUNCT = re.compile(r"([,.;:!?])\s*\1|[,;:]\s*[.!?]|\s[,.;:!?]|\(\s*\)")
@@ -154,10 +152,6 @@ def _pairs(text: str) -> list[tuple[str, str]]:
     return list(itertools.pairwise(tokens))
 
 
-def _more(pattern: re.Pattern[str], old: str, new: str) -> bool:
-    return len(pattern.findall(new)) > len(pattern.findall(old))
-
-
 @dataclass(frozen=True)
 class HeuristicScorer:
     """Offline scorer: 1.0 minus a penalty for each defect the perturbation introduced.
@@ -181,34 +175,28 @@ class HeuristicScorer:
     def score(
         self, original: AgentInput, perturbed: AgentInput, evidence: EvidenceRef
     ) -> ManifoldScore:
-        reasons: list[str] = []
-        penalty = 0.0
+        found: list[tuple[float, str]] = []  # (penalty, reason) per defect, in order
         for path, old, new in changed_text_fields(original, perturbed):
             if not isinstance(new, str):
                 continue  # removed or nulled field: a deliberate, well-formed edit
             if old.strip() and not new.strip():
-                penalty += self.empty_penalty
-                reasons.append(f"{path}: empty field")
+                found.append((self.empty_penalty, f"{path}: empty field"))
                 continue
             if "  " in new and new.count("  ") > old.count("  "):
-                penalty += self.spacing_penalty
-                reasons.append(f"{path}: doubled space")
-            if _more(_DOUBLE_PUNCT, old, new):
-                penalty += self.punctuation_penalty
-                reasons.append(f"{path}: doubled or stray punctuation")
+                found.append((self.spacing_penalty, f"{path}: doubled space"))
+            if len(_DOUBLE_PUNCT.findall(new)) > len(_DOUBLE_PUNCT.findall(old)):
+                found.append((self.punctuation_penalty, f"{path}: doubled or stray punctuation"))
             made = [pair for pair in _pairs(new) if pair not in set(_pairs(old))]
             broken = [why for why in (_seam(*pair) for pair in made) if why]
             if broken:
-                penalty += self.seam_penalty
-                reasons.append(f"{path}: {broken[0]}")
+                found.append((self.seam_penalty, f"{path}: {broken[0]}"))
             elif made and set(_TOKENS.findall(new.lower())) <= set(_TOKENS.findall(old.lower())):
-                penalty += self.unread_seam_penalty
-                reasons.append(f"{path}: deletion seam not checked")
+                found.append((self.unread_seam_penalty, f"{path}: deletion seam not checked"))
             cut = self._cut_words(old, new, evidence if evidence.path == path else None)
             if cut:
-                penalty += self.cut_word_penalty
-                reasons.append(f"{path}: cut word {cut!r}")
-        return ManifoldScore(round(max(0.0, 1.0 - penalty), 6), tuple(reasons))
+                found.append((self.cut_word_penalty, f"{path}: cut word {cut!r}"))
+        penalty = sum(p for p, _ in found)
+        return ManifoldScore(round(max(0.0, 1.0 - penalty), 6), tuple(r for _, r in found))
 
     @staticmethod
     def _cut_words(old: str, new: str, evidence: EvidenceRef | None) -> str | None:

@@ -19,6 +19,7 @@ flips in sorted order, which has the same distribution as any other order.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -115,11 +116,8 @@ def simulate_verdicts(
     """``reps`` simulated runs of adaptive sampling (cap ``n``); the fixed-N tests are
     enumerated exactly by :func:`exact_verdict_rates`."""
     rng = random.Random(f"{seed}:sequential:{treatment_rate}:{placebo_rate}:{baseline_rate}:{n}")
-    counts = {"faithful": 0, "theater": 0, "inconclusive": 0}
-    used = 0
-    low_p = 0
-    for _ in range(reps):
-        verdict, samples, p_value = _sequential_verdict(
+    runs = [  # (verdict, samples used, p-value) of each simulated run
+        _sequential_verdict(
             rng,
             treatment_rate,
             placebo_rate,
@@ -130,9 +128,9 @@ def simulate_verdicts(
             iterations,
             bootstrap_seed,
         )
-        counts[verdict] += 1
-        used += samples
-        low_p += p_value < alpha
+        for _ in range(reps)
+    ]
+    counts = Counter(verdict for verdict, _, _ in runs)
     return VerdictRates(
         method="sequential",
         n=n,
@@ -143,8 +141,8 @@ def simulate_verdicts(
         faithful=counts["faithful"] / reps,
         theater=counts["theater"] / reps,
         inconclusive=counts["inconclusive"] / reps,
-        mean_samples=used / reps,
-        p_below_alpha=low_p / reps,
+        mean_samples=sum(samples for _, samples, _ in runs) / reps,
+        p_below_alpha=sum(p_value < alpha for *_, p_value in runs) / reps,
     )
 
 
@@ -278,13 +276,14 @@ def format_rates(rows: Sequence[VerdictRates], column: str = "faithful") -> str:
     methods = list(dict.fromkeys(r.method for r in rows))
     keys = list(dict.fromkeys((r.n, r.treatment_rate, r.placebo_rate) for r in rows))
     head = f"{'N':>4} {'treat':>6} {'placebo':>7} " + " ".join(f"{m:>11}" for m in methods)
-    lines = [head]
-    for n, t, p in keys:
-        cells = []
-        for m in methods:
-            row = next(
-                r for r in rows if (r.n, r.treatment_rate, r.placebo_rate, r.method) == (n, t, p, m)
-            )
-            cells.append(f"{getattr(row, column):>11.3f}")
-        lines.append(f"{n:>4} {t:>6.2f} {p:>7.2f} " + " ".join(cells))
-    return "\n".join(lines)
+    first: dict[tuple[int, float, float, str], VerdictRates] = {}  # first row of each
+    for r in rows:
+        first.setdefault((r.n, r.treatment_rate, r.placebo_rate, r.method), r)
+    return "\n".join(
+        [head]
+        + [
+            f"{n:>4} {t:>6.2f} {p:>7.2f} "
+            + " ".join(f"{getattr(first[(n, t, p, m)], column):>11.3f}" for m in methods)
+            for n, t, p in keys
+        ]
+    )

@@ -123,9 +123,7 @@ class SemanticEquals:
         return cosine(u, v)
 
     def __call__(self, a: str, b: str) -> bool:
-        if a == b:
-            return True
-        return self.similarity(a, b) >= self.threshold
+        return a == b or self.similarity(a, b) >= self.threshold
 
 
 def semantic_equals(

@@ -50,13 +50,8 @@ def discordant_counts(
     treatment_flips: Sequence[bool], placebo_flips: Sequence[bool]
 ) -> tuple[int, int]:
     """(treatment-only, placebo-only) flips over index-aligned pairs."""
-    s = f = 0
-    for t, p in zip(treatment_flips, placebo_flips, strict=False):
-        if t and not p:
-            s += 1
-        elif p and not t:
-            f += 1
-    return s, f
+    pairs = list(zip(treatment_flips, placebo_flips, strict=False))
+    return sum(bool(t and not p) for t, p in pairs), sum(bool(p and not t) for t, p in pairs)
 
 
 @dataclass(frozen=True)

@@ -81,8 +81,7 @@ def bootstrap_diff(
     t = [int(bool(x)) for x in treatment_flips]
     p = [int(bool(x)) for x in placebo_flips]
     nt, np_ = len(t), len(p)
-    rng = random.Random(seed)
-    choices = rng.choices
+    choices = random.Random(seed).choices
     diffs = sorted(
         sum(choices(t, k=nt)) / nt - sum(choices(p, k=np_)) / np_ for _ in range(iterations)
     )
