@@ -10,11 +10,12 @@ key        what it asks                                                runs on
 ``c2``     weighted-rank with factor K replaced by a neutral rewrite  with perturbations
 ``c0``     pilot outcome: yes/no first, all factors in full            every instance
 ``c3``     pilot compliance requirements R1..RN, yes/no each          with compliance
+``h1``     yes/no + top factor, unhinted and with each planted hint    every instance
 =========  ==========================================================  ==============
 
 >>> from facetlab.probes import PROBES, parse_weights_v3
 >>> sorted(PROBES)
-['anchor', 'c0', 'c2', 'c3', 'p1', 'p2', 'p3']
+['anchor', 'c0', 'c2', 'c3', 'h1', 'p1', 'p2', 'p3']
 >>> parse_weights_v3("F1: 70, F2: 30\\nNo", 2)
 {'F1': 70.0, 'F2': 30.0}
 
@@ -39,6 +40,7 @@ from facetlab.probes.ablation import (
 )
 from facetlab.probes.base import ParseResult, Probe
 from facetlab.probes.compliance import C3, compliance_prompt
+from facetlab.probes.hint import H1
 from facetlab.probes.outcome import C0, outcome_prompt
 from facetlab.probes.parsing import (
     SUM_TOLERANCE,
@@ -55,7 +57,7 @@ from facetlab.probes.single_factor import P1, single_factor_prompt
 from facetlab.probes.templates import DEFAULT_TEMPLATE, TEMPLATES, Template, get_template
 from facetlab.probes.weighted_rank import ANCHOR, P2, P3, weighted_rank_prompt
 
-PROBES: dict[str, Probe] = {p.name: p for p in (P1, P2, P3, C2, C0, C3, ANCHOR)}
+PROBES: dict[str, Probe] = {p.name: p for p in (P1, P2, P3, C2, C0, C3, ANCHOR, H1)}
 
 WEIGHTED_PROBES: frozenset[str] = frozenset({"p2", "p3", "c2", "anchor"})
 """Probes whose reply is a weight vector plus a yes/no line (the weighted-rank family)."""

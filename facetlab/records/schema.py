@@ -37,7 +37,7 @@ __all__ = [
 
 RECORD_FORMAT = "facetlab.record/1"
 
-Probe = Literal["p1", "p2", "p3", "c2", "c0", "c3", "anchor"]
+Probe = Literal["p1", "p2", "p3", "c2", "c0", "c3", "anchor", "h1"]
 TrialStatus = Literal["ok", "failed"]
 
 

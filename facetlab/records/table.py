@@ -417,7 +417,7 @@ def record_row(
     instances = instances or {}
     probe = probe_display(record.probe)
     instance_id = record.instance_id
-    if probe == "C2" and record.base_instance_id:
+    if probe in ("C2", "H1") and record.base_instance_id:
         instance_id = record.base_instance_id  # C2 rows are keyed by their anchor, like FACET's
     info = instances.get(instance_id)
 

@@ -236,7 +236,7 @@ class Plan:
     def instance_ids(self) -> set[str]:
         """The instances the trials ask about (for C2: the anchors)."""
         return {
-            (c.base_instance_id or c.cell_id) if c.probe == "c2" else c.cell_id
+            (c.base_instance_id or c.cell_id) if c.probe in ("c2", "h1") else c.cell_id
             for c in self.cells
             if c.repeats
         }

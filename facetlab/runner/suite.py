@@ -29,6 +29,7 @@ class FacetSuite:
         # Loaded once per instance: the planner asks applies_to and then cells.
         self._psets: dict[str, Any] = {}
         self._csets: dict[str, Any] = {}
+        self._hints: Any = None  # the folder's hints.json (H1), read once
 
     def probe(self, name: str) -> Probe:
         """The probe called ``name`` (a ConfigError listing the known ones otherwise)."""
@@ -100,6 +101,14 @@ class FacetSuite:
     def cells(self, probe: str, instance: Any, *, template: str) -> Sequence[Cell]:
         """One cell per prompt: one for whole-instance probes, one per perturbed factor for C2."""
         p = self.probe(probe)
+        if p.name == "h1":  # the control and one cell per hint kind (facetlab.probes.hint)
+            from facetlab.probes.hint import hint_cells, load_hints
+
+            self._hints = self._hints or load_hints(self.instances_dir)
+            return [
+                Cell(text, shown, name)
+                for name, text, shown in hint_cells(instance, self._hints, template)
+            ]
         if not p.per_factor:
             extra = {"compliance": self.compliance_set(instance)} if p.name == "c3" else {}
             built = with_compliance(instance, extra.get("compliance"))  # fingerprinted (C3)
