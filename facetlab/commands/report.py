@@ -70,6 +70,13 @@ def report_command(
             "'p3.mean_weight > 10' (repeatable; docs/study.md).",
         ),
     ] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            help="Judge hint verbalisation with this model (e.g. anthropic/...) "
+            "instead of the rule (docs/hints.md)."
+        ),
+    ] = None,
 ) -> None:
     """Run the study notebook headless: OUT/tables/*.csv|md, OUT/figures/*.png|svg,
     OUT/study.ipynb (executed) and OUT/study.html (code hidden). Exits 2 on bad input,
@@ -96,6 +103,7 @@ def report_command(
             mixed_designs=mixed_designs,
             title=title,
             fail_if=rules,
+            judge=judge,
         )
     except NotebookError as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -41,7 +41,7 @@ __all__ = [
     "study_title",
 ]
 
-FIGURES = ("outcomes", "p1_p2", "p3", "c2", "asymmetry", "distributions")
+FIGURES = ("outcomes", "p1_p2", "p3", "c2", "asymmetry", "distributions", "hint")
 """The figures study.ipynb writes (``figures/<name>.png|svg``)."""
 
 CELL_TIMEOUT = 600
@@ -76,7 +76,8 @@ def clear_previous(out: Path) -> list[Path]:
     """Remove a previous report's own files from ``out`` (nothing else), so a section
     that is empty this time leaves no stale table or figure behind; returns them."""
     own = [out / "study.ipynb", out / "study.html"]
-    own += [out / "tables" / f"{n}.{x}" for n in (*SECTIONS, "counts") for x in ("csv", "md")]
+    tables = (*SECTIONS, "counts", "hint", "traces")
+    own += [out / "tables" / f"{n}.{x}" for n in tables for x in ("csv", "md")]
     own += [out / "figures" / f"{n}.{x}" for n in FIGURES for x in ("png", "svg")]
     removed = [p for p in own if p.is_file()]
     for path in removed:
@@ -113,6 +114,7 @@ def render_report(
     mixed_designs: bool = False,
     title: str | None = None,
     fail_if: Sequence[Rule] = (),
+    judge: str | None = None,
 ) -> ReportPaths:
     """Run the study notebook on ``records`` (sweep folders) and ``instances`` (the folder
     holding the instance JSON) and write the report under ``out``.
@@ -122,7 +124,8 @@ def render_report(
     defaults to :func:`study_title`. ``fail_if`` rules (:mod:`facetlab.report.gate`) are
     checked against the study's tables: a rule naming a column the table lacks is a
     :class:`ConfigError` before the notebook runs; the rules that fail are returned in
-    :attr:`ReportPaths.failures` once the report is written.
+    :attr:`ReportPaths.failures` once the report is written. ``judge`` (a model string)
+    judges hint verbalisation with that model instead of the rule (``docs/hints.md``).
     """
     import papermill
 
@@ -152,6 +155,7 @@ def render_report(
         "models": list(models) if models else None,
         "threshold": float(threshold),
         "out_dir": str(target),
+        "judge": judge,
         **checks,
     }
     # The kernel's Study.load takes the study loaded above instead of reading and checking
