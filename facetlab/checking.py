@@ -54,6 +54,7 @@ from facetlab.instances.domain import (
 )
 from facetlab.instances.rewrites import cue_phrases_in
 from facetlab.names import check_safe_id
+from facetlab.probes.hint import HINTS_FILE, hint_file_issues
 from facetlab.probes.templates import DEFAULT_TEMPLATE, TEMPLATES
 
 __all__ = [
@@ -179,6 +180,8 @@ def _parse(file: str, path: Path) -> tuple[_Parsed | None, list[Problem]]:
         return None, [Problem(file, "", "error", problem)]
     if path.name == DOMAIN_FILE:
         return None, _domain_file_problems(file, path)
+    if path.name == HINTS_FILE:  # the H1 hint kinds (facetlab.probes.hint)
+        return None, _with_file(file, hint_file_issues(data))
     kind = detect_kind(path, data)
     if not isinstance(data, dict):
         message = f"expected a JSON object ({_KIND_NAMES[kind]}), got {json_type(data)}"
