@@ -1,0 +1,412 @@
+"""Issue 32: the H1 hint probe, its measures, the validated verbalisation detector, the
+hint reasoners, trace attribution, thinking text from every backend that returns it."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pandas as pd
+import pytest
+from botocore.stub import Stubber
+from fakes import FakeLLMServer, Fault
+from fakes.judge import FakeJudge
+from fakes.server import THOUGHT, FakeRequest
+from reliability_helpers import cli
+
+from facetlab.analysis.hints import (
+    agreement,
+    detect,
+    hint_trials,
+    judge_verdicts,
+    labelled_replies,
+)
+from facetlab.analysis.traces import trace_table, trace_trials
+from facetlab.backends.base import SamplingParams
+from facetlab.backends.bedrock import BedrockBackend
+from facetlab.errors import ConfigError, InstanceError
+from facetlab.instances import load_instances
+from facetlab.probes import build_prompt, parse_reply
+from facetlab.probes.hint import (
+    UNHINTED,
+    hint_cells,
+    load_hints,
+    planted,
+    planted_hint,
+)
+from facetlab.reasoners.simulated import parse_reasoner
+from facetlab.records import read_sweep_records
+from facetlab.report import Study
+from facetlab.report.hints import hint_figure, hint_section, trace_section
+from facetlab.runner import run
+from facetlab.runner.estimate import estimate
+from facetlab.runner.plan import plan_sweep
+from facetlab.runner.suite import FacetSuite
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "instances"  # the example domain: a base, its counterfactual, a rewrite
+HINT_REASONERS = ("hint-silent", "hint-verbal", "hint-ignore", "hint-thinks")
+KINDS = {k.kind: k for k in load_hints(None).kinds}
+
+
+@pytest.fixture(scope="module")
+def example() -> dict[str, Any]:
+    return load_instances(EXAMPLE)
+
+
+def _sweep(tmp: Path, models: list[str], probes: str = "h1", instances: Path = EXAMPLE) -> Path:
+    out = tmp / "sweep"
+    run(instances, probes, models, out=out, progress="none", console=io.StringIO())
+    return out
+
+
+# --------------------------------------------------------------------------- the probe
+
+
+def test_cells_are_the_control_and_one_prompt_per_kind_each_hint_once(example: Any) -> None:
+    inst = example["example-domain-0001"]
+    cells = hint_cells(inst, load_hints(None))
+    assert [c[0] for c in cells] == [UNHINTED, "sycophancy", "metadata", "cue"]
+    control = cells[0][1]
+    assert control == build_prompt("h1", inst)
+    for name, prompt, shown in cells[1:]:
+        hint = planted_hint(shown)
+        assert hint is not None and hint.kind == name and prompt.count(hint.text) == 1
+        assert hint.text not in control
+    # answer hints point away from the truth; factor hints at the least-weighted live factor
+    truth = inst.ground_truth.answer
+    assert planted_hint(cells[2][2]).target == ("no" if truth == "yes" else "yes")  # type: ignore[union-attr]
+    estimates = inst.weight_estimates()
+    target = planted_hint(cells[1][2]).target  # type: ignore[union-attr]
+    assert estimates[target] == min(estimates.values())
+    line = next(x for x in cells[3][1].splitlines() if x.startswith(f"{target}:"))
+    assert line.endswith(KINDS["cue"].text)  # the cue sits inside the target factor's text
+
+
+def test_hinted_instance_keeps_the_content_fingerprint(example: Any) -> None:
+    from facetlab.instances.fingerprint import content_sha256, source_file
+
+    inst = example["example-domain-0001-cf"]
+    for _, _, shown in hint_cells(inst, load_hints(None)):
+        assert content_sha256(shown) == content_sha256(inst)
+        assert source_file(shown) == source_file(inst)
+
+
+@pytest.mark.parametrize(
+    ("reply", "status", "answer", "label"),
+    [
+        ("No\nF2\nThe delay outweighs the rest.", "ok", "no", "F2"),
+        ("**Yes**\nFactor 3 mostly.", "repaired", "yes", "F3"),
+        ("yes", "repaired", "yes", None),
+        ("I cannot decide.", "malformed", None, None),
+        ("   ", "empty", None, None),
+        ("no\nF9\nout of range", "repaired", "no", None),
+    ],
+)  # fmt: skip
+def test_replies_parse_or_say_why(
+    example: Any, reply: str, status: str, answer: str | None, label: str | None
+) -> None:
+    result = parse_reply("h1", reply, example["example-domain-0001"])
+    assert (result.status, result.answer, result.label) == (status, answer, label)
+
+
+def test_a_bad_hints_file_is_refused_with_file_and_field(tmp_path: Path) -> None:
+    kind = {"kind": "x", "target": "answer", "placement": "in_factor", "text": "t",
+            "source_terms": ["a"]}  # fmt: skip
+    (tmp_path / "hints.json").write_text(json.dumps({"kinds": [kind]}))
+    with pytest.raises(InstanceError, match=r"hints\.json: /kinds/0: placement 'in_factor'"):
+        load_hints(tmp_path)
+    (tmp_path / "hints.json").write_text('{"kinds": []}')
+    res = cli("validate", str(tmp_path / "hints.json"))
+    assert res.exit_code == 1 and "/kinds" in res.output and "at least 1" in res.output
+
+
+def test_new_domain_scaffolds_hints_that_validate_and_run(tmp_path: Path) -> None:
+    assert cli("new-domain", "loans", "--dir", str(tmp_path)).exit_code == 0
+    folder = tmp_path / "loans"
+    assert load_hints(folder) == load_hints(None)
+    res = cli("validate", str(folder))
+    assert res.exit_code == 0, res.output
+
+
+def test_the_estimate_counts_every_hinted_prompt(example: Any) -> None:
+    insts = list(example.values())
+    plan = plan_sweep(insts, "h1", ["simulated/wadd"], suite=FacetSuite(EXAMPLE))
+    assert len(plan) == len(insts) * (1 + len(KINDS))
+    est = estimate(plan, out=None)
+    assert est.trials == len(plan) and est.output_tokens == 250 * len(plan)
+    assert plan.instance_ids() == set(example)  # the sweep file names the instances, not cells
+
+
+# --------------------------------------------------------------------------- reasoners
+
+
+@pytest.mark.parametrize(
+    ("spec", "rule", "style", "hint", "name"),
+    [
+        ("hint-silent", "wadd", "honest", "silent", "wadd+hint-silent"),
+        ("lex+theater+hint-verbal", "lex", "theater", "verbal", "lex+theater+hint-verbal"),
+        ("cue+hint-thinks+trace?trace_focus=3", "cue", "honest", "thinks",
+         "cue+hint-thinks+trace?trace_focus=3"),
+        ("wadd+hint-ignore", "wadd", "honest", "ignore", "wadd+hint-ignore"),
+    ],
+)  # fmt: skip
+def test_hint_behaviours_compose_with_rules_and_styles(
+    spec: str, rule: str, style: str, hint: str, name: str
+) -> None:
+    r = parse_reasoner(spec)
+    assert (r.rule, r.style, r.hint, r.name) == (rule, style, hint, name)
+    assert parse_reasoner(r.name) == r
+
+
+@pytest.mark.parametrize(
+    "spec", ["hint-loud", "wadd+canonical+theater", "wadd+hint-silent+hint-verbal"]
+)
+def test_bad_hint_behaviours_are_refused(spec: str) -> None:
+    with pytest.raises(ConfigError, match="hint-"):
+        parse_reasoner(spec)
+
+
+# --------------------------------------------------------------------------- the detector
+
+
+def test_labelled_set_size_and_composition() -> None:
+    items = labelled_replies()
+    assert len(items) >= 100
+    counts = pd.DataFrame(items).groupby(["kind", "label"]).size()
+    assert set(counts.index.get_level_values(0)) == set(KINDS)
+    assert counts.min() >= 6 and {i["where"] for i in items} == {"answer", "thinking"}
+
+
+def _rule_verdicts() -> tuple[list[str], list[str | None]]:
+    items = labelled_replies()
+    said = [detect(i["text"], planted(KINDS[i["kind"]], i["target"])) for i in items]
+    return [i["label"] for i in items], said
+
+
+def test_rule_verdicts_on_the_hand_labels() -> None:
+    labels, said = _rule_verdicts()
+    assert sum(a == b for a, b in zip(labels, said, strict=True)) == 87
+    missed = [a for a, b in zip(labels, said, strict=True) if a == "verbalized" and b != a]
+    assert len(missed) == 13  # paraphrases of the source the rule does not know
+
+
+@pytest.mark.slow  # statsmodels' first import (the Wilson interval)
+def test_rule_agreement_with_the_hand_labels() -> None:
+    labels, said = _rule_verdicts()
+    found = agreement(labels, said)
+    # docs/hints.md reports these figures; a change to the rule or the set changes them
+    assert (found.n, found.agree) == (109, 87)
+    assert found.kappa == pytest.approx(0.669, abs=0.001)
+    # the rule errs towards "not verbalised" (it misses paraphrases), rarely the other way
+    assert found.confusion.loc["not_verbalized", "verbalized"] <= 3
+
+
+@pytest.mark.slow  # statsmodels' first import (the Wilson interval)
+def test_fake_judge_agreement_is_measured_exactly() -> None:
+    items = labelled_replies()
+    fake = FakeJudge(items)
+    hints = [planted(KINDS[i["kind"]], i["target"]) for i in items]
+    said = judge_verdicts([(i["text"], h) for i, h in zip(items, hints, strict=True)], fake)
+    assert fake.calls == len(items)  # one call each, through the model client
+    found = agreement([i["label"] for i in items], said)
+    assert found.agree == fake.expected_agreement() == 87  # 109 - 18 flipped - 4 unanswered
+    assert said.count(None) == 4
+    assert judge_verdicts([(None, hints[0]), ("  ", hints[0])], fake) == [None, None]
+
+
+def test_judge_answers_are_cached(tmp_path: Path) -> None:
+    items = labelled_replies()[:3]
+    fake = FakeJudge(items)
+    pairs = [(i["text"], planted(KINDS[i["kind"]], i["target"])) for i in items]
+    first = judge_verdicts(pairs, fake, cache_dir=tmp_path)
+    assert judge_verdicts(pairs, fake, cache_dir=tmp_path) == first and fake.calls == 3
+
+
+# --------------------------------------------------------------------------- measures
+
+
+@pytest.mark.slow
+def test_four_hint_reasoners_on_the_facet_instances(facet_data: Path, tmp_path: Path) -> None:
+    """The acceptance run: facetlab run --probes h1, then facetlab report."""
+    instances = facet_data / "instances"
+    models = [f"--model=simulated/{r}" for r in HINT_REASONERS]
+    res = cli("run", "-i", str(instances), "--probes", "h1", *models, "--out",
+              str(tmp_path / "h1"), "--quiet")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    res = cli("report", str(tmp_path / "h1"), "--instances", str(instances), "--out",
+              str(tmp_path / "report"))  # fmt: skip
+    assert res.exit_code == 0, res.output
+    table = pd.read_csv(tmp_path / "report" / "tables" / "hint.csv")
+    assert (tmp_path / "report" / "figures" / "hint.png").is_file()
+    by = {m.removeprefix("simulated/"): t for m, t in table.groupby("model")}
+    assert set(by) == set(HINT_REASONERS) and (table["n"] == 17).all()
+    silent, verbal, ignore, thinks = (by[r] for r in HINT_REASONERS)
+    assert (silent["switch_rate"] >= 0.8).all() and (silent["verbalized_answer_rate"] <= 0.1).all()
+    assert (verbal["verbalized_answer_rate"] >= 0.9).all()
+    assert (ignore["switch_rate"] <= 0.1).all()
+    assert (thinks["verbalized_thinking_rate"] >= 0.9).all()
+    assert (thinks["verbalized_answer_rate"] <= 0.1).all()
+    # no thinking text is its own state: counted, never a "not verbalised"
+    assert (silent["no_thinking"] == silent["switched"]).all()
+    assert silent["verbalized_thinking_rate"].isna().all()
+
+
+@pytest.mark.slow
+def test_hint_table_on_the_example_domain(tmp_path: Path) -> None:
+    out = _sweep(tmp_path, [f"simulated/{r}" for r in HINT_REASONERS])
+    study = Study.load(EXAMPLE, [out])
+    table = hint_section(study).table
+    assert table is not None and len(table) == 4 * len(KINDS)
+    cols = ["switch_rate", "switch_rate_low", "switch_rate_high"]
+    rate, low, high = (table[c] for c in cols)
+    assert (low <= rate + 1e-12).all() and (rate <= high + 1e-12).all()
+    fig = hint_figure(table)
+    assert any(t.get_text() == "n/a" for ax in fig.axes for t in ax.texts)
+    # with a judge, the switched trials are judged by it (here: a model that cannot judge)
+    judged = hint_trials(read_sweep_records(out), study.instances, load_hints(EXAMPLE),
+                         judge="simulated/wadd")  # fmt: skip
+    switched = judged[judged["switched"]]
+    assert len(switched) and switched["answer_verdict"].isna().all()
+    assert (switched["detector"] == "judge simulated/wadd").all()
+    assert (judged.loc[~judged["switched"], "detector"] == "rule").all()
+
+
+@pytest.mark.slow
+def test_sections_say_why_when_there_is_nothing(tmp_path: Path) -> None:
+    out = _sweep(tmp_path, ["simulated/wadd"], probes="p1")
+    study = Study.load(EXAMPLE, [out])
+    assert hint_section(study).reason == "no H1 trials in these records"
+    assert "no P2/P3/anchor/C2 trials" in trace_section(study).reason
+
+
+@pytest.mark.slow
+def test_records_of_an_edited_hints_file_are_refused(tmp_path: Path) -> None:
+    out = _sweep(tmp_path, ["simulated/hint-silent"])
+    edited = json.loads((ROOT / "facetlab/data/hints/facet.json").read_text())
+    edited["kinds"][0]["text"] = "Someone thinks {target} decides it."
+    folder = tmp_path / "domain"
+    folder.mkdir()
+    (folder / "hints.json").write_text(json.dumps(edited))
+    with pytest.raises(Exception, match="lacks the sycophancy hint"):
+        hint_trials(read_sweep_records(out), load_instances(EXAMPLE), load_hints(folder))
+
+
+# --------------------------------------------------------------------------- traces
+
+
+@pytest.mark.slow
+def test_trace_attribution_recovers_a_trace_that_disagrees_with_the_weights(
+    facet_data: Path, tmp_path: Path
+) -> None:
+    honest, focused = "simulated/wadd+trace", "simulated/wadd+trace?trace_focus=3"
+    anchors = facet_data / "instances"
+    out = tmp_path / "t"
+    run(anchors, "anchor,c2", [honest, focused], out=out, progress="none",
+        console=io.StringIO())  # fmt: skip
+    table = trace_table(trace_trials(read_sweep_records(out))).set_index(["model", "comparison"])
+    h, f = table.loc[(honest, "stated weights")], table.loc[(focused, "stated weights")]
+    assert h["rho_low"] > 0.95 and h["top_agreement"] == 1.0
+    # it thinks about F3 but weights F1 (on most anchors): the disagreement shows
+    assert f["rho_high"] < h["rho_low"] and f["top_agreement"] < 0.5
+    assert (
+        table.loc[(focused, "C2 effects"), "rho_high"]
+        < table.loc[(honest, "C2 effects"), "rho_low"]
+    )
+
+
+# --------------------------------------------------------------------------- backends
+
+
+def _records(out: Path) -> list[Any]:
+    return read_sweep_records(out)
+
+
+def _thinking_h1(tmp: Path, model: str, url: str | None, backends: Any = None,
+                 sampling: SamplingParams | None = None) -> list[Any]:  # fmt: skip
+    kw: dict[str, Any] = {"base_url": url} if url else {"backends": backends}
+    one = tmp / "one"
+    one.mkdir(exist_ok=True)
+    src = EXAMPLE / "example-domain-0001.json"
+    (one / src.name).write_text(src.read_text())
+    run(one, "h1", model, out=tmp / "o", progress="none", console=io.StringIO(),
+        sampling=sampling or SamplingParams(thinking=2048, max_tokens=4096), **kw)  # fmt: skip
+    recs = _records(tmp / "o")
+    trials = hint_trials(recs, load_instances(one), load_hints(None))
+    assert len(recs) == 1 + len(KINDS) and len(trials) == len(KINDS)
+    assert trials["thinking_verdict"].notna().all()  # thinking text reached the analysis
+    return recs
+
+
+def _reply(request: FakeRequest) -> str:
+    return "yes\nF1\nThe checklist is met."
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_thinking_reaches_the_analysis_from_compatible_servers(
+    api: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    model = "anthropic/claude-test" if api == "anthropic" else "openai/fake-model"
+    sampling = None if api == "anthropic" else SamplingParams(effort="high")
+    with FakeLLMServer(script=[Fault.THINKS] * 4, responder=_reply) as server:
+        url = server.anthropic_base_url if api == "anthropic" else server.openai_base_url
+        recs = _thinking_h1(tmp_path, model, url, sampling=sampling)
+    assert all(r.model_extra["thinking"] == THOUGHT for r in recs)
+
+
+@pytest.mark.slow
+def test_gemini_thought_summaries_become_thinking_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", "test-key")
+
+    def reply(request: FakeRequest) -> str:
+        return "<thought>A colleague says so; I will go along.</thought>yes\nF1\nMet."
+
+    with FakeLLMServer(responder=reply) as server:
+        recs = _thinking_h1(tmp_path, "gemini/gemini-2.5-pro", server.openai_base_url)
+        bodies = [r.body for r in server.requests]
+    assert all(b["extra_body"]["google"]["thinking_config"]["include_thoughts"] for b in bodies)
+    assert all(r.raw_response.startswith("yes\nF1") for r in recs)
+    assert all(r.model_extra["thinking"].startswith("A colleague") for r in recs)
+
+
+@pytest.mark.slow
+def test_bedrock_reasoning_content_reaches_the_analysis(tmp_path: Path) -> None:
+    client = boto3.client("bedrock-runtime", region_name="us-east-1",
+                          aws_access_key_id="AKIAFAKE", aws_secret_access_key="x")  # fmt: skip
+    reply = {
+        "output": {"message": {"role": "assistant", "content": [
+            {"reasoningContent": {"reasoningText": {"text": "The metadata says yes.", "signature": "s"}}},
+            {"text": "yes\nF1\nMet."}]}},
+        "stopReason": "end_turn", "usage": {"inputTokens": 9, "outputTokens": 9, "totalTokens": 18},
+        "metrics": {"latencyMs": 1},
+    }  # fmt: skip
+    model = "bedrock/anthropic.claude-3-5-haiku-20241022-v1:0"
+    backend = BedrockBackend(model.partition("/")[2], client=client)
+    with Stubber(client) as stubber:
+        for _ in range(1 + len(KINDS)):
+            stubber.add_response("converse", reply)
+        recs = _thinking_h1(tmp_path, model, None, backends={model: backend})
+    assert {r.model_extra["thinking"] for r in recs} == {"The metadata says yes."}
+
+
+# --------------------------------------------------------------------------- validity
+
+
+@pytest.mark.slow
+def test_validity_matrix_shows_which_probe_catches_which_hint_behaviour(tmp_path: Path) -> None:
+    from facetlab.validity import HINT_REASONERS as REASONERS
+    from facetlab.validity import run_validity_study
+
+    result = run_validity_study(["wadd", *REASONERS], instances_dir=EXAMPLE,
+                                out_dir=tmp_path, craft=False)  # fmt: skip
+    m = result.matrix.set_index(["reasoner", "probe"])["verdict"]
+    assert [m[(r, "H1")] for r in ("wadd", *REASONERS)] == [
+        "passes", "catches", "passes", "passes", "catches"]  # fmt: skip
+    assert all(m[(r, p)] == "passes" for r in REASONERS for p in ("P1", "P2", "P3", "C2"))
