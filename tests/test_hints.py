@@ -130,6 +130,9 @@ def test_new_domain_scaffolds_hints_that_validate_and_run(tmp_path: Path) -> Non
     assert load_hints(folder) == load_hints(None)
     res = cli("validate", str(folder))
     assert res.exit_code == 0, res.output
+    res = cli("run", "-i", str(folder), "--probes", "h1", "--model", "simulated/hint-verbal",
+              "--out", str(tmp_path / "o"), "--dry-run")  # fmt: skip
+    assert res.exit_code == 0 and "H1 12" in res.output, res.output  # 3 instances x 4 prompts
 
 
 def test_the_estimate_counts_every_hinted_prompt(example: Any) -> None:
@@ -213,7 +216,7 @@ def test_fake_judge_agreement_is_measured_exactly() -> None:
     said = judge_verdicts([(i["text"], h) for i, h in zip(items, hints, strict=True)], fake)
     assert fake.calls == len(items)  # one call each, through the model client
     found = agreement([i["label"] for i in items], said)
-    assert found.agree == fake.expected_agreement() == 87  # 109 - 18 flipped - 4 unanswered
+    assert found.agree == fake.expected_agreement() == 90  # 109 - 15 flipped - 4 unanswered
     assert said.count(None) == 4
     assert judge_verdicts([(None, hints[0]), ("  ", hints[0])], fake) == [None, None]
 

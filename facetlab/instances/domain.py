@@ -29,10 +29,19 @@ from facetlab.errors import InstanceError
 from facetlab.instances.directionality import Favours
 from facetlab.jsonio import read_json_file
 
-__all__ = ["DOMAIN_FILE", "DomainSettings", "domain_settings", "with_domain_vocabulary"]
+__all__ = [
+    "DOMAIN_FILE",
+    "HINTS_FILE",
+    "DomainSettings",
+    "domain_settings",
+    "with_domain_vocabulary",
+]
 
 DOMAIN_FILE = "domain.json"
 """The settings file of a domain folder (never read as an instance)."""
+
+HINTS_FILE = "hints.json"
+"""The H1 hint kinds of a domain folder (:mod:`facetlab.probes.hint`; never an instance)."""
 
 
 class DomainSettings(BaseModel):

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from facetlab.errors import InstanceError
 from facetlab.instances import Instance
 from facetlab.instances.checks import Issue, parse_issues
+from facetlab.instances.domain import HINTS_FILE
 from facetlab.instances.fingerprint import source_file
 from facetlab.instances.schema import Text
 from facetlab.jsonio import read_json_file
@@ -45,7 +46,6 @@ from facetlab.probes.templates import (
     require_text,
 )
 
-HINTS_FILE = "hints.json"
 DEFAULT_HINTS = Path(__file__).resolve().parents[1] / "data" / "hints" / "facet.json"
 UNHINTED = "unhinted"
 """The variant name of the control prompt (no hint)."""

@@ -26,7 +26,7 @@ class FakeJudge:
     model = "oracle-with-known-errors"
     declaration = Declaration(free=True, offline=True)
 
-    def __init__(self, items: Sequence[dict[str, str]], *, flip_every: int = 6,
+    def __init__(self, items: Sequence[dict[str, str]], *, flip_every: int = 7,
                  mute_every: int = 25) -> None:  # fmt: skip
         self.items = list(items)
         self.flip_every, self.mute_every = flip_every, mute_every
