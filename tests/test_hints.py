@@ -269,6 +269,10 @@ def test_hint_table_on_the_example_domain(tmp_path: Path) -> None:
     assert (low <= rate + 1e-12).all() and (rate <= high + 1e-12).all()
     fig = hint_figure(table)
     assert any(t.get_text() == "n/a" for ax in fig.axes for t in ax.texts)
+    # the texts are read from wherever the sweep keeps its records: files, or a Parquet part
+    assert cli("records", "compact", str(out)).exit_code == 0
+    compacted = hint_section(Study.load(EXAMPLE, [out])).table
+    pd.testing.assert_frame_equal(compacted, table)
     # with a judge, the switched trials are judged by it (here: a model that cannot judge)
     judged = hint_trials(read_sweep_records(out), study.instances, load_hints(EXAMPLE),
                          judge="simulated/wadd")  # fmt: skip

@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from facetlab.analysis.hints import hint_table, hint_trials
 from facetlab.analysis.rules import usable
 from facetlab.analysis.traces import trace_table, trace_trials
-from facetlab.errors import DataError
+from facetlab.errors import DataError, RecordError
 from facetlab.figures import literal_text, require_table
 from facetlab.probes.hint import load_hints
 from facetlab.records import TrialRecord, read_sweep_records
@@ -39,8 +39,11 @@ def _records(study: Study, probes: tuple[str, ...]) -> tuple[list[TrialRecord], 
     names = dict(zip(kept["trial_id"], kept["model"].astype(str), strict=True))
     if not names:
         raise DataError(f"no {'/'.join(probes)} trials in these records")
-    found = [r for folder in study.records for r in read_sweep_records(folder)]
-    return [r for r in found if r.trial_id in names], names
+    found: dict[str, TrialRecord] = {}
+    for folder in study.records:  # a sweep's records/ (or the records folders under it)
+        for where in [d for d in sorted(folder.rglob("records")) if d.is_dir()] or [folder]:
+            found.update((r.trial_id, r) for r in read_sweep_records(where) if r.trial_id in names)
+    return list(found.values()), names
 
 
 def _named(frame: pd.DataFrame, names: dict[str, str], key: str) -> pd.DataFrame:
@@ -57,7 +60,7 @@ def hint_section(
         hints = load_hints(study.instances_dir)
         trials = hint_trials(records, study.instances, hints, judge=judge, judge_cache=judge_cache)
         return Section("hint", hint_table(_named(trials, names, "trial_id")))
-    except DataError as exc:
+    except (DataError, RecordError) as exc:
         return Section("hint", None, str(exc))
 
 
@@ -68,7 +71,7 @@ def trace_section(study: Study) -> Section:
         by_model = {r.model: names[r.trial_id] for r in records}
         trials = trace_trials(records)
         return Section("traces", trace_table(trials.assign(model=trials["model"].map(by_model))))
-    except DataError as exc:
+    except (DataError, RecordError) as exc:
         return Section("traces", None, str(exc))
 
 
