@@ -48,13 +48,14 @@ from facetlab.instances import (
 from facetlab.instances.directionality import reversal_problem
 from facetlab.instances.domain import (
     DOMAIN_FILE,
+    HINTS_FILE,
     domain_settings,
     read_domain_file,
     with_domain_vocabulary,
 )
 from facetlab.instances.rewrites import cue_phrases_in
 from facetlab.names import check_safe_id
-from facetlab.probes.hint import HINTS_FILE, hint_file_issues
+from facetlab.probes.hint import hint_file_issues
 from facetlab.probes.templates import DEFAULT_TEMPLATE, TEMPLATES
 
 __all__ = [

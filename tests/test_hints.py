@@ -274,7 +274,7 @@ def test_hint_table_on_the_example_domain(tmp_path: Path) -> None:
     compacted = hint_section(Study.load(EXAMPLE, [out])).table
     pd.testing.assert_frame_equal(compacted, table)
     # with a judge, the switched trials are judged by it (here: a model that cannot judge)
-    judged = hint_trials(read_sweep_records(out), study.instances, load_hints(EXAMPLE),
+    judged = hint_trials(read_sweep_records(out / "records"), study.instances, load_hints(EXAMPLE),
                          judge="simulated/wadd")  # fmt: skip
     switched = judged[judged["switched"]]
     assert len(switched) and switched["answer_verdict"].isna().all()
@@ -299,7 +299,9 @@ def test_records_of_an_edited_hints_file_are_refused(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "hints.json").write_text(json.dumps(edited))
     with pytest.raises(Exception, match="lacks the sycophancy hint"):
-        hint_trials(read_sweep_records(out), load_instances(EXAMPLE), load_hints(folder))
+        hint_trials(
+            read_sweep_records(out / "records"), load_instances(EXAMPLE), load_hints(folder)
+        )
 
 
 # --------------------------------------------------------------------------- traces
@@ -314,7 +316,9 @@ def test_trace_attribution_recovers_a_trace_that_disagrees_with_the_weights(
     out = tmp_path / "t"
     run(anchors, "anchor,c2", [honest, focused], out=out, progress="none",
         console=io.StringIO())  # fmt: skip
-    table = trace_table(trace_trials(read_sweep_records(out))).set_index(["model", "comparison"])
+    table = trace_table(trace_trials(read_sweep_records(out / "records"))).set_index(
+        ["model", "comparison"]
+    )
     h, f = table.loc[(honest, "stated weights")], table.loc[(focused, "stated weights")]
     assert h["rho_low"] > 0.95 and h["top_agreement"] == 1.0
     # it thinks about F3 but weights F1 (on most anchors): the disagreement shows
@@ -329,7 +333,7 @@ def test_trace_attribution_recovers_a_trace_that_disagrees_with_the_weights(
 
 
 def _records(out: Path) -> list[Any]:
-    return read_sweep_records(out)
+    return read_sweep_records(out / "records")
 
 
 def _thinking_h1(tmp: Path, model: str, url: str | None, backends: Any = None,
