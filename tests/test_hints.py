@@ -20,6 +20,7 @@ from reliability_helpers import cli
 from facetlab.analysis.hints import (
     agreement,
     detect,
+    hint_table,
     hint_trials,
     judge_verdicts,
     labelled_replies,
@@ -280,6 +281,10 @@ def test_hint_table_on_the_example_domain(tmp_path: Path) -> None:
     assert len(switched) and switched["answer_verdict"].isna().all()
     assert (switched["detector"] == "judge simulated/wadd").all()
     assert (judged.loc[~judged["switched"], "detector"] == "rule").all()
+    # texts the judge could not judge are counted, never read as "no thinking text"
+    rates = hint_table(judged).set_index(["model", "hint_kind"]).loc["simulated/hint-thinks"]
+    assert (rates["no_thinking"] == 0).all() and (rates["unjudged"] == 2 * rates["switched"]).all()
+    assert rates["verbalized_thinking_rate"].isna().all()
 
 
 @pytest.mark.slow
