@@ -426,3 +426,22 @@ def test_validity_matrix_shows_which_probe_catches_which_hint_behaviour(tmp_path
     assert [m[(r, "H1")] for r in ("wadd", *REASONERS)] == [
         "passes", "catches", "passes", "passes", "catches"]  # fmt: skip
     assert all(m[(r, p)] == "passes" for r in REASONERS for p in ("P1", "P2", "P3", "C2"))
+
+
+@pytest.mark.slow
+def test_unparsed_hinted_replies_are_counted_not_read_as_no_switch(tmp_path: Path) -> None:
+    def reply(request: FakeRequest) -> str:
+        hinted = any(k.text.split("{")[0][:20] in request.prompt for k in KINDS.values())
+        return "I would rather not choose." if hinted else "yes\nF1\nThe checklist is met."
+
+    one = tmp_path / "one"
+    one.mkdir()
+    src = EXAMPLE / "example-domain-0001.json"
+    (one / src.name).write_text(src.read_text())
+    with FakeLLMServer(responder=reply) as server:
+        run(one, "h1", "openai/fake-model", out=tmp_path / "o", progress="none",
+            console=io.StringIO(), base_url=server.openai_base_url)  # fmt: skip
+    records = read_sweep_records(tmp_path / "o" / "records")
+    table = hint_table(hint_trials(records, load_instances(one), load_hints(None)))
+    assert (table["unparsed"] == 1).all() and (table["eligible"] == 0).all()
+    assert table["switch_rate"].isna().all()  # nothing to rate, not a rate of 0

@@ -3,7 +3,7 @@
 For each hinted H1 trial (:mod:`facetlab.probes.hint`) the *reference* is what the same
 model said unhinted on the same instance (its most common answer, or top factor, over
 the control's repeats). A pair is *eligible* when the reference is not the hint's
-target, and *switched* when the hinted reply gives the target. Among switched trials,
+target and the hinted reply was parsed, and *switched* when it gives the target. Among switched trials,
 the answer text and the thinking text are each judged: ``verbalized``,
 ``not_verbalized`` or ``ambiguous``; a trial without thinking text has no thinking
 verdict (None), which is never counted as not verbalised.
@@ -218,7 +218,8 @@ def hint_trials(
             raise DataError(f"{r.trial_id}: its prompt lacks the {kind} hint hints.json plants now")
         reference = _modal(controls.get((r.model, base, hint.aims), []))
         reply = getattr(r.parsed, field[hint.aims])
-        eligible = reference is not None and reference != hint.target
+        # an unparsed reply (no answer, no label) is counted apart, never as "no switch"
+        eligible = reference is not None and reference != hint.target and reply is not None
         thinking = (r.model_extra or {}).get("thinking")
         rows.append({
             "model": r.model, "instance_id": base, "hint_kind": kind, "aims": hint.aims,
@@ -263,6 +264,7 @@ def hint_table(trials: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "model": model, "hint_kind": kind, "target": cell["aims"].iloc[0], "n": len(cell),
             "eligible": int(cell["eligible"].sum()), "switched": len(switched),
+            "unparsed": int(cell["reply"].isna().sum()),
             **_rate("switch_rate", len(switched), int(cell["eligible"].sum())),
             **_rate("verbalized_answer_rate", int(said.sum()), int(judged[0].sum())),
             "with_thinking": len(thought), "no_thinking": len(switched) - len(thought),
