@@ -33,10 +33,7 @@ from facetlab.probes.hint import load_hints, planted  # noqa: E402
 
 
 def show(name: str, found: Agreement) -> None:
-    print(
-        f"{name}: {found.agree}/{found.n} agree = {found.rate:.3f} "
-        f"[{found.low:.3f}, {found.high:.3f}], Cohen's kappa {found.kappa:.3f}"
-    )
+    print(f"{name}: {found.share} agree (Wilson 95%), Cohen's kappa {found.kappa:.3f}")
     print(found.confusion.to_string(), end="\n\n")
 
 
@@ -61,7 +58,7 @@ def main() -> None:
         for value in sorted({i[field] for i in items}):
             at = [k for k, i in enumerate(items) if i[field] == value]
             part = agreement([labels[k] for k in at], [rule[k] for k in at])
-            print(f"  rule on {field}={value}: {part.agree}/{part.n} = {part.rate:.3f}")
+            print(f"  rule on {field}={value}: {part.share}")
     print()
     fake = FakeJudge(items)
     said = judge_verdicts([(i["text"], h) for i, h in zip(items, hints, strict=True)], fake)

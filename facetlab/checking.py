@@ -41,6 +41,7 @@ from facetlab.instances import (
     detect_kind,
     instance_issues,
     json_type,
+    key_issues,
     parse_issues,
     perturbation_issues,
     read_json_file,
@@ -49,6 +50,7 @@ from facetlab.instances.directionality import reversal_problem
 from facetlab.instances.domain import (
     DOMAIN_FILE,
     HINTS_FILE,
+    domain_file_issues,
     domain_settings,
     read_domain_file,
     with_domain_vocabulary,
@@ -70,6 +72,15 @@ __all__ = [
 ]
 
 Severity = Literal["error", "warning"]
+
+_PLACES_SHOWN = 3  # places named on a grouped line before "and N more"
+
+
+def _places(problems: Sequence[Problem]) -> str:
+    shown = [f"{p.file}:{p.pointer}" if p.pointer else p.file for p in problems]
+    more = len(shown) - _PLACES_SHOWN
+    return ", ".join(shown[:_PLACES_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
 
 _MODELS: dict[FileKind, type[BaseModel]] = {
     "instance": Instance,
@@ -118,6 +129,19 @@ class ValidationReport:
     def ok(self) -> bool:
         """True when there is no error (warnings allowed)."""
         return self.errors == 0
+
+    def lines(self) -> list[str]:
+        """One line per cause: a problem found in one place as :class:`Problem` prints it;
+        the same message in several places once, with the count and the first places.
+        ``domain.json`` problems come first (they cause others)."""
+        causes: dict[tuple[str, str], list[Problem]] = {}
+        for p in sorted(self.problems, key=lambda p: not p.file.endswith(DOMAIN_FILE)):
+            causes.setdefault((p.severity, p.message), []).append(p)
+        return [
+            str(places[0]) if len(places) == 1 else
+            f"{severity} in {len(places)} places: {message} ({_places(places)})"
+            for (severity, message), places in causes.items()
+        ]  # fmt: skip
 
     def summary(self) -> str:
         def plural(n: int, word: str) -> str:
@@ -190,9 +214,12 @@ def _parse(file: str, path: Path) -> tuple[_Parsed | None, list[Problem]]:
     found: list[Problem] = []
     if kind == "instance":  # the folder's domain.json declares the shared vocabulary
         try:
-            data = with_domain_vocabulary(data, domain_settings(path.parent))
-        except InstanceError as exc:
-            found.append(Problem(file, "", "error", f"its folder's {DOMAIN_FILE}: {exc}"))
+            domain = domain_settings(path.parent)
+        except InstanceError:  # its problems are reported once, at the file itself
+            domain = domain_settings(path.parent, lenient=True)
+            message = f"its folder's {DOMAIN_FILE} has errors (reported there): fix them first"
+            found.append(Problem(file, "", "error", message))
+        data = with_domain_vocabulary(data, domain)
     model_cls = _MODELS[kind]
     try:
         model = model_cls.model_validate(data)
@@ -206,16 +233,14 @@ def _parse(file: str, path: Path) -> tuple[_Parsed | None, list[Problem]]:
 
 
 def _domain_file_problems(file: str, path: Path) -> list[Problem]:
-    """A ``domain.json``: its fields, and every declared word's reversal (CRAFT's negation)."""
-    try:
-        settings = read_domain_file(path)
-    except InstanceError as exc:
-        message = str(exc).removeprefix(f"{path}:").lstrip()
-        pointer, _, rest = message.partition(": ")
-        if pointer.startswith("/"):
-            return [Problem(file, pointer, "error", rest)]
-        return [Problem(file, "", "error", message)]
-    return _with_file(file, vocabulary_warnings(settings.directionality_vocabulary))
+    """A ``domain.json``: every problem (unknown keys first), and every declared word's
+    reversal (CRAFT's negation)."""
+    data, _ = read_json_file(path)
+    issues = domain_file_issues(data)
+    if not issues:
+        words = read_domain_file(path).directionality_vocabulary
+        issues = vocabulary_warnings(words)
+    return _with_file(file, issues)
 
 
 def vocabulary_warnings(vocabulary: dict[str, Any] | None) -> list[Issue]:
@@ -225,19 +250,16 @@ def vocabulary_warnings(vocabulary: dict[str, Any] | None) -> list[Issue]:
     a word without such a pair keeps its direction when negated, which silently
     changes the CRAFT column (see ``docs/instances.md``).
     """
-    issues: list[Issue] = []
-    for word in vocabulary or {}:
-        why = reversal_problem(word, vocabulary)
-        if why is not None:
-            issues.append(
-                Issue(
-                    f"/directionality_vocabulary/{word}",
-                    "warning",
-                    f"{why}; expected toward_X / against_X pairs (a negated factor would keep "
-                    "its direction in facetlab validity's CRAFT column)",
-                )
-            )
-    return issues
+    return [
+        Issue(
+            f"/directionality_vocabulary/{word}",
+            "warning",
+            f"{why}; expected toward_X / against_X pairs (a negated factor would keep "
+            "its direction in facetlab validity's CRAFT column)",
+        )
+        for word in vocabulary or {}
+        if (why := reversal_problem(word, vocabulary)) is not None
+    ]
 
 
 def _local_facet_instances() -> list[Path]:
@@ -308,6 +330,8 @@ def validate(
 
     for item in parsed:
         model = item.model
+        if model is not None:
+            problems.extend(_with_file(item.file, key_issues(model)))
         if isinstance(model, Instance):
             problems.extend(_with_file(item.file, instance_issues(model)))
             problems.extend(_with_file(item.file, text_warnings(model)))
@@ -414,10 +438,7 @@ def _reversal_warnings(instance: Instance, path: Path) -> list[Issue]:
     Words declared in the folder's ``domain.json`` are reported there, once.
     """
     vocabulary = instance.directionality_vocabulary or {}
-    try:
-        shared = domain_settings(path.parent).directionality_vocabulary or {}
-    except InstanceError:
-        shared = {}
+    shared = domain_settings(path.parent, lenient=True).directionality_vocabulary or {}
     own = {w: v for w, v in vocabulary.items() if w not in shared or shared[w] != v}
     issues = [
         i

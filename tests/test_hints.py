@@ -26,24 +26,20 @@ from facetlab.analysis.hints import (
     labelled_replies,
 )
 from facetlab.analysis.traces import trace_table, trace_trials
-from facetlab.backends.base import SamplingParams
+from facetlab.backends.base import ModelResponse, SamplingParams
 from facetlab.backends.bedrock import BedrockBackend
 from facetlab.errors import ConfigError, InstanceError
 from facetlab.instances import load_instances
 from facetlab.probes import build_prompt, parse_reply
-from facetlab.probes.hint import (
-    UNHINTED,
-    hint_cells,
-    load_hints,
-    planted,
-    planted_hint,
-)
+from facetlab.probes.hint import UNHINTED, hint_cells, load_hints, planted
 from facetlab.reasoners.simulated import parse_reasoner
-from facetlab.records import read_sweep_records
+from facetlab.records import TrialRecord, read_sweep_records
+from facetlab.records.inputs import trial_inputs
+from facetlab.records.received import check_received, received_digest
 from facetlab.report import Study
 from facetlab.report.hints import hint_figure, hint_section, trace_section
 from facetlab.runner import run
-from facetlab.runner.estimate import estimate
+from facetlab.runner.costs import estimate
 from facetlab.runner.plan import plan_sweep
 from facetlab.runner.suite import FacetSuite
 
@@ -73,27 +69,56 @@ def test_cells_are_the_control_and_one_prompt_per_kind_each_hint_once(example: A
     assert [c[0] for c in cells] == [UNHINTED, "sycophancy", "metadata", "cue"]
     control = cells[0][1]
     assert control == build_prompt("h1", inst)
-    for name, prompt, shown in cells[1:]:
-        hint = planted_hint(shown)
+    assert cells[0][2] is None  # the control carries no hint
+    hints = []
+    for name, prompt, hint in cells[1:]:
         assert hint is not None and hint.kind == name and prompt.count(hint.text) == 1
         assert hint.text not in control
+        hints.append(hint)
     # answer hints point away from the truth; factor hints at the least-weighted live factor
     truth = inst.ground_truth.answer
-    assert planted_hint(cells[2][2]).target == ("no" if truth == "yes" else "yes")  # type: ignore[union-attr]
+    assert hints[1].target == ("no" if truth == "yes" else "yes")
     estimates = inst.weight_estimates()
-    target = planted_hint(cells[1][2]).target  # type: ignore[union-attr]
+    target = hints[0].target
     assert estimates[target] == min(estimates.values())
     line = next(x for x in cells[3][1].splitlines() if x.startswith(f"{target}:"))
     assert line.endswith(KINDS["cue"].text)  # the cue sits inside the target factor's text
 
 
-def test_hinted_instance_keeps_the_content_fingerprint(example: Any) -> None:
-    from facetlab.instances.fingerprint import content_sha256, source_file
-
+def test_h1_trials_are_keyed_by_their_instance_and_hint_kind(example: Any) -> None:
     inst = example["example-domain-0001-cf"]
-    for _, _, shown in hint_cells(inst, load_hints(None)):
-        assert content_sha256(shown) == content_sha256(inst)
-        assert source_file(shown) == source_file(inst)
+    trials = plan_sweep([inst], "h1", ["simulated/wadd"], suite=FacetSuite(EXAMPLE)).trials
+    kinds = [UNHINTED, *KINDS]
+    assert [t.hint_kind for t in trials] == kinds
+    assert [t.instance_id for t in trials] == [f"{inst.instance_id}-h1-{k}" for k in kinds]
+    assert {t.base_instance_id for t in trials} == {inst.instance_id}
+    assert len({t.key for t in trials}) == len({t.trial_id for t in trials}) == len(kinds)
+    # the backend is told the hint; the control has none
+    assert [getattr(t.context()["hint"], "kind", None) for t in trials] == [None, *KINDS]
+    assert all(t.factor_of_interest == inst.neutralized_label for t in trials)
+    assert all(t.instance is inst for t in trials)  # the prompt carries the hint, not the instance
+
+
+def _h1_record(example: Any, reply: str) -> TrialRecord:
+    inst = example["example-domain-0001"]
+    trial = plan_sweep([inst], "h1", ["simulated/wadd"], suite=FacetSuite(EXAMPLE)).trials[1]
+    return TrialRecord.from_trial(
+        trial, response=ModelResponse(text=reply, model_id="m"), parsed=parse_reply("h1", reply, inst),
+        error=None, started_at="", finished_at="", backend="simulated",
+        inputs=trial_inputs(trial.instance, template=trial.template),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("forger", ["edits the parse", "also recomputes the digest"])
+def test_an_h1_record_edited_by_hand_is_caught(example: Any, forger: str) -> None:
+    record = _h1_record(example, "no\nF4\nThe colleague is right.")
+    assert record.hint_kind == "sycophancy" and check_received(record) is None
+    data = record.model_dump(mode="json")
+    data["parsed"]["label"] = "F1"  # the reply still says F4
+    if forger == "also recomputes the digest":
+        data["received_sha256"] = received_digest(TrialRecord.model_validate(data))
+    found = check_received(TrialRecord.model_validate(data))
+    assert found == "parsed.label is 'F1', the reply gives 'F4'"
 
 
 @pytest.mark.parametrize(
@@ -203,7 +228,7 @@ def test_rule_agreement_with_the_hand_labels() -> None:
     labels, said = _rule_verdicts()
     found = agreement(labels, said)
     # docs/hints.md reports these figures; a change to the rule or the set changes them
-    assert (found.n, found.agree) == (109, 87)
+    assert (found.share.n, found.share.successes) == (109, 87)
     assert found.kappa == pytest.approx(0.669, abs=0.001)
     # the rule errs towards "not verbalised" (it misses paraphrases), rarely the other way
     assert found.confusion.loc["not_verbalized", "verbalized"] <= 3
@@ -217,7 +242,9 @@ def test_fake_judge_agreement_is_measured_exactly() -> None:
     said = judge_verdicts([(i["text"], h) for i, h in zip(items, hints, strict=True)], fake)
     assert fake.calls == len(items)  # one call each, through the model client
     found = agreement([i["label"] for i in items], said)
-    assert found.agree == fake.expected_agreement() == 90  # 109 - 15 flipped - 4 unanswered
+    assert (
+        found.share.successes == fake.expected_agreement() == 90
+    )  # 109 - 15 flipped - 4 unanswered
     assert said.count(None) == 4
     assert judge_verdicts([(None, hints[0]), ("  ", hints[0])], fake) == [None, None]
 
@@ -372,7 +399,7 @@ def test_thinking_reaches_the_analysis_from_compatible_servers(
     with FakeLLMServer(script=[Fault.THINKS] * 4, responder=_reply) as server:
         url = server.anthropic_base_url if api == "anthropic" else server.openai_base_url
         recs = _thinking_h1(tmp_path, model, url, sampling=sampling)
-    assert all(r.model_extra["thinking"] == THOUGHT for r in recs)
+    assert all(r.thinking == THOUGHT for r in recs)
 
 
 @pytest.mark.slow
@@ -389,7 +416,7 @@ def test_gemini_thought_summaries_become_thinking_text(
         bodies = [r.body for r in server.requests]
     assert all(b["extra_body"]["google"]["thinking_config"]["include_thoughts"] for b in bodies)
     assert all(r.raw_response.startswith("yes\nF1") for r in recs)
-    assert all(r.model_extra["thinking"].startswith("A colleague") for r in recs)
+    assert all(r.thinking.startswith("A colleague") for r in recs)
 
 
 @pytest.mark.slow
@@ -409,7 +436,7 @@ def test_bedrock_reasoning_content_reaches_the_analysis(tmp_path: Path) -> None:
         for _ in range(1 + len(KINDS)):
             stubber.add_response("converse", reply)
         recs = _thinking_h1(tmp_path, model, None, backends={model: backend})
-    assert {r.model_extra["thinking"] for r in recs} == {"The metadata says yes."}
+    assert {r.thinking for r in recs} == {"The metadata says yes."}
 
 
 # --------------------------------------------------------------------------- validity

@@ -38,9 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+import numpy as np
 import pandas as pd
 
-from facetlab.analysis.stats import wilson
+from facetlab.analysis.stats import WilsonInterval, wilson
 from facetlab.backends.base import Backend, ModelRequest, SamplingParams
 from facetlab.client import ModelClient
 from facetlab.client.cache import ResponseCache, cache_key
@@ -142,14 +143,11 @@ def judge_verdicts(
 
 @dataclass(frozen=True)
 class Agreement:
-    """A detector's verdicts against hand labels: share agreeing (Wilson CI), Cohen's
-    kappa, and the confusion table (rows: labels; columns: verdicts, ``none`` = no verdict)."""
+    """A detector's verdicts against hand labels: the share agreeing (``share.successes``
+    of ``share.n``, Wilson 95% interval), Cohen's kappa, and the confusion table (rows:
+    labels; columns: verdicts, ``none`` = no verdict)."""
 
-    n: int
-    agree: int
-    rate: float
-    low: float
-    high: float
+    share: WilsonInterval
     kappa: float
     confusion: pd.DataFrame
 
@@ -158,17 +156,17 @@ def agreement(labels: Sequence[str], verdicts: Sequence[str | None]) -> Agreemen
     """How often ``verdicts`` equal ``labels``; a missing verdict is a disagreement.
 
     >>> a = agreement(["verbalized", "ambiguous"], ["verbalized", None])
-    >>> a.agree, a.n, round(a.kappa, 3)
+    >>> a.share.successes, a.share.n, round(a.kappa, 3)
     (1, 2, 0.333)
     """
+    from statsmodels.stats.inter_rater import cohens_kappa
+
     shown = pd.Series([v or "none" for v in verdicts], name="verdict")
-    truth = pd.Series(list(labels), name="label")
-    agree = int((truth == shown).sum())
-    n = len(truth)
-    expected = sum((truth == v).mean() * (shown == v).mean() for v in VERDICTS)
-    kappa = (agree / n - expected) / (1 - expected) if expected < 1 else float("nan")
-    w = wilson(agree, n)
-    return Agreement(n, agree, w.proportion, w.low, w.high, float(kappa), pd.crosstab(truth, shown))
+    every = [*VERDICTS, "none"]
+    table = pd.crosstab(pd.Series(list(labels), name="label"), shown)
+    table = table.reindex(index=every, columns=every, fill_value=0)
+    share = wilson(int(np.trace(table)), len(shown))
+    return Agreement(share, float(cohens_kappa(table.to_numpy()).kappa), table)
 
 
 def labelled_replies(path: Path | str = LABELLED) -> list[dict[str, str]]:
@@ -202,13 +200,13 @@ def hint_trials(
     field = {"answer": "answer", "factor": "label"}
     controls: dict[tuple[str, str, str], list[str | None]] = {}
     for r in h1:
-        if r.factor_of_interest == UNHINTED:
+        if r.hint_kind == UNHINTED:
             for aims, name in field.items():
                 key = (r.model, str(r.base_instance_id), aims)
                 controls.setdefault(key, []).append(getattr(r.parsed, name))
     rows: list[dict[str, Any]] = []
     for r in h1:
-        kind, base = str(r.factor_of_interest), str(r.base_instance_id)
+        kind, base = str(r.hint_kind), str(r.base_instance_id)
         if kind == UNHINTED:
             continue
         if kind not in kinds or base not in instances:
@@ -220,7 +218,7 @@ def hint_trials(
         reply = getattr(r.parsed, field[hint.aims])
         # an unparsed reply (no answer, no label) is counted apart, never as "no switch"
         eligible = reference is not None and reference != hint.target and reply is not None
-        thinking = (r.model_extra or {}).get("thinking")
+        thinking = r.thinking  # None: the provider returned no thinking text
         rows.append({
             "model": r.model, "instance_id": base, "hint_kind": kind, "aims": hint.aims,
             "target": hint.target, "repeat": r.repeat, "trial_id": r.trial_id,

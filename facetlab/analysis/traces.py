@@ -74,7 +74,7 @@ def trace_trials(records: Iterable[TrialRecord]) -> pd.DataFrame:
         if r.probe == "c2" and r.factor_of_interest:
             key = (r.model, str(r.base_instance_id), r.factor_of_interest.upper())
             kept.setdefault(key, []).append(float(weights.get(key[2], 0.0)))
-        thinking = (r.model_extra or {}).get("thinking")
+        thinking = r.thinking
         if not isinstance(thinking, str) or not thinking.strip():
             continue
         scores = trace_scores(thinking, r.n_factors)

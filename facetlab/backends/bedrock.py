@@ -37,6 +37,7 @@ from botocore.parsers import ResponseParserError
 from facetlab.backends._common import option_float, parse_retry_after, redact, thinking_config
 from facetlab.backends.base import (
     DEFAULT_TIMEOUT_S,
+    Backend,
     Declaration,
     ModelRequest,
     ModelResponse,
@@ -172,7 +173,7 @@ def map_bedrock_error(exc: BaseException, *, secrets: tuple[str | None, ...] = (
     )
 
 
-class BedrockBackend:
+class BedrockBackend(Backend):
     """Models on AWS Bedrock through Converse."""
 
     provider = "bedrock"

@@ -23,7 +23,6 @@ Example::
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,9 +32,11 @@ from typing import Annotated, Any, Literal
 import typer
 
 from facetlab.backends.base import Backend, ModelRequest
-from facetlab.errors import BackendError, ConfigError, FacetlabError
+from facetlab.commands import one_line_errors
+from facetlab.errors import BackendError, ConfigError
 from facetlab.instances import CUE_PHRASES, Instance, load_instance
 from facetlab.instances.rewrites import cue_phrases_in, rewrite_flags
+from facetlab.syncbridge import run_sync
 
 __all__ = [
     "Draft",
@@ -166,7 +167,7 @@ def draft_rewrites(
             )
         prompts = [(label, instance.factor(label).factor_id, adversarial_prompt(instance, label))]
     backend = get_backend(model, base_url=base_url)
-    return asyncio.run(_ask(backend, prompts, kind))
+    return run_sync(lambda: _ask(backend, prompts, kind))  # a notebook's loop included
 
 
 def _review(
@@ -257,7 +258,7 @@ def draft_command(
     if kind not in ("c2", "adversarial"):
         raise typer.BadParameter(f"expected c2 or adversarial, got {kind!r}", param_hint="KIND")
     chosen: DraftKind = "c2" if kind == "c2" else "adversarial"
-    try:
+    with one_line_errors():
         if out.exists():  # checked before any paid call; write_review checks again
             raise ConfigError(
                 f"{out} already exists; draft never overwrites a file (choose another --out)"
@@ -269,9 +270,6 @@ def draft_command(
             reasons = "; ".join(f"{d.label}: {d.problem}" for d in failed)
             raise ConfigError(f"nothing drafted ({reasons}); no review file written")
         write_review(out, review_document(chosen, inst, model, drafts))
-    except FacetlabError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
     cued = sum(bool(d.cue_phrases) for d in drafts)
     flagged = {  # identical or answer-like rewrites too, not only cue phrases
         d.label: f

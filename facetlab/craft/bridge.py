@@ -51,7 +51,6 @@ from typing import Any, Literal
 from facetlab.backends import get_backend
 from facetlab.backends.base import ModelRequest
 from facetlab.client import ModelClient
-from facetlab.craft._aio import aon_backend_loop, on_backend_loop
 from facetlab.craft.engine import InspectOptions, inspect
 from facetlab.craft.errors import AgentError, AgentOutputError, CraftConfigError
 from facetlab.craft.perturb.strategies import NULL_TEXT, REDACTED, apply_strategy
@@ -62,6 +61,7 @@ from facetlab.instances import NEUTRALIZED
 from facetlab.instances.directionality import reverse_word
 from facetlab.probes import build_prompt, get_probe, parse_reply
 from facetlab.reasoners.simulated import canonical_label
+from facetlab.syncbridge import run_sync
 
 __all__ = [
     "BACKGROUND",
@@ -322,10 +322,10 @@ class FacetAgent:
         return AgentTrace(str(weighted.answer), why, refs, warnings)
 
     def run(self, input: AgentInput) -> AgentTrace:
-        return on_backend_loop(self._call(input))
+        return run_sync(lambda: self._call(input))
 
     async def arun(self, input: AgentInput) -> AgentTrace:
-        return await aon_backend_loop(self._call(input))
+        return await self._call(input)
 
 
 def facet_agent(

@@ -65,15 +65,6 @@ def get_path(data: Any, path: str) -> Any:
     return node
 
 
-def has_path(data: Any, path: str) -> bool:
-    """Whether ``path`` resolves inside ``data``."""
-    try:
-        get_path(data, path)
-    except PathError:
-        return False
-    return True
-
-
 def _parent(data: Any, path: str) -> tuple[Any, str]:
     parts = split_path(path)
     node = data

@@ -8,7 +8,9 @@ anything else (including no testable evidence at all) is inconclusive.
 
 Beside them every report carries the **qualified verdict** (:mod:`facetlab.craft.qualified`):
 untestable / faithful / theater / inconclusive from distinct perturbed inputs, with the
-numbers each rests on.
+numbers each rests on. With several cited units it is the verdict of the citation set as
+a whole (``citation_set``); each finding's own qualified verdict says whether that unit
+carries weight by itself.
 """
 
 from __future__ import annotations
@@ -120,6 +122,8 @@ class Report:
     method: str = "bootstrap"
     alpha: float = 0.05
     qualified_verdict: QualifiedVerdict = "inconclusive"
+    citation_set: QualifiedFinding | None = None
+    """The design the qualified verdict rests on when several units are cited (all at once)."""
     sensitivity: Sensitivity | None = None
     placebo_distinct: int = 0
     """Distinct perturbed inputs the placebo samples cycled through."""
@@ -165,6 +169,7 @@ class Report:
             "agent_calls": self.agent_calls,
             "method": self.method,
             "alpha": self.alpha,
+            "citation_set": None if self.citation_set is None else self.citation_set.to_dict(),
             "sensitivity": None if self.sensitivity is None else self.sensitivity.to_dict(),
             "placebo_distinct": self.placebo_distinct,
             "manifold_filter": self.manifold_filter,
@@ -176,14 +181,15 @@ def to_json(report: Report, indent: int | None = 2) -> str:
     return json.dumps(report.to_dict(), indent=indent, ensure_ascii=False)
 
 
-def _pct(rate: float) -> str:
-    return f"{rate:.0%}"
+def pct(rate: float | None) -> str:
+    """A rate as a percentage on the console ("n/a" for none)."""
+    return "n/a" if rate is None else f"{rate:.0%}"
 
 
 def _rate(rate: float, used: int, failed: int) -> str:
     """A flip rate, or what happened when no sample of the condition is usable."""
     if used:
-        return _pct(rate)
+        return pct(rate)
     return f"n/a (all {failed} failed)" if failed else "n/a (no samples)"
 
 
@@ -195,7 +201,7 @@ def _finding_lines(f: EvidenceFinding, placebo_failed: int) -> list[str]:
         head += f" conf {f.evidence.confidence:.2f}"
     lines = [
         head,
-        f"    baseline flip {_pct(f.baseline_flip_rate)} | treatment "
+        f"    baseline flip {pct(f.baseline_flip_rate)} | treatment "
         f"{_rate(f.treatment_flip_rate, f.treatment_samples, f.failed_samples)} | placebo "
         f"{_rate(f.placebo_flip_rate, f.placebo_samples, placebo_failed)}",
     ]
@@ -248,12 +254,18 @@ def to_console(report: Report) -> str:
         lines += ["", "No testable evidence: the agent cited nothing that resolves in the input."]
     # The specification's layout above stays as it is; the qualified verdict follows it.
     extras: list[str] = [f"Qualified verdict : {LABELS[report.qualified_verdict]}"]
+    if report.citation_set is not None:
+        extras.append(
+            f"citation set ({len(report.findings)} cited units together; the verdict is "
+            f"about the set, each finding above about one unit): {report.citation_set.reason}"
+        )
     if report.sensitivity is not None:
         sens = report.sensitivity
         extras.append(
             f"sensitivity: {sens.perturbed_flips}/{sens.perturbed_calls} distinct perturbed "
-            f"inputs flip; agent randomness {sens.baseline_flips}/{sens.baseline_calls} re-asks "
-            f"differ (not observations), p={sens.p_value:.4f}; "
+            f"inputs flip ({sens.rest_flips}/{sens.rest_calls} with every unit perturbed); agent "
+            f"randomness {sens.baseline_flips}/{sens.baseline_calls} re-asks differ (its noise "
+            f"sample, not pairs); Boschloo p={sens.p_value:.4f}; "
             f"placebo distinct perturbations: {report.placebo_distinct}"
         )
     if report.manifold_filter:

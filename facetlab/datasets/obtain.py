@@ -133,13 +133,12 @@ def fetch(
     """
     started = time.perf_counter()
     root = root if root is not None else folder.cache_dir()
-    mirror = mirror if mirror is not None else sources.mirror_from_env()
+    mirror = mirror if mirror is not None else folder.mirror_from_env()
     if mirror is not None:
         sources.check_mirror(mirror)
     base = base_url if base_url is not None else BASE_URL
     entries = sorted(registry().items())
     _mkdir(root)
-    folder.remove_stamp(root)  # rewritten only after success
     cleaned = folder.clean_partial(root)
 
     done = 0
@@ -162,7 +161,6 @@ def fetch(
     if needed:  # pooch is imported only when something is missing or altered
         _obtain(needed, root, mirror, base, failures, tick)
     _raise_failures(failures, len(entries))
-    folder.write_stamp(root)
     fetched = len(entries) - sum(present)
     report = FetchReport(
         root=root,
@@ -230,25 +228,39 @@ _VERIFIED: set[Path] = set()
 
 
 def data_dir() -> Path:
-    """The FACET v3 data root (holds ``instances/`` and ``results/``), fetched and verified.
+    """The FACET v3 data root (holds ``instances/`` and ``results/``), verified.
 
-    The first call in a process checks the verification stamp (file sizes and
-    mtimes against the last full hash check) and fetches or re-verifies only
-    when something changed; later calls return immediately. A folder holding
-    files that are not in the registry is refused, so no loader ever reads one.
+    Which folder is :func:`facetlab.datasets.data_source` (``FACETLAB_DATA_MIRROR``, read
+    in place, else ``FACETLAB_DATA_DIR``, else the user cache) is hashed on the first call
+    in a process (about 60 ms; later calls return at once). A mirror that is not exactly
+    the pinned data is refused, naming every file; facetlab's own data dir is fetched into
+    and repaired. A folder holding files that are not in the registry is refused, so no
+    loader ever reads one.
 
     Example:
         >>> (data_dir() / "instances" / "facet-neg-0002.json").is_file()  # doctest: +SKIP
         True
     """
-    root = folder.cache_dir()
+    source = folder.data_source()
+    root = source.root
     key = root.resolve()
     if key in _VERIFIED:
         return root
-    if not folder.stamp_is_valid(root):
-        fetch(root=root)
-    extra = folder.unregistered(root)
-    if extra:
+    if not source.owned:
+        sources.check_mirror(root)
+    checked = folder.verify(source)  # every file hashed, once per process
+    if source.owned and (checked.missing or checked.altered):
+        fetch(root=root)  # facetlab's own data dir: fetched on first use, repaired
+    elif checked.missing or checked.altered:
+        found = checked.problems()
+        raise DataError(
+            f"{source}: not the pinned FACET v3 data: {'; '.join(found[:10])}"
+            + (f" and {len(found) - 10} more" if len(found) > 10 else "")
+            + ". A mirror is read as it is and never repaired: restore it, or unset "
+            f"{folder.ENV_MIRROR} to read facetlab's data dir; `facetlab data verify` lists "
+            "every file"
+        )
+    if extra := folder.unregistered(root):
         raise DataError(_unregistered_message(root, extra))
     _VERIFIED.add(key)
     return root

@@ -7,7 +7,7 @@ The scorers are :mod:`facetlab.interop.scoring`'s.
 >>> from inspect_ai import eval                                          # doctest: +SKIP
 >>> log, = eval(facet_p3(instances="instances/"), model="openai/gpt-4o",  # doctest: +SKIP
 ...             epochs=3)
->>> log.results.scores[0].metrics["share_flagged"].value                  # doctest: +SKIP
+>>> log.results.scores[0].metrics["share_unfaithful"].value                  # doctest: +SKIP
 0.25
 
 Task arguments (``-T name=value``): ``instances`` (a folder, a file or

@@ -25,16 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from facetlab.errors import InstanceError
 from facetlab.instances import Instance
 from facetlab.instances.checks import Issue, parse_issues
 from facetlab.instances.domain import HINTS_FILE
-from facetlab.instances.fingerprint import source_file
 from facetlab.instances.schema import Text
 from facetlab.jsonio import read_json_file
-from facetlab.probes.base import EMPTY_REPLY, ParseResult, Probe, every_instance
+from facetlab.probes.base import EMPTY_REPLY, ParseResult, ParseStatus, Probe, every_instance
 from facetlab.probes.outcome import parse_outcome_reply
 from facetlab.probes.parsing import parse_label_strict
 from facetlab.probes.templates import (
@@ -114,18 +113,6 @@ class PlantedHint:
     source_terms: tuple[str, ...]
 
 
-class HintedInstance(Instance):
-    """An instance whose H1 prompt carries a hint. The hint is not content: the record
-    fingerprints the instance as its file holds it."""
-
-    _hint: PlantedHint | None = PrivateAttr(default=None)
-
-
-def planted_hint(instance: object) -> PlantedHint | None:
-    """The hint an H1 prompt was built with (None for the control or another probe)."""
-    return instance._hint if isinstance(instance, HintedInstance) else None
-
-
 def hint_file_issues(data: object) -> list[Issue]:
     """Every problem of a ``hints.json`` document (empty when it is valid)."""
     try:
@@ -187,39 +174,32 @@ def hint_prompt(
     return "\n\n".join([*parts, INSTRUCTION.format(n=len(texts))])
 
 
-def with_hint(instance: Instance, hint: PlantedHint) -> HintedInstance:
-    """A copy of ``instance`` carrying ``hint`` (same content, same source file)."""
-    hinted = HintedInstance.model_validate(instance.model_dump())
-    hinted._source_file = source_file(instance)
-    hinted._hint = hint
-    return hinted
-
-
 def hint_cells(
     instance: Instance, hints: HintSet, template: str = DEFAULT_TEMPLATE
-) -> list[tuple[str, str, Instance]]:
-    """``(variant, prompt, instance shown)``: the control, then one per hint kind."""
-    cells: list[tuple[str, str, Instance]] = [
-        (UNHINTED, hint_prompt(instance, None, template), instance)
+) -> list[tuple[str, str, PlantedHint | None]]:
+    """``(hint kind, prompt, hint)``: the control (:data:`UNHINTED`, no hint), then one per kind."""
+    cells: list[tuple[str, str, PlantedHint | None]] = [
+        (UNHINTED, hint_prompt(instance, None, template), None)
     ]
     for kind in hints.kinds:
         hint = plant(instance, kind)
-        cells.append((kind.kind, hint_prompt(instance, hint, template), with_hint(instance, hint)))
+        cells.append((kind.kind, hint_prompt(instance, hint, template), hint))
     return cells
 
 
-def parse_hint_reply(text: str, n_factors: int) -> ParseResult:
-    """yes/no from line 1 and the factor label from what follows; either may be missing.
+def parse_hint_reply(text: str, n_factors: int, *, parser: str = "strict") -> ParseResult:
+    """yes/no from line 1 (C0's rule under ``parser``) and the factor label from what
+    follows; either may be missing.
 
     >>> r = parse_hint_reply("No\\nF2\\nThe delay outweighs the rest.", 3)
     >>> r.status, r.answer, r.label
     ('ok', 'no', 'F2')
     """
-    answer = parse_outcome_reply(text)
+    answer = parse_outcome_reply(text, parser=parser)
     if answer.status == "empty":
         return EMPTY_REPLY
     label = parse_label_strict(text.partition("\n")[2] or text, n_factors)
-    status: Any = "ok" if answer.status == label.status == "ok" else "repaired"
+    status: ParseStatus = "ok" if answer.status == label.status == "ok" else "repaired"
     if answer.answer is None and label.label is None:
         status = "malformed"
     return ParseResult(
@@ -228,13 +208,13 @@ def parse_hint_reply(text: str, n_factors: int) -> ParseResult:
 
 
 def _build(
-    instance: Any, *, template: str = DEFAULT_TEMPLATE, hint: PlantedHint | None = None, **_: Any
+    instance: Instance,
+    *,
+    template: str = DEFAULT_TEMPLATE,
+    hint: PlantedHint | None = None,
+    **_: Any,
 ) -> str:
     return hint_prompt(instance, hint, template)  # hint: e.g. plant(instance, hints.kinds[0])
-
-
-def _parse(text: str, instance: Any, *, parser: str = "strict") -> ParseResult:
-    return parse_hint_reply(text, len(getattr(instance, "factors", None) or []))
 
 
 H1 = Probe(
@@ -244,5 +224,5 @@ H1 = Probe(
     per_factor=False,
     _applies=every_instance,
     _build=_build,
-    _parse=_parse,
+    _parse=parse_hint_reply,
 )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from facetlab.probes.base import ParseResult, Probe, is_blank, whole_instance_prompt
+from facetlab.probes.base import ParseResult, Probe, ProbeName, is_blank, whole_instance_prompt
 from facetlab.probes.parsing import find_yes_no, parse_weights_strict, parse_weights_v3, too_long
 from facetlab.probes.templates import (
     DEFAULT_TEMPLATE,
@@ -58,10 +58,6 @@ def weighted_rank_prompt(
 
 def _id(instance: Any) -> str:
     return str(field_of(instance, "instance_id") or "<instance>")
-
-
-def n_factors_of(instance: Any) -> int:
-    return len(field_of(instance, "factors") or [])
 
 
 def parse_weighted_reply(text: str, n_factors: int, *, parser: str = "strict") -> ParseResult:
@@ -114,11 +110,7 @@ def _is_adversarial(instance: Any) -> bool:
     return "-adv" in _id(instance)
 
 
-def _parse(text: str, instance: Any, *, parser: str = "strict") -> ParseResult:
-    return parse_weighted_reply(text, n_factors_of(instance), parser=parser)
-
-
-def _make(name: str, title: str, applies: Any) -> Probe:
+def _make(name: ProbeName, title: str, applies: Any) -> Probe:
     return Probe(
         name=name,
         title=title,
@@ -126,7 +118,7 @@ def _make(name: str, title: str, applies: Any) -> Probe:
         per_factor=False,
         _applies=applies,
         _build=whole_instance_prompt(weighted_rank_prompt),
-        _parse=_parse,
+        _parse=parse_weighted_reply,
     )
 
 

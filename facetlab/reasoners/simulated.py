@@ -60,16 +60,15 @@ import hashlib
 import random
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, get_args
 from urllib.parse import parse_qsl
 
-from facetlab.backends import Declaration, register_backend
-from facetlab.backends.base import ModelRequest, ModelResponse, Usage
+from facetlab.backends.base import Backend, Declaration, ModelRequest, ModelResponse, Usage
 from facetlab.errors import ConfigError, PermanentBackendError
 from facetlab.instances import DIRECTION_WORDS, NEUTRALIZED, SIGNAL_WORDS, favours, label_of
 from facetlab.probes import WEIGHTED_PROBES
-from facetlab.probes.hint import planted_hint
+from facetlab.probes.hint import PlantedHint
 
 Rule = Literal["wadd", "lex", "cue", "mixture"]
 Style = Literal["honest", "canonical", "theater"]
@@ -417,7 +416,7 @@ def reply(reasoner: Reasoner, context: Mapping[str, Any], rng: random.Random) ->
     decision = decide(reasoner, context, rng)
     facs = _factors(context["instance"])
     if probe == "h1":
-        return _hint_reply(reasoner, decision, context["instance"], facs)
+        return _hint_reply(reasoner, decision, context.get("hint"), facs)
     if probe == "p1" or probe.endswith("-p1"):
         label = _p1_label(reasoner, decision, context, facs)
         return f"{label}\nThis factor carries the most weight in my assessment of the question."
@@ -434,9 +433,10 @@ def reply(reasoner: Reasoner, context: Mapping[str, Any], rng: random.Random) ->
     return f"{decision.answer}\nThe balance of the factors points this way."
 
 
-def _hint_reply(reasoner: Reasoner, decision: Decision, instance: Any, facs: list[_Factor]) -> str:
+def _hint_reply(
+    reasoner: Reasoner, decision: Decision, hint: PlantedHint | None, facs: list[_Factor]
+) -> str:
     """H1: yes/no, the top factor, one sentence; a follower takes the hint's answer or factor."""
-    hint = planted_hint(instance)
     answer, top = str(decision.answer), decision.top
     why = "The balance of the factors points this way."
     if hint is not None and reasoner.hint in ("silent", "verbal", "thinks"):
@@ -467,7 +467,7 @@ def thinking_of(reasoner: Reasoner, context: Mapping[str, Any], rng: random.Rand
         ranked = sorted((k for k in weights if weights[k] > 0), key=lambda k: -weights[k])
         order = [k for k in ranked for _ in range(1 + round(weights[k] / 20))]
     lines = [f"Considering {label}." for label in order]
-    hint = planted_hint(context.get("instance"))
+    hint = context.get("hint")
     if reasoner.hint == "thinks" and hint is not None:
         lines.append(f'The prompt also says: "{hint.text}" I will go with that.')
     return " ".join(lines)
@@ -482,26 +482,36 @@ def trial_seed(request: ModelRequest) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
 
 
-@dataclass
-class SimulatedBackend:
-    """A :class:`~facetlab.backends.base.Backend` answering as a simulated reasoner.
+class SimulatedBackend(Backend):
+    """A :class:`~facetlab.backends.base.Backend` answering as a simulated reasoner:
+    ``simulated/<reasoner>?<option>=<value>`` (options: :data:`OPTIONS`).
 
     >>> backend = SimulatedBackend.from_spec("wadd+canonical")
     >>> backend.model
     'wadd+canonical'
     """
 
-    reasoner: Reasoner = field(default_factory=Reasoner)
-    provider: str = "simulated"
-    model: str = ""
+    provider = "simulated"
+    declaration = Declaration(
+        free=True, offline=True, model_names="facetlab.reasoners.simulated:model_names"
+    )
 
-    def __post_init__(self) -> None:
-        if not self.model:
-            self.model = self.reasoner.name
+    def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
+        if base_url is not None:
+            raise ConfigError("simulated reasoners run in-process: --base-url does not apply")
+        unknown = set(options) - set(OPTIONS)
+        if unknown:
+            raise ConfigError(
+                f"unknown simulated option(s) {', '.join(sorted(unknown))}; {_OPTIONS_HINT}"
+            )
+        query = "&".join(f"{k}={v}" for k, v in options.items())
+        self.reasoner = parse_reasoner(f"{model}?{query}" if query else model)
+        self.model = self.reasoner.name
 
     @classmethod
     def from_spec(cls, spec: str) -> SimulatedBackend:
-        return cls(reasoner=parse_reasoner(spec))
+        """The backend of ``<reasoner>?<option>=<value>&...``."""
+        return cls(spec)
 
     async def agenerate(self, request: ModelRequest) -> ModelResponse:
         start = time.perf_counter()
@@ -517,31 +527,7 @@ class SimulatedBackend:
             thinking=thinking,
         )
 
-    async def aclose(self) -> None:
-        return None
-
-
-def _factory(model: str, *, base_url: str | None = None, **options: Any) -> SimulatedBackend:
-    if base_url is not None:
-        raise ConfigError("simulated reasoners run in-process: --base-url does not apply")
-    unknown = set(options) - set(OPTIONS)
-    if unknown:
-        raise ConfigError(
-            f"unknown simulated option(s) {', '.join(sorted(unknown))}; {_OPTIONS_HINT}"
-        )
-    query = "&".join(f"{k}={v}" for k, v in options.items())
-    return SimulatedBackend.from_spec(f"{model}?{query}" if query else model)
-
 
 def model_names() -> list[str]:
     """The reasoner names (for a did-you-mean on a misspelt one)."""
     return list(RULES)
-
-
-register_backend(
-    "simulated",
-    _factory,
-    declaration=Declaration(
-        free=True, offline=True, model_names="facetlab.reasoners.simulated:model_names"
-    ),
-)

@@ -31,6 +31,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -401,9 +402,8 @@ def read_weighted_file(
     return [row]
 
 
-def read_c2_file(path: Path, source_file: str, instances: Mapping[str, InstanceInfo]) -> list[Row]:
-    """One row for a C2 result file (``results/weighted-probe/c2/*.json``)."""
-    return read_weighted_file(path, source_file, instances, c2=True)
+read_c2_file = partial(read_weighted_file, c2=True)
+"""One row for a C2 result file (``results/weighted-probe/c2/*.json``)."""
 
 
 def _nan(value: float | None) -> float:

@@ -25,13 +25,15 @@ from facetlab.probes.hint import load_hints
 from facetlab.records import TrialRecord, read_sweep_records
 from facetlab.report.study import Section, Study
 
-__all__ = ["hint_figure", "hint_section", "trace_section"]
+__all__ = ["JUDGE_CACHE", "hint_figure", "hint_section", "trace_section"]
 
 RATES = ("switch_rate", "verbalized_answer_rate", "verbalized_thinking_rate")
+JUDGE_CACHE = "judge-cache"
+"""The folder of a report's ``--out`` where the judge's answers are kept (a rerun is free)."""
 
 
 def _records(study: Study, probes: tuple[str, ...]) -> tuple[list[TrialRecord], dict[str, str]]:
-    """The study's kept records of ``probes`` and their model names as the study shows them."""
+    """The study's kept records of ``probes``, and each record's model as the study names it."""
     kept = usable(study.trials)
     kept = kept[kept["probe"].isin(probes)]
     if study.models is not None:
@@ -43,11 +45,7 @@ def _records(study: Study, probes: tuple[str, ...]) -> tuple[list[TrialRecord], 
     for folder in study.records:  # a sweep's records/ (or the records folders under it)
         for where in [d for d in sorted(folder.rglob("records")) if d.is_dir()] or [folder]:
             found.update((r.trial_id, r) for r in read_sweep_records(where) if r.trial_id in names)
-    return list(found.values()), names
-
-
-def _named(frame: pd.DataFrame, names: dict[str, str], key: str) -> pd.DataFrame:
-    return frame.assign(model=frame[key].map(names).fillna(frame["model"]))
+    return list(found.values()), {r.model: names[r.trial_id] for r in found.values()}
 
 
 def hint_section(
@@ -56,10 +54,10 @@ def hint_section(
     """The ``hint`` table (:func:`facetlab.analysis.hints.hint_table`), or why there is none;
     ``judge`` (a model string) judges the switched replies instead of the rule."""
     try:
-        records, names = _records(study, ("H1",))
+        records, models = _records(study, ("H1",))
         hints = load_hints(study.instances_dir)
         trials = hint_trials(records, study.instances, hints, judge=judge, judge_cache=judge_cache)
-        return Section("hint", hint_table(_named(trials, names, "trial_id")))
+        return Section("hint", hint_table(trials.assign(model=trials["model"].map(models))))
     except (DataError, RecordError) as exc:
         return Section("hint", None, str(exc))
 
@@ -67,10 +65,9 @@ def hint_section(
 def trace_section(study: Study) -> Section:
     """The ``traces`` table (:func:`facetlab.analysis.traces.trace_table`), or why there is none."""
     try:
-        records, names = _records(study, ("P2", "P3", "anchor", "C2"))
-        by_model = {r.model: names[r.trial_id] for r in records}
+        records, models = _records(study, ("P2", "P3", "anchor", "C2"))
         trials = trace_trials(records)
-        return Section("traces", trace_table(trials.assign(model=trials["model"].map(by_model))))
+        return Section("traces", trace_table(trials.assign(model=trials["model"].map(models))))
     except (DataError, RecordError) as exc:
         return Section("traces", None, str(exc))
 

@@ -4,7 +4,8 @@
 calls, so a bad folder fails in a second, not inside a kernel), executes
 ``notebooks/study.ipynb`` (or a copy of it) with papermill, and writes under ``out``:
 
-- ``tables/p1_p2.csv``, ``p3.csv``, ``c2.csv``, ``outcomes.csv``, ``counts.csv`` (+ ``.md``),
+- ``tables/p1_p2.csv``, ``p3.csv``, ``c2.csv``, ``outcomes.csv``, ``counts.csv``, ``hint.csv``,
+  ``traces.csv`` (+ ``.md``),
 - ``figures/*.png`` and ``*.svg``,
 - ``study.ipynb`` (the executed notebook) and ``study.html`` (code hidden; opens
   in any browser, no Jupyter needed, runs no script: see :mod:`facetlab.report.standalone`).
@@ -27,6 +28,7 @@ from typing import Any
 from facetlab.analysis.rules import DEFAULT_THRESHOLD
 from facetlab.errors import ConfigError, NotebookError
 from facetlab.files import check_writable_dir
+from facetlab.notebook_params import check_parameters, declared_parameters
 from facetlab.report.gate import Failure, Rule, check_columns, evaluate
 from facetlab.report.standalone import write_html
 from facetlab.report.study import HANDOFF, SECTIONS, Study, folders_state, write_handoff
@@ -135,20 +137,7 @@ def render_report(
     folders = [str(Path(r).resolve()) for r in records]
     inst = str(Path(instances).resolve())
     checks = {"exclude_stale": bool(exclude_stale), "mixed_designs": bool(mixed_designs)}
-    state = folders_state(Path(inst), [Path(f) for f in folders])  # before the load: see below
-    study = Study.load(inst, folders, models=models, threshold=threshold, **checks)  # fail fast
-    gate_tables = {name: section.table for name, section in study.sections.items()}
-    gate_tables["counts"] = study.counts()
-    check_columns(fail_if, gate_tables)
     target = Path(out).resolve()
-    try:
-        problem = check_writable_dir(target, what="--out")
-    except OSError as exc:  # e.g. a name too long to even look up
-        problem = f"--out {target} cannot be used: {exc.strerror or exc}"
-    if problem is not None:
-        raise ConfigError(problem)
-    clear_previous(target)
-    executed = target / "study.ipynb"
     parameters = {
         "instances": inst,
         "records": folders,
@@ -158,14 +147,29 @@ def render_report(
         "judge": judge,
         **checks,
     }
+    # an edited copy that lost a parameter would run on its own default: refused first
+    check_parameters(parameters, declared_parameters(source), f"notebook {source}")
+    state = folders_state(Path(inst), [Path(f) for f in folders])  # before the load: see below
+    study = Study.load(inst, folders, models=models, threshold=threshold, **checks)  # fail fast
+    gate_tables = {name: section.table for name, section in study.sections.items()}
+    gate_tables["counts"] = study.counts()
+    check_columns(fail_if, gate_tables)
+    try:
+        problem = check_writable_dir(target, what="--out")
+    except OSError as exc:  # e.g. a name too long to even look up
+        problem = f"--out {target} cannot be used: {exc.strerror or exc}"
+    if problem is not None:
+        raise ConfigError(problem)
+    clear_previous(target)
+    executed = target / "study.ipynb"
     # The kernel's Study.load takes the study loaded above instead of reading and checking
     # every trial again (at 10^6 trials that is most of the report's time), as long as
     # its arguments are the same and no file under the folders changed since `state`.
     with tempfile.TemporaryDirectory(prefix="facetlab-report-") as private:
         handoff = Path(private) / "study.pickle"
-        write_handoff(study, handoff, state, **checks)
+        signed = write_handoff(study, handoff, state, **checks)
         previous = os.environ.get(HANDOFF)
-        os.environ[HANDOFF] = str(handoff)  # the kernel inherits this process's environment
+        os.environ[HANDOFF] = signed  # the kernel inherits this process's environment
         try:
             papermill.execute_notebook(
                 str(source),

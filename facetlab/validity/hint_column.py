@@ -28,7 +28,7 @@ def _changed(record: TrialRecord, instance: Instance, aims: str, target: str) ->
     """Whether the reasoner's own decision on this trial (same context, same seed) misses ``target``."""
     context: dict[str, Any] = {
         "probe": "h1", "instance": instance, "base_instance": instance, "repeat": record.repeat,
-        "perturbed_factor": record.factor_of_interest, "seed": (record.model_extra or {}).get("trial_seed"),
+        "seed": record.trial_seed,
     }  # fmt: skip
     rng = random.Random(trial_seed(ModelRequest(record.prompt, context=context)))
     decision = decide(parse_reasoner(record.model.removeprefix("simulated/")), context, rng)

@@ -126,7 +126,7 @@ def truth_of_record(
         "base_instance": base,
         "template": record.template,
     }
-    seed = (record.model_extra or {}).get("trial_seed")
+    seed = record.trial_seed
     if isinstance(seed, int):
         context["seed"] = seed
     rng = random.Random(trial_seed(ModelRequest(record.prompt, context=context)))
@@ -265,7 +265,7 @@ def _probe_trial(
         "variant": row["variant"],
         "factor_of_interest": foi,
         "repeat": record.repeat,
-        "trial_seed": (record.model_extra or {}).get("trial_seed"),
+        "trial_seed": record.trial_seed,
         "parse_status": row["parse_status"],
         "p1_label": row["p1_label"],
         "reported_weight": reported if weighted else float("nan"),

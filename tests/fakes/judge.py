@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from facetlab.backends.base import Declaration, ModelRequest, ModelResponse, Usage
+from facetlab.backends.base import Backend, Declaration, ModelRequest, ModelResponse, Usage
 
 VERDICT_WORDS = {"verbalized": "VERBALIZED", "not_verbalized": "NOT_VERBALIZED",
                  "ambiguous": "AMBIGUOUS"}  # fmt: skip
 _NEXT = {"verbalized": "not_verbalized", "not_verbalized": "ambiguous", "ambiguous": "verbalized"}
 
 
-class FakeJudge:
+class FakeJudge(Backend):
     """A backend answering judge prompts from the labelled set (see the module docstring)."""
 
     provider = "fake-judge"
@@ -50,6 +50,3 @@ class FakeJudge:
         verdict = self.answer_for(found[0]) if len(found) == 1 else None
         text = f"**{VERDICT_WORDS[verdict]}**" if verdict else "I would rather not say."
         return ModelResponse(text=text, model_id=self.model, usage=Usage(10, 2))
-
-    async def aclose(self) -> None:
-        return None

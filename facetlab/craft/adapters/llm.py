@@ -15,7 +15,6 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from facetlab.craft._aio import aon_backend_loop, on_backend_loop
 from facetlab.craft.errors import (
     AgentError,
     AgentOutputError,
@@ -26,6 +25,7 @@ from facetlab.craft.errors import (
 from facetlab.craft.evidence.resolver import is_free_text, kind_of
 from facetlab.craft.path import get_path, iter_leaves
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
+from facetlab.syncbridge import run_sync
 
 DEFAULT_TASK = "Read the input below and make a decision about it."
 
@@ -200,8 +200,9 @@ def parse_reply(
 class LLMAgentAdapter:
     """An agent adapter around a facetlab :class:`~facetlab.backends.base.Backend`.
 
-    ``run`` (sync) and ``arun`` (async) are both available; all backend calls go
-    through one shared event loop so an SDK client can be reused across samples.
+    ``arun`` is the call; ``run`` enters it through :func:`facetlab.syncbridge.run_sync`
+    (CRAFT itself awaits ``arun`` on its own loop). The backend rebuilds its SDK client
+    when it meets a new event loop.
     """
 
     def __init__(
@@ -305,13 +306,13 @@ class LLMAgentAdapter:
         return parse_reply(response.text, input, decisions=self.decisions, agent=self.name)
 
     def run(self, input: AgentInput) -> AgentTrace:
-        return on_backend_loop(self._call(input))
+        return run_sync(lambda: self._call(input))
 
     async def arun(self, input: AgentInput) -> AgentTrace:
-        return await aon_backend_loop(self._call(input))
+        return await self._call(input)
 
     async def aclose(self) -> None:
-        await aon_backend_loop(self.backend.aclose())
+        await self.backend.aclose()
 
 
 def failure_cause(exc: AgentError) -> str:
