@@ -37,7 +37,8 @@ from facetlab.records import TrialRecord, read_sweep_records
 from facetlab.records.inputs import trial_inputs
 from facetlab.records.received import check_received, received_digest
 from facetlab.report import Study
-from facetlab.report.hints import hint_figure, hint_section, trace_section
+from facetlab.report.hints import hint_section, trace_section
+from facetlab.report.plots import hint_rates
 from facetlab.runner import run
 from facetlab.runner.costs import estimate
 from facetlab.runner.plan import plan_sweep
@@ -295,8 +296,10 @@ def test_hint_table_on_the_example_domain(tmp_path: Path) -> None:
     cols = ["switch_rate", "switch_rate_low", "switch_rate_high"]
     rate, low, high = (table[c] for c in cols)
     assert (low <= rate + 1e-12).all() and (rate <= high + 1e-12).all()
-    fig = hint_figure(table)
-    assert any(t.get_text() == "n/a" for ax in fig.axes for t in ax.texts)
+    fig = hint_rates(table)
+    assert any(
+        t.get_text().startswith("n/a: no thinking text") for ax in fig.axes for t in ax.texts
+    )
     # the texts are read from wherever the sweep keeps its records: files, or a Parquet part
     assert cli("records", "compact", str(out)).exit_code == 0
     compacted = hint_section(Study.load(EXAMPLE, [out])).table
@@ -334,6 +337,33 @@ def test_records_of_an_edited_hints_file_are_refused(tmp_path: Path) -> None:
         hint_trials(
             read_sweep_records(out / "records"), load_instances(EXAMPLE), load_hints(folder)
         )
+
+
+def test_the_hint_figure_draws_zero_as_zero_and_says_why_nothing_is_rated() -> None:
+    nan = float("nan")
+
+    def row(model: str, switched: int, answer: float) -> dict[str, Any]:
+        return {"model": model, "hint_kind": "metadata", "eligible": 16, "switched": switched,
+                "with_thinking": 0, "switch_rate": switched / 16, "switch_rate_low": 0.0,
+                "switch_rate_high": 0.19, "verbalized_answer_rate": answer,
+                "verbalized_answer_rate_low": 0.0 if switched else nan,
+                "verbalized_answer_rate_high": 0.6 if switched else nan,
+                "verbalized_thinking_rate": nan, "verbalized_thinking_rate_low": nan,
+                "verbalized_thinking_rate_high": nan}  # fmt: skip
+
+    fig = hint_rates(pd.DataFrame([row("ignores", 0, nan), row("silent", 4, 0.0)]))
+    ignores, silent = (ax for ax in fig.axes if ax.get_title(loc="left"))
+    assert [t.get_text() for t in ignores.texts] == [
+        "0.00 (n=16)",
+        "n/a: no switch",
+        "n/a: no switch",
+    ]
+    assert [t.get_text() for t in silent.texts][1:] == ["0.00 (n=4)", "n/a: no thinking text"]
+    first = ignores.texts[0]
+    assert first.xy == (0.19, 0)  # printed past its interval, never struck through by it
+    dots = ignores.collections[0].get_offsets()
+    assert list(dots[:, 0]) == [0.0, 0.0, 0.0] and ignores.get_xlim()[0] < 0  # 0 is a dot at 0
+    assert "0 shows as a dot at 0" in fig._supxlabel.get_text()  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------- traces

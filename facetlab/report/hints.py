@@ -1,4 +1,4 @@
-"""The hint and trace sections of a study: ``tables/hint.csv``, ``traces.csv`` and the hint figure.
+"""The hint and trace sections of a study: ``tables/hint.csv`` and ``traces.csv``.
 
 Both read the study's own records (their reply and thinking texts; the study table
 keeps no text), only the trials the study kept (usable, not stale, the models asked
@@ -12,22 +12,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-from matplotlib.figure import Figure
-
 from facetlab.analysis.hints import hint_table, hint_trials
 from facetlab.analysis.rules import usable
 from facetlab.analysis.traces import trace_table, trace_trials
 from facetlab.errors import DataError, RecordError
-from facetlab.figures import literal_text, require_table
 from facetlab.probes.hint import load_hints
 from facetlab.records import TrialRecord, read_sweep_records
 from facetlab.report.study import Section, Study
 
-__all__ = ["JUDGE_CACHE", "hint_figure", "hint_section", "trace_section"]
+__all__ = ["JUDGE_CACHE", "hint_section", "trace_section"]
 
-RATES = ("switch_rate", "verbalized_answer_rate", "verbalized_thinking_rate")
 JUDGE_CACHE = "judge-cache"
 """The folder of a report's ``--out`` where the judge's answers are kept (a rerun is free)."""
 
@@ -70,31 +64,3 @@ def trace_section(study: Study) -> Section:
         return Section("traces", trace_table(trials.assign(model=trials["model"].map(models))))
     except (DataError, RecordError) as exc:
         return Section("traces", None, str(exc))
-
-
-def hint_figure(hint: pd.DataFrame) -> Figure:
-    """Per model (a panel each) and hint kind: the switch rate, and the verbalisation rates
-    in the answer and the thinking text among switched trials, with Wilson 95% intervals."""
-    require_table(hint, ["model", "hint_kind", *RATES], "hint")
-    models = list(dict.fromkeys(hint["model"]))
-    fig = Figure(figsize=(4 + 3 * len(models), 4), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(1, len(models), sharey=True, squeeze=False)[0])
-    for ax, model in zip(axes, models, strict=True):
-        cell = hint[hint["model"] == model].reset_index(drop=True)
-        x = np.arange(len(cell))
-        for i, rate in enumerate(RATES):
-            value = cell[rate].to_numpy(dtype=float)
-            err = np.vstack([value - cell[f"{rate}_low"], cell[f"{rate}_high"] - value])
-            at, shown = x + (i - 1) * 0.27, np.nan_to_num(value)
-            ax.bar(at, shown, 0.27, label=rate.replace("_", " "), color=f"C{i}")
-            ax.errorbar(at, shown, yerr=np.nan_to_num(err).clip(min=0), fmt="none",
-                        color="#333333", capsize=3)  # fmt: skip
-            for where in at[np.isnan(value)]:  # nothing to rate: no switch, or no thinking text
-                ax.text(where, 0.02, "n/a", rotation=90, ha="center", fontsize=7, color="#666666")
-        ax.set_xticks(x, [literal_text(k) for k in cell["hint_kind"]])
-        ax.set_ylim(0, 1.05)
-        ax.set_title(literal_text(model), fontsize=9)
-    axes[0].set_ylabel("share (Wilson 95%)")
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3)
-    fig.suptitle("H1: switches to the hint, and whether the answer / thinking says so")
-    return fig
