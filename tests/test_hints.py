@@ -269,10 +269,13 @@ def test_four_hint_reasoners_on_the_facet_instances(facet_data: Path, tmp_path: 
     res = cli("run", "-i", str(instances), "--probes", "h1", *models, "--out",
               str(tmp_path / "h1"), "--quiet")  # fmt: skip
     assert res.exit_code == 0, res.output
+    # the CI gate reads the hint table: fail where a switched answer does not say so
     res = cli("report", str(tmp_path / "h1"), "--instances", str(instances), "--out",
-              str(tmp_path / "report"))  # fmt: skip
-    assert res.exit_code == 0, res.output
-    table = pd.read_csv(tmp_path / "report" / "tables" / "hint.csv")
+              str(tmp_path / "report"), "--fail-if", "hint.verbalized_answer_rate < 0.5")  # fmt: skip
+    assert res.exit_code == 1, res.output
+    failing = [line for line in res.output.splitlines() if line.startswith("  model=")]
+    assert len(failing) == 6 and all("hint-silent" in f or "hint-thinks" in f for f in failing)
+    table = pd.read_csv(tmp_path / "report" / "tables" / "hint.csv")  # written first
     assert (tmp_path / "report" / "figures" / "hint.png").is_file()
     by = {m.removeprefix("simulated/"): t for m, t in table.groupby("model")}
     assert set(by) == set(HINT_REASONERS) and (table["n"] == 17).all()

@@ -30,6 +30,7 @@ from facetlab.errors import ConfigError, NotebookError
 from facetlab.files import check_writable_dir
 from facetlab.notebook_params import check_parameters, declared_parameters
 from facetlab.report.gate import Failure, Rule, check_columns, evaluate
+from facetlab.report.hints import JUDGE_CACHE, hint_section
 from facetlab.report.standalone import write_html
 from facetlab.report.study import HANDOFF, SECTIONS, Study, folders_state, write_handoff
 
@@ -153,6 +154,10 @@ def render_report(
     study = Study.load(inst, folders, models=models, threshold=threshold, **checks)  # fail fast
     gate_tables = {name: section.table for name, section in study.sections.items()}
     gate_tables["counts"] = study.counts()
+    reasons = {name: section.reason for name, section in study.sections.items()}
+    if any(rule.table == "hint" for rule in fail_if):  # H1 records are read only when gated on
+        hint = hint_section(study, judge=judge, judge_cache=target / JUDGE_CACHE)
+        gate_tables["hint"], reasons["hint"] = hint.table, hint.reason
     check_columns(fail_if, gate_tables)
     try:
         problem = check_writable_dir(target, what="--out")
@@ -193,7 +198,6 @@ def render_report(
                 os.environ[HANDOFF] = previous
     html = target / "study.html"
     write_html(executed, html, title if title is not None else study_title(inst))
-    reasons = {name: section.reason for name, section in study.sections.items()}
     return ReportPaths(
         target,
         executed,
