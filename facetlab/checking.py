@@ -49,6 +49,7 @@ from facetlab.instances import (
 from facetlab.instances.directionality import reversal_problem
 from facetlab.instances.domain import (
     DOMAIN_FILE,
+    HINTS_FILE,
     domain_file_issues,
     domain_settings,
     read_domain_file,
@@ -56,6 +57,7 @@ from facetlab.instances.domain import (
 )
 from facetlab.instances.rewrites import cue_phrases_in
 from facetlab.names import check_safe_id
+from facetlab.probes.hint import hint_file_issues
 from facetlab.probes.templates import DEFAULT_TEMPLATE, TEMPLATES
 
 __all__ = [
@@ -203,6 +205,8 @@ def _parse(file: str, path: Path) -> tuple[_Parsed | None, list[Problem]]:
         return None, [Problem(file, "", "error", problem)]
     if path.name == DOMAIN_FILE:
         return None, _domain_file_problems(file, path)
+    if path.name == HINTS_FILE:  # the H1 hint kinds (facetlab.probes.hint)
+        return None, _with_file(file, hint_file_issues(data))
     kind = detect_kind(path, data)
     if not isinstance(data, dict):
         message = f"expected a JSON object ({_KIND_NAMES[kind]}), got {json_type(data)}"

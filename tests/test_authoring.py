@@ -37,6 +37,7 @@ def test_scaffold_has_every_part_and_validates_as_written(domain: Path) -> None:
         "claims-0001-cf-adv.json",
         "claims-0001-cf.json",
         "claims-0001.json",
+        "hints.json",
         "perturbations/claims-0001-c2.json",
     ]
     report = validate([domain], use_facet_data=False)

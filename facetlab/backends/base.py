@@ -128,7 +128,7 @@ class ModelRequest:
     the ``replay`` and ``simulated`` backends use it to find the recorded answer or
     to reason about the instance. Documented keys (all optional):
 
-    - ``probe``: "p1" | "p2" | "p3" | "c2" | "c0" | "c3" | "anchor"
+    - ``probe``: "p1" | "p2" | "p3" | "c2" | "c0" | "c3" | "anchor" | "h1"
     - ``instance_id``, ``base_instance_id``, ``variant``
     - ``perturbed_factor``: "F3" style label for C2
     - ``repeat``: int, the repeat index within the cell
@@ -137,6 +137,7 @@ class ModelRequest:
       (for C2 the anchor with factor K already rewritten)
     - ``base_instance``: the base :class:`~facetlab.instances.Instance` for variants
     - ``template``: prompt template name, e.g. "facet-v3"
+    - ``hint``: H1's planted hint (:class:`facetlab.probes.hint.PlantedHint`), or None
     """
 
     prompt: str

@@ -75,6 +75,13 @@ def report_command(
         typer.Option(help="Title of study.html (default: '<instances folder>: FACET study')."),
     ] = None,
     fail_if: FailIf = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            help="Judge hint verbalisation with this model (e.g. anthropic/...) "
+            "instead of the rule (docs/hints.md)."
+        ),
+    ] = None,
 ) -> None:
     """Run the study notebook headless: OUT/tables/*.csv|md, OUT/figures/*.png|svg,
     OUT/study.ipynb (executed) and OUT/study.html (code hidden). Exits 2 on bad input,
@@ -99,6 +106,7 @@ def report_command(
             mixed_designs=mixed_designs,
             title=title,
             fail_if=rules,
+            judge=judge,
         )
     typer.echo(
         f"report: {paths.html} ({len(paths.tables)} tables, {len(paths.figures)} figure files)"

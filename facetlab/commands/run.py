@@ -50,7 +50,9 @@ Instances = Annotated[
 ]
 Probes = Annotated[
     str,
-    typer.Option("--probes", "-p", help="Comma-separated probes: p1,p2,p3,c2 (also c0,c3,anchor)."),
+    typer.Option(
+        "--probes", "-p", help="Comma-separated probes: p1,p2,p3,c2 (also c0,c3,anchor,h1)."
+    ),
 ]
 Models = Annotated[
     list[str] | None,

@@ -32,6 +32,7 @@ from facetlab.jsonio import json_type, read_json_file
 
 __all__ = [
     "DOMAIN_FILE",
+    "HINTS_FILE",
     "DomainSettings",
     "domain_file_issues",
     "domain_settings",
@@ -40,6 +41,9 @@ __all__ = [
 
 DOMAIN_FILE = "domain.json"
 """The settings file of a domain folder (never read as an instance)."""
+
+HINTS_FILE = "hints.json"
+"""The H1 hint kinds of a domain folder (:mod:`facetlab.probes.hint`; never an instance)."""
 
 
 class DomainSettings(BaseModel):

@@ -14,7 +14,12 @@ from pydantic import BaseModel, ValidationError
 
 from facetlab.errors import InstanceError
 from facetlab.instances.checks import Issue, instance_issues, parse_issues, perturbation_issues
-from facetlab.instances.domain import DOMAIN_FILE, domain_settings, with_domain_vocabulary
+from facetlab.instances.domain import (
+    DOMAIN_FILE,
+    HINTS_FILE,
+    domain_settings,
+    with_domain_vocabulary,
+)
 from facetlab.instances.schema import ComplianceSet, FileKind, Instance, PerturbationSet
 from facetlab.jsonio import json_type, read_json_file
 
@@ -123,8 +128,8 @@ def _instance_files(directory: Path) -> list[tuple[Path, object | None]]:
     """The folder's instance files, each with its parsed JSON (read once, not twice)."""
     files: list[tuple[Path, object | None]] = []
     for path in sorted(directory.glob("*.json")):
-        if path.name == DOMAIN_FILE:
-            continue  # the folder's settings, not an instance
+        if path.name in (DOMAIN_FILE, HINTS_FILE):
+            continue  # the folder's settings and hint kinds, not instances
         data, problem = read_json_file(path)
         # An unreadable file is kept: loading it reports the problem precisely.
         if problem is not None:

@@ -10,11 +10,12 @@ key        what it asks                                                runs on
 ``c2``     weighted-rank with factor K replaced by a neutral rewrite  with perturbations
 ``c0``     pilot outcome: yes/no first, all factors in full            every instance
 ``c3``     pilot compliance requirements R1..RN, yes/no each          with compliance
+``h1``     yes/no + top factor, unhinted and with each planted hint    every instance
 =========  ==========================================================  ==============
 
 >>> from facetlab.probes import PROBES, parse_weights_v3
 >>> sorted(PROBES)
-['anchor', 'c0', 'c2', 'c3', 'p1', 'p2', 'p3']
+['anchor', 'c0', 'c2', 'c3', 'h1', 'p1', 'p2', 'p3']
 >>> parse_weights_v3("F1: 70, F2: 30\\nNo", 2)
 {'F1': 70.0, 'F2': 30.0}
 
@@ -30,7 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from facetlab.errors import ConfigError
-from facetlab.probes import ablation, compliance, outcome, single_factor, weighted_rank
+from facetlab.probes import ablation, compliance, hint, outcome, single_factor, weighted_rank
 from facetlab.probes.ablation import (
     RECONSTRUCTION_QUESTION,
     c2_prompt,
@@ -68,6 +69,7 @@ PROBES: dict[str, Probe] = {
         outcome.C0,
         compliance.C3,
         weighted_rank.ANCHOR,
+        hint.H1,
     )
 }
 

@@ -2,7 +2,7 @@
 
 One module per probe lives beside this file (``single_factor.py`` P1,
 ``weighted_rank.py`` P2/P3/anchors, ``ablation.py`` C2, ``outcome.py`` C0,
-``compliance.py`` C3) and registers itself in ``facetlab.probes.PROBES``.
+``compliance.py`` C3, ``hint.py`` H1) and registers itself in ``facetlab.probes.PROBES``.
 Parsers never raise on model output: whatever is wrong is reported in
 :attr:`ParseResult.status` and :attr:`ParseResult.problems`.
 """
@@ -20,7 +20,7 @@ from facetlab.errors import ConfigError
 if TYPE_CHECKING:
     from facetlab.instances.schema import Instance, PerturbationSet
 
-ProbeName = Literal["p1", "p2", "p3", "c2", "c0", "c3", "anchor"]
+ProbeName = Literal["p1", "p2", "p3", "c2", "c0", "c3", "anchor", "h1"]
 """Every probe's name: the one list (a record's ``probe``, :data:`facetlab.probes.PROBES`'
 keys). A :class:`Probe` named otherwise cannot be made, so no trial is planned, and
 paid for, that its record could not hold."""

@@ -11,13 +11,14 @@ Records written before the digest load without it; re-parsing still checks them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from facetlab.probes import WEIGHTED_PROBES
+from facetlab.probes import PROBES, WEIGHTED_PROBES
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.schema import TrialRecord, received_digest
 
 __all__ = ["EDITED", "check_received", "received_digest"]
+
+REPARSED = frozenset({"p1", "c0", "h1", *WEIGHTED_PROBES})
+"""The probes whose parse is its answer, label and weights (C3's is its requirements)."""
 
 EDITED = "record does not match its reply: "
 """How the ``excluded_reason`` of a record that fails :func:`check_received` starts."""
@@ -45,7 +46,7 @@ def _differences(record: TrialRecord, result: ParseResult) -> list[str]:
 def check_received(record: TrialRecord) -> str | None:
     """What is wrong with ``record`` against its own reply (None when nothing is).
 
-    A reply of a weighted probe, P1 or C0 that this version parsed (``inputs.parser_sha256``
+    A reply of a weighted probe, P1, C0 or H1 that this version parsed (``inputs.parser_sha256``
     is the current parser's) must parse to the stored values again (under either parser
     setting); the digest must match when the record has one.
     """
@@ -60,24 +61,17 @@ def check_received(record: TrialRecord) -> str | None:
 def _reparse_differences(record: TrialRecord) -> list[str]:
     """How the stored parse differs from this version's parse of the reply (both parser
     settings: the record does not say which); [] when either matches or it cannot tell."""
-    from facetlab.probes.outcome import parse_outcome_reply
-    from facetlab.probes.single_factor import parse_single_factor_reply
-    from facetlab.probes.weighted_rank import parse_weighted_reply
     from facetlab.records.inputs import parser_sha256
 
     text, n = record.raw_response or "", record.n_factors
-    parse: Callable[[str], ParseResult] | None = {
-        "p1": lambda p: parse_single_factor_reply(text, n, parser=p),
-        "c0": lambda p: parse_outcome_reply(text, parser=p),
-        **dict.fromkeys(WEIGHTED_PROBES, lambda p: parse_weighted_reply(text, n, parser=p)),
-    }.get(record.probe)
-    if parse is None or record.status != "ok" or record.inputs is None:
+    if record.probe not in REPARSED or record.status != "ok" or record.inputs is None:
         return []
     if record.inputs.parser_sha256 != parser_sha256():
         return []  # another parser version's parse may differ legitimately
     found: list[str] = []
     for setting in ("strict", "facet-v3"):
-        differences = _differences(record, EMPTY_REPLY if is_blank(text) else parse(setting))
+        parsed = PROBES[record.probe].parse(text, n, parser=setting)
+        differences = _differences(record, EMPTY_REPLY if is_blank(text) else parsed)
         if not differences:
             return []
         found = differences if not found or len(differences) < len(found) else found

@@ -36,6 +36,7 @@ from facetlab.project import version
 
 if TYPE_CHECKING:
     from facetlab.instances.schema import Instance
+    from facetlab.probes.hint import PlantedHint
 
 __all__ = [
     "RECORD_FORMAT",
@@ -99,7 +100,8 @@ class Trial:
     probe: ProbeName
     model: str
     instance_id: str
-    """The cell id: the instance id, or ``<anchor>-c2-f<k>`` for a C2 variant."""
+    """The cell id: the instance id, or ``<anchor>-c2-f<k>`` for a C2 variant
+    (``<instance>-h1-<hint kind>`` for H1)."""
     base_instance_id: str | None
     variant: str
     factor_of_interest: str | None
@@ -122,6 +124,10 @@ class Trial:
     """What the model's backend sends (its :class:`~facetlab.backends.Declaration`)."""
     endpoint: str | None = field(compare=False, repr=False, default=None)
     """The server asked when it is not the provider's default (in the key; prices a local one)."""
+    hint_kind: str | None = None
+    """H1: the kind of hint the prompt carries (``"unhinted"``: the control); None otherwise."""
+    hint: PlantedHint | None = field(compare=False, repr=False, default=None)
+    """H1: the hint the prompt carries (None: the control, or another probe)."""
 
     def context(self) -> dict[str, Any]:
         """The :attr:`ModelRequest.context` of this trial (its keys are documented there)."""
@@ -136,6 +142,7 @@ class Trial:
             "instance": self.instance,
             "base_instance": self.base_instance,
             "template": self.template,
+            "hint": self.hint,
         }
 
     def request_params(self) -> SamplingParams:
@@ -197,6 +204,8 @@ class TrialRecord(BaseModel):
     """"base", "counterfactual", "adversarial", "c2", "c3", ..."""
     factor_of_interest: str | None = None
     """Positional label (F1..FN) of the neutralized (P1/P2/P3) or perturbed (C2) factor."""
+    hint_kind: str | None = None
+    """H1: the kind of hint the prompt carried (``"unhinted"``: the control); None otherwise."""
     n_factors: int
     repeat: int = 0
 
@@ -315,6 +324,7 @@ class TrialRecord(BaseModel):
             base_instance_id=trial.base_instance_id,
             variant=trial.variant,
             factor_of_interest=trial.factor_of_interest,
+            hint_kind=trial.hint_kind,
             n_factors=trial.n_factors,
             repeat=trial.repeat,
             model=trial.model,

@@ -495,8 +495,8 @@ def record_row(
     instances = instances or {}
     probe = probe_display(record.probe)
     instance_id = record.instance_id
-    if probe == "C2" and record.base_instance_id:
-        instance_id = record.base_instance_id  # C2 rows are keyed by their anchor, like FACET's
+    if probe in ("C2", "H1") and record.base_instance_id:  # keyed by the instance varied
+        instance_id = record.base_instance_id  # (C2: the anchor), like FACET's C2 rows
     info = instances.get(instance_id)
 
     model = _model_of(record)

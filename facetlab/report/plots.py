@@ -33,6 +33,7 @@ from facetlab.figures import literal_columns, literal_text, require_table
 __all__ = [
     "asymmetry",
     "c2_heatmap",
+    "hint_rates",
     "outcome_accuracy",
     "p1_vs_p2",
     "p3_intervals",
@@ -58,17 +59,23 @@ def _caption(fig: Figure, text: str) -> None:
 
 
 def _bars(
-    ax: Axes, labels: list[str], values: list[float], notes: list[str], colors: list[Any]
+    ax: Axes,
+    labels: list[str],
+    values: list[float],
+    notes: list[str],
+    colors: list[Any],
+    ends: list[float] | None = None,
 ) -> None:
     """Horizontal bars, top to bottom, each ending in a dot with its value printed beside
-    it, so a bar of 0 is seen as 0 (not as a missing bar); the caller sets the x range
-    (start it below 0: a dot at 0 then stands off the axis line)."""
+    it (or beside ``ends``, e.g. past an interval drawn over the bar), so a bar of 0 is
+    seen as 0 (not as a missing bar); the caller sets the x range (start it below 0: a dot
+    at 0 then stands off the axis line)."""
     y = np.arange(len(values))
     ax.barh(y, values, color=colors, height=0.8)
     ax.scatter(values, y, s=28, c=[c if c != "none" else "white" for c in colors],
                edgecolors="#222222", linewidths=0.8, zorder=3)  # fmt: skip
-    for yi, value, note in zip(y, values, notes, strict=True):
-        ax.annotate(note, (value, yi), xytext=(7, 0), textcoords="offset points", va="center",
+    for yi, end, note in zip(y, ends or values, notes, strict=True):
+        ax.annotate(note, (end, yi), xytext=(7, 0), textcoords="offset points", va="center",
                     fontsize=8)  # fmt: skip
     ax.set_yticks(y, labels)
     ax.set_ylim(len(values) - 0.5, -0.5)
@@ -307,6 +314,61 @@ def asymmetry(p3: pd.DataFrame, c2: pd.DataFrame, threshold: float = DEFAULT_THR
         f"Dotted: the threshold {threshold:g}.",
     )
     return fig
+
+
+HINT_RATES = {  # label, the count the rate is a share of, why there is nothing to rate
+    "switch_rate": ("switched to the hint", "eligible", "no eligible pair"),
+    "verbalized_answer_rate": ("answer says so", "switched", "no switch"),
+    "verbalized_thinking_rate": ("thinking says so", "with_thinking", "no thinking text"),
+}
+
+
+def hint_rates(hint: pd.DataFrame) -> Figure:
+    """Per model (a panel each) and hint kind: the switch rate, then among switched trials
+    the shares whose answer and whose thinking text admit the hint, with Wilson 95%
+    intervals (the ``hint`` table of :mod:`facetlab.analysis.hints`)."""
+    counts = [count for _, count, _ in HINT_RATES.values()]
+    require_table(hint, ["model", "hint_kind", "switched", *HINT_RATES, *counts], "hint")
+    frame = literal_columns(hint, "model", "hint_kind")
+    models = list(dict.fromkeys(frame["model"]))
+    fig = Figure(figsize=(8.5, 1.4 + 0.72 * len(frame) + 0.6 * len(models)), layout="constrained")
+    axes = fig.subplots(len(models), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, model in zip(axes, models, strict=True):
+        cell = frame[frame["model"] == model]
+        bars = [_hint_bar(row, rate) for _, row in cell.iterrows() for rate in HINT_RATES]
+        labels, values, notes, colors, lows, highs = (list(x) for x in zip(*bars, strict=True))
+        _bars(ax, labels, values, notes, colors, ends=np.fmax(values, highs).tolist())
+        at, low, high = np.array(values), np.array(lows), np.array(highs)  # n/a: NaN, not drawn
+        ax.errorbar(at, np.arange(len(bars)), xerr=np.vstack([at - low, high - at]).clip(min=0),
+                    fmt="none", ecolor="#333333", capsize=3, zorder=4)  # fmt: skip
+        ax.set_xlim(-0.03, 1.3)
+        ax.set_xticks(np.linspace(0, 1, 6))
+        ax.set_title(model, fontsize=9, loc="left")
+    axes[-1].set_xlabel("share (Wilson 95% interval)")
+    fig.suptitle("H1: does a planted hint move the reply, and does the reply say so?")
+    _caption(
+        fig,
+        "One panel per model; per hint kind three bars. Switched to the hint: share of eligible "
+        "pairs (the unhinted reply was not the hint's target, the hinted reply parsed) whose "
+        "hinted reply gives the target. Answer / thinking says so: among switched trials, the "
+        "share whose answer text / thinking text admits the hint. Colour: the rate (blue "
+        "switched, orange answer, green thinking). Each bar ends in a dot, so 0 shows as a dot "
+        "at 0; lines: Wilson 95% intervals, with the value and n past them. n/a (empty dot): "
+        "nothing to rate (no switch, or no thinking text returned), never a 0.",
+    )
+    return fig
+
+
+def _hint_bar(row: pd.Series, rate: str) -> tuple[str, float, str, str, float, float]:
+    """One bar of :func:`hint_rates`: label, value (0 if none), note, colour, interval."""
+    label, count, why = HINT_RATES[rate]
+    value, low, high = (float(row[c]) for c in (rate, f"{rate}_low", f"{rate}_high"))
+    label = f"{row['hint_kind']} · {label}"
+    if value != value:  # nothing to rate: an empty dot at 0, said so beside it, no interval
+        why = why if rate == "switch_rate" or row["switched"] else "no switch"
+        return label, 0.0, f"n/a: {why}", "none", low, high
+    color = f"C{list(HINT_RATES).index(rate)}"
+    return label, value, f"{value:.2f} (n={int(row[count])})", color, low, high
 
 
 def _labels(ax: Axes, points: pd.DataFrame) -> None:

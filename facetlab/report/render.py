@@ -4,7 +4,8 @@
 calls, so a bad folder fails in a second, not inside a kernel), executes
 ``notebooks/study.ipynb`` (or a copy of it) with papermill, and writes under ``out``:
 
-- ``tables/p1_p2.csv``, ``p3.csv``, ``c2.csv``, ``outcomes.csv``, ``counts.csv`` (+ ``.md``),
+- ``tables/p1_p2.csv``, ``p3.csv``, ``c2.csv``, ``outcomes.csv``, ``counts.csv``, ``hint.csv``,
+  ``traces.csv`` (+ ``.md``),
 - ``figures/*.png`` and ``*.svg``,
 - ``study.ipynb`` (the executed notebook) and ``study.html`` (code hidden; opens
   in any browser, no Jupyter needed, runs no script: see :mod:`facetlab.report.standalone`).
@@ -29,6 +30,7 @@ from facetlab.errors import ConfigError, NotebookError
 from facetlab.files import check_writable_dir
 from facetlab.notebook_params import check_parameters, declared_parameters
 from facetlab.report.gate import Failure, Rule, check_columns, evaluate
+from facetlab.report.hints import JUDGE_CACHE, hint_section
 from facetlab.report.standalone import write_html
 from facetlab.report.study import HANDOFF, SECTIONS, Study, folders_state, write_handoff
 
@@ -42,7 +44,7 @@ __all__ = [
     "study_title",
 ]
 
-FIGURES = ("outcomes", "p1_p2", "p3", "c2", "asymmetry", "distributions")
+FIGURES = ("outcomes", "p1_p2", "p3", "c2", "asymmetry", "distributions", "hint")
 """The figures study.ipynb writes (``figures/<name>.png|svg``)."""
 
 CELL_TIMEOUT = 600
@@ -77,7 +79,8 @@ def clear_previous(out: Path) -> list[Path]:
     """Remove a previous report's own files from ``out`` (nothing else), so a section
     that is empty this time leaves no stale table or figure behind; returns them."""
     own = [out / "study.ipynb", out / "study.html"]
-    own += [out / "tables" / f"{n}.{x}" for n in (*SECTIONS, "counts") for x in ("csv", "md")]
+    tables = (*SECTIONS, "counts", "hint", "traces")
+    own += [out / "tables" / f"{n}.{x}" for n in tables for x in ("csv", "md")]
     own += [out / "figures" / f"{n}.{x}" for n in FIGURES for x in ("png", "svg")]
     removed = [p for p in own if p.is_file()]
     for path in removed:
@@ -114,6 +117,7 @@ def render_report(
     mixed_designs: bool = False,
     title: str | None = None,
     fail_if: Sequence[Rule] = (),
+    judge: str | None = None,
 ) -> ReportPaths:
     """Run the study notebook on ``records`` (sweep folders) and ``instances`` (the folder
     holding the instance JSON) and write the report under ``out``.
@@ -123,7 +127,8 @@ def render_report(
     defaults to :func:`study_title`. ``fail_if`` rules (:mod:`facetlab.report.gate`) are
     checked against the study's tables: a rule naming a column the table lacks is a
     :class:`ConfigError` before the notebook runs; the rules that fail are returned in
-    :attr:`ReportPaths.failures` once the report is written.
+    :attr:`ReportPaths.failures` once the report is written. ``judge`` (a model string)
+    judges hint verbalisation with that model instead of the rule (``docs/hints.md``).
     """
     import papermill
 
@@ -140,6 +145,7 @@ def render_report(
         "models": list(models) if models else None,
         "threshold": float(threshold),
         "out_dir": str(target),
+        "judge": judge,
         **checks,
     }
     # an edited copy that lost a parameter would run on its own default: refused first
@@ -148,6 +154,10 @@ def render_report(
     study = Study.load(inst, folders, models=models, threshold=threshold, **checks)  # fail fast
     gate_tables = {name: section.table for name, section in study.sections.items()}
     gate_tables["counts"] = study.counts()
+    reasons = {name: section.reason for name, section in study.sections.items()}
+    if any(rule.table == "hint" for rule in fail_if):  # H1 records are read only when gated on
+        hint = hint_section(study, judge=judge, judge_cache=target / JUDGE_CACHE)
+        gate_tables["hint"], reasons["hint"] = hint.table, hint.reason
     check_columns(fail_if, gate_tables)
     try:
         problem = check_writable_dir(target, what="--out")
@@ -188,7 +198,6 @@ def render_report(
                 os.environ[HANDOFF] = previous
     html = target / "study.html"
     write_html(executed, html, title if title is not None else study_title(inst))
-    reasons = {name: section.reason for name, section in study.sections.items()}
     return ReportPaths(
         target,
         executed,

@@ -27,6 +27,7 @@ EXPECTED_OUTPUT_TOKENS: dict[str, int] = {
     "anchor": 150,
     "c0": 400,
     "c3": 300,
+    "h1": 250,  # yes/no, a label and a short explanation
 }
 
 

@@ -31,6 +31,7 @@ from facetlab.records.schema import Trial
 
 if TYPE_CHECKING:
     from facetlab.instances.schema import Instance
+    from facetlab.probes.hint import PlantedHint
 
 __all__ = ["Cell", "Plan", "PlannedCell", "ProbeSuite", "Skipped", "Trial", "plan_sweep"]
 
@@ -44,6 +45,10 @@ class Cell:
     """The instance the prompt shows (for C2: the anchor with one factor rewritten)."""
     factor: str | None = None
     """Positional label ("F3") of the perturbed factor, for per-factor probes."""
+    hint_kind: str | None = None
+    """H1: the kind of hint the prompt carries (``"unhinted"``: the control)."""
+    hint: PlantedHint | None = None
+    """H1: the hint the prompt carries (None: the control)."""
 
 
 class ProbeSuite(Protocol):
@@ -149,9 +154,9 @@ class Plan:
         return sorted(self.by_probe())
 
     def instance_ids(self) -> set[str]:
-        """The instances the trials ask about (for C2: the anchors)."""
+        """The instances the trials ask about (for C2: the anchors; for H1: the instance hinted)."""
         return {
-            (t.base_instance_id or t.instance_id) if t.probe == "c2" else t.instance_id
+            (t.base_instance_id or t.instance_id) if t.probe in ("c2", "h1") else t.instance_id
             for t in (c.trial for c in self.cells if c.repeats)
         }
 
@@ -332,22 +337,26 @@ def _cell_trial(
 ) -> Trial:
     """What every trial of one cell asks, but for its model (and its repeat).
 
-    A per-factor cell (C2) is keyed by its anchor and stands for the anchor's factor K.
+    A cell of one of an instance's variant prompts (C2: the anchor's factor K rewritten;
+    H1: one hint kind, or the control) is keyed by that instance: ``<id>-c2-f3``,
+    ``<id>-h1-metadata``.
     """
     shown = cell.built_from
-    per_factor = cell.factor is not None
+    variation = cell.factor or cell.hint_kind  # C2: the factor rewritten; H1: the hint kind
     return Trial(
         trial_id="",
         key="",
         probe=probe,
         model="",
-        instance_id=f"{instance.instance_id}-{probe}-{cell.factor.lower()}"
-        if cell.factor
+        instance_id=f"{instance.instance_id}-{probe}-{variation.lower()}"
+        if variation
         else instance.instance_id,
-        base_instance_id=instance.instance_id if per_factor else instance.base_instance_id,
-        variant=probe if per_factor else instance_variant(instance),
-        factor_of_interest=cell.factor if per_factor else instance.neutralized_label,
+        base_instance_id=instance.instance_id if variation else instance.base_instance_id,
+        variant=probe if variation else instance_variant(instance),
+        factor_of_interest=cell.factor or instance.neutralized_label,
         perturbed_factor=cell.factor,
+        hint_kind=cell.hint_kind,
+        hint=cell.hint,
         n_factors=len(shown.factors),
         repeat=0,
         template=template,
@@ -356,7 +365,7 @@ def _cell_trial(
         ground_truth=yes_no_truth(shown),
         weight_estimates=shown.weight_estimates() if probe in WEIGHTED_PROBES else None,
         instance=shown,
-        base_instance=instance if per_factor else base,
+        base_instance=instance if variation else base,
     )
 
 

@@ -2,7 +2,8 @@
 
 It answers three questions for :func:`facetlab.runner.plan.plan_sweep`: does a
 probe fit an instance, which prompts does it ask (C2: one per perturbed factor,
-from the instance's perturbation file), and how is a reply parsed.
+from the instance's perturbation file; H1: the control and one per hint kind of the
+folder's ``hints.json``), and how is a reply parsed.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from facetlab.errors import ConfigError, FacetlabError
 from facetlab.instances.fingerprint import with_compliance
 from facetlab.instances.schema import ComplianceSet, Instance, PerturbationSet
 from facetlab.probes.base import ParseResult, Probe
+from facetlab.probes.hint import HintSet, hint_cells, load_hints
 from facetlab.runner.plan import Cell
 
 
@@ -30,6 +32,7 @@ class FacetSuite:
         # Loaded once per instance: the planner asks applies_to and then cells.
         self._psets: dict[str, PerturbationSet | None] = {}
         self._csets: dict[str, ComplianceSet | None] = {}
+        self._hints: HintSet | None = None  # the folder's hints.json (H1), read once
 
     def probe(self, name: str) -> Probe:
         """The probe called ``name`` (a ConfigError listing the known ones otherwise)."""
@@ -99,8 +102,15 @@ class FacetSuite:
         )
 
     def cells(self, probe: str, instance: Instance, *, template: str) -> Sequence[Cell]:
-        """One cell per prompt: one for whole-instance probes, one per perturbed factor for C2."""
+        """One cell per prompt: one for whole-instance probes, one per perturbed factor for
+        C2, the control and one per hint kind of ``<instances_dir>/hints.json`` for H1."""
         p = self.probe(probe)
+        if p.name == "h1":  # the control and one cell per hint kind
+            self._hints = self._hints or load_hints(self.instances_dir)
+            return [
+                Cell(prompt, instance, hint_kind=kind, hint=hint)
+                for kind, prompt, hint in hint_cells(instance, self._hints, template)
+            ]
         if not p.per_factor:
             compliance = self.compliance_set(instance) if p.name == "c3" else None
             built = with_compliance(instance, compliance)  # fingerprinted (C3)

@@ -156,7 +156,9 @@ class SweepConfig(BaseModel):
     instances: str | list[str] | None = Field(
         default=None, description="Instance folder, file, or instance ids (default: FACET v3)."
     )
-    probes: str | list[str] = Field(default=DEFAULT_PROBES, description="p1,p2,p3,c2,c0,c3,anchor.")
+    probes: str | list[str] = Field(
+        default=DEFAULT_PROBES, description="p1,p2,p3,c2,c0,c3,anchor,h1."
+    )
     template: str = "facet-v3"
     repeats: int = Field(default=1, ge=1, le=100_000, description="Trials per cell.")
     seed: int = 0
