@@ -48,10 +48,24 @@ from facetlab.runner import Cell, Limits, run  # noqa: E402
 
 
 @dataclass(frozen=True)
+class _Truth:
+    answer: str = "no"
+
+
+@dataclass(frozen=True)
 class BenchInstance:
+    """What the planner reads of an instance (a stand-in for :class:`facetlab.Instance`)."""
+
     instance_id: str
     factors: tuple[str, ...]
     base_instance_id: str | None = None
+    ground_truth: _Truth = _Truth()
+    neutralized_label: str | None = None
+    is_adversarial: bool = False
+    is_counterfactual: bool = False
+
+    def weight_estimates(self) -> None:
+        return None
 
 
 class BenchSuite:
@@ -64,8 +78,11 @@ class BenchSuite:
         lines = "\n".join(f"F{i + 1}: {t}" for i, t in enumerate(instance.factors))
         return [Cell(f"CASE {instance.instance_id}\n{lines}\nWeights summing to 100?", instance)]
 
-    def parse_reply(self, probe: str, text: str, instance: Any, *, parser: str) -> ParseResult:
-        return parse_weights_strict(text, len(instance.factors))
+    def base_of(self, instance: Any) -> None:
+        return None
+
+    def parse_reply(self, probe: str, text: str, n_factors: int, *, parser: str) -> ParseResult:
+        return parse_weights_strict(text, n_factors)
 
 
 MODEL = "openai/bench-model"

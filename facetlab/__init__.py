@@ -20,8 +20,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "load_trials": "facetlab.records",
@@ -69,6 +67,10 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # from the package metadata, not typed twice
+        from facetlab.project import version
+
+        return version()
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'facetlab' has no attribute {name!r}")
@@ -78,4 +80,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_EXPORTS) | {"__version__"})

@@ -41,6 +41,7 @@ from facetlab.instances import (
     detect_kind,
     instance_issues,
     json_type,
+    key_issues,
     parse_issues,
     perturbation_issues,
     read_json_file,
@@ -48,12 +49,15 @@ from facetlab.instances import (
 from facetlab.instances.directionality import reversal_problem
 from facetlab.instances.domain import (
     DOMAIN_FILE,
+    HINTS_FILE,
+    domain_file_issues,
     domain_settings,
     read_domain_file,
     with_domain_vocabulary,
 )
 from facetlab.instances.rewrites import cue_phrases_in
 from facetlab.names import check_safe_id
+from facetlab.probes.hint import hint_file_issues
 from facetlab.probes.templates import DEFAULT_TEMPLATE, TEMPLATES
 
 __all__ = [
@@ -68,6 +72,15 @@ __all__ = [
 ]
 
 Severity = Literal["error", "warning"]
+
+_PLACES_SHOWN = 3  # places named on a grouped line before "and N more"
+
+
+def _places(problems: Sequence[Problem]) -> str:
+    shown = [f"{p.file}:{p.pointer}" if p.pointer else p.file for p in problems]
+    more = len(shown) - _PLACES_SHOWN
+    return ", ".join(shown[:_PLACES_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
 
 _MODELS: dict[FileKind, type[BaseModel]] = {
     "instance": Instance,
@@ -116,6 +129,19 @@ class ValidationReport:
     def ok(self) -> bool:
         """True when there is no error (warnings allowed)."""
         return self.errors == 0
+
+    def lines(self) -> list[str]:
+        """One line per cause: a problem found in one place as :class:`Problem` prints it;
+        the same message in several places once, with the count and the first places.
+        ``domain.json`` problems come first (they cause others)."""
+        causes: dict[tuple[str, str], list[Problem]] = {}
+        for p in sorted(self.problems, key=lambda p: not p.file.endswith(DOMAIN_FILE)):
+            causes.setdefault((p.severity, p.message), []).append(p)
+        return [
+            str(places[0]) if len(places) == 1 else
+            f"{severity} in {len(places)} places: {message} ({_places(places)})"
+            for (severity, message), places in causes.items()
+        ]  # fmt: skip
 
     def summary(self) -> str:
         def plural(n: int, word: str) -> str:
@@ -179,6 +205,8 @@ def _parse(file: str, path: Path) -> tuple[_Parsed | None, list[Problem]]:
         return None, [Problem(file, "", "error", problem)]
     if path.name == DOMAIN_FILE:
         return None, _domain_file_problems(file, path)
+    if path.name == HINTS_FILE:  # the H1 hint kinds (facetlab.probes.hint)
+        return None, _with_file(file, hint_file_issues(data))
     kind = detect_kind(path, data)
     if not isinstance(data, dict):
         message = f"expected a JSON object ({_KIND_NAMES[kind]}), got {json_type(data)}"
@@ -186,9 +214,12 @@ def _parse(file: str, path: Path) -> tuple[_Parsed | None, list[Problem]]:
     found: list[Problem] = []
     if kind == "instance":  # the folder's domain.json declares the shared vocabulary
         try:
-            data = with_domain_vocabulary(data, domain_settings(path.parent))
-        except InstanceError as exc:
-            found.append(Problem(file, "", "error", f"its folder's {DOMAIN_FILE}: {exc}"))
+            domain = domain_settings(path.parent)
+        except InstanceError:  # its problems are reported once, at the file itself
+            domain = domain_settings(path.parent, lenient=True)
+            message = f"its folder's {DOMAIN_FILE} has errors (reported there): fix them first"
+            found.append(Problem(file, "", "error", message))
+        data = with_domain_vocabulary(data, domain)
     model_cls = _MODELS[kind]
     try:
         model = model_cls.model_validate(data)
@@ -202,16 +233,14 @@ def _parse(file: str, path: Path) -> tuple[_Parsed | None, list[Problem]]:
 
 
 def _domain_file_problems(file: str, path: Path) -> list[Problem]:
-    """A ``domain.json``: its fields, and every declared word's reversal (CRAFT's negation)."""
-    try:
-        settings = read_domain_file(path)
-    except InstanceError as exc:
-        message = str(exc).removeprefix(f"{path}:").lstrip()
-        pointer, _, rest = message.partition(": ")
-        if pointer.startswith("/"):
-            return [Problem(file, pointer, "error", rest)]
-        return [Problem(file, "", "error", message)]
-    return _with_file(file, vocabulary_warnings(settings.directionality_vocabulary))
+    """A ``domain.json``: every problem (unknown keys first), and every declared word's
+    reversal (CRAFT's negation)."""
+    data, _ = read_json_file(path)
+    issues = domain_file_issues(data)
+    if not issues:
+        words = read_domain_file(path).directionality_vocabulary
+        issues = vocabulary_warnings(words)
+    return _with_file(file, issues)
 
 
 def vocabulary_warnings(vocabulary: dict[str, Any] | None) -> list[Issue]:
@@ -221,19 +250,16 @@ def vocabulary_warnings(vocabulary: dict[str, Any] | None) -> list[Issue]:
     a word without such a pair keeps its direction when negated, which silently
     changes the CRAFT column (see ``docs/instances.md``).
     """
-    issues: list[Issue] = []
-    for word in vocabulary or {}:
-        why = reversal_problem(word, vocabulary)
-        if why is not None:
-            issues.append(
-                Issue(
-                    f"/directionality_vocabulary/{word}",
-                    "warning",
-                    f"{why}; expected toward_X / against_X pairs (a negated factor would keep "
-                    "its direction in facetlab validity's CRAFT column)",
-                )
-            )
-    return issues
+    return [
+        Issue(
+            f"/directionality_vocabulary/{word}",
+            "warning",
+            f"{why}; expected toward_X / against_X pairs (a negated factor would keep "
+            "its direction in facetlab validity's CRAFT column)",
+        )
+        for word in vocabulary or {}
+        if (why := reversal_problem(word, vocabulary)) is not None
+    ]
 
 
 def _local_facet_instances() -> list[Path]:
@@ -304,10 +330,17 @@ def validate(
 
     for item in parsed:
         model = item.model
+        if model is not None:
+            problems.extend(_with_file(item.file, key_issues(model)))
         if isinstance(model, Instance):
-            problems.extend(_with_file(item.file, instance_issues(model)))
-            problems.extend(_with_file(item.file, text_warnings(model)))
-            problems.extend(_with_file(item.file, _reversal_warnings(model, item.path)))
+            problems += _with_file(
+                item.file,
+                [
+                    *instance_issues(model),
+                    *text_warnings(model),
+                    *_reversal_warnings(model, item.path),
+                ],
+            )
             unsafe = check_safe_id(model.instance_id)
             if unsafe is not None:
                 problems.append(
@@ -327,8 +360,9 @@ def validate(
                 )
             base = _own_copy(copies, base_id, item.path) or known.get(base_id)
             if isinstance(model, PerturbationSet):
-                problems.extend(_with_file(item.file, perturbation_issues(model, base)))
-                problems.extend(_with_file(item.file, text_warnings(model)))
+                problems += _with_file(
+                    item.file, [*perturbation_issues(model, base), *text_warnings(model)]
+                )
             else:
                 problems.extend(_with_file(item.file, compliance_issues(model, base)))
 
@@ -410,10 +444,7 @@ def _reversal_warnings(instance: Instance, path: Path) -> list[Issue]:
     Words declared in the folder's ``domain.json`` are reported there, once.
     """
     vocabulary = instance.directionality_vocabulary or {}
-    try:
-        shared = domain_settings(path.parent).directionality_vocabulary or {}
-    except InstanceError:
-        shared = {}
+    shared = domain_settings(path.parent, lenient=True).directionality_vocabulary or {}
     own = {w: v for w, v in vocabulary.items() if w not in shared or shared[w] != v}
     issues = [
         i
@@ -449,13 +480,16 @@ def _key_cell_warnings(parsed: Sequence[_Parsed], searched: Sequence[Path]) -> l
         variants = any(i.is_counterfactual or i.is_adversarial for i in instances)
         if not variants and folder not in psets:
             continue  # base instances only: not (yet) a domain for the probes
-        missing: list[str] = []
-        if not any(i.is_counterfactual and i.neutralized_label for i in instances):
-            missing.append("no counterfactual (the P1/P2 cells of wadd+canonical and cue)")
-        if not any(i.is_adversarial for i in instances):
-            missing.append("no adversarial rewrite (the P3 cell of cue)")
-        if folder not in psets:
-            missing.append("no C2 perturbation file (the C2 cell of lex+theater)")
+        lacks = {
+            "no counterfactual (the P1/P2 cells of wadd+canonical and cue)": not any(
+                i.is_counterfactual and i.neutralized_label for i in instances
+            ),
+            "no adversarial rewrite (the P3 cell of cue)": not any(
+                i.is_adversarial for i in instances
+            ),
+            "no C2 perturbation file (the C2 cell of lex+theater)": folder not in psets,
+        }
+        missing = [what for what, lacking in lacks.items() if lacking]
         if missing:
             problems.append(
                 Problem(

@@ -25,9 +25,9 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from importlib.metadata import version  # ~30 ms: only when asked
+        from facetlab.project import version
 
-        typer.echo(f"facetlab {version('facetlab')}")
+        typer.echo(f"facetlab {version()}")
         raise typer.Exit()
 
 
@@ -58,7 +58,6 @@ _COMMAND_MODULES = (
     "facetlab.commands.collect",  # facetlab collect
     "facetlab.commands.reproduce",  # facetlab reproduce
     "facetlab.commands.report",  # facetlab report
-    "facetlab.commands.citations",  # facetlab verify-citations
     "facetlab.commands.new_domain",  # facetlab new-domain
     "facetlab.commands.draft",  # facetlab draft c2|adversarial
     "facetlab.commands.validity",  # facetlab validity

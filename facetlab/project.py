@@ -6,9 +6,18 @@ True
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
-__all__ = ["project_root"]
+__all__ = ["build_dir", "project_root", "version"]
+
+
+@cache
+def version() -> str:
+    """The installed facetlab's version, from its package metadata (``pyproject.toml``'s)."""
+    from importlib.metadata import version as of  # ~30 ms: only when asked
+
+    return of("facetlab")
 
 
 def project_root(start: Path | None = None) -> Path:

@@ -16,17 +16,32 @@ git config filter.nbstripout.extrakeys \
 git config diff.ipynb.textconv "'$PY' -m nbstripout -t"
 
 # JupyterLab from this .venv refreshes git's record of a saved, tracked notebook whose
-# stripped content is unchanged, so `git status` stays clean (facetlab/notebook_git.py).
-# Merged into the venv's own server config (other settings there are kept).
+# stripped content is unchanged, so `git status` stays clean (tools/notebook_git.py,
+# repository tooling outside the package: loaded by its path from the venv's Python
+# server config; a hook an older setup registered in the JSON config is removed).
 if [ -x .venv/bin/python ]; then
   .venv/bin/python - <<'PY'
 import json, pathlib
-path = pathlib.Path(".venv/etc/jupyter/jupyter_server_config.json")
-path.parent.mkdir(parents=True, exist_ok=True)
-config = json.loads(path.read_text()) if path.is_file() else {}
-config.setdefault("FileContentsManager", {})["post_save_hook"] = (
-    "facetlab.notebook_git.refresh_git_stat"
+folder = pathlib.Path(".venv/etc/jupyter")
+folder.mkdir(parents=True, exist_ok=True)
+as_json = folder / "jupyter_server_config.json"
+config = json.loads(as_json.read_text()) if as_json.is_file() else {}
+manager = config.get("FileContentsManager", {})
+if str(manager.get("post_save_hook", "")).startswith("facetlab."):
+    del manager["post_save_hook"]
+    as_json.write_text(json.dumps(config, indent=2) + "\n")
+marker = "# written by scripts/git-notebook-filter.sh"
+as_py = folder / "jupyter_server_config.py"
+if as_py.is_file() and not as_py.read_text().startswith(marker):
+    raise SystemExit(f"{as_py} is your own: add tools/notebook_git.py's refresh_git_stat to it")
+hook = pathlib.Path("tools/notebook_git.py").resolve()
+as_py.write_text(
+    f"{marker}: keep `git status` clean after a save\n"
+    "import importlib.util as _util\n"
+    f"_spec = _util.spec_from_file_location('facetlab_notebook_git', {str(hook)!r})\n"
+    "_hook = _util.module_from_spec(_spec)\n"
+    "_spec.loader.exec_module(_hook)\n"
+    "c.FileContentsManager.post_save_hook = _hook.refresh_git_stat\n"
 )
-path.write_text(json.dumps(config, indent=2) + "\n")
 PY
 fi

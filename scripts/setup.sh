@@ -3,8 +3,18 @@
 # (first, in seconds), create .venv, install facetlab with its dev tools, obtain
 # and verify the data, and run the main job (`facetlab reproduce`: every table,
 # figure and claim of the paper, offline). Ends with the next steps.
+#   bash scripts/setup.sh                  # all of the above
+#   bash scripts/setup.sh --no-reproduce   # install only: .venv, facetlab, the git filter
 set -euo pipefail
 cd "$(dirname "$0")/.."
+REPRODUCE=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-reproduce) REPRODUCE=0 ;;
+    -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "error: unknown option $arg (expected --no-reproduce or --help)" >&2; exit 2 ;;
+  esac
+done
 if [ -z "${FACETLAB_DATA_MIRROR:-}" ] && [ -f ../shared/facet-data/SHA256SUMS ]; then
   export FACETLAB_DATA_MIRROR="$(cd .. && pwd)/shared/facet-data"
 fi
@@ -43,7 +53,7 @@ check_data_source() {
     return
   fi
   local dir="${FACETLAB_DATA_DIR:-$(default_data_dir)}"
-  if [ -f "$dir/.facetlab-verified.json" ]; then
+  if [ -d "$dir/instances" ]; then
     echo "data source: already fetched in $dir"
     return
   fi
@@ -66,13 +76,24 @@ PY
   echo "data source: network (pinned commit ${COMMIT:0:7})"
 }
 
-check_data_source
+if [ "$REPRODUCE" = 1 ]; then check_data_source; fi  # install-only needs no data
 
 # --- 2. Install, obtain and verify the data, reproduce the paper.
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[dev,inspect,browser]"
 bash scripts/git-notebook-filter.sh
+if [ "$REPRODUCE" = 0 ]; then
+  cat <<'EOF'
+
+facetlab is installed (no data fetched, nothing reproduced). Next steps:
+  source .venv/bin/activate        # facetlab, craft, jupyter and papermill on PATH
+  facetlab data fetch              # the FACET v3 data (or set FACETLAB_DATA_MIRROR)
+  facetlab reproduce               # every table, figure and claim of the paper
+  facetlab new-domain NAME         # or start your own domain (docs/instances.md)
+EOF
+  exit 0
+fi
 .venv/bin/facetlab data fetch || {
   echo "setup stopped: fix the data source named above, then run 'bash scripts/setup.sh' again." >&2
   exit 1

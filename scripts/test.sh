@@ -10,7 +10,7 @@ if [ -z "${FACETLAB_DATA_MIRROR:-}" ] && [ -f ../shared/facet-data/SHA256SUMS ];
   export FACETLAB_DATA_MIRROR="$(cd .. && pwd)/shared/facet-data"
 fi
 export MPLBACKEND=Agg
-LINTED=(facetlab tests benchmarks examples notebooks/*.ipynb)
+LINTED=(facetlab tools tests benchmarks examples notebooks/*.ipynb)
 
 echo "== ruff"
 .venv/bin/ruff check "${LINTED[@]}"

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from facetlab.backends.base import ModelRequest, ModelResponse
+from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.craft import AgentInput, AgentTrace, EvidenceRef, Span
+from facetlab.craft.stats._sampler import Sample, asample_inputs
 
 TICKET = {"body": "We are seeing data loss after the urgent migration."}
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+"""benchmarks/craft_agents.py: the agents with a known truth the benchmarks run."""
 
 
 def theater_agent(inp: AgentInput) -> AgentTrace:
@@ -32,7 +37,7 @@ def faithful_agent(inp: AgentInput) -> AgentTrace:
     return AgentTrace("P3", "nothing severe")
 
 
-class FakeBackend:
+class FakeBackend(Backend):
     """A minimal facetlab Backend answering with ``responder(prompt)``."""
 
     provider = "fake"
@@ -82,3 +87,8 @@ def faithful_llm(prompt: str) -> str:
             }
         )
     return json.dumps({"decision": "P3", "rationale": "Nothing severe.", "cited_evidence": []})
+
+
+def sample_inputs(adapter: Any, inputs: list[AgentInput], **options: Any) -> list[Sample]:
+    """The sampler from sync test code (CRAFT's own callers await it on their loop)."""
+    return asyncio.run(asample_inputs(adapter, inputs, **options))

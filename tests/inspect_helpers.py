@@ -82,7 +82,7 @@ def p3_meta(instance_id: str = "x-cf-001-adv", **changes: Any) -> dict[str, Any]
 
     meta = SampleMeta(
         probe="p3",
-        instance_id=instance_id,
+        instance_id="x-cf-001-adv",
         base_instance_id="x",
         variant="adversarial",
         factor_of_interest="F2",
@@ -93,7 +93,7 @@ def p3_meta(instance_id: str = "x-cf-001-adv", **changes: Any) -> dict[str, Any]
         ground_truth="yes",
         weight_estimates={"F1": 50.0, "F2": 30.0, "F3": 20.0},
     ).to_metadata()
-    meta.update(changes)
+    meta.update({"instance_id": instance_id, **changes})  # unchecked: hostile logs too
     return meta
 
 

@@ -37,6 +37,7 @@ def test_scaffold_has_every_part_and_validates_as_written(domain: Path) -> None:
         "claims-0001-cf-adv.json",
         "claims-0001-cf.json",
         "claims-0001.json",
+        "hints.json",
         "perturbations/claims-0001-c2.json",
     ]
     report = validate([domain], use_facet_data=False)
@@ -65,6 +66,36 @@ def test_scaffold_runs_through_the_simulated_reasoner(domain: Path, tmp_path: Pa
     # the declared vocabulary makes WADD agree with the ground truth wherever it is scored
     decided = df[df.probe.isin(["anchor", "P2", "P3"])]
     assert decided.correct.astype(bool).all(), decided[["instance_id", "answer", "ground_truth"]]
+
+
+@pytest.mark.slow
+def test_scaffold_shows_what_docs_simulated_says(domain: Path, tmp_path: Path) -> None:
+    """The table of docs/simulated.md holds on a scaffold-style domain: the counterfactual's
+    neutralized factor carries a small estimate, so lex+theater *looks* faithful."""
+    from facetlab.report import Study
+
+    reasoners = ["wadd", "wadd+canonical", "cue", "lex", "lex+theater"]
+    models = [a for r in reasoners for a in ("--model", f"simulated/{r}")]
+    out = tmp_path / "sweep"
+    code, output = invoke("run", *models, "--instances", str(domain), "--probes",
+                          "p1,p2,p3,c2", "--out", str(out), "--quiet")  # fmt: skip
+    assert code == 0, output
+    study = Study.load(domain, [out])
+    p1p2, p3 = study.sections["p1_p2"].table, study.sections["p3"].table
+    assert p1p2 is not None and p3 is not None
+    cf = p1p2[p1p2["instance_id"] == "claims-0001-cf"].set_index("model")
+    verdict_p3 = p3.set_index("model")["verdict"]
+    expected = {  # reasoner: (P1, P2, P3) as the table says
+        "wadd": ("faithful", "faithful", "faithful"),
+        "wadd+canonical": ("dissociated", "faithful", "faithful"),
+        "cue": ("faithful", "faithful", "dissociated"),
+        "lex": ("dissociated", "dissociated", "dissociated"),
+        "lex+theater": ("faithful", "faithful", "faithful"),
+    }
+    for reasoner, (want_p1, want_p2, want_p3) in expected.items():
+        model = f"simulated/{reasoner}"
+        got = (cf.at[model, "verdict_p1"], cf.at[model, "verdict_p2"], verdict_p3[model])
+        assert got == (want_p1, want_p2, want_p3), reasoner
 
 
 def test_new_domain_refuses_to_overwrite(domain: Path) -> None:

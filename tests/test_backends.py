@@ -106,7 +106,7 @@ def test_parse_model_string_errors(text: str, needle: str) -> None:
 
 
 def test_registry_register_and_override() -> None:
-    class Echo:
+    class Echo(Backend):
         provider = "echo"
 
         def __init__(self, model: str, **options: object) -> None:

@@ -3,7 +3,7 @@
 
 Run All + save with the notebook's defaults must render figures, raise no error and leave
 ``git status`` as it was (the nbstripout filter strips the saved outputs, the post-save
-hook of facetlab.notebook_git refreshes git's record of the file; the defaults write
+hook of tools/notebook_git.py refreshes git's record of the file; the defaults write
 under ``_build/``). Needs Debian's ``chromium`` and Python ``playwright`` (launched
 by executable path; ``playwright install`` is never used). Skipped when they are absent
 locally; under ``CI=true`` their absence fails the test.
@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from facetlab.notebook_git import refresh_git_stat
+from tools.notebook_git import refresh_git_stat
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = (

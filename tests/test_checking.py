@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -93,13 +95,17 @@ def test_facet_data_validates_without_errors(facet_data: Path) -> None:
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     assert lines[-1].startswith("41 files checked: 0 errors, ")
-    # FACET's only warnings are authoring lint: texts the facet-v3 template cuts, and
-    # cue phrases in its C2 rewrites (the paper's own wording; never in its -adv texts)
+    # FACET's only warnings are authoring lint: texts the facet-v3 template cuts, cue
+    # phrases in its C2 rewrites (the paper's own wording; never in its -adv texts), and
+    # the variants' case header "SYNTHETIC COUNTERFACTUAL VARIANT" every prompt shows
     warnings = lines[:-1]
-    assert warnings and all(": warning: " in w for w in warnings)
-    assert all("cuts factor text" in w or "cue phrase" in w for w in warnings)
+    assert warnings and all(": warning: " in w or w.startswith("warning in ") for w in warnings)
+    lint = ("cuts factor text", "cue phrase", "source_case says 'COUNTERFACTUAL'")
+    assert all(any(x in w for x in lint) for w in warnings)
     cue = [w for w in warnings if "cue phrase" in w]
     assert cue and all("/perturbations/" in w for w in cue)
+    header = [w for w in warnings if "source_case" in w]
+    assert header == [w for w in header if w.startswith("warning in 7 places: ")]
 
 
 def test_project_instances_and_fixture_validate_clean() -> None:
@@ -202,3 +208,85 @@ def test_schema_agrees_with_validator_on_fixtures() -> None:
         "one-factor.json",
     ):
         assert list(validator.iter_errors(json.loads((BROKEN / name).read_text()))), name
+
+
+MODERATION = FIXTURES / "moderation-appeals"
+
+
+def _edited_domain(tmp_path: Path) -> Path:
+    folder = tmp_path / "moderation-appeals"
+    shutil.copytree(MODERATION, folder)
+    return folder
+
+
+def _edit(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def test_one_domain_json_mistake_is_one_cause_not_fifty_errors(tmp_path: Path) -> None:
+    folder = _edited_domain(tmp_path)
+    vocabulary = {"toward_restoring": "yes", "against_restoring": "No"}
+    misspelt = {"descripton": "x", "directionality_vocabulary": vocabulary}
+    (folder / "domain.json").write_text(json.dumps(misspelt))
+    result = CliRunner().invoke(app, ["validate", str(folder)])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    # the harmless misspelt key first, with its fix; then the value, then its consequence
+    assert lines[0].endswith(
+        "domain.json:/descripton: error: unknown key 'descripton' (did you mean "
+        "'description'?); expected directionality_vocabulary, description"
+    )
+    assert "/directionality_vocabulary/against_restoring: error:" in lines[1]
+    assert "got 'No'" in lines[1]
+    assert lines[2].startswith("error in 7 places: its folder's domain.json has errors")
+    assert lines[3] == "12 files checked: 9 errors, 0 warnings" and len(lines) == 4
+
+
+def test_did_you_mean_for_a_direction_word_and_a_key(tmp_path: Path) -> None:
+    folder = _edited_domain(tmp_path)
+
+    def misspell(data: dict[str, Any]) -> None:
+        data["factors"][2]["directionality"] = "against_restorng"
+        factor = data["factors"][3]
+        factor["in_case_weight_estmate"] = factor.pop("in_case_weight_estimate")
+
+    _edit(folder / "mod-0002.json", misspell)
+    problems = {p.pointer: p for p in validate([folder], use_facet_data=False).problems}
+    direction = problems["/factors/2/directionality"]
+    assert direction.severity == "error"
+    assert "'against_restorng' maps to no answer of the yes/no question (did you mean " in (
+        direction.message
+    )
+    assert "'against_restoring'?)" in direction.message
+    key = problems["/factors/3/in_case_weight_estmate"]
+    assert key.severity == "warning"
+    assert key.message == (
+        "unknown key 'in_case_weight_estmate' (did you mean 'in_case_weight_estimate'?): "
+        "kept, never read"
+    )
+
+
+def test_a_neutralized_factor_keeping_its_base_estimate_is_named(tmp_path: Path) -> None:
+    folder = _edited_domain(tmp_path)
+
+    def keep_base_estimate(data: dict[str, Any]) -> None:  # as the old scaffold wrote it
+        data["factors"][0]["in_case_weight_estimate"] = 0.25
+        data["factors"][1]["in_case_weight_estimate"] = 0.20
+
+    _edit(folder / "mod-0001-cf.json", keep_base_estimate)
+    (problem,) = validate([folder / "mod-0001-cf.json"], use_facet_data=False).problems
+    assert problem.pointer == "/factors/0/in_case_weight_estimate"
+    assert problem.severity == "warning"
+    assert "neutralized factor F1 is estimated at 0.25 (25%)" in problem.message
+    assert "expected at most 10%" in problem.message and "theater" in problem.message
+
+
+def test_a_variant_whose_case_header_says_so_is_named(tmp_path: Path) -> None:
+    folder = _edited_domain(tmp_path)
+    _edit(folder / "mod-0003-cf-adv.json", lambda d: d.update(source_case="Spam (counterfactual)"))
+    (problem,) = validate([folder / "mod-0003-cf-adv.json"], use_facet_data=False).problems
+    assert problem.pointer == "/source_case"
+    assert "source_case says 'counterfactual'" in problem.message
+    assert "every prompt shows it after CASE:" in problem.message

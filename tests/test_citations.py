@@ -1,4 +1,4 @@
-"""``facetlab verify-citations`` against a fake arXiv API on 127.0.0.1 (no real network)."""
+"""``python -m tools.citations`` (the bibliography check) against a fake arXiv API on 127.0.0.1 (no real network)."""
 
 from __future__ import annotations
 
@@ -13,16 +13,16 @@ from xml.sax.saxutils import escape
 import pytest
 from typer.testing import CliRunner
 
-from facetlab.citations import (
+from tools.citations import (
     ArxivRecord,
     CitationError,
+    app,
     check_entry,
     load_bib,
     normalize_title,
     parse_bib,
     verify_bib,
 )
-from facetlab.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
 BIB = ROOT / "paper" / "references.bib"
@@ -139,9 +139,7 @@ def test_references_bib_has_the_papers_bibliography() -> None:
 
 
 def test_cli_passes_against_matching_fake(fake_arxiv: _FakeArxiv) -> None:
-    result = runner.invoke(
-        app, ["verify-citations", "--bib", str(BIB), "--api-url", fake_arxiv.url]
-    )
+    result = runner.invoke(app, ["--bib", str(BIB), "--api-url", fake_arxiv.url])
     assert result.exit_code == 0, result.output
     assert result.output.count("PASS") == 5
     assert "5 passed, 0 failed, 5 skipped" in result.output
@@ -154,9 +152,7 @@ def test_cli_fails_on_wrong_title_and_author(fake_arxiv: _FakeArxiv) -> None:
         FAKE_ARXIV["2505.12864"][0],
         ["Yu Fan", "Jingwei Ni", "Jakob Merane", "Joel Niklaus"],
     )
-    result = runner.invoke(
-        app, ["verify-citations", "--bib", str(BIB), "--api-url", fake_arxiv.url]
-    )
+    result = runner.invoke(app, ["--bib", str(BIB), "--api-url", fake_arxiv.url])
     assert result.exit_code == 1
     lines = {
         line.split()[1]: line
@@ -173,24 +169,20 @@ def test_cli_fails_on_wrong_title_and_author(fake_arxiv: _FakeArxiv) -> None:
 
 def test_cli_fails_on_unknown_id(fake_arxiv: _FakeArxiv) -> None:
     del fake_arxiv.papers["2510.08710"]
-    result = runner.invoke(
-        app, ["verify-citations", "--bib", str(BIB), "--api-url", fake_arxiv.url]
-    )
+    result = runner.invoke(app, ["--bib", str(BIB), "--api-url", fake_arxiv.url])
     assert result.exit_code == 1
     assert "arXiv has no paper 2510.08710" in result.output
 
 
 def test_cli_unreachable_network_is_a_clear_error() -> None:
     url = f"http://127.0.0.1:{_closed_port()}/api/query"
-    result = runner.invoke(
-        app, ["verify-citations", "--bib", str(BIB), "--api-url", url, "--timeout", "2"]
-    )
+    result = runner.invoke(app, ["--bib", str(BIB), "--api-url", url, "--timeout", "2"])
     assert result.exit_code == 2
     assert "cannot reach the arXiv API" in result.output
 
 
 def test_cli_missing_bib(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["verify-citations", "--bib", str(tmp_path / "nope.bib")])
+    result = runner.invoke(app, ["--bib", str(tmp_path / "nope.bib")])
     assert result.exit_code == 2
     assert "cannot read bibliography" in result.output
 

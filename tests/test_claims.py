@@ -181,8 +181,10 @@ def test_table2_cells_via_recipes(trials: pd.DataFrame, facet_data: Path) -> Non
     gpt_cabral = reg.p3_cell(x, "GPT", reg.CABRAL_ADV)
     assert len(gpt_cabral) == 16
     assert round(sum(gpt_cabral["foi_weight"]) / 16, 1) == 18.1
-    assert reg._t2_value(x, "Qwen", "CF-Biakanja", "mean_weight") == pytest.approx(13.0)
-    assert reg._t2_value(x, "GPT", "CF-Cabral", "wrong") == 3
+    assert reg._cell(
+        reg.table2(x), "Table 2", "Qwen", "case", "CF-Biakanja", "mean_weight"
+    ) == pytest.approx(13.0)
+    assert reg._cell(reg.table2(x), "Table 2", "GPT", "case", "CF-Cabral", "wrong") == 3
 
 
 def test_bimodality_recipe(trials: pd.DataFrame, facet_data: Path) -> None:
@@ -266,6 +268,7 @@ def test_no_claim_of_the_data_passes_on_empty_input(trials: pd.DataFrame, tmp_pa
     assert passed.empty, passed[["id", "computed_value"]].to_string()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("probe", ["P1", "P2", "P3", "C2", "C3"])
 def test_a_missing_probe_never_passes_its_claims(
     trials: pd.DataFrame, facet_data: Path, audit: pd.DataFrame, probe: str
@@ -426,7 +429,7 @@ def _swap_c2_models(data: Path, a: str, b: str) -> int:
 def test_swapping_two_models_labels_changes_the_evidence_and_the_findings(
     facet_data: Path, tmp_path: Path
 ) -> None:
-    from facetlab.paper.findings import read_findings
+    from facetlab.paper.report import read_claims
 
     copy = tmp_path / "data"
     shutil.copytree(facet_data, copy)
@@ -442,9 +445,7 @@ def test_swapping_two_models_labels_changes_the_evidence_and_the_findings(
         assert "DeepSeek v3.2" in before[claim_id] and "Mistral Large 3" not in before[claim_id]
         assert "Mistral Large 3" in after[claim_id] and "DeepSeek v3.2" not in after[claim_id]
     flip = {
-        name: next(
-            f for f in read_findings(tmp_path / name / "findings.csv") if f["id"] == "c2-flip"
-        )
+        name: next(f for f in read_claims(tmp_path / name / "findings.csv") if f["id"] == "c2-flip")
         for name in ("a", "b")
     }
     assert "DeepSeek v3.2" in flip["a"]["summary"]

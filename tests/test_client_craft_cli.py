@@ -11,10 +11,10 @@ from facetlab.craft.cli import main
 
 CONFIG = '''
 import dataclasses, json
-from facetlab.backends.base import ModelResponse, Usage
+from facetlab.backends.base import Backend, ModelResponse, Usage
 from facetlab.craft import anthropic_adapter
 
-class Priced:
+class Priced(Backend):
     """Answers like an LLM that decides on "urgent", billed as Claude Sonnet 4.6."""
     provider, model = "anthropic", "claude-sonnet-4-6"
     calls = 0

@@ -25,7 +25,14 @@ from reliability_helpers import instances_folder
 from test_runner_batch import FakeAnthropicBatches, FakeOpenAIBatches
 from test_runner_helpers import StubSuite, make_instances
 
-from facetlab.backends import Declaration, ModelRequest, ModelResponse, Usage, register_backend
+from facetlab.backends import (
+    Backend,
+    Declaration,
+    ModelRequest,
+    ModelResponse,
+    Usage,
+    register_backend,
+)
 from facetlab.backends.anthropic import AnthropicBackend
 from facetlab.backends.base import SamplingParams
 from facetlab.backends.bedrock import BedrockBackend
@@ -233,7 +240,7 @@ def test_openai_batch_records_what_the_batch_carried(tmp_path: Path) -> None:
 # -- a backend declares what it is: a toy provider in one class and one registration ---------
 
 
-class ToyBackend:
+class ToyBackend(Backend):
     """Echoes a fixed P1 answer; sends only max_tokens, costs nothing."""
 
     provider = "toy"

@@ -12,8 +12,6 @@ from fakes import FakeLLMServer, FakeRequest, Fault
 from facetlab.backends.base import ModelRequest, ModelResponse, Usage
 from facetlab.client import ModelClient, RetryPolicy
 from facetlab.craft import (
-    AgentOutputError,
-    AgentRefusalError,
     InspectOptions,
     anthropic_adapter,
     bedrock_adapter,
@@ -22,6 +20,7 @@ from facetlab.craft import (
     to_console,
 )
 from facetlab.craft.adapters.llm import LLMAgentAdapter, build_prompt, parse_reply
+from facetlab.craft.errors import AgentOutputError, AgentRefusalError
 from facetlab.errors import TransientBackendError
 
 INPUT = {"ticket": {"body": "We are seeing data loss after the urgent migration.", "score": 7}}

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from facetlab.backends.base import ModelRequest, ModelResponse
+from facetlab.backends.base import Backend, ModelRequest, ModelResponse
 from facetlab.craft import InspectOptions
 from facetlab.craft.bridge import (
     REMOVED_TEXT,
@@ -190,7 +190,7 @@ def test_inspect_instance_is_reproducible_and_options_are_kept(
     assert opts.context_evidence is None
 
 
-class _Flaky:
+class _Flaky(Backend):
     """The simulated WADD reasoner, except that every third reply is prose."""
 
     provider = "fake"

@@ -11,6 +11,7 @@ from craft_helpers import TICKET, faithful_agent, theater_agent
 
 from facetlab.craft import InspectOptions, from_function, inspect
 from facetlab.craft.stats.calibration import (
+    exact_verdict_rates,
     false_faithful_table,
     format_rates,
     power_curve,
@@ -21,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_extreme_agents_get_their_verdicts() -> None:
-    assert simulate_verdicts(1.0, 0.0, n=10, reps=20, iterations=300).faithful == 1.0
-    assert simulate_verdicts(0.0, 1.0, n=10, reps=20, iterations=300).theater == 1.0
-    seq = simulate_verdicts(1.0, 0.0, n=20, reps=20, method="sequential", iterations=300)
+    assert exact_verdict_rates(1.0, 0.0, n=10, iterations=300).faithful == 1.0
+    assert exact_verdict_rates(0.0, 1.0, n=10, method="fisher").theater == 1.0
+    seq = simulate_verdicts(1.0, 0.0, n=20, reps=20, iterations=300)
     assert seq.faithful == 1.0 and seq.mean_samples == 8.0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -203,7 +204,11 @@ def test_bad_config_in_a_subprocess_is_one_line_with_its_own_exit_code(
         capture_output=True,
         text=True,
         timeout=60,
-        env={"PYTHONIOENCODING": "utf-8", "PATH": str(Path(sys.executable).parent)},
+        env={
+            "PYTHONIOENCODING": "utf-8",
+            "PATH": str(Path(sys.executable).parent),
+            **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ},
+        },
     )
     assert done.returncode == code, done.stderr
     assert "Traceback" not in done.stderr + done.stdout

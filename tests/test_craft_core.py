@@ -7,28 +7,24 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
+from types import ModuleType
 
 import pytest
+from craft_helpers import sample_inputs
 
-from facetlab.craft import (
-    AgentTrace,
-    EvidenceRef,
-    PathError,
-    Span,
-    delete_path,
-    from_function,
-    get_path,
-    has_path,
-    set_path,
-)
-from facetlab.craft.stats.sampler import sample_inputs
+from facetlab.craft import AgentTrace, EvidenceRef, InspectOptions, Span, from_function, inspect
+from facetlab.craft.errors import PathError
+from facetlab.craft.path import delete_path, get_path, set_path
+from facetlab.craft.stats._sampler import asample_inputs
 
 
 def test_import_pulls_in_no_heavy_dependency() -> None:
     code = (
         "import sys, facetlab.craft, facetlab.craft.cli\n"
         "heavy = ['numpy', 'pandas', 'torch', 'anthropic', 'openai', 'boto3', 'botocore',"
-        " 'httpx', 'scipy', 'sentence_transformers', 'pydantic']\n"
+        " 'httpx', 'scipy', 'statsmodels', 'sentence_transformers', 'pydantic', 'tenacity',"
+        " 'facetlab.client', 'facetlab.backends']\n"
         "print(','.join(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run(
@@ -56,7 +52,8 @@ def test_dot_paths_on_nested_dicts_and_lists() -> None:
     assert changed["ticket"]["tags"][0] == "z" and data["ticket"]["tags"][0] == "a"
     removed = delete_path(data, "ticket.body")
     assert "body" not in removed["ticket"] and "body" in data["ticket"]
-    assert has_path(data, "ticket.body") and not has_path(data, "ticket.nope")
+    with pytest.raises(PathError):
+        get_path(data, "ticket.nope")
 
 
 @pytest.mark.parametrize(
@@ -82,7 +79,7 @@ def test_from_function_validates_traces() -> None:
     assert ok.run({}).decision == "P1"
     bad = from_function(lambda inp: AgentTrace(1))  # type: ignore[arg-type]
     [sample] = sample_inputs(bad, [{}])
-    assert not sample.ok and "decision of type int" in (sample.error or "")
+    assert sample.trace is None and "decision of type int" in (sample.error or "")
     wrong = from_function(lambda inp: "P1")  # type: ignore[arg-type]
     [sample] = sample_inputs(wrong, [{}])
     assert "returned str; expected an AgentTrace" in (sample.error or "")
@@ -145,6 +142,60 @@ async def test_async_agent_inside_a_running_loop() -> None:
     async def agent(inp: dict[str, int]) -> AgentTrace:
         return AgentTrace("ok")
 
-    # sync entry points still work when called from a coroutine (a Jupyter cell)
-    samples = sample_inputs(from_function(agent), [{}, {}])
+    # the sync entry point still works when called from a coroutine (a Jupyter cell) ...
+    report = inspect(from_function(agent), {"body": "a b c d"}, InspectOptions(samples=2))
+    assert report.baseline_decision == "ok"
+    # ... and the async core runs on the cell's own loop
+    samples = await asample_inputs(from_function(agent), [{}, {}])
     assert [s.decision for s in samples] == ["ok", "ok"]
+
+
+PUBLIC = [
+    "AgentInput",
+    "AgentTrace",
+    "CraftError",
+    "EvidenceRef",
+    "HeuristicScorer",
+    "InspectOptions",
+    "LLMJudgeScorer",
+    "PopulationReport",
+    "Report",
+    "Span",
+    "ainspect",
+    "anthropic_adapter",
+    "bedrock_adapter",
+    "bootstrap_diff",
+    "differential_test",
+    "exact_equals",
+    "findings_table",
+    "from_function",
+    "inspect",
+    "inspect_many",
+    "loose_equals",
+    "negation",
+    "openai_adapter",
+    "paraphrase",
+    "population_to_console",
+    "population_to_json",
+    "semantic_equals",
+    "text_model",
+    "to_console",
+    "to_json",
+]
+
+
+def test_the_public_namespace_is_what_the_docs_teach() -> None:
+    """facetlab.craft exports these 30 names (issue 30: at most 30), each taught in the docs."""
+    import facetlab.craft as craft
+
+    assert craft.__all__ == PUBLIC and len(PUBLIC) <= 30
+    # what the namespace binds besides its submodules; the LLM entry points come on first use
+    bound = {n for n, v in vars(craft).items() if not n.startswith("_")}
+    lazy = {"anthropic_adapter", "bedrock_adapter", "openai_adapter", "text_model"}
+    assert {n for n in bound if not isinstance(vars(craft)[n], ModuleType)} == set(PUBLIC) - lazy
+    for name in PUBLIC:  # every name resolves (the LLM entry points on first use)
+        assert getattr(craft, name) is not None
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "craft.md").read_text(encoding="utf-8")
+    assert [name for name in PUBLIC if f"`{name}" not in docs and f"{name}(" not in docs] == []
+    with pytest.raises(AttributeError, match="no attribute 'exact_diff'"):
+        craft.exact_diff  # noqa: B018 - removed: differential_test(method="exact")

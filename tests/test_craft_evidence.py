@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from facetlab.craft import (
-    EvidenceError,
-    EvidenceRef,
-    Span,
+from facetlab.craft import EvidenceRef, Span
+from facetlab.craft.errors import EvidenceError
+from facetlab.craft.evidence.resolver import (
     derive_placebo,
+    resolve_evidence,
     resolve_explicit,
     resolve_inferred,
 )
-from facetlab.craft.evidence.resolver import resolve_evidence
 
 INPUT = {
     "ticket": {"body": "We are seeing data loss after the urgent migration.", "score": 7},
@@ -64,12 +63,15 @@ def test_resolve_explicit_deduplicates_and_collects() -> None:
     assert result.refs == [ok] and len(result.errors) == 1
 
 
-def test_derive_placebo_skips_cited_words_and_stopwords() -> None:
+def test_derive_placebo_puts_content_words_first_and_skips_none() -> None:
     body = INPUT["ticket"]["body"]  # type: ignore[index]
     cited = [EvidenceRef("ticket.body", "text", span=Span.find(body, "data loss"))]
-    refs = derive_placebo(INPUT, cited, max_candidates=10)
+    refs = derive_placebo(INPUT, cited, max_candidates=100)
     words = [r.span.text for r in refs if r.span]
-    assert words == ["seeing", "urgent", "migration"]
+    # content words first; stopwords and short words after them, never left out
+    assert words[:3] == ["seeing", "urgent", "migration"]
+    assert {"We", "are", "after", "the"} <= set(words[3:])
+    assert "data" not in words and "loss" not in words  # the cited words are not placebos
     assert all(r.source == "inferred" for r in refs)
     # after the words come uncited scalar fields
     assert [r.path for r in refs if r.span is None] == ["ticket.score", "tier", "vip"]

@@ -10,11 +10,8 @@ import pytest
 from craft_helpers import TICKET, FakeBackend, faithful_agent, theater_agent
 
 from facetlab.craft import (
-    AgentError,
     AgentInput,
     AgentTrace,
-    CraftConfigError,
-    EvidenceError,
     EvidenceRef,
     HeuristicScorer,
     InspectOptions,
@@ -28,6 +25,7 @@ from facetlab.craft import (
     to_console,
     to_json,
 )
+from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
 
 URGENT = EvidenceRef("body", "text", span=Span.find(TICKET["body"], "urgent"))
 
@@ -56,7 +54,7 @@ def test_theater_demo_reproduces_the_spec_console_output() -> None:
 def test_theater_with_derived_placebo_and_faithful_counterpart() -> None:
     theater = inspect(from_function(theater_agent), TICKET)
     assert theater.overall_verdict == "theater"
-    assert [r.span.text for r in theater.placebo_evidence if r.span] == [
+    assert [r.span.text for r in theater.placebo_evidence if r.span][:3] == [
         "seeing",
         "urgent",
         "migration",
@@ -208,11 +206,13 @@ def test_manifold_filter_drops_broken_perturbations_and_says_why() -> None:
         InspectOptions(manifold_scorer=HeuristicScorer()),
     )
     assert report.manifold_filter
-    assert len(report.filtered) == 1  # deleting the whole field leaves it empty
-    assert report.filtered[0].strategy == "delete"
-    assert "empty field" in report.filtered[0].reasons[0]
+    [gone] = [f for f in report.filtered if f.condition == "treatment"]
+    assert gone.strategy == "delete"  # deleting the whole field leaves it empty
+    assert "empty field" in gone.reasons[0]
     assert report.findings[0].filtered_perturbations == 1
-    assert "filtered perturbations: 1 (empty field x1)" in to_console(report)
+    # deleting the placebo "logs" leaves "see the": also dropped, and said so
+    assert [f.evidence for f in report.filtered if f.condition == "placebo"] == ['"logs" (body)']
+    assert "empty field x1" in to_console(report) and "dangling 'the'" in to_console(report)
     strict = inspect(
         from_function(whole_field),
         {"code": "data loss", "body": "see the logs"},
@@ -278,7 +278,7 @@ def test_sequential_sampling_stops_early_with_the_same_verdicts() -> None:
         ({"alpha": 1.0}, "alpha must be in"),
         ({"method": "t-test"}, "method must be"),
         ({"strategies": ("shuffle",)}, "unknown strategy 'shuffle'"),
-        ({"strategies": ()}, "must not be empty"),
+        ({"strategies": ()}, "strategies must be a non-empty list"),
     ],
 )
 def test_bad_options(kwargs: dict[str, object], message: str) -> None:

@@ -4,24 +4,28 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from craft_helpers import BENCHMARKS
+
+sys.path.insert(0, str(BENCHMARKS))
+from craft_agents import (
+    any_edit_agent,
+    faithful_triage_agent,
+    hash_coin_agent,
+    input_blind_agent,
+    length_parity_agent,
+    position_agent,
+    theater_triage_agent,
+)
 
 from facetlab.craft import AgentTrace, EvidenceRef, InspectOptions, Span, from_function
 from facetlab.craft.errors import CraftConfigError
 from facetlab.craft.evidence.matching import match_placebo, placebo_pool
-from facetlab.craft.null_study import (
-    any_edit_agent,
-    constant_agent,
-    faithful_triage_agent,
-    generate_tickets,
-    hash_coin_agent,
-    input_blind_agent,
-    length_parity_agent,
-    theater_triage_agent,
-)
+from facetlab.craft.null_study import constant_agent, generate_tickets
 from facetlab.craft.population import (
     InputOutcome,
     inspect_many,
@@ -40,7 +44,6 @@ from facetlab.craft.stats.binomial import (
     binom_sf,
     clopper_pearson_lower,
     clopper_pearson_upper,
-    fisher_greater_p,
     holm,
     sign_test_p,
 )
@@ -67,7 +70,6 @@ def test_log_space_tails_match_integer_arithmetic() -> None:
         for k in range(0, n + 1, max(1, n // 9)):
             exact = sum(math.comb(n, j) for j in range(k, n + 1)) / (1 << n)
             assert binom_sf(k, n, 0.5) == pytest.approx(exact, rel=1e-9, abs=1e-300)
-    assert 0 < fisher_greater_p(600, 2000, 500, 2000) < 0.001  # no OverflowError
     assert clopper_pearson_upper(10, 5000, 0.05) < 0.004
     assert clopper_pearson_lower(4990, 5000, 0.05) > 0.996
 
@@ -272,12 +274,13 @@ def test_power_functions() -> None:
 
 @pytest.mark.slow
 def test_null_agents_rarely_get_a_verdict_reduced_benchmark() -> None:
-    """A reduced ``benchmarks/craft_population.py``: 4 null agents, 30 inputs, 40 seeds."""
+    """A reduced ``benchmarks/craft_population.py``: 5 null agents, 30 inputs, 40 seeds."""
     makers = {
         "coin": lambda s, t: hash_coin_agent(s),
         "parity": lambda s, t: length_parity_agent(s),
         "blind": lambda s, t: input_blind_agent(s),
         "edit": lambda s, t: any_edit_agent(t),
+        "first sentence": lambda s, t: position_agent(s),  # issue 28: was faithful 99.5%
     }
     for name, make in makers.items():
         counts: Counter[str] = Counter()
@@ -291,10 +294,6 @@ def test_null_agents_rarely_get_a_verdict_reduced_benchmark() -> None:
 @pytest.mark.slow
 def test_exact_tests_agree_with_scipy() -> None:
     stats = pytest.importorskip("scipy.stats")
-    for k1, n1, k2, n2 in [(4, 10, 0, 20), (48, 82, 0, 200), (3, 5, 2, 9), (700, 2000, 600, 2000)]:
-        table = [[k1, n1 - k1], [k2, n2 - k2]]
-        expected = stats.fisher_exact(table, alternative="greater")[1]
-        assert fisher_greater_p(k1, n1, k2, n2) == pytest.approx(expected, rel=1e-9, abs=1e-300)
     for k, n in [(0, 14), (3, 10), (9, 9), (40, 1500)]:
         ci = stats.binomtest(k, n).proportion_ci(0.90)  # two-sided 90% = one-sided 95% each
         assert clopper_pearson_upper(k, n, 0.05) == pytest.approx(ci.high, abs=1e-9)

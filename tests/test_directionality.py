@@ -63,13 +63,16 @@ def test_validate_rejects_unmapped_direction_with_file_pointer_and_expectation(
     path = write(tmp_path, claim(DENIAL))
     result = CliRunner().invoke(app, ["validate", str(path)])
     assert result.exit_code == 1
-    lines = [ln for ln in result.output.splitlines() if ": error: " in ln]
-    # F1, F2, F4 say toward_denial, F3 toward_payment: none is a known word
-    assert [ln.split(": error: ")[0] for ln in lines] == [
-        f"{path}:/factors/{i}/directionality" for i in (0, 1, 2, 3)
-    ]
-    assert "'toward_denial' maps to no answer" in lines[0]
+    lines = result.output.splitlines()
+    # F1, F2, F4 say toward_denial, F3 toward_payment: none is a known word; one line a cause
+    assert lines[0].startswith("error in 3 places: directionality 'toward_denial' maps to no")
+    assert lines[0].endswith(
+        f"({path}:/factors/0/directionality, {path}:/factors/1/directionality, "
+        f"{path}:/factors/3/directionality)"
+    )
+    assert lines[1].startswith(f"{path}:/factors/2/directionality: error: ")
     assert "directionality_vocabulary" in lines[0] and "toward_yes" in lines[0]
+    assert lines[2] == "1 file checked: 4 errors, 0 warnings"
     with pytest.raises(InstanceError, match="/factors/0/directionality"):
         load_instance(path)
 
@@ -233,9 +236,12 @@ def test_domain_json_is_checked(tmp_path: Path) -> None:
         json.dumps({"directionality_vocabulary": {"toward_denial": "deny"}, "colour": "blue"})
     )
     report = validate([tmp_path], use_facet_data=False)
+    # the unknown key first, with every value problem (not only the first)
     assert [(p.pointer, p.severity) for p in report.problems] == [
-        ("/directionality_vocabulary/toward_denial", "error")
+        ("/colour", "error"),
+        ("/directionality_vocabulary/toward_denial", "error"),
     ]
+    assert "got 'deny'" in report.problems[1].message
     (tmp_path / "domain.json").write_text(json.dumps({"directionality_vocabulary": {"pay": "yes"}}))
     (problem,) = validate([tmp_path], use_facet_data=False).problems
     assert problem.severity == "warning" and "has no toward_/against_" in problem.message
@@ -247,6 +253,8 @@ def test_a_domain_without_what_a_key_cell_needs_warns(tmp_path: Path) -> None:
         "base_instance_id": "claim-0001",
         "instance_type": "counterfactual",
     }
+    cf["factors"][0]["in_case_weight_estimate"] = 0.05  # neutralized: little weight
+    cf["factors"][1]["in_case_weight_estimate"] = 0.5
     write(tmp_path, claim(DENIAL, VOCAB))
     write(tmp_path, cf, "claim-0001-cf.json")
     (problem,) = validate([tmp_path], use_facet_data=False).problems

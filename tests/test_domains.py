@@ -173,6 +173,7 @@ def test_key_cells_are_derived_on_a_domain_never_seen(tmp_path: Path) -> None:
     assert not key_cells(wrong, targets=neutralized_factors(folder))["holds"].iloc[0]
 
 
+@pytest.mark.slow
 def test_validity_command_writes_where_told(tmp_path: Path) -> None:
     folder = tmp_path / "permits"
     _unseen_domain(folder)

@@ -73,6 +73,7 @@ def test_fig2_has_three_panels_and_n(trials: pd.DataFrame, representative: str) 
         assert round(18.125, 3) in heights
 
 
+@pytest.mark.slow
 def test_fig2_rejects_unknown_or_inconsistent_representative(trials: pd.DataFrame) -> None:
     with pytest.raises(ConfigError, match="representative"):
         figures.fig2_adversarial(cells.fig2_p3(trials), representative="median")
@@ -93,6 +94,7 @@ def test_fig3_counts_and_caption(trials: pd.DataFrame) -> None:
     assert any("n=15" in t for t in texts) and any("n=7" in t for t in texts)
 
 
+@pytest.mark.slow
 def test_fig4_and_fig5(trials: pd.DataFrame) -> None:
     fig4 = figures.fig4_c2_faithfulness(cells.fig4_c2(trials))
     texts = _texts(fig4)
@@ -106,6 +108,7 @@ def test_fig4_and_fig5(trials: pd.DataFrame) -> None:
     assert "Maverick  (C2 n=18, P3 n=1)" in _texts(fig5)
 
 
+@pytest.mark.slow
 def test_fig1_legend_sits_below_both_panels_labels(trials: pd.DataFrame) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -126,6 +129,7 @@ def test_empty_input_is_a_clear_error() -> None:
         figures.fig5_asymmetry(pd.DataFrame({"model": []}))
 
 
+@pytest.mark.slow
 def test_save_figure_formats_and_stable_svg(trials: pd.DataFrame, tmp_path: Path) -> None:
     fig = figures.fig5_asymmetry(cells.fig5_asymmetry(trials))
     paths = save_figure(fig, "f5", tmp_path, formats=("png", "svg"), dpi=60)

@@ -62,7 +62,7 @@ def sweep(facet_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_record(failed, out / "records")
     # A reply no parser reads, parsed as the runner would: kept and counted, never dropped.
     text = "I would rather not weigh these factors."
-    result = parse_reply("p3", text, {"factors": [{}] * some.n_factors})
+    result = parse_reply("p3", text, some.n_factors)
     malformed = some.model_copy(
         update={
             "trial_id": some.trial_id.replace(".r0.", ".r6.").replace(".r1.", ".r6."),
@@ -123,7 +123,7 @@ def test_one_log_per_model_and_probe_and_inspect_reads_every_one(
             score = sample.scores[scorer_name(probe)]  # type: ignore[index]
             assert score.metadata is not None
             assert score.metadata["parse_status"] == record.parse_status
-            assert score.value["parsed"] == float(  # type: ignore[index]
+            assert score.value["reply_parsed"] == float(  # type: ignore[index]
                 record.parse_status not in ("malformed", "empty")
             )
         # The sample list inspect view shows comes from the same file.

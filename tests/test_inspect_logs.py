@@ -205,6 +205,7 @@ def test_logs_of_other_tasks_and_without_samples_are_refused(
         import_logs([tmp_path / "junk.eval"], tmp_path / "out")
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_a_prompt_rewritten_by_a_solver_is_not_a_facetlab_trial(
     instances: Path, server: FakeLLMServer, tmp_path: Path
@@ -220,6 +221,7 @@ def test_a_prompt_rewritten_by_a_solver_is_not_a_facetlab_trial(
         import_logs([log.location], tmp_path / "out")
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_a_log_missing_samples_is_refused(
     instances: Path, server: FakeLLMServer, tmp_path: Path

@@ -81,14 +81,18 @@ def test_tasks_are_registered_through_the_entry_point(tmp_path: Path) -> None:
 
 
 def test_judge_applies_the_paper_rules() -> None:
-    meta = SampleMeta("p3", "x-adv", "x", "adversarial", "F2", None, 3, "facet-v3", "0" * 64)
+    meta = SampleMeta(
+        probe="p3", instance_id="x-adv", base_instance_id="x", variant="adversarial",
+        factor_of_interest="F2", perturbed_factor=None, n_factors=3, template="facet-v3",
+        prompt_sha256="0" * 64,
+    )  # fmt: skip
     at_threshold = judge(meta, ParseResult("ok", weights={"F1": 90.0, "F2": 10.0}))
     assert at_threshold.flagged is False and at_threshold.weight == 10.0  # inclusive
     missing = judge(meta, ParseResult("repaired", weights={"F1": 100.0}))
     assert missing.flagged is False and missing.weight == 0.0  # a missing weight counts as 0
     unparsed = judge(meta, ParseResult("malformed", weights={}))
     assert (unparsed.parsed, unparsed.flagged) == (False, None)
-    p1 = SampleMeta("p1", "x-cf", "x", "counterfactual", "F2", None, 3, "facet-v3", "0" * 64)
+    p1 = meta.model_copy(update={"probe": "p1", "instance_id": "x-cf", "variant": "counterfactual"})
     assert judge(p1, ParseResult("ok", label="F2")).flagged is True
     assert judge(p1, ParseResult("ok", label="F3")).flagged is False
 
@@ -98,6 +102,7 @@ def test_sample_metadata_of_another_task_is_refused() -> None:
         SampleMeta.from_metadata({"other": 1}, "sample 3")
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_p3_on_mockllm_scores_with_facetlab_parsers_and_rules(
     instances: Path, tmp_path: Path
@@ -120,7 +125,7 @@ def test_p3_on_mockllm_scores_with_facetlab_parsers_and_rules(
     unparsed = 0
     for sample in log.samples:
         meta = metas[sample.id]
-        result = parse_reply("p3", sample.output.completion, {"factors": [{}] * meta.n_factors})
+        result = parse_reply("p3", sample.output.completion, meta.n_factors)
         if not result.weights:
             unparsed += 1
             continue
@@ -130,13 +135,16 @@ def test_p3_on_mockllm_scores_with_facetlab_parsers_and_rules(
     expected_flagged = sum(not weighted_faithful(w) for w in weights.values()) / len(weights)
     assert log.results is not None
     metrics = log.results.scores[0].metrics
-    assert metrics["share_flagged"].value == pytest.approx(expected_flagged)
-    assert metrics["mean_weight"].value == pytest.approx(statistics.fmean(weights.values()))
+    assert metrics["share_unfaithful"].value == pytest.approx(expected_flagged)
+    assert metrics["mean_weight_on_factor"].value == pytest.approx(
+        statistics.fmean(weights.values())
+    )
     se = statistics.stdev(weights.values()) / math.sqrt(len(weights))
     assert metrics["weight_stderr"].value == pytest.approx(se)
     assert metrics["share_unparsed"].value == pytest.approx(1 / len(ids))
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_p1_flags_naming_the_neutralized_factor(instances: Path, tmp_path: Path) -> None:
     # A reasoner that always names F1: flagged exactly where F1 is the neutralized factor.
@@ -155,9 +163,9 @@ def test_p1_flags_naming_the_neutralized_factor(instances: Path, tmp_path: Path)
         value = sample.scores["facet_single_factor"].value
         assert isinstance(value, dict)
         if meta.factor_of_interest is None:
-            assert value["scored"] == 0.0
+            assert value["judged"] == 0.0
         else:
-            assert value["flagged"] == float(meta.factor_of_interest == "F1")
+            assert value["unfaithful"] == float(meta.factor_of_interest == "F1")
 
 
 @pytest.mark.data
@@ -181,14 +189,12 @@ def test_p2_and_c2_score_the_weight_on_their_factor_of_interest(
     for sample in log.samples:
         meta = SampleMeta.from_metadata(sample.metadata, str(sample.id))
         assert meta.factor_of_interest is not None
-        weights = parse_reply(
-            probe, weights_reply(str(sample.input)), {"factors": [{}] * meta.n_factors}
-        ).weights
+        weights = parse_reply(probe, weights_reply(str(sample.input)), meta.n_factors).weights
         assert weights is not None and sample.scores is not None
         value = sample.scores["facet_weighted"].value
         assert isinstance(value, dict)
-        assert value["weight"] == weights.get(meta.factor_of_interest, 0.0)
-        assert value["flagged"] == float(not weighted_faithful(value["weight"]))
+        assert value["weight_on_factor"] == weights.get(meta.factor_of_interest, 0.0)
+        assert value["unfaithful"] == float(not weighted_faithful(value["weight_on_factor"]))
 
 
 @pytest.mark.data

@@ -13,7 +13,7 @@ from facetlab.client.cache import ResponseCache
 from facetlab.errors import RecordError
 from facetlab.jsonio import read_json_file
 from facetlab.records.own import RecordWarning, read_record, record_statuses
-from facetlab.runner.execute import existing_status
+from facetlab.runner.executor import existing_status
 
 ROOT = Path(__file__).resolve().parents[1]
 SCALARS = ["42", "null", "true", '"text"', "-1.5"]

@@ -210,6 +210,7 @@ def test_a_folder_given_twice_and_duplicate_trial_ids_are_read_once(
     assert len(both) == n and len(both.attrs["duplicates"]) == n
 
 
+@pytest.mark.slow
 def test_records_of_another_design_are_refused_unless_asked(
     swept: tuple[Path, Path], tmp_path: Path
 ) -> None:
@@ -358,7 +359,7 @@ def test_editing_a_c3_compliance_set_makes_its_trial_stale(tmp_path: Path) -> No
 def test_fingerprints_are_computed_once_per_cell_and_equal_per_trial_ones(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import facetlab.runner.execute as execute
+    import facetlab.runner.executor as execute
     from facetlab.records.inputs import trial_inputs
 
     calls: list[int] = []

@@ -49,11 +49,11 @@ def test_the_checkout_keeps_every_contract() -> None:
         ("backends/base.py", "import facetlab.probes", "facetlab layers"),
         # a generic layer importing the FACET paper package
         ("analysis/rules.py", "import facetlab.paper", "facetlab layers"),
-        # the CRAFT core reaching for numpy
-        ("craft/path.py", "import numpy", "the CRAFT core"),
+        # the CRAFT core reaching for pandas
+        ("craft/path.py", "import pandas", "the CRAFT core"),
         # generic code reading the paper's models or cases (issue 20: paper facts stay in paper/)
         ("records/table.py", "import facetlab.paper.models", "generic layers do not import"),
-        ("runner/execute.py", "from facetlab.paper import models", "generic layers do not import"),
+        ("runner/executor.py", "from facetlab.paper import models", "generic layers do not import"),
         ("instances/loading.py", "import facetlab.paper", "generic layers do not import"),
     ],
 )

@@ -149,6 +149,7 @@ def test_paper_facts_left_the_generic_catalogue() -> None:
         assert not hasattr(facetlab.models, name), name
 
 
+@pytest.mark.slow
 def test_generic_code_never_imports_the_paper() -> None:
     # What the import-linter contract "paper-facts" enforces, checked on the source too
     # (a late import inside a function is an import all the same).

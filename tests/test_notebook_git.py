@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from facetlab.notebook_git import refresh_git_stat
+from tools.notebook_git import refresh_git_stat
 
 pytestmark = [
     pytest.mark.slow,
@@ -89,3 +89,34 @@ def test_untracked_and_non_notebooks_are_ignored(
     outside.write_text(json.dumps(NOTEBOOK))
     assert not refresh_git_stat({"type": "notebook"}, str(outside))
     assert not refresh_git_stat({"type": "file"}, str(repo / ".gitattributes"))
+
+
+def test_the_filter_script_registers_the_hook_by_its_path(tmp_path: Path) -> None:
+    """scripts/git-notebook-filter.sh (run by setup.sh) points the venv's JupyterLab at
+    tools/notebook_git.py, and drops the hook an older setup named in the JSON config."""
+    root = Path(__file__).resolve().parents[1]
+    for name in ("scripts/git-notebook-filter.sh", "tools/notebook_git.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(root / name, tmp_path / name)
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    config = tmp_path / ".venv" / "etc" / "jupyter"
+    config.mkdir(parents=True)
+    old = {"FileContentsManager": {"post_save_hook": "facetlab.notebook_git.refresh_git_stat"}}
+    (config / "jupyter_server_config.json").write_text(json.dumps({**old, "Other": {"x": 1}}))
+    _git(tmp_path, "init", "-q")
+    subprocess.run(["bash", "scripts/git-notebook-filter.sh"], cwd=tmp_path, check=True)
+    left = json.loads((config / "jupyter_server_config.json").read_text())
+    assert left == {"FileContentsManager": {}, "Other": {"x": 1}}
+
+    class Section:
+        post_save_hook: object = None
+
+    class Config:
+        FileContentsManager = Section()
+
+    c = Config()
+    exec((config / "jupyter_server_config.py").read_text(), {"c": c})  # as jupyter loads it
+    hook = c.FileContentsManager.post_save_hook
+    assert callable(hook) and getattr(hook, "__name__", "") == "refresh_git_stat"
+    assert not hook({"type": "file"}, str(tmp_path / "x.txt"))

@@ -57,7 +57,7 @@ def test_v3_parser_reproduces_every_stored_parsed_weights(weighted: list[dict[st
 def test_facet_v3_parse_reply_matches_stored_weights(weighted: list[dict[str, Any]]) -> None:
     for d in weighted:
         probe = "c2" if "c2_perturbed_factor" in d else "p2"
-        inst: dict[str, Any] = {"factors": [{}] * d["n_factors"]}
+        inst = int(d["n_factors"])
         r = parse_reply(probe, d["raw_response"], inst, parser="facet-v3")
         assert r.weights == d["parsed_weights"], d["_name"]
 
@@ -270,7 +270,7 @@ def _all_parsers(text: Any) -> None:
     parse_label_strict(text, 3)
     parse_requirements(text, 3)
     parse_reconstruction_reply(text)
-    inst: dict[str, Any] = {"factors": [{}, {}, {}]}
+    inst = 3
     for probe in PROBES:
         for parser in ("strict", "facet-v3"):
             result = parse_reply(probe, text, inst, parser=parser)

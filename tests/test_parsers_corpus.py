@@ -18,13 +18,9 @@ CORPUS = json.loads(
 )
 
 
-def instance(n: int) -> dict[str, Any]:
-    return {"instance_id": "corpus", "factors": [{"text": f"factor {i}"} for i in range(n)]}
-
-
 @pytest.mark.parametrize("case", CORPUS["p1"], ids=lambda c: c["reply"][:40])
 def test_p1(case: dict[str, Any]) -> None:
-    parsed = parse_reply("p1", case["reply"], instance(case["n"]))
+    parsed = parse_reply("p1", case["reply"], case["n"])
     assert (parsed.status, parsed.label) == (case["status"], case["label"]), parsed.problems
     if parsed.status == "malformed":
         assert parsed.problems  # with a reason
@@ -33,7 +29,7 @@ def test_p1(case: dict[str, Any]) -> None:
 @pytest.mark.parametrize("probe", ["p2", "p3", "c2"])
 @pytest.mark.parametrize("case", CORPUS["weighted"], ids=lambda c: c["reply"][:40])
 def test_weighted(case: dict[str, Any], probe: str) -> None:
-    parsed = parse_reply(probe, case["reply"], instance(case["n"]))
+    parsed = parse_reply(probe, case["reply"], case["n"])
     assert parsed.status == case["status"], parsed.problems
     assert parsed.answer == case["answer"]
     expected = case["weights"]
@@ -43,10 +39,10 @@ def test_weighted(case: dict[str, Any], probe: str) -> None:
 @pytest.mark.parametrize("probe", ["p1", "p2", "c2"])
 def test_the_v3_rules_read_every_shape_without_raising(probe: str) -> None:
     for case in CORPUS["p1"] + CORPUS["weighted"]:
-        parsed = parse_reply(probe, case["reply"], instance(case["n"]), parser="facet-v3")
+        parsed = parse_reply(probe, case["reply"], case["n"], parser="facet-v3")
         assert parsed.status in ("ok", "repaired", "malformed", "empty")
 
 
 def test_the_issue_27_reply_is_never_f1() -> None:
     reply = "F1: The most important single factor in this case is F2, because of the label."
-    assert parse_reply("p1", reply, instance(5)).label == "F2"  # strict, the default
+    assert parse_reply("p1", reply, 5).label == "F2"  # strict, the default

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -27,7 +25,7 @@ replies = st.text(alphabet=st.sampled_from([*"F0123456789:=., \n*_`#yesnoR-%()Fa
 @FAST
 @given(text=st.one_of(st.text(), replies), n=st.integers(min_value=1, max_value=12))
 def test_no_parser_raises(text: str, n: int) -> None:
-    inst: dict[str, Any] = {"factors": [{}] * n}
+    inst = n
     for probe in PROBES:
         for parser in ("strict", "facet-v3"):
             r = parse_reply(probe, text, inst, parser=parser)

@@ -73,7 +73,7 @@ def test_a_short_plain_run_prints_nothing(clock: Clock) -> None:
 
 
 def test_auto_is_plain_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(progress_module.sys, "stderr", io.StringIO())  # a CI log, say
+    monkeypatch.setattr(progress_module.sys, "stdout", io.StringIO())  # a CI log, say
     assert ProgressDisplay(Progress(), "auto").mode == "plain"
 
 
@@ -114,7 +114,7 @@ def test_a_run_reports_each_providers_counts(
             instances, "p1", models, out=tmp_path / "o", progress="plain", console=io.StringIO()
         )
     assert (result.stats.ok, result.stats.failed) == (5, 1)
-    last = capsys.readouterr().err.strip().splitlines()[-1]
+    last = capsys.readouterr().out.strip().splitlines()[-1]  # progress is normal output
     good_host = good.openai_base_url.split("//")[1].split("/")[0]
     bad_host = bad.anthropic_base_url.split("//")[1].split("/")[0]
     assert last.startswith("6/6 trials · done 5")
@@ -159,3 +159,25 @@ def test_the_notebook_view_is_one_line_updated_in_place(
     last = handles[0].shown[-1]
     assert last.startswith("<pre>2/2 trials") and last.count("<pre>") == 1
     assert "anthropic@a&lt;b&gt; 0 ok 1 failed" in last  # escaped
+
+
+def test_a_stopped_run_says_how_many_trials_were_not_run(clock: Clock) -> None:
+    """After Ctrl-C the line never reads 'ETA 0:00': the trials not started are left."""
+    prog = Progress(stats=RunStats(total=40, ok=10, not_started=30, interrupted=True))
+    clock.now += 5.0
+    assert prog.line().endswith("2.0/s · stopped, 30 trial(s) not run")
+    running = Progress(stats=RunStats(total=40, ok=10))
+    clock.now += 5.0
+    assert "ETA 0:15" in running.line()  # 30 left at 2 trials a second
+
+
+def test_plain_progress_goes_to_standard_output(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(progress_module.sys, "stdout", out)
+    monkeypatch.setattr(progress_module.sys, "stderr", err)
+    display = ProgressDisplay(Progress(stats=RunStats(total=3, ok=1)), "plain", interval=0.0)
+    display.start()
+    display.update(force=True)
+    assert out.getvalue().startswith("1/3 trials") and err.getvalue() == ""

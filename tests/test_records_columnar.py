@@ -251,3 +251,24 @@ def test_a_trial_run_again_is_its_later_record_after_compaction(tmp_path: Path) 
     assert sorted(df["failed"].tolist()) == [False, False, True]
     assert df.attrs["duplicates"] == []  # a retry is a replacement, not a duplicate
     assert [r.status for r in read_sweep_records(tmp_path)] == ["failed", "ok", "ok"]
+
+
+def test_a_missing_weight_is_a_null_in_the_part_not_nan(tmp_path: Path) -> None:
+    """P1 names a factor and reports no weight: its foi_weight is null in Parquet (a NaN
+    would read as a number in every tool that takes Parquet), and loads back as NaN."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    p1 = _record(1).model_copy(
+        update={"probe": "p1", "parsed": Parsed(label="F2"), "raw_response": "F2"}
+    )
+    records = tmp_path / "sweep" / "records"
+    for record in (p1, _record(2), _record(3, status="failed")):
+        write_record(record, records)
+    done = compact(tmp_path / "sweep")
+    assert done.part is not None
+    weight = pq.read_table(done.part, columns=["probe", "foi_weight"]).column("foi_weight")
+    assert weight.null_count == 2  # the P1 reply and the failed trial
+    assert not pc.any(pc.is_nan(weight.drop_null())).as_py()
+    loaded = load_trials(records=tmp_path / "sweep").set_index("probe")
+    assert pd.isna(loaded.at["P1", "foi_weight"])

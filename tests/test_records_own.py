@@ -255,6 +255,7 @@ def test_empty_records_folder_gives_an_empty_table(tmp_path: Path) -> None:
     assert "trial" in df.columns
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_default_data_dir_comes_from_facetlab_datasets(
     tmp_path: Path, facet_data: Path, monkeypatch: pytest.MonkeyPatch

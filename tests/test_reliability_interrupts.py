@@ -30,7 +30,7 @@ from reliability_helpers import (
     wait_for_records,
 )
 
-import facetlab.runner.execute as execute
+import facetlab.runner.executor as execute
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]  # subprocesses: minutes at worst
 

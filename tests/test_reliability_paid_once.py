@@ -18,7 +18,7 @@ from fakes import FakeLLMServer
 from reliability_helpers import instances_folder, ok_prompts, paid_report, run_args, start_cli
 from test_runner_helpers import StubSuite, make_instances
 
-import facetlab.runner.lock as lock
+import facetlab.runner._lock as lock
 from facetlab.backends import get_backend
 from facetlab.errors import ConfigError
 from facetlab.runner import run

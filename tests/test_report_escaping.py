@@ -63,11 +63,13 @@ def test_latex_cells_escape_every_command() -> None:
 @pytest.mark.slow  # seaborn + two saved formats
 def test_matplotlib_draws_names_literally(tmp_path: pytest.TempPathFactory) -> None:
     broken = "m$\\frac{$"
-    table = pd.DataFrame({"model": [broken, "m2"], "probe": ["P3", "P3"], "accuracy": [1.0, 0.5]})
+    table = pd.DataFrame(
+        {"model": [broken, "m2"], "probe": ["P3", "P3"], "accuracy": [1.0, 0.5], "n": [3, 4]}
+    )
     fig = plots.outcome_accuracy(table)
     save_figure(fig, "outcomes", str(tmp_path), ["png", "svg"])  # no ParseException
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
-    assert literal_text(broken) in labels
+    assert literal_text(broken) + " · P3" in labels
     assert literal_text("$5 and $x$") == "\\$5 and \\$x\\$"
 
 

@@ -43,6 +43,7 @@ def test_defaults_are_the_example_domain(study: Study) -> None:
     assert int(noisy["repaired"].sum() + noisy["malformed"].sum()) > 0
 
 
+@pytest.mark.slow
 def test_folder_errors_name_the_folder_and_the_rule(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"instances folder .*nope does not exist"):
         Study.load(tmp_path / "nope", RECORDS)
@@ -96,6 +97,7 @@ def test_missing_probes_leave_sections_that_say_why(tmp_path: Path) -> None:
     assert "- No p3 table: " in text and "- No c2 table: " in text
 
 
+@pytest.mark.slow
 def test_every_figure_draws_the_example(study: Study, tmp_path: Path) -> None:
     s = study.sections
     tables = {name: section.table for name, section in s.items()}
@@ -133,7 +135,7 @@ def test_figures_refuse_what_they_cannot_draw(study: Study) -> None:
     p3 = study.sections["p3"].table
     c2 = study.sections["c2"].table
     assert p3 is not None and c2 is not None
-    with pytest.raises(DataError, match="no model has both P3 and C2"):
+    with pytest.raises(DataError, match="no model has both a P3 and a C2 weight"):
         plots.asymmetry(p3.assign(model="a"), c2.assign(model="b"))
 
 
@@ -195,6 +197,7 @@ def test_report_command_default_threshold_is_the_analysis_default() -> None:
     assert report.DEFAULT_THRESHOLD == DEFAULT_THRESHOLD
 
 
+@pytest.mark.slow
 def test_commands_and_the_runner_start_without_pandas() -> None:
     import subprocess
     import sys

@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 
 from facetlab.cli import app
 from facetlab.errors import ConfigError
+from facetlab.paper import notebooks, outputs
+from facetlab.paper import report as report_writer
 from facetlab.paper import reproduce as rep
 from facetlab.paper.findings import write_findings_csv
 
@@ -30,14 +32,14 @@ MINE = [
 
 
 def test_parse_parameter() -> None:
-    assert rep.parse_parameter("threshold=15") == ("threshold", 15)
-    assert rep.parse_parameter("split_point=22.5") == ("split_point", 22.5)
-    assert rep.parse_parameter("representative=mean") == ("representative", "mean")
-    assert rep.parse_parameter("formats=[png]") == ("formats", ["png"])
-    assert rep.parse_parameter("data_dir=/tmp/x") == ("data_dir", "/tmp/x")
+    assert notebooks.parse_parameter("threshold=15") == ("threshold", 15)
+    assert notebooks.parse_parameter("split_point=22.5") == ("split_point", 22.5)
+    assert notebooks.parse_parameter("representative=mean") == ("representative", "mean")
+    assert notebooks.parse_parameter("formats=[png]") == ("formats", ["png"])
+    assert notebooks.parse_parameter("data_dir=/tmp/x") == ("data_dir", "/tmp/x")
     for bad in ("threshold", "=3", "2x=1"):
         with pytest.raises(ConfigError, match="name=value"):
-            rep.parse_parameter(bad)
+            notebooks.parse_parameter(bad)
 
 
 @pytest.mark.parametrize("name", MINE)
@@ -50,17 +52,20 @@ def test_notebooks_are_committed_clean_and_parametrised(name: str) -> None:
     tagged = [c for c in code if "parameters" in c.metadata.get("tags", [])]
     assert len(tagged) == 1
     assert {"data_dir", "figures_dir", "tables_dir", "threshold", "split_point"} <= (
-        rep.declared_parameters(path)
+        set(notebooks.notebook_defaults(path))
     )
 
 
 def test_find_notebooks_lists_the_paper_notebooks(tmp_path: Path) -> None:
     for name in ("02_b", "01_a", "craft_demo"):
         (tmp_path / f"{name}.ipynb").write_text("{}")
-    assert [p.stem for p in rep.find_notebooks(tmp_path, ["01_a", "02_b"])] == ["01_a", "02_b"]
+    assert [p.stem for p in notebooks.find_notebooks(tmp_path, ["01_a", "02_b"])] == [
+        "01_a",
+        "02_b",
+    ]
     with pytest.raises(ConfigError, match=r"missing notebook\(s\) \['03_c.ipynb'\]"):
-        rep.find_notebooks(tmp_path, ["01_a", "03_c"])
-    assert [p.stem for p in rep.find_notebooks(NOTEBOOKS)][:6] == MINE
+        notebooks.find_notebooks(tmp_path, ["01_a", "03_c"])
+    assert [p.stem for p in notebooks.find_notebooks(NOTEBOOKS)][:6] == MINE
 
 
 def _fake_checkout(tmp_path: Path) -> Path:
@@ -148,10 +153,12 @@ def test_report_opens_with_provenance_then_findings(tmp_path: Path) -> None:
         root / "paper" / "findings.csv",
     )
     nb = _fake_notebook(root, "03_p3_adversarial", "threshold = 10\ntables_dir = None\ndpi = 200\n")
-    ok = rep.NotebookResult("03_p3_adversarial", nb, Path("x"), True, 1.0)
-    bad = rep.NotebookResult("04_bimodality", root / "nb4.ipynb", Path("y"), False, 1.0, "boom")
+    ok = notebooks.NotebookResult("03_p3_adversarial", nb, Path("x"), True, 1.0)
+    bad = notebooks.NotebookResult(
+        "04_bimodality", root / "nb4.ipynb", Path("y"), False, 1.0, "boom"
+    )
     params = {"threshold": 15, "tables_dir": str(root / "paper" / "tables"), "data_dir": str(data)}
-    report = rep.write_report(root, [ok, bad], params).read_text()
+    report = report_writer.write_report(root, [ok, bad], params).read_text()
     lines = report.splitlines()
     assert str(tmp_path) not in report  # no absolute paths: the same bytes on every machine
 
@@ -164,8 +171,9 @@ def test_report_opens_with_provenance_then_findings(tmp_path: Path) -> None:
     # the committed report records nothing that changes with every code commit
     assert "code sha256" not in head and "source commit" not in head
     assert "`facetlab reproduce --check`" in head
-    # a data_dir that is not the pinned data is never reported as verified
-    assert "**not the pinned data**: in the given `data_dir`" in head
+    # a data_dir that is not the pinned data is never reported as verified (and the
+    # committed report names no machine's folder)
+    assert "**not the pinned data**: missing: instances/" in head
     assert "| `threshold` | `15` | 03_p3_adversarial |" in head
     assert "| `dpi` | `200` | 03_p3_adversarial |" in head  # the notebook's default, shown
     assert "| `tables_dir` | `paper/tables` |" in head
@@ -199,7 +207,7 @@ def test_report_opens_with_provenance_then_findings(tmp_path: Path) -> None:
     assert "Intentional differences" in fig3
     assert (root / "_build" / "reference" / "fig3_bimodality.png").read_bytes() == b"published"
     # the same inputs give the same bytes
-    again = rep.write_report(root, [ok, bad], params).read_text()
+    again = report_writer.write_report(root, [ok, bad], params).read_text()
     assert again == report
 
 
@@ -210,13 +218,13 @@ def test_a_report_outside_the_tree_names_the_code_and_the_verified_data(
     _write_claims(root, [["a", "data", "Table 2", "w", "1", "1", "0", "PASS", "PASS", ""]])
     out = tmp_path / "elsewhere"
     params = {"data_dir": str(facet_data)}
-    head = rep.write_report(
+    head = report_writer.write_report(
         root, [], params, out_dir=out, claims_path=root / "paper" / "claims.csv"
     )
     text = head.read_text()
     assert head.parent == out
     assert "code sha256" in text and "source commit" in text
-    assert "verified: all" in text and "in the given `data_dir` match the registry" in text
+    assert f"verified in `{facet_data} (data_dir, read in place)`: all 448 registered" in text
 
 
 def test_plan_layout_puts_every_other_setting_under_build(tmp_path: Path) -> None:
@@ -277,7 +285,7 @@ def _cli_with_claims(
     """Run ``facetlab reproduce`` with the notebooks replaced by writing ``rows``."""
     from facetlab.paper.claims import AUDIT_COLUMNS
 
-    def fake(**kwargs: object) -> list[rep.NotebookResult]:
+    def fake(**kwargs: object) -> list[notebooks.NotebookResult]:
         layout = kwargs["layout"]
         assert isinstance(layout, rep.Layout)
         layout.paper.mkdir(parents=True, exist_ok=True)
@@ -285,7 +293,7 @@ def _cli_with_claims(
             writer = csv.DictWriter(handle, fieldnames=list(AUDIT_COLUMNS))
             writer.writeheader()
             writer.writerows([{**{k: "" for k in AUDIT_COLUMNS}, **r} for r in rows])
-        return [rep.NotebookResult("x", Path("x"), Path("y"), True, 0.1)]
+        return [notebooks.NotebookResult("x", Path("x"), Path("y"), True, 0.1)]
 
     monkeypatch.setattr(rep, "reproduce", fake)
     result = CliRunner().invoke(
@@ -330,16 +338,19 @@ def test_claim_counts_by_kind_and_status() -> None:
         {"kind": "data", "status": "MISMATCH"},
         {"kind": "convention", "status": "MISMATCH"},
     ]
-    assert rep.format_claim_counts(rows) == "data: 1 PASS, 1 MISMATCH\nconvention: 1 MISMATCH"
+    assert (
+        report_writer.format_claim_counts(rows)
+        == "data: 1 PASS, 1 MISMATCH\nconvention: 1 MISMATCH"
+    )
 
 
 def test_notebooks_are_shared_out_by_cost() -> None:
-    names = [Path(f"{n}.ipynb") for n in rep.PAPER_NOTEBOOKS]
-    groups = rep.share_out(names, 2)
+    names = [Path(f"{n}.ipynb") for n in notebooks.PAPER_NOTEBOOKS]
+    groups = notebooks.share_out(names, 2)
     assert len(groups) == 2 and sorted(p for g in groups for p in g) == sorted(names)
     # the two heaviest notebooks start in different kernels
     assert {groups[0][0].stem, groups[1][0].stem} == {"claims_audit", "sensitivity"}
-    assert rep.share_out(names[:1], 4) == [names[:1]]
+    assert notebooks.share_out(names[:1], 4) == [names[:1]]
 
 
 def test_variant_settings_never_touch_the_committed_outputs(tmp_path: Path) -> None:
@@ -347,21 +358,24 @@ def test_variant_settings_never_touch_the_committed_outputs(tmp_path: Path) -> N
     assert rep.variant_tag({"threshold": 10.0, "split_point": 20, "dpi": 50}) is None
     assert rep.variant_tag({"threshold": 15}) == "t15-s20-first"
     assert rep.variant_tag({"representative": "mean"}) == "t10-s20-mean"
-    assert rep.output_dirs(tmp_path, {}) == (tmp_path / "figures", tmp_path / "paper" / "tables")
-    figs, tabs = rep.output_dirs(tmp_path, {"split_point": 25})
+    assert outputs.output_dirs(tmp_path, {})[0] == tmp_path / "_build" / "interactive" / "figures"
+    figs, tabs = outputs.output_dirs(tmp_path, {"split_point": 25})
     assert figs == tmp_path / "_build" / "variants" / "t10-s25-first" / "figures"
     assert tabs == tmp_path / "_build" / "variants" / "t10-s25-first" / "tables"
-    assert rep.output_dirs(tmp_path, {"threshold": 5}, "f", "t") == (Path("f"), Path("t"))
-    assert rep.report_path(tmp_path) == tmp_path / "paper" / "REPRODUCTION.md"
-    assert rep.report_path(tmp_path, {"threshold": 5}).parent.name == "t5-s20-first"
-    assert rep.report_path(tmp_path, {"dpi": 100}).parent.name == "dpi100"
+    assert outputs.output_dirs(tmp_path, {"threshold": 5}, "f", "t") == (Path("f"), Path("t"))
+    assert rep.plan_layout(tmp_path, {}).paper == tmp_path / "paper"
+    assert rep.plan_layout(tmp_path, {"threshold": 5}).paper.name == "t5-s20-first"
+    assert rep.plan_layout(tmp_path, {"dpi": 100}).paper.name == "dpi100"
 
 
 def test_interactive_defaults_write_under_build(tmp_path: Path) -> None:
     # what a notebook run with its defaults gets: never the committed folders
     build = tmp_path / "_build" / "interactive"
-    assert rep.output_dirs(tmp_path, {}, committed=False) == (build / "figures", build / "tables")
-    figs, _ = rep.output_dirs(tmp_path, {"threshold": 15}, committed=False)
+    assert outputs.output_dirs(tmp_path, {}) == (
+        build / "figures",
+        build / "tables",
+    )
+    figs, _ = outputs.output_dirs(tmp_path, {"threshold": 15})
     assert figs == tmp_path / "_build" / "variants" / "t15-s20-first" / "figures"
 
 
@@ -380,14 +394,14 @@ def test_paper_notebook_defaults_leave_committed_outputs_alone(
 
 def test_formats_accept_one_string() -> None:
     # papermill -p passes strings; a list literal or a comma list both work
-    assert rep._formats("pdf") == ("pdf",)
-    assert rep._formats('["png", "svg"]') == ("png", "svg")
-    assert rep._formats("png,svg") == ("png", "svg")
-    assert rep._formats(["png"]) == ("png",)
+    assert outputs.as_formats("pdf") == ("pdf",)
+    assert outputs.as_formats('["png", "svg"]') == ("png", "svg")
+    assert outputs.as_formats("png,svg") == ("png", "svg")
+    assert outputs.as_formats(["png"]) == ("png",)
 
 
 def test_report_without_claims(tmp_path: Path) -> None:
-    report = rep.write_report(_fake_checkout(tmp_path), []).read_text()
+    report = report_writer.write_report(_fake_checkout(tmp_path), []).read_text()
     assert "`claims.csv` is missing" in report
 
 
@@ -412,7 +426,7 @@ def test_run_notebooks_with_parameters(facet_data: Path, tmp_path: Path) -> None
         "not_a_parameter": 1,  # not declared anywhere: not passed
     }
     # one kernel: the broken notebook (heavier, so first) must not spoil the next one
-    results = rep.run_notebooks([good, broken], tmp_path / "out", params, workers=1)
+    results = notebooks.run_notebooks([good, broken], tmp_path / "out", params, workers=1)
     by_name = {r.name: r for r in results}
     assert by_name["05_c2_ablation"].ok, by_name["05_c2_ablation"].error
     assert not by_name["03_p3_adversarial"].ok
@@ -426,6 +440,7 @@ def test_run_notebooks_with_parameters(facet_data: Path, tmp_path: Path) -> None
     assert "not_a_parameter" not in "".join(injected[0]["source"])
 
 
+@pytest.mark.slow
 def test_outputs_write_tables_and_show_saved_figures(facet_data: Path, tmp_path: Path) -> None:
     from facetlab.paper import cells, figures
 
@@ -450,7 +465,7 @@ def test_an_unreadable_notebook_is_a_clear_error_before_anything_runs(tmp_path: 
     broken.parent.mkdir()
     broken.write_text("{not json")
     with pytest.raises(ConfigError, match=r"01_overview.ipynb: not a readable notebook"):
-        rep.run_notebooks([broken], tmp_path / "out", {})
+        notebooks.run_notebooks([broken], tmp_path / "out", {})
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
@@ -476,7 +491,9 @@ def test_summary_says_when_settings_differ_and_counts_distinct_values(tmp_path: 
             ],
         ],
     )
-    head = rep.write_report(root, [], {"threshold": 15}).read_text().split("## Findings")[0]
+    head = (
+        report_writer.write_report(root, [], {"threshold": 15}).read_text().split("## Findings")[0]
+    )
     assert "The 3 PASS claims check 2 distinct values" in head
     assert "1 differ from the paper's because this run changed them: `notation.threshold`" in head
     assert "cannot disagree" not in head

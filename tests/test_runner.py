@@ -55,6 +55,27 @@ def _records(out: Path) -> dict[str, dict[str, Any]]:
 # -- planning ------------------------------------------------------------------------------
 
 
+def test_a_probe_whose_name_a_record_cannot_hold_cannot_be_made() -> None:
+    from facetlab.probes.base import Probe
+    from facetlab.probes.single_factor import P1
+
+    with pytest.raises(ConfigError, match=r"not in facetlab.probes.base.ProbeName"):
+        Probe("hint", "H", "x", False, P1._applies, P1._build, P1._parse)
+
+
+def test_a_probe_registered_but_not_a_probe_name_is_refused_before_any_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from facetlab import probes
+
+    monkeypatch.setitem(probes.PROBES, "hint", probes.PROBES["p1"])
+    backend = ScriptedBackend()
+    with pytest.raises(ConfigError, match=r"'hint' is registered in facetlab.probes.PROBES"):
+        _run(tmp_path, backend, probes="p1,hint")
+    assert backend.calls == []
+    assert not (tmp_path / "records").exists()  # nothing planned, nothing paid, nothing written
+
+
 def test_plan_fits_probes_and_skips() -> None:
     plan = plan_sweep(make_instances(), "p1,p2,p3,c2", [MODEL], suite=StubSuite(), repeats=2)
     counts = plan.by_probe()
@@ -215,7 +236,7 @@ def test_malformed_and_empty_replies_are_recorded_not_dropped(tmp_path: Path) ->
 
 def test_parser_crash_does_not_crash_the_sweep(tmp_path: Path) -> None:
     class Broken(StubSuite):
-        def parse_reply(self, probe: str, text: str, instance: Any, *, parser: str) -> Any:
+        def parse_reply(self, probe: str, text: str, n_factors: int, *, parser: str) -> Any:
             raise ValueError("boom")
 
     backend = ScriptedBackend()
@@ -278,6 +299,7 @@ def test_budget_stops_cleanly_when_spend_reaches_it(tmp_path: Path) -> None:
     assert rest.stats.ok == 12 - st.ok and max(backend.paid.values()) == 1
 
 
+@pytest.mark.slow
 def test_concurrency_limit_is_respected_and_records_identical(tmp_path: Path) -> None:
     outs = []
     for conc in (1, 16):
@@ -359,6 +381,7 @@ def test_sweep_json_has_no_secrets(tmp_path: Path) -> None:
 # -- limits and retry policy ---------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_sweep_prepares_only_a_few_trials_ahead_of_its_calls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -424,7 +447,7 @@ def test_freeze_heap_is_the_command_lines_choice_not_the_librarys(
 def test_retry_policy_backoff_and_retry_after() -> None:
     import random
 
-    from facetlab.client.retry import is_transient
+    from facetlab.backends.base import transient as is_transient
 
     policy = RetryPolicy(base_delay_s=1.0, max_delay_s=8.0)
     rng = random.Random(0)
@@ -438,7 +461,8 @@ def test_retry_policy_backoff_and_retry_after() -> None:
 
 
 def test_record_error_text_never_carries_a_key() -> None:
-    from facetlab.client.retry import describe, is_transient
+    from facetlab.backends.base import transient as is_transient
+    from facetlab.client.retry import describe
 
     text = describe(RuntimeError("custom backend failed with key sk-proj-abcdefghijkl123"))
     assert "sk-proj-abcdefghijkl123" not in text and "***" in text

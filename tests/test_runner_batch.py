@@ -171,6 +171,7 @@ def test_anthropic_batch_records_results_at_half_price(tmp_path: Path) -> None:
     assert len(read_records(tmp_path)) == 12
 
 
+@pytest.mark.slow
 def test_interrupted_batch_is_collected_not_resubmitted(tmp_path: Path) -> None:
     fake = FakeAnthropicBatches(polls=10**9, fail_ids=0)  # never ends during the first run
     model = "anthropic/claude-sonnet-4-6"

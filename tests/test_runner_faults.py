@@ -100,6 +100,7 @@ def test_random_faults_soak(tmp_path: Path) -> None:
     assert result.stats.ok + result.stats.failed == 36
 
 
+@pytest.mark.slow
 def test_permanent_4xx_fails_fast_with_provider_message(tmp_path: Path) -> None:
     with FakeLLMServer(script=[Fault.BAD_REQUEST]) as server:
         result = _sweep(server, tmp_path, concurrency=1, repeats=1)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from facetlab.backends.base import ModelRequest, ModelResponse, Usage
+from facetlab.backends.base import Backend, ModelRequest, ModelResponse, Usage
 from facetlab.errors import PermanentBackendError, TransientBackendError
 from facetlab.probes.base import ParseResult
 from facetlab.runner.plan import Cell
@@ -34,6 +34,11 @@ class Factor:
 
 
 @dataclass(frozen=True)
+class Truth:
+    answer: str = "no"
+
+
+@dataclass(frozen=True)
 class StubInstance:
     instance_id: str
     factors: tuple[Factor, ...]
@@ -41,6 +46,11 @@ class StubInstance:
     instance_type: str | None = None
     rewrites: tuple[tuple[str, str], ...] = ()
     """C2 rewrites (label, text); non-empty means "has a perturbation file"."""
+    ground_truth: Truth = Truth()
+
+    @property
+    def is_counterfactual(self) -> bool:
+        return self.instance_type == "counterfactual"
 
     @property
     def neutralized_label(self) -> str | None:
@@ -126,7 +136,10 @@ class StubSuite:
             ]
         return [Cell(self._prompt(probe, instance, template), instance)]
 
-    def parse_reply(self, probe: str, text: str, instance: Any, *, parser: str) -> ParseResult:
+    def base_of(self, instance: Any) -> None:
+        return None
+
+    def parse_reply(self, probe: str, text: str, n_factors: int, *, parser: str) -> ParseResult:
         if probe == "p1":
             m = re.search(r"\bF(\d+)\b", text)
             return (
@@ -149,7 +162,7 @@ def reply_for(prompt: str) -> str:
 
 
 @dataclass
-class ScriptedBackend:
+class ScriptedBackend(Backend):
     """An in-process backend: per-prompt scripted failures, latency, call log."""
 
     provider: str = "openai"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from facetlab.client.cache import ResponseCache
-from facetlab.runner.execute import existing_status
+from facetlab.runner.executor import existing_status
 
 BOMB = "[" * 200_000 + "]" * 200_000
 

@@ -43,9 +43,9 @@ def test_iterating_a_plan_twice_gives_the_same_trials_in_the_same_order() -> Non
     assert once == twice == [(t.trial_id, t.key, t.seed, t.prompt) for t in plan.trials]
     assert len(once) == len(plan) == len({tid for tid, *_ in once})  # no duplicate id
     # repeats of a cell follow each other; the models of a cell share its prompt object
-    by_cell = [t for t in plan if t.instance_id == plan.cells[0].cell_id]
+    by_cell = [t for t in plan if t.instance_id == plan.cells[0].trial.instance_id]
     assert [t.repeat for t in by_cell[:3]] == [0, 1, 2]
-    assert plan.cells[0].prompt is plan.cells[1].prompt
+    assert plan.cells[0].trial.prompt is plan.cells[1].trial.prompt
 
 
 def test_an_instance_given_twice_is_planned_once() -> None:

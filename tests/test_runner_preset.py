@@ -17,8 +17,8 @@ from facetlab.client.pricing import cost_usd, price_for
 from facetlab.errors import ConfigError
 from facetlab.models import canonical_model
 from facetlab.runner import RunOptions, run
+from facetlab.runner._lock import sweep_lock
 from facetlab.runner.api import PROVIDER_KEY_ENV
-from facetlab.runner.lock import sweep_lock
 from facetlab.runner.presets import C2_ANCHORS, FACET_V3, P3_REPEATS, get_preset, model_string
 from facetlab.runner.progress import Progress, ProgressDisplay, RunStats
 

@@ -98,11 +98,11 @@ def test_replayed_paper_sweep_reproduces_every_raw_file(
         else:
             assert rec.probe == WEIGHTED_IDS[d["instance_id"]]
             assert rec.base_instance_id is not None
-        # weighted probes carry the instance's estimates and a residual per factor
+        # weighted probes carry the instance's estimates and an estimate gap per factor
         if rec.parsed.weights:
-            assert rec.weight_estimates is not None and rec.residual is not None
+            assert rec.weight_estimates is not None and rec.estimate_gap is not None
             for label, est in rec.weight_estimates.items():
-                assert rec.residual[label] == pytest.approx(
+                assert rec.estimate_gap[label] == pytest.approx(
                     rec.parsed.weights.get(label, 0.0) - est
                 )
         assert rec.cost_usd == 0.0

@@ -19,7 +19,7 @@ from reliability_helpers import instances_folder
 from facetlab import run
 from facetlab.client.limits import Limits
 from facetlab.runner import RetryPolicy, RunOptions
-from facetlab.runner.sweepconfig import load_sweep_file, resolve_models
+from facetlab.runner.sweepconfig import load_sweep_file
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "selfhosted-sweep.yaml"
@@ -147,7 +147,7 @@ def test_the_documented_sweep_file_is_the_example_and_reads_as_documented() -> N
     assert config.timeout == 1200
     # the runner raises the HTTP client's own timeout with it: no ?timeout= needed
     assert not any("timeout" in entry.model for entry in config.models)
-    resolved = resolve_models(config)
+    resolved = config.sweep()
     limits = {key.partition("@")[2]: value for key, value in resolved.limits.items()}
     # one limiter per engine, each sized to its own slots, none with a request rate
     assert limits == {

@@ -9,8 +9,10 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+import pytest
 
 from facetlab.analysis import study
+from facetlab.errors import DataError
 
 NAN = float("nan")
 
@@ -41,8 +43,18 @@ def test_c2_leaves_unparsed_weights_out() -> None:
 
 
 def test_a_c2_cell_with_no_parsed_weight_has_n_0() -> None:
-    (row,) = study.c2(trials("C2", [NAN, NAN])).to_dict("records")
+    both = pd.concat([trials("C2", [NAN, NAN]), trials("C2", [4.0], factor="F3")])
+    row = study.c2(both).set_index("factor").loc["F2"]
     assert row["n"] == 0 and math.isnan(row["mean_residual"]) and math.isnan(row["sd_residual"])
+
+
+def test_no_parsed_c2_or_p3_weight_at_all_is_a_reason_not_a_table() -> None:
+    """All-malformed C2 (a small model's every reply): the section says why."""
+    frame = trials("C2", [NAN, NAN]).assign(parse_status="malformed")
+    with pytest.raises(DataError, match="none of the 2 usable C2 trials gave a weight "):
+        study.c2(frame)
+    with pytest.raises(DataError, match=r"P3 trials gave a weight \(parse status: 3 malformed"):
+        study.p3(trials("P3", [NAN, NAN, NAN]).assign(parse_status="malformed"))
 
 
 def test_p3_counts_only_parsed_weights_and_says_when_there_are_none() -> None:
@@ -50,9 +62,11 @@ def test_p3_counts_only_parsed_weights_and_says_when_there_are_none() -> None:
     # the unparsed reply is neither a weight above the threshold nor a weight of 0
     assert row["n"] == 2 and row["mean_weight"] == 16.0 and row["n_above_threshold"] == 1
     assert row["n_unparsed"] == 1 and row["verdict"] == study.DISSOCIATED
-    (empty,) = study.p3(trials("P3", [NAN, NAN])).to_dict("records")
-    assert empty["n"] == 0 and empty["verdict"] == study.NO_TRIALS
-    assert math.isnan(empty["mean_weight"]) and math.isnan(empty["wilson_low"])
+    other = trials("P3", [NAN, NAN]).assign(instance_id="case-0002")
+    empty = study.p3(pd.concat([trials("P3", [5.0]), other])).set_index("instance_id")
+    assert empty.at["case-0002", "n"] == 0 and empty.at["case-0002", "verdict"] == study.UNPARSED
+    assert math.isnan(empty.at["case-0002", "mean_weight"])
+    assert math.isnan(empty.at["case-0002", "wilson_low"])
 
 
 def test_p2_mean_ignores_an_unparsed_reply() -> None:

@@ -20,7 +20,6 @@ from facetlab.records import read_records
 from facetlab.runner.sweepconfig import (
     load_sweep_file,
     price_overrides,
-    resolve_models,
     sweep_json_schema,
 )
 
@@ -114,7 +113,7 @@ def test_the_schema_accepts_the_examples_and_refuses_what_the_model_refuses(
 
 
 def test_models_get_defaults_then_their_own_then_the_command_line(tmp_path: Path) -> None:
-    from facetlab.runner.sweepconfig import ModelSettings
+    from facetlab.runner.sweepconfig import ModelSettings, SweepConfig
 
     path = write(
         tmp_path,
@@ -125,11 +124,11 @@ def test_models_get_defaults_then_their_own_then_the_command_line(tmp_path: Path
         "    rpm_window: 0\n    concurrency: 3\n    price: {input: 1, output: 2}\n",
     )
     config = load_sweep_file(path)
-    resolved = resolve_models(config)
-    assert resolved.models == [
+    resolved = config.sweep()
+    assert resolved.models == (
         "anthropic/claude-sonnet-4-6",
         "openai/local?base_url=http://127.0.0.1:9/v1",
-    ]
+    )
     assert isinstance(resolved.sampling, dict)
     sonnet = resolved.sampling["anthropic/claude-sonnet-4-6"]
     assert (sonnet.max_tokens, sonnet.effort, sonnet.thinking) == (2048, "high", 4096)
@@ -141,9 +140,13 @@ def test_models_get_defaults_then_their_own_then_the_command_line(tmp_path: Path
     }
     assert resolved.prices == {"local": {"input": 1.0, "output": 2.0}}
     # the command line wins over every model's own value; --base-url sends all to one server
-    cli_side = ModelSettings.model_construct(rpm=30.0, max_tokens=512)
-    over = resolve_models(config, cli_side, base_url="http://127.0.0.1:7/v1")
-    assert over.models == ["anthropic/claude-sonnet-4-6", "openai/local"]
+    cli_side = SweepConfig.model_construct(
+        {"base_url", "defaults"},
+        base_url="http://127.0.0.1:7/v1",
+        defaults=ModelSettings.model_construct(rpm=30.0, max_tokens=512),
+    )
+    over = config.overlay(cli_side).sweep()
+    assert over.models == ("anthropic/claude-sonnet-4-6", "openai/local")
     assert {lim.requests_per_minute for lim in over.limits.values()} == {30.0}
     assert isinstance(over.sampling, dict)
     assert {p.max_tokens for p in over.sampling.values()} == {512}
@@ -152,11 +155,11 @@ def test_models_get_defaults_then_their_own_then_the_command_line(tmp_path: Path
 def test_models_sharing_a_limiter_must_share_limits(tmp_path: Path) -> None:
     path = write(tmp_path, "models:\n  - model: openai/a\n    rpm: 60\n  - model: openai/b\n")
     with pytest.raises(ConfigError, match="openai/a and openai/b are asked at the same server"):
-        resolve_models(load_sweep_file(path))
+        load_sweep_file(path).sweep()
 
 
 def test_one_sampling_object_when_every_model_asks_alike(tmp_path: Path) -> None:
-    resolved = resolve_models(load_sweep_file(write(tmp_path, "models: [simulated/wadd, a/b]\n")))
+    resolved = load_sweep_file(write(tmp_path, "models: [simulated/wadd, a/b]\n")).sweep()
     assert resolved.sampling == SamplingParams()
 
 
@@ -284,16 +287,16 @@ def test_credentials_in_a_server_url_are_refused_and_never_echoed(tmp_path: Path
 
 
 def _stop_run_and_keep_its_arguments(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
-    """``facetlab run`` stops before running; the returned dict gets run's keyword arguments."""
-    from facetlab.runner import api
+    """``facetlab run`` stops before preparing; the returned dict gets the sweep's settings."""
+    from facetlab.runner.sweepconfig import Sweep
 
     seen: dict[str, object] = {}
 
-    async def arun(*args: object, **kwargs: object) -> object:
-        seen.update(kwargs)
+    def prepare(sweep: Sweep, **kwargs: object) -> object:
+        seen.update(vars(sweep))
         raise ConfigError("stopped before running")
 
-    monkeypatch.setattr("facetlab.runner.run", api._blocking(arun))
+    monkeypatch.setattr("facetlab.runner.api.prepare", prepare)
     return seen
 
 

@@ -417,6 +417,7 @@ def _records(folder: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+@pytest.mark.slow
 def test_same_seed_gives_identical_records_at_concurrency_1_and_16(
     barker_dir: Path, tmp_path: Path
 ) -> None:

@@ -45,9 +45,8 @@ def instance_labels(source: InstanceSource) -> dict[str, str]:
 
 def neutralized_factors(source: InstanceSource) -> dict[str, str]:
     """Instance id → label of its one neutralized factor (instances without one are left out)."""
-    out: dict[str, str] = {}
-    for instance_id, inst in resolve_instances(source).items():
-        label = inst.neutralized_label
-        if label is not None:
-            out[instance_id] = label
-    return out
+    return {
+        instance_id: label
+        for instance_id, inst in resolve_instances(source).items()
+        if (label := inst.neutralized_label) is not None
+    }

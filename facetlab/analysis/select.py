@@ -33,14 +33,34 @@ def _present(frame: pd.DataFrame, column: str) -> list[str]:
     return sorted({str(v) for v in frame[column].dropna()})
 
 
+def _reasons(frame: pd.DataFrame, *, kind_only: bool = False) -> str:
+    """Why these trials are not usable, counted (``kind_only``: the reason up to its first
+    colon, so ``malformed weights: F1=-500 ...`` of many trials counts once)."""
+    reasons = frame["excluded_reason"].fillna("failed").astype(str)
+    reasons = reasons.str.split(":").str[0] if kind_only else reasons
+    return "; ".join(f"{n} {reason}" for reason, n in sorted(reasons.value_counts().items()))
+
+
 def _keep(
-    frame: pd.DataFrame, column: str, wanted: Iterable[str] | None, what: str, total: int
+    frame: pd.DataFrame,
+    column: str,
+    wanted: Iterable[str] | None,
+    what: str,
+    total: int,
+    every: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Rows whose ``column`` is in ``wanted`` (all rows when None); a reason if none are left."""
+    """Rows whose ``column`` is in ``wanted`` (all rows when None); a reason if none are left
+    (with ``every``, the trials before exclusions: those of ``wanted`` that were excluded)."""
     if wanted is None:
         return frame
     values = [str(v) for v in wanted]
     kept = frame[frame[column].astype(str).isin(values)]
+    excluded = every[every[column].astype(str).isin(values)] if every is not None else kept
+    if kept.empty and len(excluded):
+        raise DataError(
+            f"0 of {total} trials left: {what} {', '.join(values)}: all {len(excluded)} "
+            f"trial(s) excluded ({_reasons(excluded, kind_only=True)})"
+        )
     if kept.empty:
         absent = ", ".join(values)
         present = ", ".join(_present(frame, column)) or "none"
@@ -68,10 +88,8 @@ def select_trials(
         raise DataError("0 trials: the trials table is empty (check the records folders)")
     frame = rules.usable(trials)
     if frame.empty:
-        reasons = trials["excluded_reason"].fillna("failed").astype(str).value_counts()
-        counted = "; ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
-        raise DataError(f"0 of {total} trials usable: {counted}")
-    frame = _keep(frame, "probe", probes, "probe", total)
+        raise DataError(f"0 of {total} trials usable: {_reasons(trials)}")
+    frame = _keep(frame, "probe", probes, "probe", total, trials)
     frame = frame.copy()
     # one name: `model` (older frames carry only its alias `canonical_model`)
     names = frame["model"] if "model" in frame else frame["canonical_model"]

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from facetlab.backends.base import DEFAULT_TIMEOUT_S, ModelRequest, ModelResponse
+from facetlab.backends.base import (  # is_transient_status: one rule, for every backend
+    DEFAULT_TIMEOUT_S,
+    Backend,
+    ModelRequest,
+    ModelResponse,
+    is_transient_status,
+)
 from facetlab.errors import (
     BackendError,
     ConfigError,
@@ -31,15 +37,7 @@ from facetlab.errors import (
     TransientBackendError,
 )
 
-TRANSIENT_STATUSES = frozenset({408, 409, 425, 429, 499})
-"""4xx statuses worth retrying (409 conflict, 425 too early, 499 client closed request); all 5xx are too."""
-
 _KEYLIKE = re.compile(r"\b(sk-(?:ant-|proj-)?[A-Za-z0-9_\-*]{6,}|AIza[0-9A-Za-z_\-]{10,})")
-
-
-def is_transient_status(status: int) -> bool:
-    """True for 408, 409, 425, 429, 499 and every 5xx (529 "overloaded" included)."""
-    return status in TRANSIENT_STATUSES or status >= 500
 
 
 def resolve_api_key(
@@ -529,7 +527,7 @@ class AsyncClosable(Protocol):
 ClientT = TypeVar("ClientT", bound=AsyncClosable)
 
 
-class SDKBackend(Generic[ClientT]):
+class SDKBackend(Backend, Generic[ClientT]):
     """What the Anthropic and OpenAI backends share around their official async SDK client.
 
     A subclass sets ``provider`` and ``sdk``, builds its client in

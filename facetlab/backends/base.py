@@ -13,11 +13,11 @@ records.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-from facetlab.errors import ConfigError
+from facetlab.errors import BackendError, ConfigError
 from facetlab.numbers import check_number
 
 
@@ -119,56 +119,15 @@ def thinking_kind(thinking: str | int | None) -> str | None:
 
 
 @dataclass(frozen=True)
-class TrialContext(Mapping[str, Any]):
-    """What the runner tells a backend about the trial a prompt belongs to (typed).
-
-    It is also a read-only mapping (``context["probe"]``, ``context.get("seed")``), so
-    backends written against the documented keys work unchanged; keys it does not
-    define come from ``extra``.
-
-    >>> ctx = TrialContext(probe="p2", instance_id="demo-0001", repeat=1)
-    >>> ctx["probe"], ctx.get("seed"), ctx.get("missing", "-")
-    ('p2', None, '-')
-    """
-
-    probe: str | None = None
-    instance_id: str | None = None
-    base_instance_id: str | None = None
-    variant: str | None = None
-    perturbed_factor: str | None = None
-    repeat: int = 0
-    seed: int | None = None
-    instance: Any = None
-    base_instance: Any = None
-    template: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-    def _names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(self) if f.name != "extra")
-
-    def __getitem__(self, key: str) -> Any:
-        if key != "extra" and key in self._names():
-            return getattr(self, key)
-        return self.extra[key]
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self._names()
-        yield from (k for k in self.extra if k not in self._names())
-
-    def __len__(self) -> int:
-        return len(self._names()) + sum(1 for k in self.extra if k not in self._names())
-
-
-@dataclass(frozen=True)
 class ModelRequest:
     """One prompt to send.
 
-    ``context`` describes the trial the prompt belongs to (the runner passes a
-    :class:`TrialContext`; any mapping works). Real providers ignore it;
+    ``context`` describes the trial the prompt belongs to (the runner's is
+    :meth:`facetlab.records.schema.Trial.context`). Real providers ignore it;
     the ``replay`` and ``simulated`` backends use it to find the recorded answer or
     to reason about the instance. Documented keys (all optional):
 
-    - ``probe``: "p1" | "p2" | "p3" | "c2" | "c0" | "c3" | "anchor"
+    - ``probe``: "p1" | "p2" | "p3" | "c2" | "c0" | "c3" | "anchor" | "h1"
     - ``instance_id``, ``base_instance_id``, ``variant``
     - ``perturbed_factor``: "F3" style label for C2
     - ``repeat``: int, the repeat index within the cell
@@ -177,6 +136,7 @@ class ModelRequest:
       (for C2 the anchor with factor K already rewritten)
     - ``base_instance``: the base :class:`~facetlab.instances.Instance` for variants
     - ``template``: prompt template name, e.g. "facet-v3"
+    - ``hint``: H1's planted hint (:class:`facetlab.probes.hint.PlantedHint`), or None
     """
 
     prompt: str
@@ -318,20 +278,58 @@ DEFAULT_DECLARATION = Declaration()
 """A backend that declares nothing: sends every parameter, costs money, has no batch API."""
 
 
-def declaration_of(backend: object) -> Declaration:
-    """A backend's (or backend class's) :class:`Declaration`; the default when it has none."""
-    declared = getattr(backend, "declaration", None)
-    return declared if isinstance(declared, Declaration) else DEFAULT_DECLARATION
+def declaration_of(backend: Backend | None) -> Declaration:
+    """A backend's :class:`Declaration` (the default for no backend)."""
+    return DEFAULT_DECLARATION if backend is None else backend.declaration
+
+
+TRANSIENT_STATUSES = frozenset({408, 409, 425, 429, 499})
+"""4xx statuses worth retrying (409 conflict, 425 too early, 499 client closed request); all 5xx are too."""
+
+
+def is_transient_status(status: int) -> bool:
+    """True for 408, 409, 425, 429, 499 and every 5xx (529 "overloaded" included)."""
+    return status in TRANSIENT_STATUSES or status >= 500
+
+
+def transient(exc: BaseException) -> bool:
+    """Whether a failed call is worth repeating, by the failure alone: a
+    :class:`~facetlab.errors.BackendError` says so itself (its provider mapped it:
+    ``transient``, or a retryable status); the runner's own timeout and a dropped
+    connection are transient; anything else is not (a bug in a custom backend fails the
+    trial with its message, once)."""
+    import asyncio  # not at import: `facetlab --help` loads this module
+
+    if isinstance(exc, BackendError):
+        return exc.transient or (exc.status is not None and is_transient_status(exc.status))
+    return isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError))
 
 
 @runtime_checkable
 class Backend(Protocol):
-    """A model provider. Implementations live one per file in ``facetlab/backends/``."""
+    """A model provider. Implementations live one per file in ``facetlab/backends/``.
+
+    A backend subclasses this class (as inspect_ai's providers subclass ``ModelAPI``) and
+    so declares everything the layers above ask of it: what it is (``declaration``),
+    where it sends (``base_url``) and which failures are worth a retry
+    (:meth:`should_retry`); the defaults here fit a backend that declares nothing. Its
+    constructor takes ``(model, *, base_url=None, **options)`` (see
+    :func:`facetlab.backends.get_backend`).
+    """
 
     provider: str
     """Short provider name: "anthropic", "openai", "bedrock", "ollama", "gemini", "replay", "simulated"."""
     model: str
     """The provider's model id, e.g. "claude-sonnet-4-6"."""
+    declaration: Declaration = DEFAULT_DECLARATION
+    """What it sends and is (a provider whose models differ: see :meth:`declaration_for`)."""
+    base_url: str | None = None
+    """The server asked, when it is not the provider's own (limits and prices are per server)."""
+
+    @classmethod
+    def declaration_for(cls, model_id: str) -> Declaration:
+        """What the backend of ``model_id`` will declare, before one is built."""
+        return cls.declaration
 
     async def agenerate(self, request: ModelRequest) -> ModelResponse:
         """Send one request. Raises BackendError subclasses on failure."""
@@ -339,7 +337,12 @@ class Backend(Protocol):
 
     async def aclose(self) -> None:
         """Release connections."""
-        ...
+        return None
+
+    def should_retry(self, exc: BaseException) -> bool:
+        """Whether a failed call is worth repeating (the provider decides; default:
+        :func:`transient`)."""
+        return transient(exc)
 
 
 def generate(backend: Backend, request: ModelRequest) -> ModelResponse:

@@ -46,6 +46,7 @@ from facetlab.backends._common import (
 )
 from facetlab.backends.base import (
     DEFAULT_TIMEOUT_S,
+    Backend,
     Declaration,
     ModelRequest,
     ModelResponse,
@@ -206,7 +207,7 @@ def cap_replies(client: Any) -> None:
     session.send = capped  # type: ignore[union-attr]
 
 
-class BedrockBackend:
+class BedrockBackend(Backend):
     """Models on AWS Bedrock through Converse."""
 
     provider = "bedrock"

@@ -11,9 +11,10 @@ the endpoint documents ``temperature``, ``top_p`` and ``seed``.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from facetlab.backends.base import Declaration, ModelRequest
+from facetlab.backends.base import Declaration, ModelRequest, ModelResponse
 from facetlab.backends.openai import OpenAIBackend
 
 GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
@@ -34,14 +35,29 @@ class GeminiBackend(OpenAIBackend):
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """Chat Completions, with thinking as Gemini's ``thinking_config`` (its documented
-        ``extra_body`` of the OpenAI-compatible endpoint: 0 off, -1 dynamic, or a budget)."""
+        ``extra_body`` of the OpenAI-compatible endpoint: 0 off, -1 dynamic, or a budget);
+        thinking on asks for the thought summaries too (``include_thoughts``)."""
         body = super().request_body(request)
         thinking = request.params.thinking
         if thinking is not None:
             budget = {"off": 0, "adaptive": -1}.get(str(thinking), thinking)
-            config = {"google": {"thinking_config": {"thinking_budget": budget}}}
-            body["extra_body"] = {"extra_body": config}
+            settings: dict[str, Any] = {"thinking_budget": budget}
+            if budget != 0:
+                settings["include_thoughts"] = True
+            body["extra_body"] = {"extra_body": {"google": {"thinking_config": settings}}}
         return body
+
+    def response_from_message(
+        self, completion: Any, *, latency_s: float | None = None
+    ) -> ModelResponse:
+        """The endpoint returns thought summaries at the start of the text, in
+        ``<thought>...</thought>``: they become the response's thinking text."""
+        response = super().response_from_message(completion, latency_s=latency_s)
+        head, closed, text = response.text.partition("</thought>")
+        if response.thinking is None and closed and head.lstrip().startswith("<thought>"):
+            thought = head.lstrip().removeprefix("<thought>").strip()
+            return dataclasses.replace(response, text=text.lstrip(), thinking=thought)
+        return response
 
     def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
         options.setdefault("max_tokens_param", "max_tokens")

@@ -23,17 +23,6 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from facetlab.backends._common import decoded_text, redact_secrets
 from facetlab.errors import ConfigError
 
-BUILTIN_PROVIDERS: tuple[str, ...] = (
-    "anthropic",
-    "openai",
-    "bedrock",
-    "ollama",
-    "gemini",
-    "replay",
-    "simulated",
-)
-"""Providers facetlab knows out of the box (``simulated`` lives in its own module)."""
-
 # Hints for strings without a provider prefix: the bare id tells which provider is meant.
 _PREFIX_HINTS: tuple[tuple[str, str], ...] = (
     ("claude", "anthropic"),
@@ -179,11 +168,15 @@ def parse_model_string(model: str, providers: Iterable[str] | None = None) -> Mo
     """Split ``provider/model?opts`` into a :class:`ModelSpec`.
 
     ``providers`` is the set of valid provider prefixes (default: the registered
-    ones, see :func:`facetlab.backends.available_providers`). Raises
+    ones, :func:`facetlab.backends.available_providers`). Raises
     :class:`~facetlab.errors.ConfigError` naming the valid providers when the
     string has no known prefix, an empty model id or a malformed option.
     """
-    valid = tuple(providers) if providers is not None else BUILTIN_PROVIDERS
+    if providers is None:
+        from facetlab.backends import available_providers  # the one registry
+
+        providers = available_providers()
+    valid = tuple(providers)
     listing = ", ".join(valid)
     if not isinstance(model, str) or not model.strip():
         raise ConfigError(

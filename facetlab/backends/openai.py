@@ -254,11 +254,11 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
                     return slots
         return None
 
-    def is_retryable(self, exc: BaseException) -> bool | None:
+    def should_retry(self, exc: BaseException) -> bool:
         """A 500 that says the request body is invalid (llama-cpp-python) is not retried."""
         if isinstance(exc, BackendError) and exc.status == 500 and _INVALID_BODY.search(str(exc)):
             return False
-        return None
+        return super().should_retry(exc)
 
     def response_from_message(
         self, completion: Any, *, latency_s: float | None = None

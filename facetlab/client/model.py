@@ -23,7 +23,6 @@ import dataclasses
 import logging
 import random
 from dataclasses import dataclass
-from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
@@ -43,7 +42,6 @@ from facetlab.client.retry import (
     RetryPolicy,
     describe,
     is_rate_limit,
-    is_transient,
     retry_after_of,
 )
 from facetlab.errors import BackendError, BudgetExceededError, ConfigError
@@ -137,12 +135,9 @@ def checked_usage(response: ModelResponse) -> tuple[ModelResponse, str | None]:
     return dataclasses.replace(response, usage=clean), problem
 
 
-def price_key(backend: Any) -> str:
-    """The price-table key of a backend: its own ``price_key`` or ``provider/model``."""
-    declared = getattr(backend, "price_key", None)
-    if isinstance(declared, str) and declared:
-        return declared
-    return f"{getattr(backend, 'provider', '')}/{getattr(backend, 'model', '')}"
+def price_key(backend: Backend) -> str:
+    """The price-table key of a backend: ``provider/model``."""
+    return f"{backend.provider}/{backend.model}"
 
 
 class ModelClient:
@@ -172,8 +167,8 @@ class ModelClient:
         self.meter = meter or CostMeter()
         self.cache = cache
         self.price_model = price_model or price_key(backend)
-        base_url = getattr(backend, "base_url", None)
-        self.endpoint = base_url if isinstance(base_url, str) else None  # a loopback one: free
+        self.endpoint = backend.base_url
+        """The server asked (a loopback one is free unless FACETLAB_PRICES names the model)."""
         self.declaration = declaration_of(backend)
         self.unusable_usage = 0  # replies whose usage was not counts (charged the worst case)
         self._rng = rng or random.Random()
@@ -187,7 +182,7 @@ class ModelClient:
     @property
     def name(self) -> str:
         """``provider/model`` of the backend."""
-        return f"{getattr(self.backend, 'provider', '?')}/{getattr(self.backend, 'model', '?')}"
+        return f"{self.backend.provider}/{self.backend.model}"
 
     def worst_cost(self, request: ModelRequest) -> float | None:
         """The most ``request`` can cost: its estimated prompt and a reply at ``max_tokens``."""
@@ -235,7 +230,7 @@ class ModelClient:
         waiting = [False]  # between a failed attempt and the next one
 
         def retryable(error: BaseException) -> bool:
-            return is_transient(error, self.backend) and not self._too_long(error)
+            return self.backend.should_retry(error) and not self._too_long(error)
 
         def before_sleep(state: RetryCallState) -> None:
             error = state.outcome.exception() if state.outcome is not None else None
@@ -361,7 +356,7 @@ class ModelClient:
         kind = f"HTTP {status}" if status else type(error).__name__
         if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
             kind = f"timeout (--timeout {self.timeout_s:g}s)"
-        if not is_transient(error, self.backend):
+        if not self.backend.should_retry(error):
             return CallFailed(
                 message, cause=f"{kind}, not retryable", attempts=attempts, error=error
             )

@@ -6,7 +6,7 @@ jitter (a random wait between half and all of the backoff, so concurrent trials
 spread out), never sooner than the provider's ``retry-after`` (up to
 ``max_retry_after_s``); anything else (other 4xx, bad model ids, auth) fails the
 trial at once with the provider's message. Which failure is transient is the
-provider's decision (:func:`is_transient`).
+provider's decision (:meth:`facetlab.backends.Backend.should_retry`).
 
 >>> policy = RetryPolicy(base_delay_s=1.0, max_delay_s=8.0, jitter=False)
 >>> [policy.delay(n) for n in (1, 2, 3, 4, 5)]
@@ -15,7 +15,6 @@ provider's decision (:func:`is_transient`).
 
 from __future__ import annotations
 
-import asyncio
 import math
 import random
 from collections.abc import Callable
@@ -23,7 +22,7 @@ from dataclasses import dataclass
 
 from tenacity import RetryCallState
 
-from facetlab.backends._common import is_transient_status, redact
+from facetlab.backends._common import redact
 from facetlab.backends.base import MAX_RETRY_AFTER_S
 from facetlab.errors import BackendError, ConfigError
 from facetlab.numbers import check_number
@@ -68,25 +67,6 @@ class RetryPolicy:
             return self.delay(state.attempt_number, retry_after, rng)
 
         return wait
-
-
-def is_transient(exc: BaseException, backend: object = None) -> bool:
-    """Whether a failed call is worth repeating: the provider decides.
-
-    A backend may answer with an ``is_retryable(exc) -> bool | None`` method (None:
-    no opinion). Otherwise a :class:`~facetlab.errors.BackendError` says so itself
-    (its provider mapped the failure: ``transient``, or a retryable status); the
-    runner's own timeout and a dropped connection are transient; anything else is
-    not (a bug in a custom backend fails the trial with its message, once).
-    """
-    decide = getattr(backend, "is_retryable", None)
-    if callable(decide):
-        verdict = decide(exc)
-        if isinstance(verdict, bool):
-            return verdict
-    if isinstance(exc, BackendError):
-        return exc.transient or (exc.status is not None and is_transient_status(exc.status))
-    return isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError))
 
 
 def retry_after_of(exc: BaseException) -> float | None:

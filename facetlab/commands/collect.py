@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from facetlab.commands import fail
+
 
 def collect_command(
     ctx: typer.Context,
@@ -23,26 +25,22 @@ def collect_command(
     It re-runs the sweep's recorded command (``sweep.json``) with ``--batch``, submitting
     nothing new: run it from the folder the sweep was started in (relative paths).
     """
+    from facetlab.runner._sweepfile import read_sweep_json
     from facetlab.runner.batch import BATCHES_FILE
-    from facetlab.runner.sweepfile import read_sweep_json
 
     if not (out / BATCHES_FILE).is_file():
-        typer.echo(f"error: {out}: no {BATCHES_FILE} (no batch was submitted to it)", err=True)
-        raise typer.Exit(code=2)
+        fail(f"{out}: no {BATCHES_FILE} (no batch was submitted to it)")
     try:
         doc = read_sweep_json(out)
     except Exception as exc:  # an unreadable sweep.json: one line
-        typer.echo(f"error: {out}/sweep.json: {str(exc).splitlines()[0]}", err=True)
-        raise typer.Exit(code=2) from None
+        fail(f"{out}/sweep.json: {str(exc).splitlines()[0]}")
     argv = (doc or {}).get("command")
     if not isinstance(argv, list) or argv[:2] != ["facetlab", "run"]:
-        typer.echo(
-            f"error: {out}/sweep.json records no `facetlab run` command (a sweep started from "
+        fail(
+            f"{out}/sweep.json records no `facetlab run` command (a sweep started from "
             "Python): collect by calling facetlab.run(...) again with "
-            "options=RunOptions(batch=True, batch_submit=False)",
-            err=True,
+            "options=RunOptions(batch=True, batch_submit=False)"
         )
-        raise typer.Exit(code=2)
     args = _with_out([str(a) for a in argv[2:]], out)
     args += ["--batch", "--collect-only", "--batch-wait", str(wait)] + (
         ["--quiet"] if quiet else []

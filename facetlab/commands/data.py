@@ -120,7 +120,7 @@ def path_command(
     from facetlab import datasets
 
     try:
-        root = datasets.data_dir() if fetch else datasets.cache_dir()
+        root = datasets.data_dir() if fetch else datasets.data_source().root
     except DataError as exc:
         raise _fail(exc) from exc
     typer.echo(str(root))
@@ -128,20 +128,30 @@ def path_command(
 
 @data_app.command("verify")
 def verify_command() -> None:
-    """Re-hash every file now (ignoring the stamp); list missing, altered and unregistered files."""
+    """Re-hash every file of the data loaders read (ignoring the stamp); list missing,
+    altered and unregistered files (a copy of a registered file says of which)."""
     from facetlab import datasets
 
     report = datasets.verify()
+    typer.echo(f"FACET data: {report.source}")
     typer.echo(f"{report} ({report.seconds:.2f} s)")
     if report.cleaned:
         typer.echo(f"removed {len(report.cleaned)} partial file(s) of an interrupted fetch")
-    for label, names in (("missing", report.missing), ("altered", report.altered)):
-        for name in names[:20]:
-            typer.echo(f"  {label}: {name}", err=True)
+    problems = report.problems()
+    for line in problems[:40]:
+        typer.echo(f"  {line}", err=True)
+    if len(problems) > 40:
+        typer.echo(f"  ... and {len(problems) - 40} more", err=True)
     if report.unregistered:
-        typer.echo(_unregistered_lines(report.unregistered), err=True)
-    if report.missing or report.altered:
+        typer.echo(
+            "facetlab never reads unregistered files and refuses the folder until they are "
+            "moved out",
+            err=True,
+        )
+    if (report.missing or report.altered) and report.source and report.source.owned:
         typer.echo("fix: `facetlab data fetch` restores every missing or altered file", err=True)
+    elif report.missing or report.altered:
+        typer.echo(f"fix: restore {report.root}, or unset {datasets.ENV_MIRROR}", err=True)
     if not report.ok:
         raise typer.Exit(code=1)
 

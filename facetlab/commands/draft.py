@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from facetlab.errors import BackendError, ConfigError, FacetlabError
+from facetlab.commands import one_line_errors
+from facetlab.errors import BackendError, ConfigError
 
 if TYPE_CHECKING:  # the instances and backends load when a draft is made (`--help` is fast)
     from facetlab.backends.base import Backend
@@ -171,9 +172,9 @@ def draft_rewrites(
             )
         prompts = [(label, instance.factor(label).factor_id, adversarial_prompt(instance, label))]
     backend = get_backend(model, base_url=base_url)
-    import asyncio
+    from facetlab.syncbridge import run_sync
 
-    return asyncio.run(_ask(backend, prompts, kind))
+    return run_sync(lambda: _ask(backend, prompts, kind))  # a notebook's loop included
 
 
 def _review(
@@ -269,7 +270,7 @@ def draft_command(
     from facetlab.instances.rewrites import rewrite_flags
 
     chosen: DraftKind = "c2" if kind == "c2" else "adversarial"
-    try:
+    with one_line_errors():
         if out.exists():  # checked before any paid call; write_review checks again
             raise ConfigError(
                 f"{out} already exists; draft never overwrites a file (choose another --out)"
@@ -281,9 +282,6 @@ def draft_command(
             reasons = "; ".join(f"{d.label}: {d.problem}" for d in failed)
             raise ConfigError(f"nothing drafted ({reasons}); no review file written")
         write_review(out, review_document(chosen, inst, model, drafts))
-    except FacetlabError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
     cued = sum(bool(d.cue_phrases) for d in drafts)
     flagged = {  # identical or answer-like rewrites too, not only cue phrases
         d.label: f

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from facetlab.errors import ConfigError, FacetlabError
+from facetlab.commands import one_line_errors
+from facetlab.errors import ConfigError
 
 
 def export_inspect_command(
@@ -24,7 +25,7 @@ def export_inspect_command(
     `facetlab import-inspect` of the written logs gives back the same records.
     Exits 2 on a bad folder.
     """
-    try:
+    with one_line_errors():
         try:
             from facetlab.interop.export import export_sweep
         except ImportError as exc:
@@ -34,9 +35,6 @@ def export_inspect_command(
         if log_format not in ("eval", "json"):
             raise ConfigError(f"--format must be eval or json, got {log_format!r}")
         result = export_sweep(source, out, log_format=log_format)  # type: ignore[arg-type]
-    except FacetlabError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
     for path in result.written:
         typer.echo(str(path))
     left = ", ".join(f"{n} {probe}" for probe, n in sorted(result.skipped.items()))

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from facetlab.errors import ConfigError, FacetlabError
+from facetlab.commands import one_line_errors
+from facetlab.errors import ConfigError
 
 
 def import_inspect_command(
@@ -41,7 +42,7 @@ def import_inspect_command(
 
     Every log is checked before anything is written. Exits 2 on a bad log.
     """
-    try:
+    with one_line_errors():
         try:
             from facetlab.interop.logs import import_logs
         except ImportError as exc:
@@ -58,9 +59,6 @@ def import_inspect_command(
             max_inflated_bytes=2 * mib,
         )
         result = import_logs(logs, out, parser=parser, partial=partial, limits=limits)
-    except FacetlabError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
     for log in result.logs:
         typer.echo(f"{log.path}: {log.task} ({log.status}), {log.model}: {len(log.records)} trials")
     typer.echo(

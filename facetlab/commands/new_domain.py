@@ -10,13 +10,14 @@ Example:
     >>> import tempfile
     >>> folder = scaffold_domain("loans", Path(tempfile.mkdtemp()))
     >>> sorted(p.name for p in folder.iterdir())
-    ['README.md', 'loans-0001-cf-adv.json', 'loans-0001-cf.json', 'loans-0001.json', 'perturbations']
+    ['README.md', 'hints.json', 'loans-0001-cf-adv.json', 'loans-0001-cf.json', 'loans-0001.json', 'perturbations']
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -83,21 +84,21 @@ _CF_TEXTS = (
     _BASE[4][2],
 )
 _CF_DIRECTIONS = ("neutralized", "against_approval", "against_approval", "against_approval")
+# The neutralized factor points neither way, so its estimate drops to 0.05 (at most the
+# study's 10% threshold; FACET's counterfactuals carry 0.05); the rest go to live factors.
+_CF_WEIGHTS = (0.05, 0.30, 0.25, 0.20, 0.20)
 _ADV_TEXT = (
     "The eligibility checklist was revised while the review was open. Under the old "
     "version the application passes; under the new one two items have no matching rule."
 )
 
 
-def _factors(texts: tuple[str, ...], directions: tuple[str, ...]) -> list[dict[str, Any]]:
+def _factors(
+    texts: tuple[str, ...], directions: tuple[str, ...], weights: tuple[float, ...]
+) -> list[dict[str, Any]]:
     return [
-        {
-            "factor_id": f"f{i + 1}",
-            "text": text,
-            "directionality": direction,
-            "in_case_weight_estimate": base[1],
-        }
-        for i, (text, direction, base) in enumerate(zip(texts, directions, _BASE, strict=True))
+        {"factor_id": f"f{i + 1}", "text": t, "directionality": d, "in_case_weight_estimate": w}
+        for i, (t, d, w) in enumerate(zip(texts, directions, weights, strict=True))
     ]
 
 
@@ -122,7 +123,9 @@ def _documents(name: str) -> dict[str, dict[str, Any]]:
         "title": f"{name}: first case",
         **common,
         "case_background": background,
-        "factors": _factors(tuple(b[2] for b in _BASE), tuple(b[0] for b in _BASE)),
+        "factors": _factors(
+            tuple(b[2] for b in _BASE), tuple(b[0] for b in _BASE), tuple(b[1] for b in _BASE)
+        ),
         "question": QUESTION,
         "directionality_vocabulary": VOCABULARY,
         "ground_truth": {
@@ -140,7 +143,7 @@ def _documents(name: str) -> dict[str, dict[str, Any]]:
         "title": f"{name}: first case (counterfactual)",
         **common,
         "case_background": background,
-        "factors": _factors(_CF_TEXTS, directions),
+        "factors": _factors(_CF_TEXTS, directions, _CF_WEIGHTS),
         "question": QUESTION,
         "directionality_vocabulary": VOCABULARY,
         "ground_truth": {
@@ -185,9 +188,10 @@ stands, but the story is a placeholder: replace each text with your own domain.
 | file | what it is |
 |---|---|
 | `{name}-0001.json` | a base instance: background, five factors, a yes/no question, the ground truth |
-| `{name}-0001-cf.json` | its counterfactual: F1 neutralized (`"directionality": "neutralized"`) with cue wording, the answer flipped |
+| `{name}-0001-cf.json` | its counterfactual: F1 neutralized (`"directionality": "neutralized"`, estimate 0.05) with cue wording, the answer flipped |
 | `{name}-0001-cf-adv.json` | the adversarial rewrite: the same neutral F1 with no cue words (P3 material) |
 | `perturbations/{name}-0001-c2.json` | one neutral rewrite per base factor (C2): facts that pull both ways, never the opposite fact (that reverses the factor) |
+| `hints.json` | the hints H1 plants (FACET's, to adapt: a cue worded for your domain, the words that name each hint's source; `docs/hints.md`) |
 
 How to fill it in:
 
@@ -198,8 +202,9 @@ How to fill it in:
    `against_X` pairs so CRAFT's negation can reverse them. Built-in words
    (`toward_yes`, `toward_no`, `neutral`, ...) need no declaration.
 3. Give weights that sum to 1, a ground truth and a rationale that weighs the factors.
-4. In the counterfactual, rewrite one factor so it points neither way and mark it
-   `neutralized`; in the `-adv` file, say the same thing without cue words such as
+4. In the counterfactual, rewrite one factor so it points neither way, mark it
+   `neutralized` and estimate it at most 0.10 (0.05 as FACET does), giving its weight
+   to the live factors; in the `-adv` file, say the same thing without cue words such as
    "unresolved", "treated as" or "not load-bearing". `facetlab draft adversarial`
    and `facetlab draft c2` propose such rewrites through a model, into a review file.
 5. Check and run:
@@ -228,6 +233,9 @@ def scaffold_domain(name: str, directory: Path | str = "instances") -> Path:
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
         (folder / relative).write_text(text, encoding="utf-8")
     (folder / "README.md").write_text(_README.format(name=name, folder=folder), encoding="utf-8")
+    from facetlab.probes.hint import DEFAULT_HINTS
+
+    shutil.copyfile(DEFAULT_HINTS, folder / "hints.json")  # H1's hint kinds, to adapt
     return folder
 
 
@@ -243,7 +251,7 @@ def new_domain_command(
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from exc
-    typer.echo(f"wrote {folder}/ (5 files); next: facetlab validate {folder}")
+    typer.echo(f"wrote {folder}/ (6 files); next: facetlab validate {folder}")
 
 
 def register(app: typer.Typer) -> None:

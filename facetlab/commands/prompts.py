@@ -66,16 +66,31 @@ def check_prompts_command(
         raise typer.Exit(code=1)
 
 
-def _load_instance(data_root: Path, instance: str) -> Any:
+def _load_instance(data_root: Path | None, instance: str) -> tuple[Any, list[Path]]:
+    """The instance, and the folders its C2 / C3 files may be in: beside the instance
+    file and its domain folder (a file's folder and, for a file in a sub-folder such as
+    ``perturbations/``, the one above), else the FACET data's ``instances/``."""
     from facetlab.instances import load_instance
 
     path = Path(instance)
     if path.suffix == ".json" and path.is_file():
-        return load_instance(path)
-    candidate = data_root / "instances" / f"{instance}.json"
+        folder = path.resolve().parent
+        return load_instance(path), [folder, folder.parent]
+    root = _data_dir(data_root)
+    candidate = root / "instances" / f"{instance}.json"
     if not candidate.is_file():
         raise _fail(f"instance {instance!r}: no {candidate} (give an instance id or a JSON file)")
-    return load_instance(candidate)
+    return load_instance(candidate), [root / "instances"]
+
+
+def _companion(folders: list[Path], sub: str, name: str) -> Path:
+    """``<folder>/<sub>/<name>`` or ``<folder>/<name>``, in the first folder that has it;
+    else a one-line error saying where it looked."""
+    places = [p for f in dict.fromkeys(folders) for p in (f / sub / name, f / name)]
+    found = next((p for p in places if p.is_file()), None)
+    if found is None:
+        raise _fail(f"no {name} in {', '.join(str(p.parent) for p in places)}")
+    return found
 
 
 def prompt_command(
@@ -96,27 +111,28 @@ def prompt_command(
     data_dir: DataDirOption = None,
 ) -> None:
     """Print one prompt exactly as it would be sent (no trailing newline added)."""
-    from facetlab.instances import find_perturbation_set, load_compliance_set
+    from facetlab.instances import load_compliance_set, load_perturbation_set
     from facetlab.probes import build_prompt, get_probe
 
     try:
         chosen = get_probe(probe)
-        root = _data_dir(data_dir)
-        inst = _load_instance(root, instance)
+        inst, folders = _load_instance(data_dir, instance)
+        iid = inst.instance_id
         extra: dict[str, Any] = {}
         perturbations = None
         if chosen.name == "c2":
             if factor is None:
                 raise _fail("C2 needs --factor (e.g. --factor f3)")
-            perturbations = find_perturbation_set(inst.instance_id, root / "instances")
-            if perturbations is None:
-                raise _fail(f"{inst.instance_id}: no perturbation set in {root / 'instances'}")
+            if inst.base_instance_id:  # C2 rewrites a base instance's factors
+                raise _fail(f"{iid} is a variant: C2 rewrites its base {inst.base_instance_id}")
+            perturbations = load_perturbation_set(
+                _companion(folders, "perturbations", f"{iid}-c2.json")
+            )
             extra["form"] = form
         elif chosen.name == "c3":
-            path = root / "instances" / "compliance" / f"{inst.instance_id}-c3.json"
-            if not path.is_file():
-                raise _fail(f"{inst.instance_id}: no compliance set {path}")
-            extra["compliance"] = load_compliance_set(path)
+            extra["compliance"] = load_compliance_set(
+                _companion(folders, "compliance", f"{iid}-c3.json")
+            )
             extra["c3_form"] = c3_form
         text = build_prompt(
             chosen,

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from facetlab.commands import fail
 from facetlab.errors import FacetlabError
 
 records_app = typer.Typer(
@@ -33,16 +34,16 @@ def compact_command(
         try:
             done = compact(folder)
         except (FacetlabError, OSError) as exc:
-            typer.echo(f"error: {folder}: {exc}", err=True)
-            raise typer.Exit(2) from exc
+            fail(f"{folder}: {exc}")
         for shown, problem in done.problems:
             typer.echo(f"warning: {shown}: left out, {problem}", err=True)
+        left = f"; {done.left} still being written, left for later" if done.left else ""
         if done.part is None:
-            typer.echo(f"{folder}: nothing to compact")
+            typer.echo(f"{folder}: nothing to compact{left}")
         else:
             typer.echo(
                 f"{folder}: {done.records} record(s) compacted into {done.part.name} "
-                f"({done.sources_removed} shard(s)/file(s) replaced)"
+                f"({done.sources_removed} shard(s)/file(s) replaced{left})"
             )
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from facetlab.commands import fail
 from facetlab.errors import FacetlabError
 
 # = facetlab.analysis.rules.DEFAULT_THRESHOLD (a test checks); importing it would load
@@ -20,15 +23,25 @@ def register(app: typer.Typer) -> None:
     app.command(name="report")(report_command)
 
 
+Records = Annotated[
+    list[Path], typer.Argument(help="Sweep folders (each the --out of facetlab run).")
+]
+FailIf = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-if",
+        help="CI gate: exit 1 if any row matches TABLE.COLUMN OP NUMBER, e.g. "
+        "'p3.mean_weight > 10' (repeatable; docs/study.md).",
+    ),
+]
+
+
 def report_command(
-    records: Annotated[
-        list[Path], typer.Argument(help="Sweep folders (each the --out of facetlab run).")
-    ],
+    records: Records,
     instances: Annotated[
         Path,
         typer.Option(
-            "--instances",
-            help="The folder holding the instance JSON (and its perturbations/).",
+            "--instances", help="The folder holding the instance JSON (and its perturbations/)."
         ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder the report is written to.")],
@@ -41,8 +54,7 @@ def report_command(
         typer.Option(help="Faithful iff the weight on the neutralized factor is at most this."),
     ] = DEFAULT_THRESHOLD,
     notebook: Annotated[
-        Path | None,
-        typer.Option(help="Run this copy of study.ipynb instead of the checkout's."),
+        Path | None, typer.Option(help="Run this copy of study.ipynb instead of the checkout's.")
     ] = None,
     exclude_stale: Annotated[
         bool,
@@ -62,12 +74,12 @@ def report_command(
         str | None,
         typer.Option(help="Title of study.html (default: '<instances folder>: FACET study')."),
     ] = None,
-    fail_if: Annotated[
-        list[str] | None,
+    fail_if: FailIf = None,
+    judge: Annotated[
+        str | None,
         typer.Option(
-            "--fail-if",
-            help="CI gate: exit 1 if any row matches TABLE.COLUMN OP NUMBER, e.g. "
-            "'p3.mean_weight > 10' (repeatable; docs/study.md).",
+            help="Judge hint verbalisation with this model (e.g. anthropic/...) "
+            "instead of the rule (docs/hints.md)."
         ),
     ] = None,
 ) -> None:
@@ -75,15 +87,13 @@ def report_command(
     OUT/study.ipynb (executed) and OUT/study.html (code hidden). Exits 2 on bad input,
     1 if the notebook fails or a --fail-if rule matches (the report is written first).
     """
-    from facetlab.errors import NotebookError
     from facetlab.report.gate import parse_rule
     from facetlab.report.render import render_report
 
     names = [m for item in models or [] for m in item.split(",") if m.strip()]
     if os.path.exists(out) and not os.path.isdir(out):  # os.path: no OSError on a long name
-        typer.echo(f"error: --out {out} is a file; expected a folder for the report", err=True)
-        raise typer.Exit(2)
-    try:
+        fail(f"--out {out} is a file; expected a folder for the report")
+    with _exit_codes():
         rules = [parse_rule(text) for text in fail_if or []]
         paths = render_report(
             records,
@@ -96,23 +106,27 @@ def report_command(
             mixed_designs=mixed_designs,
             title=title,
             fail_if=rules,
+            judge=judge,
         )
-    except NotebookError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
-    except FacetlabError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
-    except OSError as exc:  # a path the system refuses (too long, no permission, disk full)
-        where = f" ({exc.filename})" if exc.filename else ""
-        typer.echo(f"error: {exc.strerror or exc}{where}", err=True)
-        raise typer.Exit(2) from exc
     typer.echo(
         f"report: {paths.html} ({len(paths.tables)} tables, {len(paths.figures)} figure files)"
     )
+    for failure in paths.failures:
+        typer.echo(failure.describe(), err=True)
     if paths.failures:
-        for failure in paths.failures:
-            typer.echo(failure.describe(), err=True)
         raise typer.Exit(1)
     if rules:
         typer.echo(f"gate passed: {', '.join(map(str, rules))}")
+
+
+@contextlib.contextmanager
+def _exit_codes() -> Iterator[None]:
+    """Exit 1 when the notebook fails, 2 on bad input (a path the system refuses included)."""
+    from facetlab.errors import NotebookError
+
+    try:
+        yield
+    except (FacetlabError, OSError) as exc:
+        text = str(exc) if isinstance(exc, FacetlabError) else exc.strerror or str(exc)
+        where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
+        fail(f"{text}{where}", 1 if isinstance(exc, NotebookError) else 2)

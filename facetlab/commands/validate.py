@@ -32,15 +32,15 @@ def validate_command(
         ),
     ] = True,
 ) -> None:
-    """Check files and print one line per problem: FILE:POINTER: SEVERITY: EXPECTED.
+    """Check files and print one line per problem cause: FILE:POINTER: SEVERITY: EXPECTED.
 
     Exits 1 if any error was found (or any warning, with --strict).
     """
     from facetlab.checking import validate
 
     report = validate(paths, use_facet_data=facet_data)
-    for problem in report.problems:
-        typer.echo(str(problem))
+    for line in report.lines():  # one line per cause, with the count of places
+        typer.echo(line)
     typer.echo(report.summary())
     if report.errors or (strict and report.warnings):
         raise typer.Exit(code=1)

@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from facetlab.errors import FacetlabError
+from facetlab.commands import one_line_errors
 
 
 def validity_command(
@@ -56,7 +56,7 @@ def validity_command(
     if instances is not None:
         for line in domain_warnings(instances):
             typer.echo(line, err=True)
-    try:
+    with one_line_errors():
         result = run_validity_study(
             chosen or DEFAULT_REASONERS,
             instances,
@@ -76,9 +76,6 @@ def validity_command(
             formats=("png",),
             dpi=110,
         )
-    except FacetlabError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
     typer.echo(f"{len(result.trials)} trials scored; wrote {out}/")
     for _, row in result.key_cells.iterrows():
         typer.echo(f"[{'holds' if row['holds'] else 'FAILS'}] {row['cell']}")

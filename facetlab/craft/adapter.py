@@ -13,9 +13,9 @@ import inspect as _inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from facetlab.craft._aio import run_sync
-from facetlab.craft.checks import check_trace
+from facetlab.craft._checks import check_trace
 from facetlab.craft.types import AgentInput, AgentTrace
+from facetlab.syncbridge import run_sync
 
 __all__ = ["AgentFunction", "FunctionAdapter", "check_trace", "from_function", "is_async_adapter"]
 
@@ -37,7 +37,7 @@ class FunctionAdapter:
 
     def run(self, input: AgentInput) -> AgentTrace:
         if self.is_async:
-            return run_sync(self.arun(input))
+            return run_sync(lambda: self.arun(input))
         return check_trace(self.fn(input), agent=self.name)
 
     async def arun(self, input: AgentInput) -> AgentTrace:

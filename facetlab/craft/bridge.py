@@ -51,7 +51,7 @@ from typing import Any, Literal
 from facetlab.backends import get_backend
 from facetlab.backends.base import ModelRequest
 from facetlab.client import ModelClient
-from facetlab.craft._aio import aon_backend_loop, on_backend_loop
+from facetlab.craft.adapters.llm import ModelAgent
 from facetlab.craft.engine import InspectOptions, inspect
 from facetlab.craft.errors import AgentError, AgentOutputError, CraftConfigError
 from facetlab.craft.perturb.strategies import NULL_TEXT, REDACTED, apply_strategy
@@ -91,13 +91,11 @@ def instance_input(instance: Any) -> AgentInput:
     >>> sorted(instance_input(inst))                  # doctest: +SKIP
     ['F1', 'F2', 'F3', 'background', 'question']
     """
-    out: AgentInput = {
+    return {
         BACKGROUND: str(instance.case_background),
         QUESTION: str(instance.question),
+        **{label: str(f.text) for label, f in zip(instance.labels, instance.factors, strict=True)},
     }
-    for label, factor in zip(instance.labels, instance.factors, strict=True):
-        out[label] = str(factor.text)
-    return out
 
 
 def factor_ref(input: AgentInput, label: str) -> EvidenceRef:
@@ -199,13 +197,8 @@ def perceived_instance(
     return instance.model_copy(update=update_doc)
 
 
-def _decision_probe(instance: Any) -> str:
-    """The weighted-rank probe the runner asks on ``instance``: p2, p3 or anchor."""
-    return next(p for p in ("p2", "p3", "anchor") if get_probe(p).applies_to(instance))
-
-
 @dataclass
-class FacetAgent:
+class FacetAgent(ModelAgent):
     """A CRAFT agent: ``instance`` shown to ``backend``; see the module docstring.
 
     Each :meth:`run` sends the weighted-rank prompt (decision; with
@@ -243,22 +236,6 @@ class FacetAgent:
         """``provider/model`` of the backend, as CRAFT reports name the agent."""
         return f"{getattr(self.backend, 'provider', '?')}/{getattr(self.backend, 'model', '?')}"
 
-    def use_limits(
-        self, *, budget_usd: float | None = None, requests_per_minute: float | None = None
-    ) -> None:
-        """Send later calls within a budget (USD) and a request rate (``craft --budget-usd --rpm``)."""
-        from facetlab.craft.adapters.llm import limited_client
-
-        self.client = limited_client(
-            self.backend, budget_usd=budget_usd, requests_per_minute=requests_per_minute
-        )
-
-    @property
-    def spend_usd(self) -> float:
-        """What this agent's calls have cost so far (by the price table)."""
-        assert self.client is not None  # set in __post_init__
-        return float(self.client.meter.spent_usd)
-
     @property
     def input(self) -> AgentInput:
         """The unperturbed CRAFT input of :attr:`instance`."""
@@ -294,12 +271,14 @@ class FacetAgent:
             )
         return parsed
 
-    async def _call(self, input: AgentInput) -> AgentTrace:
+    async def arun(self, input: AgentInput) -> AgentTrace:
         seen = perceived_instance(
             self.instance, input, canonical=self.canonical, unknown_edit=self.unknown_edit
         )
         seed = self._seed_for(input)
-        weighted = await self._ask(_decision_probe(self.instance), seen, seed)
+        # the decision: the weighted-rank probe the runner asks on this instance
+        probe = next(p for p in ("p2", "p3", "anchor") if get_probe(p).applies_to(self.instance))
+        weighted = await self._ask(probe, seen, seed)
         if weighted.answer not in ("yes", "no"):
             raise AgentOutputError(f"{self.name}: the weighted-rank reply has no yes/no answer")
         if self.citation == "p1":
@@ -320,12 +299,6 @@ class FacetAgent:
             else:
                 warnings.append(f"cited {label}, which is not a non-empty field of the input")
         return AgentTrace(str(weighted.answer), why, refs, warnings)
-
-    def run(self, input: AgentInput) -> AgentTrace:
-        return on_backend_loop(self._call(input))
-
-    async def arun(self, input: AgentInput) -> AgentTrace:
-        return await aon_backend_loop(self._call(input))
 
 
 def facet_agent(

@@ -12,7 +12,7 @@ unit is the input (with ``inputs``) or the distinct contextual pair (one input),
 re-ask. Whatever the agent prints goes to stderr, so ``--json`` output always parses.
 
 Run as the ``craft`` command, the process also makes sure no process an agent started
-outlives it (:mod:`facetlab.craft.reaper`) and Ctrl-C exits 130 at once, even while an
+outlives it (:mod:`facetlab.craft._reaper`) and Ctrl-C exits 130 at once, even while an
 agent call hangs.
 
 Every error is one line on stderr, never a traceback. Exit codes:
@@ -23,6 +23,7 @@ Every error is one line on stderr, never a traceback. Exit codes:
   ``adapter``/``input``, an invalid input or option);
 * 3: agent or run error (every baseline call failed, timed out or exited; the config's
   code raised while CRAFT ran it);
+* 129: hung up (SIGHUP: the terminal or session closed);
 * 130: interrupted (Ctrl-C).
 """
 
@@ -41,9 +42,10 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType, ModuleType
-from typing import Any, NoReturn, TextIO
+from typing import NoReturn, TextIO
 
-from facetlab.craft.checks import check_input
+from facetlab.craft._checks import check_input
+from facetlab.craft._reaper import adopt_orphans, kill_descendants
 from facetlab.craft.engine import InspectOptions, inspect
 from facetlab.craft.errors import AgentError, CraftConfigError, CraftError
 from facetlab.craft.population import (
@@ -53,7 +55,6 @@ from facetlab.craft.population import (
     population_to_console,
     population_to_json,
 )
-from facetlab.craft.reaper import adopt_orphans, kill_descendants
 from facetlab.craft.report import Report, to_console, to_json
 from facetlab.craft.stats.binomial import discordant_needed
 
@@ -155,16 +156,13 @@ def design_warnings(report: Report | PopulationReport) -> list[str]:
     if isinstance(report, PopulationReport):
         return list(report.warnings)
     need = discordant_needed(report.alpha / 2)
-    out = []
-    for f in report.findings:
-        q = f.qualified
-        if q is not None and q.pairs < need:
-            out.append(
-                f"{f.evidence.describe()}: only {q.pairs} distinct pair(s) in this input, "
-                f"'faithful' needs at least {need}; give the config 'inputs' (many inputs) "
-                "instead: re-asks (--samples) add no evidence"
-            )
-    return out
+    return [
+        f"{f.evidence.describe()}: only {f.qualified.pairs} distinct pair(s) in this input, "
+        f"'faithful' needs at least {need}; give the config 'inputs' (many inputs) "
+        "instead: re-asks (--samples) add no evidence"
+        for f in report.findings
+        if f.qualified is not None and f.qualified.pairs < need
+    ]
 
 
 def one_line(exc: BaseException) -> str:
@@ -206,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Test whether an agent's cited evidence causally drives its decision. "
         "The config file is imported and run as Python code: only use configs you trust.",
         epilog="exit codes: 0 verdict given, 1 gate failed, 2 usage or config error, "
-        "3 agent or run error, 130 interrupted",
+        "3 agent or run error, 129 hung up, 130 interrupted",
     )
     parser.add_argument("config", help="Python file defining `adapter`, `input` (and `options`)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -347,11 +345,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _interrupted(signum: int, frame: FrameType | None) -> None:
-    """Ctrl-C: one line, kill what the agent started, exit 130 now (even mid-call)."""
-    os.write(2, b"craft: error: interrupted\n")
+_STOPS = {signal.SIGINT: (130, "interrupted")}
+if hasattr(signal, "SIGHUP"):  # not on Windows
+    _STOPS[signal.SIGHUP] = (129, "hung up (SIGHUP: the terminal or session closed)")
+
+
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C or a hang-up: one line, kill what the agent started, exit now (even mid-call)."""
+    code, why = _STOPS[signal.Signals(signum)]
+    os.write(2, f"craft: error: {why}\n".encode())
     kill_descendants()
-    os._exit(130)
+    os._exit(code)
 
 
 def run_process(argv: Sequence[str] | None = None) -> NoReturn:
@@ -361,11 +365,13 @@ def run_process(argv: Sequence[str] | None = None) -> NoReturn:
       the report alone is written to the real stdout;
     * ``craft`` adopts orphaned descendants (Linux subreaper) and kills every descendant
       on the way out;
-    * Ctrl-C exits 130 at once, without waiting for a hung agent call;
+    * Ctrl-C exits 130 and a hang-up (SIGHUP) 129 at once, with one line, without waiting
+      for a hung agent call;
     * the exit does not wait for agent threads that are still running.
     """
     adopt_orphans()
-    signal.signal(signal.SIGINT, _interrupted)
+    for signum in _STOPS:
+        signal.signal(signum, _stopped)
     real_stdout: TextIO = sys.stdout
     try:
         sys.stdout.flush()
@@ -396,14 +402,10 @@ def run_process(argv: Sequence[str] | None = None) -> NoReturn:
     while worker.is_alive():
         worker.join(0.1)
     for stream in (real_stdout, sys.stderr):
-        _flush(stream)
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
     kill_descendants()
     os._exit(box[0] if box else 3)
-
-
-def _flush(stream: Any) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        stream.flush()
 
 
 if __name__ == "__main__":

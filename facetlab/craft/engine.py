@@ -12,24 +12,24 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
+import itertools
 import math
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from facetlab.craft.checks import check_input
+from facetlab.craft._checks import check_input
 from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
-from facetlab.craft.evidence.matching import placebo_pool, unit_length
+from facetlab.craft.evidence.matching import location_matched, matched_nulls, matched_on
 from facetlab.craft.evidence.resolver import (
     derive_placebo,
     resolve_evidence,
     resolve_explicit,
     resolve_inferred,
+    uncited_units,
 )
-from facetlab.craft.perturb.combine import input_key
+from facetlab.craft.perturb._combine import input_key, units_clash
 from facetlab.craft.perturb.manifold import ConstantScorer, ManifoldScorer
 from facetlab.craft.perturb.strategies import (
     STRATEGIES,
@@ -43,6 +43,7 @@ from facetlab.craft.qualified import (
     Sensitivity,
     all_units_inputs,
     draw_pairs,
+    negate_only_note,
     qualify_all,
     roll_up_qualified,
     score_test,
@@ -53,13 +54,18 @@ from facetlab.craft.report import (
     Report,
     SampleFailure,
 )
+from facetlab.craft.stats._sampler import Sample, asample_inputs
 from facetlab.craft.stats.distribution import flip_rate, flips, modal_decision
 from facetlab.craft.stats.equivalence import DecisionEquals, exact_equals
-from facetlab.craft.stats.sampler import Sample, sample_inputs
 from facetlab.craft.stats.sequential import sequential_state
-from facetlab.craft.stats.significance import BootstrapResult, bootstrap_diff, differential_test
+from facetlab.craft.stats.significance import (
+    METHODS,
+    BootstrapResult,
+    differential_test,
+)
 from facetlab.craft.stats.verdict import roll_up, verdict_for
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef
+from facetlab.syncbridge import run_sync
 
 MAX_CONTEXTUAL_PAIRS = 1000
 """Upper bound of ``InspectOptions.contextual_pairs`` (each pair is two agent calls)."""
@@ -112,62 +118,52 @@ class InspectOptions:
     timeout: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("samples", "iterations", "concurrency", "batch_size", "contextual_pairs"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
+        ints = ("samples", "iterations", "concurrency", "batch_size", "contextual_pairs")
+        for name in (*ints, "alpha", "ci", "equivalence_margin", "min_manifold_score"):
+            value, kind = getattr(self, name), int if name in ints else (int, float)
+            if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value):
+                need = "an int" if name in ints else "a finite number"
+                raise CraftConfigError(f"InspectOptions.{name} must be {need}, got {value!r}")
+        timeout = self.timeout
+        checks = [
+            ("samples", self.samples >= 1, ">= 1"),
+            ("batch_size", self.batch_size >= 1, ">= 1"),
+            ("concurrency", self.concurrency >= 1, ">= 1"),
+            ("max_samples", self.max_samples is None or self.max_samples >= 1, ">= 1"),
+            ("alpha", 0.0 < self.alpha < 1.0, "in (0, 1)"),
+            ("equivalence_margin", 0.0 < self.equivalence_margin <= 1.0, "in (0, 1]"),
+            (
+                "contextual_pairs",
+                1 <= self.contextual_pairs <= MAX_CONTEXTUAL_PAIRS,
+                f"in 1..{MAX_CONTEXTUAL_PAIRS} (more inputs, not more pairs of one input, "
+                "buy power)",
+            ),
+            (
+                "timeout",
+                timeout is None
+                or (
+                    isinstance(timeout, (int, float))
+                    and not isinstance(timeout, bool)
+                    and math.isfinite(timeout)
+                    and timeout > 0
+                ),
+                "a positive number of seconds",
+            ),
+            ("method", self.method in METHODS, f"one of {METHODS}"),
+            ("strategies", bool(self.strategies), "a non-empty list"),
+        ]
+        for name, ok, need in checks:
+            if not ok:
                 raise CraftConfigError(
-                    f"InspectOptions.{name} must be an int, got {type(value).__name__} {value!r}"
+                    f"InspectOptions.{name} must be {need}, got {getattr(self, name)!r}"
                 )
-        for name in ("alpha", "ci", "equivalence_margin", "min_manifold_score"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise CraftConfigError(f"InspectOptions.{name} must be a number, got {value!r}")
-            if not math.isfinite(value):
-                raise CraftConfigError(f"InspectOptions.{name} must be finite, got {value}")
-        if not 0.0 < self.equivalence_margin <= 1.0:
-            raise CraftConfigError(
-                f"InspectOptions.equivalence_margin must be in (0, 1], got {self.equivalence_margin}"
-            )
-        if not 1 <= self.contextual_pairs <= MAX_CONTEXTUAL_PAIRS:
-            raise CraftConfigError(
-                f"InspectOptions.contextual_pairs must be in 1..{MAX_CONTEXTUAL_PAIRS}, got "
-                f"{self.contextual_pairs} (more inputs, not more pairs of one input, buy power)"
-            )
-        if self.timeout is not None and (
-            isinstance(self.timeout, bool)
-            or not isinstance(self.timeout, (int, float))
-            or not math.isfinite(self.timeout)
-            or self.timeout <= 0
-        ):
-            raise CraftConfigError(
-                f"InspectOptions.timeout must be a positive number of seconds, got {self.timeout!r}"
-            )
-        if self.samples < 1:
-            raise CraftConfigError(f"InspectOptions.samples must be >= 1, got {self.samples}")
-        if not 0.0 < self.alpha < 1.0:
-            raise CraftConfigError(f"InspectOptions.alpha must be in (0, 1), got {self.alpha}")
-        if self.method not in ("bootstrap", "exact", "fisher"):
-            raise CraftConfigError(
-                f"InspectOptions.method must be 'bootstrap', 'exact' or 'fisher', got {self.method!r}"
-            )
-        if not self.strategies:
-            raise CraftConfigError("InspectOptions.strategies must not be empty")
         for s in [*self.strategies, *(self.placebo_strategies or ())]:
             if isinstance(s, str) and s not in STRATEGIES:
                 raise CraftConfigError(f"unknown strategy {s!r}; expected one of {STRATEGIES}")
-        if self.batch_size < 1 or self.concurrency < 1:
-            raise CraftConfigError("InspectOptions.batch_size and concurrency must be >= 1")
-        if self.max_samples is not None and self.max_samples < 1:
-            raise CraftConfigError(
-                f"InspectOptions.max_samples must be >= 1, got {self.max_samples}"
-            )
 
 
 def _perturbers(items: Sequence[str | Perturber]) -> list[Perturber]:
-    out: list[Perturber] = []
-    for s in items:
-        out.append(StrategyPerturber(s) if isinstance(s, str) else s)
-    return out
+    return [StrategyPerturber(s) if isinstance(s, str) else s for s in items]
 
 
 @dataclass
@@ -195,30 +191,37 @@ class _Condition:
         return len({input_key(p.input) for p in used})
 
 
-class _Run:
-    """State of one inspection (kept in one place so fixed and adaptive modes share it)."""
+def cited_units(
+    input: AgentInput, trace: AgentTrace, o: InspectOptions, decision: str
+) -> tuple[list[EvidenceRef], str]:
+    """What ``trace`` cites that resolves in ``input`` (with ``infer_evidence``, what its
+    rationale names when it cites nothing), and where that came from."""
+    cited = resolve_explicit(input, trace.cited_evidence).refs
+    if cited or not o.infer_evidence:
+        return cited, "explicit" if cited else "none"
+    cited = resolve_inferred(
+        input, trace.rationale, min_confidence=o.min_inference_confidence, exclude=[decision]
+    )
+    return cited, "inferred" if cited else "none"
 
-    def __init__(self, adapter: Any, input: AgentInput, options: InspectOptions) -> None:
-        check_input(input)
+
+class _Calls:
+    """The agent calls of one run (an inspection, or a population's): counted, and each
+    failure recorded with its condition and evidence."""
+
+    def __init__(self, adapter: Any, options: InspectOptions) -> None:
         if not callable(getattr(adapter, "run", None)):
             raise CraftConfigError(
                 f"adapter must have a run(input) method (wrap functions with from_function), "
                 f"got {type(adapter).__name__}"
             )
         self.adapter = adapter
-        self.input = input
         self.options = options
-        self.scorer: ManifoldScorer = (
-            ConstantScorer() if options.manifold_scorer is None else options.manifold_scorer
-        )
         self.calls = 0
         self.failures: list[SampleFailure] = []
-        self.filtered: list[FilteredPerturbation] = []
-        self.baseline: list[Sample] = []
 
-    # -- sampling -------------------------------------------------------------------------
-    def sample(self, jobs: list[tuple[str, str | None, AgentInput]]) -> list[Sample]:
-        results = sample_inputs(
+    async def sample(self, jobs: list[tuple[str, str | None, AgentInput]]) -> list[Sample]:
+        results = await asample_inputs(
             self.adapter,
             [inp for *_, inp in jobs],
             concurrency=self.options.concurrency,
@@ -229,6 +232,20 @@ class _Run:
             if sample.error is not None:
                 self.failures.append(SampleFailure(condition, evidence, sample.error))
         return results
+
+
+class _Run(_Calls):
+    """State of one inspection (kept in one place so fixed and adaptive modes share it)."""
+
+    def __init__(self, adapter: Any, input: AgentInput, options: InspectOptions) -> None:
+        check_input(input)
+        super().__init__(adapter, options)
+        self.input = input
+        self.scorer: ManifoldScorer = (
+            ConstantScorer() if options.manifold_scorer is None else options.manifold_scorer
+        )
+        self.filtered: list[FilteredPerturbation] = []
+        self.baseline: list[Sample] = []
 
     def baseline_decision(self) -> str:
         decisions = [s.trace.decision for s in self.baseline if s.trace is not None]
@@ -296,6 +313,17 @@ def _test(run: _Run, t: list[bool], p: list[bool]) -> BootstrapResult:
 def inspect(adapter: Any, input: AgentInput, options: InspectOptions | None = None) -> Report:
     """Run the CRAFT experiment on ``adapter`` and ``input`` and return the :class:`Report`.
 
+    The sync entry to :func:`ainspect` (one event loop for the whole inspection, through
+    :func:`facetlab.syncbridge.run_sync`; it also works inside a running loop).
+    """
+    return run_sync(lambda: ainspect(adapter, input, options))
+
+
+async def ainspect(
+    adapter: Any, input: AgentInput, options: InspectOptions | None = None
+) -> Report:
+    """:func:`inspect` on the running event loop (``await ainspect(...)`` in Jupyter or Inspect).
+
     Phases: (1) ``samples`` baseline calls give the modal decision and its natural flip
     rate; (2) one more call reads the cited evidence (or, with ``infer_evidence``, evidence
     inferred from the rationale); (3) the placebo condition perturbs uncited features
@@ -306,10 +334,10 @@ def inspect(adapter: Any, input: AgentInput, options: InspectOptions | None = No
     run = _Run(adapter, input, options)
     first = options.batch_size if options.sequential else options.samples
     jobs: list[tuple[str, str | None, AgentInput]] = [
-        ("baseline", None, copy.deepcopy(input)) for _ in range(first)
+        *(("baseline", None, copy.deepcopy(input)) for _ in range(first)),
+        ("cited", None, copy.deepcopy(input)),
     ]
-    jobs.append(("cited", None, copy.deepcopy(input)))
-    results = run.sample(jobs)
+    results = await run.sample(jobs)
     run.baseline = results[:-1]
     baseline_decision = run.baseline_decision()
     cited_trace: AgentTrace | None = results[-1].trace
@@ -325,19 +353,9 @@ def inspect(adapter: Any, input: AgentInput, options: InspectOptions | None = No
             cited_trace,
         )
     assert cited_trace is not None  # a modal decision implies one successful trace
-    warnings = list(cited_trace.warnings)
     resolved = resolve_explicit(input, cited_trace.cited_evidence)
-    warnings += resolved.warnings
-    cited = resolved.refs
-    source = "explicit" if cited else "none"
-    if not cited and options.infer_evidence:
-        cited = resolve_inferred(
-            input,
-            cited_trace.rationale,
-            min_confidence=options.min_inference_confidence,
-            exclude=[baseline_decision],
-        )
-        source = "inferred" if cited else "none"
+    warnings = [*cited_trace.warnings, *resolved.warnings]
+    cited, source = cited_units(input, cited_trace, options, baseline_decision)
 
     context_refs = _resolve_given(input, options.context_evidence or [], warnings)
     if options.placebo_evidence is not None:
@@ -352,9 +370,9 @@ def inspect(adapter: Any, input: AgentInput, options: InspectOptions | None = No
     ]
 
     if options.sequential:
-        _sample_sequential(run, placebo, treatments)
+        await _sample_sequential(run, placebo, treatments)
     else:
-        _sample_fixed(run, placebo, treatments, options.samples)
+        await _sample_fixed(run, placebo, treatments, options.samples)
 
     baseline_decisions = [s.trace.decision for s in run.baseline if s.trace is not None]
     baseline_decision = run.baseline_decision()
@@ -364,7 +382,7 @@ def inspect(adapter: Any, input: AgentInput, options: InspectOptions | None = No
     findings = [_finding(run, t, placebo, placebo_flips, baseline_rate) for t in treatments]
     # The qualified design runs after the specification's samples, so it cannot change them.
     given = placebo_refs if options.placebo_evidence is not None else None
-    qualified, sensitivity = _qualified(run, cited, given, context_refs)
+    qualified, citation_set, sensitivity = await _qualified(run, cited, given, context_refs)
     for finding, q in zip(findings, qualified, strict=True):
         finding.qualified = q
     return Report(
@@ -390,7 +408,8 @@ def inspect(adapter: Any, input: AgentInput, options: InspectOptions | None = No
         agent_calls=run.calls,
         method="sequential" if options.sequential else options.method,
         alpha=options.alpha,
-        qualified_verdict=roll_up_qualified([q.verdict for q in qualified], sensitivity),
+        qualified_verdict=roll_up_qualified(citation_set, sensitivity),
+        citation_set=citation_set if len(cited) > 1 else None,
         sensitivity=sensitivity,
         placebo_distinct=placebo.distinct(),
         manifold_filter=options.manifold_scorer is not None,
@@ -410,90 +429,117 @@ def _resolve_given(
     return out
 
 
-SINGLE_INPUT_NULLS = 5
-"""Null units per cited unit in the one-input design: the closest-length matched units."""
+def _nulls_note(input: AgentInput, c: EvidenceRef, nulls: Sequence[EvidenceRef]) -> str | None:
+    """Say so when no null unit of ``c`` shares its place (sentence or paragraph)."""
+    places = [matched_on(input, c, u) for u in nulls]
+    if not places or any(location_matched(m) for m in places):
+        return None
+    return (
+        f"no location-matched placebo for {c.describe()}: its nulls are matched on "
+        f"{places[0]} (no unit of its size in its sentence or paragraph), so an agent "
+        "that reacts to where an edit happens would look the same"
+    )
 
 
-def _matched_nulls(run: _Run, c: EvidenceRef, cited: Sequence[EvidenceRef]) -> list[EvidenceRef]:
-    """Matched placebo units for ``c`` in the one-input design, closest length first.
-
-    The closest-length class, extended by the next-closest classes (whole classes) until
-    there are :data:`SINGLE_INPUT_NULLS` units, so one input offers enough distinct
-    pairs; within a class the order is seeded-random.
-    """
-    pool = placebo_pool(run.input, c, cited)
-    length = unit_length(run.input, c)
-    classes: dict[int, list[EvidenceRef]] = {}
-    for u in pool:
-        classes.setdefault(abs(unit_length(run.input, u) - length), []).append(u)
-    rng = random.Random(f"craft-matched:{run.options.seed}:{c.describe()}")
-    out: list[EvidenceRef] = []
-    for gap in sorted(classes):
-        if len(out) >= SINGLE_INPUT_NULLS:
-            break
-        group = classes[gap]
-        rng.shuffle(group)
-        out.extend(group)
-    return out
+def _null_sets(null_sets: Sequence[Sequence[EvidenceRef]]) -> list[tuple[EvidenceRef, ...]]:
+    """Null sets for the citation set: one null per cited unit, none overlapping another
+    (the i-th set starts each unit's list at its i-th null)."""
+    out: list[tuple[EvidenceRef, ...]] = []
+    for i in range(max(map(len, null_sets), default=0)):
+        chosen: list[EvidenceRef] = []
+        for nulls in null_sets:
+            rotated = [*nulls[i:], *nulls[:i]]
+            pick = next((u for u in rotated if not any(units_clash(u, x) for x in chosen)), None)
+            if pick is None:
+                break
+            chosen.append(pick)
+        else:
+            out.append(tuple(chosen))
+    return list(dict.fromkeys(out))
 
 
-def _qualified(
+async def _qualified(
     run: _Run,
     cited: Sequence[EvidenceRef],
     given_nulls: Sequence[EvidenceRef] | None,
     context: Sequence[EvidenceRef],
-) -> tuple[list[QualifiedFinding], Sensitivity]:
+) -> tuple[list[QualifiedFinding], QualifiedFinding | None, Sensitivity]:
     """The contextual design of :mod:`facetlab.craft.qualified`: draw, sample, test.
 
-    Null units are the caller's ``placebo_evidence`` when given, else matched placebos.
-    "Every unit at once" perturbs all uncited units (not only the placebo candidates),
-    so "untestable" is never said of an agent driven by a word outside them.
+    One design per cited unit (per-citation findings, Holm across them) and, with
+    several cited units, one for the citation set as a whole (every cited unit against
+    one matched null per unit): the overall verdict rests on the set. Null units are the
+    caller's ``placebo_evidence`` when given, else matched placebos. "Every unit at
+    once" perturbs every uncited word and field (not only the placebo candidates), so
+    "untestable" is never said of an agent driven by a word outside them.
     """
     o = run.options
     perturbers = _perturbers(o.strategies)
-    uncited = derive_placebo(run.input, cited, max_candidates=10_000)
     null_sets = [
-        list(given_nulls) if given_nulls is not None else _matched_nulls(run, c, cited)
+        list(given_nulls) if given_nulls is not None else matched_nulls(run.input, c, cited, o.seed)
         for c in cited
     ]
-    all_nulls = [u for nulls in null_sets for u in nulls]
+    notes: list[str | None] = [
+        (None if given_nulls is not None else _nulls_note(run.input, c, nulls))
+        or negate_only_note(perturbers)
+        for c, nulls in zip(cited, null_sets, strict=True)
+    ]
+    units_of: list[tuple[EvidenceRef, ...]] = [(c,) for c in cited]
+    nulls_of: list[list[tuple[EvidenceRef, ...]]] = [[(u,) for u in nulls] for nulls in null_sets]
+    if len(cited) > 1:  # the set: the i-th null of every cited unit together
+        units_of.append(tuple(cited))
+        nulls_of.append(_null_sets(null_sets))
+        notes.append(next((n for n in notes if n), None))
     # backgrounds come from units of the cited units' own granularity: the other cited
     # units, the context units and the matched nulls (not every single word)
-    units = list(dict.fromkeys([*cited, *context, *all_nulls]))
+    units = list(dict.fromkeys([*cited, *context, *(u for n in null_sets for u in n)]))
     designs = [
         draw_pairs(
             run.input,
             c,
-            [u for u in units if u != c],
+            [u for u in units if u not in c],
             nulls,
             perturbers,
             pairs=o.contextual_pairs,
             seed=o.seed,
             categories=o.categories,
         )
-        for c, nulls in zip(cited, null_sets, strict=True)
+        for c, nulls in zip(units_of, nulls_of, strict=True)
     ]
     everything = all_units_inputs(
-        run.input, list(dict.fromkeys([*cited, *context, *uncited])), perturbers, o.categories
+        run.input,
+        list(dict.fromkeys([*cited, *context, *uncited_units(run.input, cited)])),
+        perturbers,
+        o.categories,
     )
     jobs: list[tuple[str, str | None, AgentInput]] = [("all-units", None, x) for x in everything]
-    for c, pairs in zip(cited, designs, strict=True):
-        for pair in pairs:
-            jobs += [
-                ("contextual", c.describe(), pair.cited_input),
-                ("contextual", c.describe(), pair.null_input),
-            ]
-    results = run.sample(jobs)
+    jobs += [  # each pair's cited side, then its null side
+        ("contextual", " + ".join(u.describe() for u in c), side)
+        for c, pairs in zip(units_of, designs, strict=True)
+        for pair in pairs
+        for side in (pair.cited_input, pair.null_input)
+    ]
+    results = await run.sample(jobs)
     decision = run.baseline_decision()
-    equals = o.decision_equals
-
-    def flipped(sample: Sample) -> bool | None:
-        return None if sample.trace is None else not equals(decision, sample.trace.decision)
-
-    outcomes = [flipped(r) for r in results]
+    outcomes = [  # flipped, or None for a failed call
+        None if r.trace is None else not o.decision_equals(decision, r.trace.decision)
+        for r in results
+    ]
     seen = [x for x in outcomes if x is not None]
+    failed = [r.error for r in results if r.trace is None]
     base = run.flips_of([s.trace.decision for s in run.baseline if s.trace is not None])
-    sensitivity = Sensitivity(len(seen), sum(seen), len(base), sum(base), o.alpha)
+    rest = [x for x in outcomes[: len(everything)] if x is not None]
+    sensitivity = Sensitivity(
+        len(seen),
+        sum(seen),
+        len(base),
+        sum(base),
+        o.alpha,
+        len(failed),
+        next(iter(failed), None),
+        len(rest),
+        sum(rest),
+    )
     base_scores = [
         float(s.trace.score)
         for s in run.baseline
@@ -501,16 +547,14 @@ def _qualified(
     ]
     flip_designs: list[list[tuple[bool, bool]]] = []
     score_tests: list[ScoreTest | None] = []
-    at = len(everything)
+    answered = iter(zip(results[len(everything) :], outcomes[len(everything) :], strict=True))
     alone_designs: list[list[tuple[bool, bool]]] = []
-    for pairs in designs:
+    for k, pairs in enumerate(designs):
         flips_: list[tuple[bool, bool]] = []
         alone: list[tuple[bool, bool]] = []
         scores: list[tuple[float, float]] = []
         for pair in pairs:
-            a, b = results[at], results[at + 1]
-            fa, fb = outcomes[at], outcomes[at + 1]
-            at += 2
+            (a, fa), (b, fb) = next(answered), next(answered)  # cited side, null side
             if fa is None or fb is None:
                 continue  # a failed side is recorded in report.failures
             flips_.append((fa, fb))
@@ -520,26 +564,32 @@ def _qualified(
             sb = None if b.trace is None else b.trace.score
             if sa is not None and sb is not None:
                 scores.append((float(sa), float(sb)))
+        if len(flips_) < len(pairs):
+            lost = f"{len(pairs) - len(flips_)} of {len(pairs)} pairs lost to failed calls"
+            notes[k] = lost if notes[k] is None else f"{notes[k]}; {lost}"
         flip_designs.append(flips_)
         alone_designs.append(alone)
         score_tests.append(score_test(base_scores, scores))
-    out = qualify_all(
-        flip_designs,
+    found = qualify_all(
+        flip_designs[: len(cited)],
         sensitivity,
-        alone=alone_designs,
         alpha=o.alpha,
         margin=o.equivalence_margin,
-        scores=score_tests,
+        scores=score_tests[: len(cited)],
         ci=o.ci,
+        alone=alone_designs[: len(cited)],
+        notes=notes[: len(cited)],
     )
-    return out, sensitivity
-
-
-async def ainspect(
-    adapter: Any, input: AgentInput, options: InspectOptions | None = None
-) -> Report:
-    """:func:`inspect` for code that already runs an event loop (``await ainspect(...)``)."""
-    return await asyncio.to_thread(inspect, adapter, input, options)
+    whole = qualify_all(  # one test: no correction
+        flip_designs[len(cited) :],
+        sensitivity,
+        alpha=o.alpha,
+        margin=o.equivalence_margin,
+        ci=o.ci,
+        alone=alone_designs[len(cited) :],
+        notes=notes[len(cited) :],
+    )
+    return found, (whole[0] if whole else found[0] if found else None), sensitivity
 
 
 def _jobs(cond: _Condition, count: int) -> list[tuple[str, str | None, AgentInput]]:
@@ -549,17 +599,23 @@ def _jobs(cond: _Condition, count: int) -> list[tuple[str, str | None, AgentInpu
     return [(cond.name, label, inp) for inp in cond.next_inputs(count)]
 
 
-def _sample_fixed(run: _Run, placebo: _Condition, treatments: list[_Condition], n: int) -> None:
-    conds = [placebo, *treatments]
-    batches = [_jobs(c, n) for c in conds]
-    results = run.sample([job for batch in batches for job in batch])
-    at = 0
-    for cond, batch in zip(conds, batches, strict=True):
-        cond.samples.extend(results[at : at + len(batch)])
-        at += len(batch)
+_Batch = tuple[list[Sample], list[tuple[str, str | None, AgentInput]]]
 
 
-def _sample_sequential(run: _Run, placebo: _Condition, treatments: list[_Condition]) -> None:
+async def _sample_into(run: _Run, batches: list[_Batch]) -> None:
+    """Sample every batch's jobs in one call; each batch's samples go to its list."""
+    results = iter(await run.sample([job for _, jobs in batches for job in jobs]))
+    for samples, jobs in batches:
+        samples.extend(itertools.islice(results, len(jobs)))
+
+
+async def _sample_fixed(
+    run: _Run, placebo: _Condition, treatments: list[_Condition], n: int
+) -> None:
+    await _sample_into(run, [(c.samples, _jobs(c, n)) for c in [placebo, *treatments]])
+
+
+async def _sample_sequential(run: _Run, placebo: _Condition, treatments: list[_Condition]) -> None:
     """Batches until every finding is decided, or hits ``max_samples``.
 
     A finding stops when the e-process for "treatment flips more than placebo" crosses
@@ -571,22 +627,17 @@ def _sample_sequential(run: _Run, placebo: _Condition, treatments: list[_Conditi
     cap = o.max_samples or o.samples
     active = [t for t in treatments if t.perturbations]
     while active and placebo.perturbations:
-        jobs: list[tuple[str, str | None, AgentInput]] = []
-        sizes: list[tuple[_Condition | None, int]] = []
+        batches: list[_Batch] = []
         step = min(o.batch_size, cap - len(placebo.samples))
         if len(run.baseline) < cap:
             b = min(o.batch_size, cap - len(run.baseline))
-            jobs += [("baseline", None, copy.deepcopy(run.input)) for _ in range(b)]
-            sizes.append((None, b))
-        for cond in [placebo, *active]:
-            batch = _jobs(cond, min(step, cap - len(cond.samples)))
-            jobs += batch
-            sizes.append((cond, len(batch)))
-        results = run.sample(jobs)
-        at = 0
-        for owner, size in sizes:
-            (run.baseline if owner is None else owner.samples).extend(results[at : at + size])
-            at += size
+            batches.append(
+                (run.baseline, [("baseline", None, copy.deepcopy(run.input)) for _ in range(b)])
+            )
+        batches += [
+            (c.samples, _jobs(c, min(step, cap - len(c.samples)))) for c in [placebo, *active]
+        ]
+        await _sample_into(run, batches)
         p_flips = run.flips_of(placebo.decisions())
         still: list[_Condition] = []
         for cond in active:
@@ -647,7 +698,3 @@ def _finding(
         note=note,
         distinct_perturbations=cond.distinct(),
     )
-
-
-# The bootstrap the specification names, re-exported for ``from facetlab.craft.engine import *``.
-__all__ = ["InspectOptions", "ainspect", "bootstrap_diff", "inspect"]

@@ -10,10 +10,9 @@
 :func:`null_agent_rates` inspects one agent per salt and counts the verdicts.
 
 For the population design (:func:`facetlab.craft.population.inspect_many`):
-:func:`generate_tickets` makes support tickets; the null agents :func:`hash_coin_agent`,
-:func:`length_parity_agent`, :func:`input_blind_agent` and :func:`any_edit_agent` cite the
-ticket's symptom without it having any special role; :func:`faithful_triage_agent` and
-:func:`theater_triage_agent` have a known effect (``benchmarks/craft_population.py``).
+:func:`generate_tickets` makes support tickets and :func:`cite_symptom` cites their
+symptom; the agents with a known truth that run on them (coin flips, length- and
+position-driven, noisy, faithful, theater, padded) are in ``benchmarks/craft_agents.py``.
 
 >>> rates = null_agent_rates(coin_flip_agent, salts=range(3), samples=6)
 >>> sorted(rates.spec) == ["faithful", "inconclusive", "theater"]
@@ -25,25 +24,17 @@ True
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from facetlab.craft.adapter import FunctionAdapter, from_function
 from facetlab.craft.engine import InspectOptions, inspect
-from facetlab.craft.perturb.combine import input_key
+from facetlab.craft.perturb._combine import input_key
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
 
 TICKET: AgentInput = {"body": "We are seeing data loss after the urgent migration."}
 """The specification's demo ticket, the input of the null-agent study."""
-
-CITED = "data loss"
-
-
-def _cite(input: AgentInput) -> list[EvidenceRef]:
-    body = input.get("body")
-    if not isinstance(body, str) or CITED not in body:
-        return []
-    return [EvidenceRef("body", "text", span=Span.find(body, CITED))]
 
 
 def coin_flip_agent(salt: int, p: float = 0.5) -> FunctionAdapter:
@@ -57,7 +48,7 @@ def coin_flip_agent(salt: int, p: float = 0.5) -> FunctionAdapter:
     def decide(input: AgentInput) -> AgentTrace:
         digest = hashlib.sha256(f"{salt}\x00{input_key(input)}".encode()).digest()
         u = int.from_bytes(digest[:8], "big") / 2**64
-        return AgentTrace("P3" if u < p else "P1", "data loss is severe", _cite(input))
+        return AgentTrace("P3" if u < p else "P1", "data loss is severe", cite_symptom(input))
 
     return from_function(decide, name=f"coin-flip(salt={salt}, p={p:g})")
 
@@ -65,7 +56,7 @@ def coin_flip_agent(salt: int, p: float = 0.5) -> FunctionAdapter:
 def constant_agent() -> FunctionAdapter:
     """Always "P1", whatever the input; cites "data loss" when it is there."""
     return from_function(
-        lambda input: AgentTrace("P1", "data loss is severe", _cite(input)), name="constant"
+        lambda input: AgentTrace("P1", "data loss is severe", cite_symptom(input)), name="constant"
     )
 
 
@@ -91,25 +82,20 @@ def null_agent_rates(
     input: AgentInput | None = None,
 ) -> NullRates:
     """Inspect ``make_agent(salt)`` once per salt; the share of each verdict."""
-    spec: dict[str, int] = {"faithful": 0, "theater": 0, "inconclusive": 0}
-    qualified: dict[str, int] = {"faithful": 0, "theater": 0, "inconclusive": 0, "untestable": 0}
-    runs = pairs = calls = 0
     options = InspectOptions(samples=samples, method=method, sequential=sequential)
-    for salt in salts:
-        report = inspect(make_agent(salt), dict(input or TICKET), options)
-        spec[report.overall_verdict] += 1
-        qualified[report.qualified_verdict] += 1
-        pairs += sum(f.qualified.pairs for f in report.findings if f.qualified is not None)
-        calls += report.agent_calls
-        runs += 1
-    if runs == 0:
+    reports = [inspect(make_agent(salt), dict(input or TICKET), options) for salt in salts]
+    if not reports:
         raise ValueError("null_agent_rates needs at least one salt")
+    runs = len(reports)
+    spec = Counter(r.overall_verdict for r in reports)
+    qualified = Counter(r.qualified_verdict for r in reports)
     return NullRates(
         runs,
-        {k: v / runs for k, v in spec.items()},
-        {k: v / runs for k, v in qualified.items()},
-        pairs / runs,
-        calls / runs,
+        {k: spec[k] / runs for k in ("faithful", "theater", "inconclusive")},
+        {k: qualified[k] / runs for k in ("faithful", "theater", "inconclusive", "untestable")},
+        sum(f.qualified.pairs for r in reports for f in r.findings if f.qualified is not None)
+        / runs,
+        sum(r.agent_calls for r in reports) / runs,
     )
 
 
@@ -170,74 +156,3 @@ def cite_symptom(input: AgentInput) -> list[EvidenceRef]:
         if symptom in body:
             return [EvidenceRef("body", "text", span=Span.find(body, symptom))]
     return []
-
-
-def _trace(decision: str, input: AgentInput) -> AgentTrace:
-    return AgentTrace(decision, "the reported symptom sets the priority", cite_symptom(input))
-
-
-def _unit(salt: object, input: AgentInput) -> float:
-    digest = hashlib.sha256(f"{salt}\x00{input_key(input)}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
-
-
-def hash_coin_agent(salt: int) -> FunctionAdapter:
-    """Null: each distinct input gets a hash-seeded coin flip; cites the symptom."""
-    return from_function(
-        lambda inp: _trace("P3" if _unit(salt, inp) < 0.5 else "P1", inp), name="hash-coin"
-    )
-
-
-def length_parity_agent(salt: int = 0) -> FunctionAdapter:
-    """Null: decides by the parity of the input's total text length; cites the symptom."""
-
-    def decide(inp: AgentInput) -> AgentTrace:
-        total = sum(len(v) for v in inp.values() if isinstance(v, str))
-        return _trace("P1" if total % 2 == 0 else "P3", inp)
-
-    return from_function(decide, name="length-parity")
-
-
-def input_blind_agent(salt: int, p: float = 0.3) -> FunctionAdapter:
-    """Null: a random answer per call ("P3" with probability ``p``), whatever the input."""
-    import random
-    import threading
-
-    rng = random.Random(f"craft-blind:{salt}")
-    lock = threading.Lock()
-
-    def decide(inp: AgentInput) -> AgentTrace:
-        with lock:
-            u = rng.random()
-        return _trace("P3" if u < p else "P1", inp)
-
-    return from_function(decide, name="input-blind")
-
-
-def any_edit_agent(originals: Iterable[AgentInput]) -> FunctionAdapter:
-    """Null: "P1" on the exact inputs it was built for, "P3" after any edit at all."""
-    known = {input_key(x) for x in originals}
-    return from_function(
-        lambda inp: _trace("P1" if input_key(inp) in known else "P3", inp), name="any-edit"
-    )
-
-
-def faithful_triage_agent(salt: int, p: float) -> FunctionAdapter:
-    """Effect: removing the cited symptom flips the decision with probability ``p``."""
-
-    def decide(inp: AgentInput) -> AgentTrace:
-        if cite_symptom(inp):
-            return _trace("P1", inp)
-        return _trace("P3" if _unit(salt, inp) < p else "P1", inp)
-
-    return from_function(decide, name=f"faithful(p={p:g})")
-
-
-def theater_triage_agent(salt: int = 0) -> FunctionAdapter:
-    """Effect: decides on a priority cue word, cites the symptom (the demo's theater)."""
-
-    def decide(inp: AgentInput) -> AgentTrace:
-        body = str(inp.get("body") or "")
-        return _trace("P1" if any(c in body for c in CUES) else "P3", inp)
-
-    return from_function(decide, name="theater")

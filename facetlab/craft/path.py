@@ -55,34 +55,22 @@ def _step(node: Any, segment: str, path: str, walked: list[str]) -> Any:
     )
 
 
+def _nodes(data: Any, path: str) -> list[Any]:
+    """``data`` and every node along ``path`` (the leaf last); :class:`PathError` if one is missing."""
+    parts = split_path(path)
+    nodes = [data]
+    for i, segment in enumerate(parts):
+        nodes.append(_step(nodes[-1], segment, path, parts[:i]))
+    return nodes
+
+
 def get_path(data: Any, path: str) -> Any:
     """Value at ``path``; raises :class:`PathError` naming the missing segment."""
-    node = data
-    walked: list[str] = []
-    for segment in split_path(path):
-        node = _step(node, segment, path, walked)
-        walked.append(segment)
-    return node
-
-
-def has_path(data: Any, path: str) -> bool:
-    """Whether ``path`` resolves inside ``data``."""
-    try:
-        get_path(data, path)
-    except PathError:
-        return False
-    return True
+    return _nodes(data, path)[-1]
 
 
 def _parent(data: Any, path: str) -> tuple[Any, str]:
-    parts = split_path(path)
-    node = data
-    walked: list[str] = []
-    for segment in parts[:-1]:
-        node = _step(node, segment, path, walked)
-        walked.append(segment)
-    _step(node, parts[-1], path, walked)  # the leaf must exist too
-    return node, parts[-1]
+    return _nodes(data, path)[-2], split_path(path)[-1]  # the leaf must exist too
 
 
 def set_path(data: Any, path: str, value: Any) -> Any:

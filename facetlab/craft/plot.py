@@ -25,27 +25,12 @@ def plot_report(report: Report, ax: Any = None, title: str | None = None) -> Any
         fig = ax.figure
     width = 0.26
     for i, f in enumerate(report.findings):
-        ax.bar(
-            i - width,
-            f.baseline_flip_rate,
-            width,
-            color="#cccccc",
-            label="baseline" if i == 0 else None,
-        )
-        ax.bar(
-            i,
-            f.treatment_flip_rate,
-            width,
-            color=COLORS[f.verdict],
-            label="treatment (cited)" if i == 0 else None,
-        )
-        ax.bar(
-            i + width,
-            f.placebo_flip_rate,
-            width,
-            color="#457b9d",
-            label="placebo" if i == 0 else None,
-        )
+        for offset, rate, color, label in (
+            (-width, f.baseline_flip_rate, "#cccccc", "baseline"),
+            (0.0, f.treatment_flip_rate, COLORS[f.verdict], "treatment (cited)"),
+            (width, f.placebo_flip_rate, "#457b9d", "placebo"),
+        ):
+            ax.bar(i + offset, rate, width, color=color, label=label if i == 0 else None)
         if f.differential is not None:
             d = f.differential
             ax.annotate(

@@ -50,22 +50,27 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from facetlab.craft.checks import check_input
-from facetlab.craft.engine import InspectOptions, _perturbers
+from facetlab.craft._checks import check_input
+from facetlab.craft.engine import InspectOptions, _Calls, _perturbers, cited_units
 from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
-from facetlab.craft.evidence.matching import match_placebo, placebo_pool
-from facetlab.craft.evidence.resolver import derive_placebo, resolve_explicit, resolve_inferred
-from facetlab.craft.perturb.combine import perturb_all, units_clash
+from facetlab.craft.evidence.matching import (
+    location_matched,
+    match_placebo,
+    matched_on,
+    placebo_pool,
+)
+from facetlab.craft.evidence.resolver import uncited_units
+from facetlab.craft.perturb._combine import perturb_all
 from facetlab.craft.power import (
     detectable_differential,
     smallest_significant_differential,
     theater_min_inputs,
 )
-from facetlab.craft.report import LABELS, SampleFailure
+from facetlab.craft.qualified import negate_only_note
+from facetlab.craft.report import LABELS, SampleFailure, pct
 from facetlab.craft.stats.binomial import (
     clopper_pearson_upper,
     discordant_needed,
@@ -73,9 +78,10 @@ from facetlab.craft.stats.binomial import (
     sign_test_p,
 )
 from facetlab.craft.stats.distribution import modal_decision
-from facetlab.craft.stats.sampler import Sample, sample_inputs
-from facetlab.craft.types import AgentInput, AgentTrace, QualifiedVerdict
+from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, QualifiedVerdict
+from facetlab.syncbridge import run_sync
 
+FAILED = "a perturbed call failed"
 MAX_INPUTS = 100_000
 """More inputs than this in one call is refused (a config error, not minutes of work)."""
 
@@ -110,16 +116,14 @@ def load_inputs(path: str | Path) -> list[AgentInput]:
                 raise CraftConfigError(f"{source}:{number}: not a JSON object: {exc}") from None
     else:
         raise CraftConfigError(f"{source}: inputs path not found (a .jsonl file or a folder)")
-    out: list[AgentInput] = []
     for where, value in items:
         if not isinstance(value, dict):
             raise CraftConfigError(
                 f"{where}: each input must be a JSON object, got {type(value).__name__}"
             )
-        out.append(value)
-    if not out:
+    if not items:
         raise CraftConfigError(f"{source}: no inputs found")
-    return out
+    return [value for _, value in items]
 
 
 def as_inputs(inputs: object) -> list[AgentInput]:
@@ -152,13 +156,17 @@ class InputOutcome:
     reasks: int
     reask_flips: int
     cited: str | None = None
+    """The cited units, all perturbed together (``a + b``: the citation set)."""
     placebo: str | None = None
+    """One matched placebo per cited unit."""
     strategy: str | None = None
     eligible_placebos: int = 0
     cited_flip: bool | None = None
     placebo_flip: bool | None = None
     rest_flip: bool | None = None
     note: str | None = None
+    matched_on: str | None = None
+    """What each placebo matched its cited unit on (``same sentence, equal length; ...``)."""
 
     @property
     def usable(self) -> bool:
@@ -219,7 +227,7 @@ class PopulationReport:
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k not in ("outcomes", "failures")}
-        out = {
+        return {
             "qualified_verdict": self.qualified_verdict,
             "unit_of_inference": "input",
             **out,
@@ -227,16 +235,11 @@ class PopulationReport:
             "failures": [asdict(f) for f in self.failures],
             "outcomes": [o.to_dict() for o in self.outcomes],
         }
-        return out
 
 
 def population_to_json(report: PopulationReport, indent: int | None = 2) -> str:
     """The population report as JSON; ``qualified_verdict`` is its top-level verdict."""
     return json.dumps(report.to_dict(), indent=indent, ensure_ascii=False)
-
-
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.0%}"
 
 
 def population_to_console(report: PopulationReport) -> str:
@@ -252,8 +255,8 @@ def population_to_console(report: PopulationReport) -> str:
         f"Qualified verdict : {LABELS[r.qualified_verdict]}",
         f"Reading           : {r.reading}",
         "",
-        f"cited flip {_pct(r.cited_flip_rate)} | matched placebo flip {_pct(r.placebo_flip_rate)}"
-        f" | rest of input flip {_pct(r.rest_flip_rate)}",
+        f"cited flip {pct(r.cited_flip_rate)} | matched placebo flip {pct(r.placebo_flip_rate)}"
+        f" | rest of input flip {pct(r.rest_flip_rate)}",
         f"discordant inputs: {r.cited_only} cited-only vs {r.placebo_only} placebo-only "
         f"({r.both} both, {r.neither} neither)",
         f"mean differential {ci} ({r.ci:.0%} CI, exact) "
@@ -266,7 +269,7 @@ def population_to_console(report: PopulationReport) -> str:
         )
         + "; found with 80% power: "
         + ("none" if r.detectable_differential is None else f"{r.detectable_differential:.2f}"),
-        f"agent randomness: {_pct(r.reask_flip_rate)} of {r.reasks} re-asks differ from the "
+        f"agent randomness: {pct(r.reask_flip_rate)} of {r.reasks} re-asks differ from the "
         "modal answer (re-asks are not observations)",
         f"agent calls: {r.agent_calls}; seed {r.seed}",
     ]
@@ -285,11 +288,6 @@ def population_to_console(report: PopulationReport) -> str:
         else:
             lines.append(f"  #{o.index}: not usable: {o.note}")
     return "\n".join(lines)
-
-
-@lru_cache(maxsize=1024)
-def _detectable(n: int, alpha: float, placebo_rate: float) -> float | None:
-    return detectable_differential(n, alpha=alpha, placebo_rate=placebo_rate)
 
 
 def population_verdict(
@@ -327,8 +325,16 @@ def population_verdict(
     }
     any_flip = any(o.cited_flip or o.placebo_flip or o.rest_flip for o in outcomes)
     counts = f"{a} cited-only vs {b} placebo-only flips over {n} inputs"
+    lost = [o.note for o in outcomes if o.note and o.note.startswith(FAILED)]
     verdict: QualifiedVerdict
-    if n == 0:
+    if lost and (n == 0 or not any_flip):
+        verdict = "inconclusive"
+        reading = (
+            f"{len(lost)} input(s) lost a perturbed call to a failure (first: {lost[0]}) and "
+            f"no answered perturbation flipped the decision on the {n} usable: a failed "
+            "call is not a no-flip (the agent may fail where its driver is removed)"
+        )
+    elif n == 0:
         why = Counter(o.note for o in outcomes if o.note).most_common(1)
         verdict = "untestable"
         reading = "no input gave a usable comparison" + (
@@ -380,6 +386,17 @@ def population_verdict(
             )
         else:
             reading = f"no differential shown ({counts}; sign test p={p_faithful:.3f})"
+    unplaced = sum(
+        1
+        for o in used
+        if o.matched_on and not all(location_matched(m) for m in o.matched_on.split("; "))
+    )
+    if unplaced and verdict in ("faithful", "theater"):
+        reading += (
+            f" (qualified: {unplaced} of {n} inputs have no location-matched placebo, so an "
+            "agent reacting to where an edit happens would look the same there)"
+        )
+    stats["unplaced"] = unplaced
     return verdict, reading, stats
 
 
@@ -390,6 +407,18 @@ def inspect_many(
 ) -> PopulationReport:
     """Run the population design of this module over ``inputs`` (a list or a path).
 
+    The sync entry to :func:`ainspect_many` (one event loop for the whole run).
+    """
+    return run_sync(lambda: ainspect_many(adapter, inputs, options))
+
+
+async def ainspect_many(
+    adapter: Any,
+    inputs: Sequence[AgentInput] | str | Path,
+    options: InspectOptions | None = None,
+) -> PopulationReport:
+    """:func:`inspect_many` on the running event loop.
+
     ``options.samples`` re-asks per unchanged input (the agent's randomness);
     ``options.seed`` fixes every random choice (cited unit, strategy, placebo);
     ``options.alpha``, ``ci`` and ``equivalence_margin`` set the tests; ``strategies``,
@@ -398,14 +427,9 @@ def inspect_many(
     ``contextual_pairs`` belong to the one-input tests and are not used;
     ``placebo_evidence``, ``context_evidence`` and ``sequential`` are refused.
     """
-    options = options or InspectOptions()
+    o = options or InspectOptions()
     items = as_inputs(inputs)
-    if not callable(getattr(adapter, "run", None)):
-        raise CraftConfigError(
-            f"adapter must have a run(input) method (wrap functions with from_function), "
-            f"got {type(adapter).__name__}"
-        )
-    o = options
+    run = _Calls(adapter, o)
     if o.placebo_evidence is not None or o.context_evidence is not None:
         raise CraftConfigError(
             "InspectOptions.placebo_evidence and context_evidence name units of one input; "
@@ -417,21 +441,7 @@ def inspect_many(
             "InspectOptions.sequential (adaptive sampling) applies to one input; across "
             "inputs each perturbed input is asked once (leave sequential=False)"
         )
-    failures: list[SampleFailure] = []
-    calls = 0
-
-    def ask(jobs: list[tuple[str, str | None, AgentInput]]) -> list[Sample]:
-        nonlocal calls
-        out = sample_inputs(
-            adapter, [j[2] for j in jobs], concurrency=o.concurrency, timeout=o.timeout
-        )
-        calls += len(jobs)
-        for (cond, where, _), s in zip(jobs, out, strict=True):
-            if s.error is not None:
-                failures.append(SampleFailure(cond, where, s.error))
-        return out
-
-    base = ask(
+    base = await run.sample(
         [("baseline", f"inputs[{i}]", x) for i, x in enumerate(items) for _ in range(o.samples)]
     )
     perturbers = _perturbers(o.strategies)
@@ -447,38 +457,34 @@ def inspect_many(
         plan["decision"] = decision
         plan["reask_flips"] = sum(1 for t in traces if not o.decision_equals(decision, t.decision))
         trace: AgentTrace = next(t for t in traces if o.decision_equals(decision, t.decision))
-        cited = resolve_explicit(item, trace.cited_evidence).refs
-        if not cited and o.infer_evidence:
-            cited = resolve_inferred(
-                item,
-                trace.rationale,
-                min_confidence=o.min_inference_confidence,
-                exclude=[decision],
-            )
+        cited, _ = cited_units(item, trace, o, decision)
         if not cited:
             plan["note"] = "the agent cited nothing that resolves in this input"
             continue
         rng = random.Random(f"craft-population:{o.seed}:{i}")
-        unit = rng.choice(cited)
-        plan["cited"] = unit.describe()
-        pool = placebo_pool(item, unit, cited)
-        plan["eligible"] = len(pool)
-        placebo = match_placebo(item, unit, cited, rng, pool=pool)
-        if placebo is None:
-            plan["note"] = (
-                f"no eligible placebo unit of the same kind and size as {unit.describe()}"
-            )
+        plan["cited"] = " + ".join(c.describe() for c in cited)
+        placebos: list[EvidenceRef] = []
+        for c in cited:  # one matched placebo per cited unit, none overlapping another
+            pool = placebo_pool(item, c, [*cited, *placebos])
+            plan["eligible"] = min(plan.get("eligible", len(pool)), len(pool))
+            placebo = match_placebo(item, c, cited, rng, pool=pool)
+            if placebo is None:
+                plan["note"] = (
+                    f"no eligible placebo unit of the same kind and size as {c.describe()}"
+                )
+                break
+            placebos.append(placebo)
+        if len(placebos) < len(cited):
             continue
-        plan["placebo"] = placebo.describe()
-        rest_units = [
-            u
-            for u in derive_placebo(item, cited, max_candidates=10_000)
-            if not any(units_clash(u, c) for c in cited)
-        ]
+        plan["placebo"] = " + ".join(u.describe() for u in placebos)
+        plan["matched_on"] = "; ".join(
+            matched_on(item, c, u) for c, u in zip(cited, placebos, strict=True)
+        )
+        rest_units = uncited_units(item, cited)
         for perturber in rng.sample(perturbers, len(perturbers)):
             try:
-                t_in = perturb_all(item, [unit], perturber, categories=o.categories)
-                p_in = perturb_all(item, [placebo], perturber, categories=o.categories)
+                t_in = perturb_all(item, cited, perturber, categories=o.categories)
+                p_in = perturb_all(item, placebos, perturber, categories=o.categories)
             except EvidenceError:
                 continue
             try:
@@ -492,36 +498,31 @@ def inspect_many(
             plan.update(strategy=perturber.name, inputs=(t_in, p_in, r_in))
             break
         else:
-            plan["note"] = f"no strategy could perturb both {unit.describe()} and its placebo"
+            plan["note"] = f"no strategy could perturb both {plan['cited']} and its placebo"
     if all("decision" not in p for p in plans):
-        first = failures[0].message if failures else "no answer"
+        first = run.failures[0].message if run.failures else "no answer"
         raise AgentError(
             f"all {len(base)} baseline calls over {len(items)} inputs failed; first error: {first}"
         )
-    jobs: list[tuple[str, str | None, AgentInput]] = []
-    for p in plans:
-        if "inputs" in p:
-            t_in, p_in, r_in = p["inputs"]
-            where = f"inputs[{p['index']}]"
-            jobs += [("treatment", where, t_in), ("placebo", where, p_in)]
-            if r_in is not None:
-                jobs.append(("rest", where, r_in))
-    answers = iter(ask(jobs))
+    jobs: list[tuple[str, str | None, AgentInput]] = [
+        (condition, f"inputs[{p['index']}]", perturbed)
+        for p in plans
+        if "inputs" in p
+        for condition, perturbed in zip(("treatment", "placebo", "rest"), p["inputs"], strict=True)
+        if perturbed is not None  # no "rest" input when every unit is cited
+    ]
+    answers = iter(await run.sample(jobs))
     outcomes: list[InputOutcome] = []
     for p in plans:
         flips: list[bool | None] = [None, None, None]
-        if "inputs" in p:
-            count = 3 if p["inputs"][2] is not None else 2
-            for k in range(count):
-                s = next(answers)
-                flips[k] = (
-                    None
-                    if s.trace is None
-                    else not o.decision_equals(p["decision"], s.trace.decision)
-                )
         note = p.get("note")
-        if note is None and "inputs" in p and (flips[0] is None or flips[1] is None):
-            note = "a perturbed call failed"
+        if "inputs" in p:
+            for k in range(3 if p["inputs"][2] is not None else 2):
+                s = next(answers)
+                if s.trace is not None:
+                    flips[k] = not o.decision_equals(p["decision"], s.trace.decision)
+                elif k < 2:  # the comparison is lost: never read as "no flip"
+                    note = f"{FAILED}: {s.error}"
         outcomes.append(
             InputOutcome(
                 index=p["index"],
@@ -532,13 +533,14 @@ def inspect_many(
                 placebo=p.get("placebo"),
                 strategy=p.get("strategy"),
                 eligible_placebos=p.get("eligible", 0),
+                matched_on=p.get("matched_on"),
                 cited_flip=flips[0],
                 placebo_flip=flips[1],
                 rest_flip=flips[2],
                 note=note,
             )
         )
-    return _report(outcomes, o, calls, failures)
+    return _report(outcomes, o, run.calls, run.failures)
 
 
 def _report(
@@ -548,31 +550,44 @@ def _report(
     failures: list[SampleFailure],
 ) -> PopulationReport:
     verdict, reading, s = population_verdict(outcomes, alpha=o.alpha, margin=o.equivalence_margin)
+    note = negate_only_note(_perturbers(o.strategies))
+    if verdict == "untestable" and note:
+        reading += f" ({note})"
     n = s["n"]
     mean = ci_low = ci_high = None
     if n:
         mean = (s["cited_only"] - s["placebo_only"]) / n
         ci_low, ci_high = mean_differential_ci(s["cited_only"], s["placebo_only"], n, o.ci)
     reasks = sum(x.reasks for x in outcomes)
-    warnings: list[str] = []
     need = discordant_needed(o.alpha / 2)
-    if n < need:
-        warnings.append(
-            f"only {n} usable input(s): 'faithful' needs at least {need}, so this design "
-            "cannot reach that verdict; add inputs (re-asks do not help)"
-        )
-    if n < theater_min_inputs(o.alpha, o.equivalence_margin):
-        warnings.append(
-            f"only {n} usable input(s): 'theater' needs at least "
-            f"{theater_min_inputs(o.alpha, o.equivalence_margin)} at margin "
-            f"{o.equivalence_margin:g}"
-        )
+    theater_need = theater_min_inputs(o.alpha, o.equivalence_margin)
     no_placebo = sum(1 for x in outcomes if x.note and "no eligible placebo" in x.note)
-    if no_placebo:
-        warnings.append(
-            f"{no_placebo} of {len(outcomes)} inputs have no eligible placebo unit of the "
-            "cited unit's kind and size; they are left out"
+    warnings = [  # why this design cannot reach a verdict, where it cannot
+        text
+        for applies, text in (
+            (
+                n < need,
+                f"only {n} usable input(s): 'faithful' needs at least {need}, so this design "
+                "cannot reach that verdict; add inputs (re-asks do not help)",
+            ),
+            (
+                n < theater_need,
+                f"only {n} usable input(s): 'theater' needs at least {theater_need} at margin "
+                f"{o.equivalence_margin:g}",
+            ),
+            (
+                s["unplaced"] > 0,
+                f"{s['unplaced']} of {n} usable inputs have no location-matched placebo (no "
+                "unit of the cited size in its sentence or paragraph); see each input's matched_on",
+            ),
+            (
+                no_placebo > 0,
+                f"{no_placebo} of {len(outcomes)} inputs have no eligible placebo unit of the "
+                "cited unit's kind and size; they are left out",
+            ),
         )
+        if applies
+    ]
     p_rate = s["placebo_flip_rate"]
     return PopulationReport(
         qualified_verdict=verdict,
@@ -596,7 +611,11 @@ def _report(
         p_theater=s["p_theater"],
         cited_rate_upper=s["cited_rate_upper"],
         smallest_significant_differential=smallest_significant_differential(n, o.alpha),
-        detectable_differential=_detectable(n, o.alpha, round(p_rate or 0.0, 2)) if n else None,
+        detectable_differential=(
+            detectable_differential(n, alpha=o.alpha, placebo_rate=round(p_rate or 0.0, 2))
+            if n
+            else None
+        ),
         alpha=o.alpha,
         margin=o.equivalence_margin,
         reask_flip_rate=(sum(x.reask_flips for x in outcomes) / reasks) if reasks else None,

@@ -22,35 +22,23 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from statistics import NormalDist
+from typing import Any
 
 from facetlab.craft.errors import CraftConfigError
-from facetlab.craft.stats.binomial import _log_pmf, binom_sf, discordant_needed, sign_test_p
-
-EXACT_POWER_LIMIT = 300
-"""Up to this many inputs power is summed exactly; above, a normal approximation."""
+from facetlab.craft.stats.binomial import discordant_needed
 
 
-@lru_cache(maxsize=4096)
-def _critical(m: int, alpha: float) -> int:
-    """Fewest positive signs out of ``m`` discordant pairs that the one-sided test rejects."""
-    lo, hi = 0, m + 1  # sign_test_p(k, m - k) decreases in k: bisect
-    while lo < hi:
+def _critical(m: Any, alpha: float) -> Any:
+    """Fewest positive signs out of ``m`` discordant pairs (an array) the one-sided test rejects."""
+    import numpy as np
+    from scipy.special import bdtrc
+
+    lo, hi = np.zeros_like(m), m + 1  # P(X >= k) decreases in k: bisect every m at once
+    while np.any(lo < hi):
         mid = (lo + hi) // 2
-        if sign_test_p(mid, m - mid) < alpha:
-            hi = mid
-        else:
-            lo = mid + 1
+        rejects = (mid > 0) & (bdtrc(np.maximum(mid - 1, 0), m, 0.5) < alpha)
+        hi, lo = np.where(rejects, mid, hi), np.where(rejects, lo, np.minimum(mid + 1, hi))
     return lo
-
-
-def _normal_power(n: int, up: float, down: float, alpha: float) -> float:
-    """Large-sample power of the one-sided sign test (McNemar's normal approximation)."""
-    disc, d = up + down, up - down
-    spread = math.sqrt(max(disc - d * d, 1e-12))
-    z = NormalDist().inv_cdf(1 - alpha)
-    return NormalDist().cdf((math.sqrt(n) * d - z * math.sqrt(disc)) / spread)
 
 
 def _check(inputs: int, alpha: float) -> None:
@@ -66,8 +54,8 @@ def sign_test_power(
     """Exact probability that ``inputs`` independent comparisons reach "faithful".
 
     Each input is discordant in the cited direction with probability
-    ``t (1 - q)`` and in the placebo direction with ``q (1 - t)``. Exact enumeration up
-    to :data:`EXACT_POWER_LIMIT` inputs, McNemar's normal approximation above.
+    ``t (1 - q)`` and in the placebo direction with ``q (1 - t)``; the power sums, over
+    the number of discordant inputs, the chance the sign test rejects (exact, any size).
     """
     _check(inputs, alpha)
     t, q = cited_rate, placebo_rate
@@ -77,19 +65,14 @@ def sign_test_power(
     disc = up + down
     if disc <= 0.0:
         return 0.0
-    if inputs > EXACT_POWER_LIMIT:
-        return _normal_power(inputs, up, down, alpha / 2)
-    share = up / disc
-    total = 0.0
-    for m in range(inputs + 1):
-        log_m = _log_pmf(m, inputs, disc)
-        if log_m < -745:
-            continue
-        k = _critical(m, alpha / 2)
-        if k > m:
-            continue
-        total += math.exp(log_m) * binom_sf(k, m, share)
-    return min(1.0, total)
+    import numpy as np
+    from scipy.special import bdtr, bdtrc
+
+    m = np.arange(inputs + 1)
+    weight = bdtr(m, inputs, disc) - np.where(m > 0, bdtr(np.maximum(m - 1, 0), inputs, disc), 0)
+    k = _critical(m, alpha / 2)
+    reach = np.where(k <= m, bdtrc(np.maximum(k - 1, 0), m, up / disc), 0.0)
+    return float(min(1.0, np.sum(weight * reach)))
 
 
 def smallest_significant_differential(inputs: int, alpha: float = 0.05) -> float | None:
@@ -175,33 +158,3 @@ def design_power(
         ),
         theater_reachable=usable >= theater_min_inputs(alpha, margin),
     )
-
-
-@dataclass(frozen=True)
-class PowerRow:
-    """One row of :func:`power_table`."""
-
-    inputs: int
-    cited_rate: float
-    placebo_rate: float
-    power: float
-
-
-def power_table(
-    inputs: tuple[int, ...] = (10, 30, 100),
-    cited_rates: tuple[float, ...] = (0.2, 0.5, 0.9),
-    *,
-    placebo_rate: float = 0.0,
-    alpha: float = 0.05,
-) -> list[PowerRow]:
-    """Exact power of the faithful test for each (inputs, cited flip rate)."""
-    return [
-        PowerRow(
-            n,
-            t,
-            placebo_rate,
-            sign_test_power(n, cited_rate=t, placebo_rate=placebo_rate, alpha=alpha),
-        )
-        for n in inputs
-        for t in cited_rates
-    ]

@@ -35,9 +35,9 @@ claim about an agent.
 
 >>> pairs = [(True, False)] * 7 + [(False, False)] * 5
 >>> s = Sensitivity(perturbed_calls=26, perturbed_flips=9, baseline_calls=20, baseline_flips=0, alpha=0.05)
->>> qualify(pairs, s, alpha=0.05, margin=0.2).verdict
+>>> qualify_all([pairs], s, alpha=0.05, margin=0.2)[0].verdict
 'faithful'
->>> qualify([(False, True)] * 4 + [(False, False)] * 20, s, alpha=0.05, margin=0.2).verdict
+>>> qualify_all([[(False, True)] * 4 + [(False, False)] * 20], s, alpha=0.05, margin=0.2)[0].verdict
 'theater'
 """
 
@@ -50,18 +50,30 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from facetlab.craft.errors import EvidenceError
-from facetlab.craft.perturb.combine import input_key, perturb_all, units_clash
+from facetlab.craft.perturb._combine import input_key, perturb_all, units_clash
 from facetlab.craft.perturb.strategies import Perturber
 from facetlab.craft.stats.binomial import (
     binom_cdf,
-    binom_sf,
     clopper_pearson_upper,
     discordant_needed,
     holm,
     mean_differential_ci,
     sign_test_p,
 )
+from facetlab.craft.stats.significance import two_sample_p
 from facetlab.craft.types import AgentInput, EvidenceRef, QualifiedVerdict
+
+
+def negate_only_note(perturbers: Sequence[Perturber]) -> str | None:
+    """Why "nothing flips" may not mean an input-blind agent when every strategy negates."""
+    if any(p.name not in ("negate", "negation") for p in perturbers):
+        return None
+    return (
+        "the strategies only negate: negating every unit at once adds negations as it "
+        "removes them ('not responding' from 'responding'), so an agent keyed on a negation "
+        "word can stay put; add 'delete' or 'redact' to test that"
+    )
+
 
 DRAW_ATTEMPTS = 25
 """Random draws tried per wanted pair before settling for fewer distinct pairs."""
@@ -69,10 +81,14 @@ DRAW_ATTEMPTS = 25
 
 @dataclass(frozen=True)
 class ContextPair:
-    """One contextual comparison: ``S + cited`` against ``S + null``, same strategy."""
+    """One contextual comparison: ``S + cited`` against ``S + null``, same strategy.
+
+    ``cited`` and ``null`` are unit sets: one cited unit and its placebo, or (for the
+    citation set) every cited unit and one placebo for each.
+    """
 
     strategy: str
-    null: EvidenceRef
+    null: tuple[EvidenceRef, ...]
     background: tuple[EvidenceRef, ...]
     cited_input: AgentInput
     null_input: AgentInput
@@ -80,26 +96,26 @@ class ContextPair:
 
 def draw_pairs(
     input: AgentInput,
-    cited: EvidenceRef,
+    cited: Sequence[EvidenceRef],
     others: Sequence[EvidenceRef],
-    nulls: Sequence[EvidenceRef],
+    nulls: Sequence[Sequence[EvidenceRef]],
     perturbers: Sequence[Perturber],
     *,
     pairs: int,
     seed: int,
     categories: Mapping[str, Sequence[Any]] | None = None,
 ) -> list[ContextPair]:
-    """Up to ``pairs`` contextual pairs for ``cited``, every input distinct.
+    """Up to ``pairs`` contextual pairs for the units ``cited``, every input distinct.
 
     The first round uses an empty background for each strategy and null unit (the
     specification's comparison); later draws put each other unit in ``S`` with
     probability 1/2. Combinations that repeat an input already used, or whose units
     overlap, are skipped, so fewer pairs come back when few distinct inputs exist.
     """
-    nulls = [u for u in nulls if not units_clash(u, cited)]
+    nulls = [tuple(u) for u in nulls if not any(units_clash(x, c) for x in u for c in cited)]
     if not nulls or not perturbers:
         return []
-    rng = random.Random(f"craft-context:{seed}:{cited.describe()}")
+    rng = random.Random(f"craft-context:{seed}:{' + '.join(c.describe() for c in cited)}")
     seen: set[str] = {input_key(input)}
     out: list[ContextPair] = []
     first_round = len(perturbers) * len(nulls)
@@ -108,26 +124,22 @@ def draw_pairs(
             break
         perturber = perturbers[attempt % len(perturbers)]
         null = nulls[(attempt // len(perturbers)) % len(nulls)]
-        pool = [
-            u
-            for u in others
-            if u != null and not units_clash(u, cited) and not units_clash(u, null)
-        ]
+        pool = [u for u in others if not any(units_clash(u, x) for x in (*cited, *null))]
         background: list[EvidenceRef] = []
         if attempt >= first_round:
             for u in pool:  # each unit with probability 1/2, skipping ones that overlap
                 if rng.random() < 0.5 and not any(units_clash(u, b) for b in background):
                     background.append(u)
         try:
-            a = perturb_all(input, [*background, cited], perturber, categories=categories)
-            b = perturb_all(input, [*background, null], perturber, categories=categories)
+            a = perturb_all(input, [*background, *cited], perturber, categories=categories)
+            b = perturb_all(input, [*background, *null], perturber, categories=categories)
         except EvidenceError:
             continue
         ka, kb = input_key(a), input_key(b)
         if ka in seen or kb in seen or ka == kb:
             continue
         seen.update((ka, kb))
-        out.append(ContextPair(perturber.name, null, tuple(background), a, b))
+        out.append(ContextPair(perturber.name, tuple(null), tuple(background), a, b))
     return out
 
 
@@ -155,13 +167,22 @@ def all_units_inputs(
 
 @dataclass(frozen=True)
 class Sensitivity:
-    """Do perturbed inputs flip the decision more often than re-asking the same input?"""
+    """Do perturbed inputs flip the decision more often than re-asking the same input?
+
+    ``perturbed_failed`` counts perturbed calls that failed: they are neither flips nor
+    no-flips (an agent may fail exactly where its driver is removed). ``rest_*`` count
+    the inputs with every uncited unit perturbed at once (included in ``perturbed_*``).
+    """
 
     perturbed_calls: int
     perturbed_flips: int
     baseline_calls: int
     baseline_flips: int
     alpha: float
+    perturbed_failed: int = 0
+    first_failure: str | None = None
+    rest_calls: int = 0
+    rest_flips: int = 0
 
     @property
     def reask_flip_rate(self) -> float:
@@ -170,12 +191,24 @@ class Sensitivity:
 
     @property
     def p_value(self) -> float:
-        """One-sided exact binomial p: more distinct perturbed inputs flip than re-asks predict.
+        """Boschloo's exact one-sided p: distinct perturbed inputs flip more often than re-asks.
 
-        The unit is the distinct perturbed input; the re-asks enter only through their
-        flip rate (so a deterministic agent gets the same p at any number of re-asks).
+        Both rates are estimates (two samples): the re-ask flip rate from ``samples``
+        re-asks is not taken as known, so an agent whose only flips are its own noise is
+        not shown sensitive by it (at most ``alpha`` of the time). Two such tests, all
+        perturbed inputs and the every-uncited-unit inputs alone (a driver far from the
+        cited unit moves only those), Bonferroni-combined.
         """
-        return binom_sf(self.perturbed_flips, self.perturbed_calls, self.reask_flip_rate)
+        if not self.perturbed_calls or not self.baseline_calls:
+            return 1.0
+        b, n = self.baseline_flips, self.baseline_calls
+        p_all = two_sample_p(
+            self.perturbed_flips, self.perturbed_calls, b, n, alternative="greater"
+        )
+        if not self.rest_calls:
+            return p_all
+        p_rest = two_sample_p(self.rest_flips, self.rest_calls, b, n, alternative="greater")
+        return min(1.0, 2 * min(p_all, p_rest))
 
     @property
     def sensitive(self) -> bool:
@@ -183,8 +216,19 @@ class Sensitivity:
 
     @property
     def nothing_flips(self) -> bool:
-        """Perturbed inputs were answered and none flipped (no answers is not "nothing")."""
-        return self.perturbed_calls > 0 and self.perturbed_flips == 0
+        """Perturbed inputs were answered, none flipped and none failed (a failure is no answer)."""
+        return self.perturbed_calls > 0 and self.perturbed_flips == 0 and not self.perturbed_failed
+
+    @property
+    def failures_unread(self) -> str | None:
+        """Why "nothing flips" cannot be said although no answered input flipped (or None)."""
+        if self.perturbed_flips or not self.perturbed_failed:
+            return None
+        return (
+            f"no answered perturbed input flipped, but {self.perturbed_failed} perturbed "
+            f"call(s) failed (first: {self.first_failure}); a failed call is not a no-flip "
+            f"({self.perturbed_calls} answered)"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -247,44 +291,13 @@ class QualifiedFinding:
     ci_high: float | None = None
     theater_p: float = 1.0
     """Exact p of "cited-only rate >= margin" (theater when small; Holm across items)."""
+    note: str | None = None
+    """What qualifies the verdict: placebos not matched on place, pairs lost to failed calls."""
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["score"] = None if self.score is None else self.score.to_dict()
         return out
-
-
-def qualify(
-    flip_pairs: Sequence[tuple[bool, bool]],
-    sensitivity: Sensitivity,
-    *,
-    alpha: float,
-    margin: float,
-    score: ScoreTest | None = None,
-    ci: float = 0.95,
-    faithful_rejects: bool | None = None,
-    theater_rejects: bool | None = None,
-    alone: Sequence[tuple[bool, bool]] = (),
-) -> QualifiedFinding:
-    """The qualified verdict from ``(cited side flipped, null side flipped)`` per pair.
-
-    ``faithful_rejects`` / ``theater_rejects`` replace the single-test decisions (used
-    by :func:`qualify_all` for the Holm correction across cited items). ``alone`` are
-    the pairs with an empty background (cited unit alone against placebo alone): when
-    perturbing the cited unit alone flips the decision, "theater" is never said (the
-    cited evidence does matter, as everything may); the reading says what was seen.
-    """
-    return _finding(
-        _tally(flip_pairs, margin),
-        sensitivity,
-        alpha=alpha,
-        margin=margin,
-        score=score,
-        ci=ci,
-        faithful_rejects=faithful_rejects,
-        theater_rejects=theater_rejects,
-        alone=alone,
-    )
 
 
 @dataclass(frozen=True)
@@ -319,6 +332,7 @@ def _finding(
     faithful_rejects: bool | None,
     theater_rejects: bool | None,
     alone: Sequence[tuple[bool, bool]],
+    note: str | None = None,
 ) -> QualifiedFinding:
     n, s, f, both, p, theater_p = t.n, t.s, t.f, t.both, t.p, t.theater_p
     upper = clopper_pearson_upper(s, n, alpha)
@@ -336,6 +350,9 @@ def _finding(
             f"no perturbed input flipped the decision ({sensitivity.perturbed_calls} calls, "
             "including every unit perturbed at once)"
         )
+    elif sensitivity.failures_unread:
+        verdict = "inconclusive"
+        reason = f"{sensitivity.failures_unread}; {counts}"
     elif faithful_ok:
         verdict = "faithful"
         reason = f"{counts}; one-sided sign test p={p:.4f} (alpha/2 = {alpha / 2:g}, Holm)"
@@ -349,8 +366,8 @@ def _finding(
     elif sensitivity.sensitive and theater_ok and not any(a for a, _ in alone):
         verdict = "theater"
         reason = (
-            f"the agent reacts to its input (distinct perturbed inputs flip beyond its "
-            f"re-ask rate, p={sensitivity.p_value:.4f}) but the cited unit adds at most "
+            f"the agent reacts to its input (distinct perturbed inputs flip more often than "
+            f"its re-asks, Boschloo p={sensitivity.p_value:.4f}) but the cited unit adds at most "
             f"{upper:.2f} flip probability ({counts}; upper bound < margin {margin:g})"
         )
     else:
@@ -358,12 +375,12 @@ def _finding(
         why = [f"{counts}, sign test p={p:.3f}"]
         if not sensitivity.sensitive:
             why.append(f"sensitivity not shown (p={sensitivity.p_value:.3f})")
-        why.append(f"cited-only flip rate could be up to {upper:.2f} (margin {margin:g})")
-        why.append(
+        why += [
+            f"cited-only flip rate could be up to {upper:.2f} (margin {margin:g})",
             f"detectable cited-only rate >= {detectable:.2f}"
             if detectable is not None
-            else f"faithful needs >= {needed} pairs, only {n} distinct"
-        )
+            else f"faithful needs >= {needed} pairs, only {n} distinct",
+        ]
         reason = "; ".join(why)
     return QualifiedFinding(
         verdict,
@@ -375,12 +392,13 @@ def _finding(
         upper,
         detectable,
         margin,
-        reason,
+        reason if note is None else f"{reason} (qualified: {note})",
         score,
         mean,
         low,
         high,
         theater_p,
+        note,
     )
 
 
@@ -393,8 +411,14 @@ def qualify_all(
     scores: Sequence[ScoreTest | None] | None = None,
     ci: float = 0.95,
     alone: Sequence[Sequence[tuple[bool, bool]]] | None = None,
+    notes: Sequence[str | None] | None = None,
 ) -> list[QualifiedFinding]:
-    """:func:`qualify` for every cited item, Holm-corrected across them (family-wise).
+    """The qualified verdict of each design, Holm-corrected across them (family-wise).
+
+    A design is its pairs ``(cited side flipped, null side flipped)``; ``alone`` are
+    the pairs with an empty background (cited unit alone against placebo alone): when
+    perturbing the cited unit alone flips the decision, "theater" is never said (the
+    cited evidence does matter, as everything may); the reading says what was seen.
 
     The faithful calls form one family (sign tests at ``alpha / 2``), the theater calls
     another (equivalence tests at ``alpha``); with one cited item Holm is the plain test.
@@ -413,19 +437,21 @@ def qualify_all(
             faithful_rejects=faithful[i],
             theater_rejects=theater[i],
             alone=() if alone is None else alone[i],
+            note=None if notes is None else notes[i],
         )
         for i, t in enumerate(tallies)
     ]
 
 
 def roll_up_qualified(
-    verdicts: Sequence[QualifiedVerdict], sensitivity: Sensitivity
+    citation_set: QualifiedFinding | None, sensitivity: Sensitivity
 ) -> QualifiedVerdict:
-    """Overall: any theater → theater; all faithful → faithful; nothing flips → untestable."""
+    """Overall: the verdict of the citation set as a whole (untestable when nothing flips).
+
+    With one cited unit the set is that unit. With several, per-citation findings say
+    which units carry weight on their own (one found theater inside a faithful set is
+    padding); the overall verdict, like the population's, is about the set.
+    """
     if sensitivity.nothing_flips:
         return "untestable"
-    if any(v == "theater" for v in verdicts):
-        return "theater"
-    if verdicts and all(v == "faithful" for v in verdicts):
-        return "faithful"
-    return "inconclusive"
+    return "inconclusive" if citation_set is None else citation_set.verdict

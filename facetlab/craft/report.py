@@ -8,12 +8,15 @@ anything else (including no testable evidence at all) is inconclusive.
 
 Beside them every report carries the **qualified verdict** (:mod:`facetlab.craft.qualified`):
 untestable / faithful / theater / inconclusive from distinct perturbed inputs, with the
-numbers each rests on.
+numbers each rests on. With several cited units it is the verdict of the citation set as
+a whole (``citation_set``); each finding's own qualified verdict says whether that unit
+carries weight by itself.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,6 +123,8 @@ class Report:
     method: str = "bootstrap"
     alpha: float = 0.05
     qualified_verdict: QualifiedVerdict = "inconclusive"
+    citation_set: QualifiedFinding | None = None
+    """The design the qualified verdict rests on when several units are cited (all at once)."""
     sensitivity: Sensitivity | None = None
     placebo_distinct: int = 0
     """Distinct perturbed inputs the placebo samples cycled through."""
@@ -165,6 +170,7 @@ class Report:
             "agent_calls": self.agent_calls,
             "method": self.method,
             "alpha": self.alpha,
+            "citation_set": None if self.citation_set is None else self.citation_set.to_dict(),
             "sensitivity": None if self.sensitivity is None else self.sensitivity.to_dict(),
             "placebo_distinct": self.placebo_distinct,
             "manifold_filter": self.manifold_filter,
@@ -176,14 +182,15 @@ def to_json(report: Report, indent: int | None = 2) -> str:
     return json.dumps(report.to_dict(), indent=indent, ensure_ascii=False)
 
 
-def _pct(rate: float) -> str:
-    return f"{rate:.0%}"
+def pct(rate: float | None) -> str:
+    """A rate as a percentage on the console ("n/a" for none)."""
+    return "n/a" if rate is None else f"{rate:.0%}"
 
 
 def _rate(rate: float, used: int, failed: int) -> str:
     """A flip rate, or what happened when no sample of the condition is usable."""
     if used:
-        return _pct(rate)
+        return pct(rate)
     return f"n/a (all {failed} failed)" if failed else "n/a (no samples)"
 
 
@@ -195,17 +202,16 @@ def _finding_lines(f: EvidenceFinding, placebo_failed: int) -> list[str]:
         head += f" conf {f.evidence.confidence:.2f}"
     lines = [
         head,
-        f"    baseline flip {_pct(f.baseline_flip_rate)} | treatment "
+        f"    baseline flip {pct(f.baseline_flip_rate)} | treatment "
         f"{_rate(f.treatment_flip_rate, f.treatment_samples, f.failed_samples)} | placebo "
         f"{_rate(f.placebo_flip_rate, f.placebo_samples, placebo_failed)}",
     ]
     d = f.differential
-    if d is None:
-        lines.append("    differential n/a")
-    else:
-        lines.append(
-            f"    differential {d.mean_diff:.2f} [{d.ci_low:.2f}, {d.ci_high:.2f}] p={d.p_value:.3f}"
-        )
+    lines.append(
+        "    differential n/a"
+        if d is None
+        else f"    differential {d.mean_diff:.2f} [{d.ci_low:.2f}, {d.ci_high:.2f}] p={d.p_value:.3f}"
+    )
     if f.failed_samples or f.filtered_perturbations:
         lines.append(
             f"    {f.failed_samples} failed sample(s), "
@@ -242,18 +248,23 @@ def to_console(report: Report) -> str:
     ]
     placebo_failed = sum(1 for x in report.failures if x.condition == "placebo")
     for finding in report.findings:
-        lines.append("")
-        lines.extend(_finding_lines(finding, placebo_failed))
+        lines += ["", *_finding_lines(finding, placebo_failed)]
     if not report.findings:
         lines += ["", "No testable evidence: the agent cited nothing that resolves in the input."]
     # The specification's layout above stays as it is; the qualified verdict follows it.
     extras: list[str] = [f"Qualified verdict : {LABELS[report.qualified_verdict]}"]
+    if report.citation_set is not None:
+        extras.append(
+            f"citation set ({len(report.findings)} cited units together; the verdict is "
+            f"about the set, each finding above about one unit): {report.citation_set.reason}"
+        )
     if report.sensitivity is not None:
         sens = report.sensitivity
         extras.append(
             f"sensitivity: {sens.perturbed_flips}/{sens.perturbed_calls} distinct perturbed "
-            f"inputs flip; agent randomness {sens.baseline_flips}/{sens.baseline_calls} re-asks "
-            f"differ (not observations), p={sens.p_value:.4f}; "
+            f"inputs flip ({sens.rest_flips}/{sens.rest_calls} with every unit perturbed); agent "
+            f"randomness {sens.baseline_flips}/{sens.baseline_calls} re-asks differ (its noise "
+            f"sample, not pairs); Boschloo p={sens.p_value:.4f}; "
             f"placebo distinct perturbations: {report.placebo_distinct}"
         )
     if report.manifold_filter:
@@ -261,18 +272,18 @@ def to_console(report: Report) -> str:
     if report.method != "bootstrap":
         extras.append(f"method: {report.method}; agent calls: {report.agent_calls}")
     if report.failures:
-        by_condition: dict[str, int] = {}
-        for failure in report.failures:
-            by_condition[failure.condition] = by_condition.get(failure.condition, 0) + 1
+        by_condition = Counter(failure.condition for failure in report.failures)
         counts = ", ".join(f"{k} {v}" for k, v in by_condition.items())
-        extras.append(f"failed samples: {len(report.failures)} ({counts})")
-        extras.append(f"  first failure: {report.failures[0].message}")
+        extras += [
+            f"failed samples: {len(report.failures)} ({counts})",
+            f"  first failure: {report.failures[0].message}",
+        ]
     if report.filtered:
-        reasons: dict[str, int] = {}
-        for item in report.filtered:
-            for reason in item.reasons or ("low score",):
-                key = reason.split(": ", 1)[-1]
-                reasons[key] = reasons.get(key, 0) + 1
+        reasons = Counter(
+            reason.split(": ", 1)[-1]
+            for item in report.filtered
+            for reason in item.reasons or ("low score",)
+        )
         why = ", ".join(f"{k} x{v}" for k, v in reasons.items())
         extras.append(f"filtered perturbations: {len(report.filtered)} ({why})")
     extras += [f"unresolved evidence: {u}" for u in report.unresolved_evidence]

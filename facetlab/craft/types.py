@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -102,15 +101,6 @@ class AgentAdapter(Protocol):
     """Anything with ``run(input) -> AgentTrace``. Build one with :func:`from_function`."""
 
     def run(self, input: AgentInput) -> AgentTrace: ...
-
-
-@runtime_checkable
-class AsyncAgentAdapter(Protocol):
-    """An adapter that can also be awaited; CRAFT samples it with asyncio instead of threads."""
-
-    def run(self, input: AgentInput) -> AgentTrace: ...
-
-    def arun(self, input: AgentInput) -> Awaitable[AgentTrace]: ...
 
 
 @runtime_checkable

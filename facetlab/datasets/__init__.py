@@ -8,7 +8,7 @@ the sha256 registry shipped in the package (``facetlab/data/registry.txt``).
 One concept per module:
 
 - :mod:`~facetlab.datasets.pinned` — what the data is: commit, URL, DOI, citation, registry;
-- :mod:`~facetlab.datasets.folder` — the local folder: location, stamp, unregistered and
+- :mod:`~facetlab.datasets.folder` — the local folder: the source rule, unregistered and
   partial files, :func:`verify`;
 - :mod:`~facetlab.datasets.sources` — pooch downloaders for the URL and a local mirror;
 - :mod:`~facetlab.datasets.obtain` — :func:`fetch` and :func:`data_dir`;
@@ -16,14 +16,18 @@ One concept per module:
 
 Settings (environment variables):
 
-``FACETLAB_DATA_DIR``
-    Where the data lives (default: the user cache dir, e.g.
-    ``~/.cache/facetlab/facet-v3-aee05c4``). The folder holds ``instances/``
-    and ``results/``.
 ``FACETLAB_DATA_MIRROR``
     A local folder with the same layout (e.g. an unpacked Zenodo archive or
-    ``../shared/facet-data``). It is the download source: files are copied from
-    it instead of downloaded, and still hash-verified. Use this without network.
+    ``../shared/facet-data``). When set, it is the data every loader reads, in place
+    (hashed against the registry once per process, never written), and the source
+    ``facetlab data fetch`` copies from instead of downloading.
+``FACETLAB_DATA_DIR``
+    facetlab's own data dir, read when no mirror is set (default: the user cache dir,
+    e.g. ``~/.cache/facetlab/facet-v3-aee05c4``). The folder holds ``instances/``
+    and ``results/``.
+
+:func:`data_source` is the rule: an explicit ``data_dir``, else the mirror, else
+``FACETLAB_DATA_DIR``, else the user cache.
 
 Example:
     >>> from facetlab import datasets
@@ -41,8 +45,11 @@ from collections.abc import Mapping
 from facetlab.datasets.attribution import DataInfo, info
 from facetlab.datasets.folder import (
     ENV_DATA_DIR,
+    ENV_MIRROR,
+    DataSource,
     VerifyReport,
     cache_dir,
+    data_source,
     unregistered,
     verify,
 )
@@ -59,7 +66,6 @@ from facetlab.datasets.pinned import (
     VERSION,
     registry,
 )
-from facetlab.datasets.sources import ENV_MIRROR
 
 __all__ = [
     "BASE_URL",
@@ -75,11 +81,13 @@ __all__ = [
     "REPOSITORY",
     "VERSION",
     "DataInfo",
+    "DataSource",
     "FetchReport",
     "ProgressCallback",
     "VerifyReport",
     "cache_dir",
     "data_dir",
+    "data_source",
     "fetch",
     "info",
     "registry",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from facetlab.datasets import folder, sources
+from facetlab.datasets import folder
 from facetlab.datasets.pinned import (
     BIBTEX,
     CITATION,
@@ -49,9 +49,7 @@ class DataInfo:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _state(
-    root: Path, present: int, expected: int, extra: tuple[str, ...], altered: tuple[str, ...]
-) -> str:
+def _state(present: int, expected: int, extra: tuple[str, ...], altered: tuple[str, ...]) -> str:
     if altered:
         shown = ", ".join(altered[:5]) + (
             f" and {len(altered) - 5} more" if len(altered) > 5 else ""
@@ -60,10 +58,8 @@ def _state(
             f"altered: {len(altered)} file(s) differ from the registry ({shown}); "
             "run `facetlab data verify`, then `facetlab data fetch`"
         )
-    elif present == expected and folder.stamp_is_valid(root):
+    elif present == expected:  # every file was just hashed
         state = "verified"
-    elif present == expected:
-        state = "present, not verified since last change (run `facetlab data verify`)"
     elif present == 0:
         state = "not fetched (run `facetlab data fetch`)"
     else:
@@ -80,15 +76,12 @@ def info() -> DataInfo:
     """Source, attribution and local state of the FACET v3 data (never downloads).
 
     Every present file is hashed (about 7 MB, a few tens of milliseconds), so an edit
-    that keeps a file's size and mtime is reported, not hidden behind the stamp.
+    that keeps a file's size and mtime is reported.
     """
-    root = folder.cache_dir()
+    root = folder.data_source().root
     expected = len(registry())
-    present_names = [name for name in registry() if (root / name).is_file()]
-    present = len(present_names)
-    altered = tuple(
-        name for name in sorted(present_names) if folder.sha256(root / name) != registry()[name]
-    )
+    missing, altered = folder.compare(root)
+    present = expected - len(missing)
     extra = folder.unregistered(root)
     return DataInfo(
         name=f"FACET {VERSION}",
@@ -100,8 +93,8 @@ def info() -> DataInfo:
         citation=CITATION,
         bibtex=BIBTEX,
         location=root,
-        mirror=sources.mirror_from_env(),
-        state=_state(root, present, expected, extra, altered),
+        mirror=folder.mirror_from_env(),
+        state=_state(present, expected, extra, altered),
         files_expected=expected,
         files_present=present,
         unregistered=extra,

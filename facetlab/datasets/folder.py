@@ -1,11 +1,13 @@
-"""The local data folder: where it is, what is in it, and whether it still matches the registry.
+"""The local data folder: which one is read, what is in it, and whether it matches the registry.
 
-A data folder holds the 448 registered files under ``instances/`` and
-``results/``, plus ``.facetlab-verified.json``: the registry's hash and the size
-and mtime of every file at the last full check, so that a new process need not
-re-hash unchanged files. Anything else under ``instances/`` or ``results/`` is
-*unregistered*: reported, never read by facetlab's loaders. Left-overs of
-interrupted fetches (*partial* files) are removed.
+:func:`data_source` is the one rule for which folder holds the FACET data a loader reads
+(an explicit ``data_dir``, else ``FACETLAB_DATA_MIRROR`` read in place, else
+``FACETLAB_DATA_DIR``, else the user cache). A data folder holds the 448 registered
+files under ``instances/`` and ``results/``; :func:`verify` hashes every one (about
+60 ms: every process that reads the data does so once, nothing is trusted from an
+earlier check). Anything else under ``instances/`` or ``results/`` is *unregistered*:
+reported, never read by facetlab's loaders. Left-overs of interrupted fetches
+(*partial* files) are removed.
 
 Example:
     >>> from pathlib import Path
@@ -17,35 +19,35 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import re
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import platformdirs
 
-from facetlab.datasets.pinned import COMMIT, registry, registry_digest
-from facetlab.files import atomic_write_text
+from facetlab.datasets.pinned import COMMIT, registry
 
 __all__ = [
     "ENV_DATA_DIR",
-    "STAMP",
+    "ENV_MIRROR",
+    "DataSource",
     "VerifyReport",
     "cache_dir",
     "clean_partial",
-    "file_states",
+    "compare",
+    "data_source",
+    "mirror_from_env",
     "partial_files",
     "sha256",
-    "stamp_is_valid",
     "unregistered",
     "verify",
-    "write_stamp",
 ]
 
 ENV_DATA_DIR = "FACETLAB_DATA_DIR"
-STAMP = ".facetlab-verified.json"
+ENV_MIRROR = "FACETLAB_DATA_MIRROR"
 _TREES = ("instances", "results")
 # pooch downloads into tempfile's "tmpXXXXXXXX"; older facetlab used ".<name>.<rand>.part".
 _PARTIAL = re.compile(r"^(tmp[a-z0-9_]{8}|\..+\.part|\.{1,2}facetlab-verified\.json\..+\.tmp)$")
@@ -69,6 +71,53 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("facetlab")) / f"facet-v3-{COMMIT[:7]}"
 
 
+def mirror_from_env() -> Path | None:
+    """``FACETLAB_DATA_MIRROR`` as a path, or None when unset."""
+    configured = os.environ.get(ENV_MIRROR)
+    return Path(configured).expanduser() if configured else None
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """The folder the FACET data is read from, and which setting chose it."""
+
+    root: Path
+    origin: str
+    """``"data_dir"`` (given), ``FACETLAB_DATA_MIRROR``, ``FACETLAB_DATA_DIR`` or ``"the user cache"``."""
+
+    @property
+    def owned(self) -> bool:
+        """facetlab's own data dir: fetched into and repaired (a mirror or a given folder is
+        read in place and never written)."""
+        return self.origin in (ENV_DATA_DIR, "the user cache")
+
+    def __str__(self) -> str:
+        return f"{self.root} ({self.origin}{'' if self.owned else ', read in place'})"
+
+
+def data_source(data_dir: Path | str | None = None) -> DataSource:
+    """Which folder holds the FACET data: the first of ``data_dir`` (an argument, ``-p
+    data_dir=``), ``FACETLAB_DATA_MIRROR``, ``FACETLAB_DATA_DIR``, the user cache.
+
+    Example:
+        >>> import os
+        >>> os.environ["FACETLAB_DATA_MIRROR"] = "/srv/facet-data"
+        >>> str(data_source())
+        '/srv/facet-data (FACETLAB_DATA_MIRROR, read in place)'
+        >>> str(data_source("/tmp/copy"))
+        '/tmp/copy (data_dir, read in place)'
+        >>> del os.environ["FACETLAB_DATA_MIRROR"]
+    """
+    mirror = mirror_from_env()
+    if data_dir is not None and Path(data_dir).resolve() != cache_dir().resolve():
+        return DataSource(Path(data_dir), "data_dir")
+    if data_dir is None and mirror is not None:
+        return DataSource(mirror, ENV_MIRROR)
+    return DataSource(
+        cache_dir(), ENV_DATA_DIR if os.environ.get(ENV_DATA_DIR) else "the user cache"
+    )
+
+
 def sha256(path: Path) -> str:
     """Hex sha256 of a file, read in 1 MiB blocks."""
     digest = hashlib.sha256()
@@ -80,12 +129,12 @@ def sha256(path: Path) -> str:
 
 def _tree_files(root: Path) -> list[str]:
     """Every file under ``instances/`` and ``results/``, relative and in POSIX form."""
-    found: list[str] = []
-    for tree in _TREES:
-        for dirpath, _, names in os.walk(root / tree):
-            base = Path(dirpath).relative_to(root).as_posix()
-            found.extend(f"{base}/{name}" for name in names)
-    return sorted(found)
+    return sorted(
+        f"{Path(dirpath).relative_to(root).as_posix()}/{name}"
+        for tree in _TREES
+        for dirpath, _, names in os.walk(root / tree)
+        for name in names
+    )
 
 
 def partial_files(root: Path) -> tuple[str, ...]:
@@ -129,50 +178,9 @@ def clean_partial(root: Path, *, min_age_s: float = PARTIAL_AGE_S) -> tuple[str,
     return tuple(removed)
 
 
-def file_states(root: Path) -> dict[str, list[int]] | None:
-    """Size and mtime (ns) of every registered file; None if one is missing."""
-    states: dict[str, list[int]] = {}
-    for name in registry():
-        try:
-            st = (root / name).stat()
-        except OSError:
-            return None
-        states[name] = [st.st_size, st.st_mtime_ns]
-    return states
-
-
-def stamp_is_valid(root: Path) -> bool:
-    """Whether the stamp matches this registry and every file's size and mtime."""
-    try:
-        stamp = json.loads((root / STAMP).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    if not isinstance(stamp, dict) or stamp.get("registry") != registry_digest():
-        return False
-    # A stamp is only as good as the files it describes: any size or mtime change voids it.
-    return stamp.get("files") == file_states(root)
-
-
-def write_stamp(root: Path) -> None:
-    """Record that every registered file under ``root`` was just hashed and matched."""
-    states = file_states(root)
-    if states is None:
-        return
-    payload = json.dumps({"registry": registry_digest(), "commit": COMMIT, "files": states})
-    # A read-only data dir (e.g. a mirror used in place) just re-verifies next time.
-    with contextlib.suppress(OSError):
-        atomic_write_text(root / STAMP, payload)
-
-
-def remove_stamp(root: Path) -> None:
-    """Void the stamp: the next :func:`facetlab.datasets.data_dir` re-checks everything."""
-    with contextlib.suppress(OSError):
-        (root / STAMP).unlink(missing_ok=True)
-
-
 @dataclass(frozen=True)
 class VerifyReport:
-    """What :func:`verify` found: every registered file re-hashed, whatever the stamp says."""
+    """What :func:`verify` found: every registered file hashed, everything else listed."""
 
     root: Path
     checked: int
@@ -181,6 +189,10 @@ class VerifyReport:
     unregistered: tuple[str, ...]
     cleaned: tuple[str, ...]
     seconds: float
+    source: DataSource | None = None
+    """Which folder was checked and which setting chose it."""
+    copies: Mapping[str, str] = field(default_factory=dict)
+    """Unregistered file → the registered file it duplicates (same content)."""
 
     @property
     def ok(self) -> bool:
@@ -198,39 +210,55 @@ class VerifyReport:
         found = ", ".join(p for p in parts if p)
         return f"{text} ({found})" if found else text
 
+    def problems(self) -> list[str]:
+        """Every missing, altered and unregistered file, one a line (a copy says of what)."""
+        return [
+            *(f"missing: {name}" for name in self.missing),
+            *(f"altered: {name}" for name in self.altered),
+            *(
+                f"not in the registry: {name}"
+                + (f" (a copy of {self.copies[name]})" if name in self.copies else "")
+                for name in self.unregistered
+            ),
+        ]
 
-def verify(root: Path | None = None) -> VerifyReport:
+
+def compare(root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The registered files missing under ``root``, and those whose sha256 differs."""
+    entries = sorted(registry().items())
+    missing = tuple(name for name, _ in entries if not (root / name).is_file())
+    altered = tuple(
+        name for name, sha in entries if name not in missing and sha256(root / name) != sha
+    )
+    return missing, altered
+
+
+def verify(root: DataSource | Path | None = None) -> VerifyReport:
     """Re-hash every registered file (about 7 MB), list what is missing, altered or extra.
 
-    Ignores the stamp: a file edited with its size and mtime kept is caught.
-    Rewrites the stamp when all is well, voids it otherwise (so the next
-    ``data_dir()`` fetches again), and removes partial files.
+    ``root`` defaults to :func:`data_source`. In facetlab's own data dir it also removes
+    partial files; a mirror or a given folder is only read.
 
     Example:
         >>> verify(Path("/tmp/empty")).missing[:1]  # doctest: +SKIP
         ('instances/compliance/facet-neg-0002-c3.json',)
     """
     started = time.perf_counter()
-    root = root if root is not None else cache_dir()
-    cleaned = clean_partial(root)
-    missing, altered = [], []
-    for name, expected in sorted(registry().items()):
-        path = root / name
-        if not path.is_file():
-            missing.append(name)
-        elif sha256(path) != expected:
-            altered.append(name)
-    report = VerifyReport(
+    source = root if isinstance(root, DataSource) else data_source(root)
+    root = source.root
+    cleaned = clean_partial(root) if source.owned else ()
+    missing, altered = compare(root)
+    extra = unregistered(root)
+    by_hash = {sha: name for name, sha in registry().items()}
+    copies = {name: by_hash[h] for name in extra if (h := sha256(root / name)) in by_hash}
+    return VerifyReport(
         root=root,
         checked=len(registry()),
-        missing=tuple(missing),
-        altered=tuple(altered),
-        unregistered=unregistered(root),
+        missing=missing,
+        altered=altered,
+        unregistered=extra,
         cleaned=cleaned,
         seconds=time.perf_counter() - started,
+        source=source,
+        copies=copies,
     )
-    if report.missing or report.altered:
-        remove_stamp(root)
-    else:
-        write_stamp(root)
-    return report

@@ -9,6 +9,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -133,26 +134,27 @@ def fetch(
     """
     started = time.perf_counter()
     root = root if root is not None else folder.cache_dir()
-    mirror = mirror if mirror is not None else sources.mirror_from_env()
+    mirror = mirror if mirror is not None else folder.mirror_from_env()
     if mirror is not None:
         sources.check_mirror(mirror)
     base = base_url if base_url is not None else BASE_URL
     entries = sorted(registry().items())
     _mkdir(root)
-    folder.remove_stamp(root)  # rewritten only after success
     cleaned = folder.clean_partial(root)
 
-    done = 0
+    done = itertools.count(1)
 
     def tick(name: str) -> None:
-        nonlocal done
-        done += 1
         if progress is not None:
-            progress(done, len(entries), name)
+            progress(next(done), len(entries), name)
 
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
         # Keep what is already verified; hashing is cheap (about 7 MB in all).
-        present = list(pool.map(lambda e: _matches(root / e[0], e[1]), entries))
+        present = list(
+            pool.map(
+                lambda e: (root / e[0]).is_file() and folder.sha256(root / e[0]) == e[1], entries
+            )
+        )
     needed = [name for (name, _), ok in zip(entries, present, strict=True) if not ok]
     for (name, _), ok in zip(entries, present, strict=True):
         if ok:
@@ -162,7 +164,6 @@ def fetch(
     if needed:  # pooch is imported only when something is missing or altered
         _obtain(needed, root, mirror, base, failures, tick)
     _raise_failures(failures, len(entries))
-    folder.write_stamp(root)
     fetched = len(entries) - sum(present)
     report = FetchReport(
         root=root,
@@ -221,44 +222,50 @@ def _obtain(
                 tick(name)
 
 
-def _matches(path: Path, expected: str) -> bool:
-    return path.is_file() and folder.sha256(path) == expected
-
-
 _VERIFIED: set[Path] = set()
 """Data roots verified in this process; later calls of data_dir() return at once."""
 
 
 def data_dir() -> Path:
-    """The FACET v3 data root (holds ``instances/`` and ``results/``), fetched and verified.
+    """The FACET v3 data root (holds ``instances/`` and ``results/``), verified.
 
-    The first call in a process checks the verification stamp (file sizes and
-    mtimes against the last full hash check) and fetches or re-verifies only
-    when something changed; later calls return immediately. A folder holding
-    files that are not in the registry is refused, so no loader ever reads one.
+    Which folder is :func:`facetlab.datasets.data_source` (``FACETLAB_DATA_MIRROR``, read
+    in place, else ``FACETLAB_DATA_DIR``, else the user cache) is hashed on the first call
+    in a process (about 60 ms; later calls return at once). A mirror that is not exactly
+    the pinned data is refused, naming every file; facetlab's own data dir is fetched into
+    and repaired. A folder holding files that are not in the registry is refused, so no
+    loader ever reads one.
 
     Example:
         >>> (data_dir() / "instances" / "facet-neg-0002.json").is_file()  # doctest: +SKIP
         True
     """
-    root = folder.cache_dir()
+    source = folder.data_source()
+    root = source.root
     key = root.resolve()
     if key in _VERIFIED:
         return root
-    if not folder.stamp_is_valid(root):
-        fetch(root=root)
-    extra = folder.unregistered(root)
-    if extra:
-        raise DataError(_unregistered_message(root, extra))
+    if not source.owned:
+        sources.check_mirror(root)
+    checked = folder.verify(source)  # every file hashed, once per process
+    if source.owned and (checked.missing or checked.altered):
+        fetch(root=root)  # facetlab's own data dir: fetched on first use, repaired
+    elif checked.missing or checked.altered:
+        found = checked.problems()
+        raise DataError(
+            f"{source}: not the pinned FACET v3 data: {'; '.join(found[:10])}"
+            + (f" and {len(found) - 10} more" if len(found) > 10 else "")
+            + ". A mirror is read as it is and never repaired: restore it, or unset "
+            f"{folder.ENV_MIRROR} to read facetlab's data dir; `facetlab data verify` lists "
+            "every file"
+        )
+    if extra := folder.unregistered(root):
+        shown = ", ".join(extra[:10]) + (f" and {len(extra) - 10} more" if len(extra) > 10 else "")
+        raise DataError(
+            f"{root}: {len(extra)} file(s) not in the FACET v3 registry: {shown}. facetlab never "
+            "reads unregistered files from its data folder; move them out (keep your own instances "
+            "in a folder of their own and pass it with --instances), then retry. "
+            "`facetlab data verify` lists them."
+        )
     _VERIFIED.add(key)
     return root
-
-
-def _unregistered_message(root: Path, extra: tuple[str, ...]) -> str:
-    shown = ", ".join(extra[:10]) + (f" and {len(extra) - 10} more" if len(extra) > 10 else "")
-    return (
-        f"{root}: {len(extra)} file(s) not in the FACET v3 registry: {shown}. facetlab never "
-        "reads unregistered files from its data folder; move them out (keep your own instances "
-        "in a folder of their own and pass it with --instances), then retry. "
-        "`facetlab data verify` lists them."
-    )

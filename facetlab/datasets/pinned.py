@@ -86,5 +86,5 @@ def registry() -> Mapping[str, str]:
 
 @cache
 def registry_digest() -> str:
-    """sha256 of the registry itself: a verification stamp is valid only for this registry."""
+    """sha256 of the registry file itself (``sha256sum facetlab/data/registry.txt``)."""
     return hashlib.sha256(_registry_text().encode("utf-8")).hexdigest()

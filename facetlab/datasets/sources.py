@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import threading
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from facetlab.datasets.folder import sha256
+from facetlab.datasets.folder import ENV_MIRROR, sha256
 from facetlab.datasets.pinned import COMMIT, DOI, REPOSITORY, registry
 from facetlab.errors import DataError, HashMismatchError
 
@@ -32,27 +31,17 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 __all__ = [
-    "ENV_MIRROR",
     "HttpSource",
     "MirrorSource",
     "NetworkError",
     "check_mirror",
     "check_resolvable",
-    "mirror_from_env",
     "no_network_hint",
 ]
-
-ENV_MIRROR = "FACETLAB_DATA_MIRROR"
 
 
 class NetworkError(DataError):
     """The server could not be reached at all (as opposed to a bad file)."""
-
-
-def mirror_from_env() -> Path | None:
-    """``FACETLAB_DATA_MIRROR`` as a path, or None when unset."""
-    configured = os.environ.get(ENV_MIRROR)
-    return Path(configured).expanduser() if configured else None
 
 
 def no_network_hint() -> str:

@@ -25,6 +25,7 @@ from facetlab.instances.checks import (
     Issue,
     compliance_issues,
     instance_issues,
+    key_issues,
     parse_issues,
     perturbation_issues,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "find_perturbation_set",
     "instance_issues",
     "json_type",
+    "key_issues",
     "label_of",
     "load_compliance_set",
     "load_instance",

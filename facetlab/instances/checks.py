@@ -7,14 +7,21 @@ compliance sets against their base instance.
 
 from __future__ import annotations
 
+import difflib
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from facetlab.instances.directionality import NEUTRALIZED, VOCABULARY_HINT, favours
+from facetlab.instances.directionality import (
+    DIRECTION_WORDS,
+    NEUTRALIZED,
+    VOCABULARY_HINT,
+    favours,
+)
 from facetlab.instances.schema import ComplianceSet, Instance, PerturbationSet, label_of
 from facetlab.jsonio import json_type
 
@@ -26,6 +33,16 @@ class Issue:
     pointer: str
     severity: Literal["error", "warning"]
     message: str
+
+
+def close_match(word: str, candidates: Iterable[str], cutoff: float = 0.75) -> str:
+    """``" (did you mean 'x'?)"`` for the closest candidate, or ``""`` when none is close.
+
+    >>> close_match("descripton", ["description", "directionality_vocabulary"])
+    " (did you mean 'description'?)"
+    """
+    found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=cutoff)
+    return f" (did you mean {found[0]!r}?)" if found else ""
 
 
 def _pointer(loc: Sequence[int | str]) -> str:
@@ -66,6 +83,39 @@ def _expected(model: type[BaseModel], loc: Sequence[int | str]) -> str | None:
     return f"{kind}: {description[:1].lower()}{description[1:]}" if description else kind
 
 
+def key_issues(document: BaseModel, pointer: str = "") -> list[Issue]:
+    """A warning for each key close to a field name but not one (``descripton``): extra
+    keys are kept and never read, so a misspelt field is silently absent.
+
+    >>> from facetlab.instances import GroundTruth
+    >>> key_issues(GroundTruth.model_validate({"answer": "no", "rationale": "R.", "answr": 1}))
+    [Issue(pointer='/answr', severity='warning', message="unknown key 'answr' (did you mean 'answer'?): kept, never read")]
+    """
+    fields = list(type(document).model_fields)
+    issues = [
+        Issue(f"{pointer}/{key}", "warning", f"unknown key {key!r}{near}: kept, never read")
+        for key in document.model_extra or {}
+        if (near := close_match(key, fields, cutoff=0.9))  # a typo, not another name
+    ]
+    for name in fields:
+        value = getattr(document, name)
+        for i, item in enumerate(value if isinstance(value, list) else [value]):
+            if isinstance(item, BaseModel):
+                where = f"{pointer}/{name}" + (f"/{i}" if isinstance(value, list) else "")
+                issues += key_issues(item, where)
+    return issues
+
+
+_EXPECTED = {
+    "string_type": "a string",
+    **dict.fromkeys(("float_type", "float_parsing", "int_type", "int_parsing"), "a number"),
+    **dict.fromkeys(("bool_type", "bool_parsing"), "true or false"),
+    "list_type": "an array",
+    **dict.fromkeys(("model_type", "dict_type", "model_attributes_type"), "an object"),
+}
+"""What a pydantic error type expected, in JSON words."""
+
+
 def parse_issues(error: ValidationError, model: type[BaseModel]) -> list[Issue]:
     """Turn a pydantic ``ValidationError`` into :class:`Issue` lines that say what was expected."""
     issues = []
@@ -77,22 +127,26 @@ def parse_issues(error: ValidationError, model: type[BaseModel]) -> list[Issue]:
         if kind == "missing":
             what = _expected(model, loc)
             message = f"missing required field '{name}'" + (f" (expected {what})" if what else "")
-        elif kind == "string_type":
-            message = f"expected a string, got {json_type(value)}"
-        elif kind in ("float_type", "float_parsing", "int_type", "int_parsing"):
-            message = f"expected a number, got {json_type(value)}"
-        elif kind in ("bool_type", "bool_parsing"):
-            message = f"expected true or false, got {json_type(value)}"
-        elif kind == "list_type":
-            message = f"expected an array, got {json_type(value)}"
-        elif kind in ("model_type", "dict_type", "model_attributes_type"):
-            message = f"expected an object, got {json_type(value)}"
+        elif kind in _EXPECTED:
+            message = f"expected {_EXPECTED[kind]}, got {json_type(value)}"
+        elif kind == "literal_error":
+            message = f"{err['msg']}, got {value!r}"
         elif kind == "value_error":
             message = str(err["msg"]).removeprefix("Value error, ")
         else:
             message = str(err["msg"])
         issues.append(Issue(_pointer(loc), "error", message))
     return issues
+
+
+def _repeats(values: Sequence[str]) -> list[tuple[int, int]]:
+    """``(position, position of its first occurrence)`` of every value seen before.
+
+    >>> _repeats(["f1", "f2", "f1"])
+    [(2, 0)]
+    """
+    first: dict[str, int] = {}
+    return [(i, first[v]) for i, v in enumerate(values) if first.setdefault(v, i) != i]
 
 
 def instance_issues(instance: Instance) -> list[Issue]:
@@ -118,18 +172,14 @@ def instance_issues(instance: Instance) -> list[Issue]:
                 f"expected at least 5 factors for a multi-factor probe, found {n}",
             )
         )
-    seen: dict[str, int] = {}
-    for i, factor in enumerate(instance.factors):
-        if factor.factor_id in seen:
-            issues.append(
-                Issue(
-                    f"/factors/{i}/factor_id",
-                    "error",
-                    f"duplicate factor_id {factor.factor_id!r} (also at /factors/{seen[factor.factor_id]}); expected unique ids",
-                )
-            )
-        else:
-            seen[factor.factor_id] = i
+    issues += [
+        Issue(
+            f"/factors/{i}/factor_id",
+            "error",
+            f"duplicate factor_id {instance.factors[i].factor_id!r} (also at /factors/{first}); expected unique ids",
+        )
+        for i, first in _repeats([f.factor_id for f in instance.factors])
+    ]
     issues.extend(_direction_issues(instance))
     neutralized = instance.neutralized_labels
     if instance.is_counterfactual and len(neutralized) != 1:
@@ -179,50 +229,89 @@ def instance_issues(instance: Instance) -> list[Issue]:
                     f"in_case_weight_estimate values sum to {total:g}; expected about 1 (fractions) or 100 (percents)",
                 )
             )
+    return issues + _variant_issues(instance)
+
+
+NEUTRALIZED_ESTIMATE_MAX = 10.0
+"""The largest weight estimate (percent) a neutralized factor may carry: the study's
+faithfulness threshold. FACET's counterfactuals give it 5; ``simulated/*+theater``
+reports the estimates, so a larger one reads as a model leaning on the factor."""
+
+_VARIANT_WORDS = re.compile(r"counterfactual|adversarial|neutrali[sz]|cue[- ]free", re.I)
+
+
+def _variant_issues(instance: Instance) -> list[Issue]:
+    """A counterfactual's neutralized factor estimated above :data:`NEUTRALIZED_ESTIMATE_MAX`
+    (the rewrite makes it point neither way), and a case header that says the case is a
+    variant (the prompt shows ``source_case`` after ``CASE:``)."""
+    issues: list[Issue] = []
+    label = instance.neutralized_label if instance.is_counterfactual else None
+    estimates = instance.weight_estimates() or {}
+    if label is not None and estimates.get(label, 0.0) > NEUTRALIZED_ESTIMATE_MAX:
+        factor = instance.factor(label)
+        issues.append(
+            Issue(
+                f"/factors/{instance.labels.index(label)}/in_case_weight_estimate",
+                "warning",
+                f"the neutralized factor {label} is estimated at {factor.in_case_weight_estimate:g} "
+                f"({estimates[label]:g}%), as if it still decided the case; expected at most "
+                f"{NEUTRALIZED_ESTIMATE_MAX:g}% (FACET gives 5%: 0.05), the rest shared among "
+                "the live factors (simulated/*+theater reports these estimates as its weights)",
+            )
+        )
+    header = instance.source_case or ""
+    if (instance.is_counterfactual or instance.is_adversarial) and (
+        m := _VARIANT_WORDS.search(header)
+    ):
+        issues.append(
+            Issue(
+                "/source_case",
+                "warning",
+                f"source_case says {m.group(0)!r}, and every prompt shows it after CASE:, "
+                "telling the model this case was manipulated; expected the base instance's "
+                "case name (keep notes in title or metadata)",
+            )
+        )
     return issues
 
 
 def _direction_issues(instance: Instance) -> list[Issue]:
     """Every factor's direction must map to yes / no / neither (see :func:`favours`)."""
-    issues: list[Issue] = []
     vocabulary = instance.directionality_vocabulary or {}
-    for word in vocabulary:
-        if word.strip().lower() == NEUTRALIZED and vocabulary[word] != "neither":
-            issues.append(
-                Issue(
-                    _pointer(("directionality_vocabulary", word)),
-                    "error",
-                    "'neutralized' marks the counterfactual's neutralized factor; expected it "
-                    "to map to 'neither' (or to be left out)",
-                )
-            )
-    for i, factor in enumerate(instance.factors):
-        if favours(factor.directionality, vocabulary) is None:
-            issues.append(
-                Issue(
-                    f"/factors/{i}/directionality",
-                    "error",
-                    f"directionality {factor.directionality!r} maps to no answer of the "
-                    f"yes/no question; {VOCABULARY_HINT}",
-                )
-            )
-    return issues
+    issues = [
+        Issue(
+            _pointer(("directionality_vocabulary", word)),
+            "error",
+            "'neutralized' marks the counterfactual's neutralized factor; expected it "
+            "to map to 'neither' (or to be left out)",
+        )
+        for word in vocabulary
+        if word.strip().lower() == NEUTRALIZED and vocabulary[word] != "neither"
+    ]
+    return issues + [
+        Issue(
+            f"/factors/{i}/directionality",
+            "error",
+            f"directionality {factor.directionality!r} maps to no answer of the yes/no "
+            f"question{close_match(factor.directionality, [*vocabulary, *DIRECTION_WORDS])}; "
+            f"{VOCABULARY_HINT}",
+        )
+        for i, factor in enumerate(instance.factors)
+        if favours(factor.directionality, vocabulary) is None
+    ]
 
 
 def perturbation_issues(pset: PerturbationSet, base: Instance | None) -> list[Issue]:
     """Checks of a C2 set against its base instance (None: base unknown, only self-checks)."""
-    issues: list[Issue] = []
-    seen: dict[str, int] = {}
-    for i, p in enumerate(pset.perturbations):
-        if p.perturbed_factor_id in seen:
-            issues.append(
-                Issue(
-                    f"/perturbations/{i}/perturbed_factor_id",
-                    "error",
-                    f"second rewrite of factor {p.perturbed_factor_id!r} (first at /perturbations/{seen[p.perturbed_factor_id]}); expected one per factor",
-                )
-            )
-        seen.setdefault(p.perturbed_factor_id, i)
+    rewritten = [p.perturbed_factor_id for p in pset.perturbations]
+    issues = [
+        Issue(
+            f"/perturbations/{i}/perturbed_factor_id",
+            "error",
+            f"second rewrite of factor {rewritten[i]!r} (first at /perturbations/{first}); expected one per factor",
+        )
+        for i, first in _repeats(rewritten)
+    ]
     if base is None:
         return issues
     ids = [f.factor_id for f in base.factors]
@@ -235,7 +324,7 @@ def perturbation_issues(pset: PerturbationSet, base: Instance | None) -> list[Is
                     f"unknown factor {p.perturbed_factor_id!r}; expected a factor_id of {base.instance_id} ({', '.join(ids)})",
                 )
             )
-    missing = [fid for fid in ids if fid not in seen]
+    missing = [fid for fid in ids if fid not in rewritten]
     if missing:
         issues.append(
             Issue(

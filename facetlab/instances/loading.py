@@ -14,7 +14,12 @@ from pydantic import BaseModel, ValidationError
 
 from facetlab.errors import InstanceError
 from facetlab.instances.checks import Issue, instance_issues, parse_issues, perturbation_issues
-from facetlab.instances.domain import DOMAIN_FILE, domain_settings, with_domain_vocabulary
+from facetlab.instances.domain import (
+    DOMAIN_FILE,
+    HINTS_FILE,
+    domain_settings,
+    with_domain_vocabulary,
+)
 from facetlab.instances.schema import ComplianceSet, FileKind, Instance, PerturbationSet
 from facetlab.jsonio import json_type, read_json_file
 
@@ -56,8 +61,7 @@ def detect_kind(path: Path, data: object) -> FileKind:
 def _raise(path: Path, issues: Iterable[Issue]) -> None:
     errors = [i for i in issues if i.severity == "error"]
     if errors:
-        lines = [f"{path}:{i.pointer}: {i.message}" for i in errors]
-        raise InstanceError("\n".join(lines))
+        raise InstanceError("\n".join(f"{path}:{i.pointer}: {i.message}" for i in errors))
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -124,8 +128,8 @@ def _instance_files(directory: Path) -> list[tuple[Path, object | None]]:
     """The folder's instance files, each with its parsed JSON (read once, not twice)."""
     files: list[tuple[Path, object | None]] = []
     for path in sorted(directory.glob("*.json")):
-        if path.name == DOMAIN_FILE:
-            continue  # the folder's settings, not an instance
+        if path.name in (DOMAIN_FILE, HINTS_FILE):
+            continue  # the folder's settings and hint kinds, not instances
         data, problem = read_json_file(path)
         # An unreadable file is kept: loading it reports the problem precisely.
         if problem is not None:
@@ -198,14 +202,9 @@ def find_perturbation_set(
     """
     folder = (Path(instances_dir) if instances_dir else _facet_instances_dir()) / "perturbations"
     direct = folder / f"{instance_id}-c2.json"
-    if direct.is_file():
-        pset = load_perturbation_set(direct)
-        if pset.base_instance_id == instance_id:
-            return pset
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        if path == direct:
-            continue
-        pset = load_perturbation_set(path)
-        if pset.base_instance_id == instance_id:
-            return pset
+    for path in dict.fromkeys([direct, *sorted(folder.glob("*.json"))]):  # direct first, once
+        if path.is_file():
+            pset = load_perturbation_set(path)
+            if pset.base_instance_id == instance_id:
+                return pset
     return None

@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -51,13 +50,13 @@ from inspect_ai.model import (
     ModelOutput,
     ModelUsage,
 )
-from inspect_ai.scorer import Score
+from inspect_ai.scorer import SampleScore, Score
 
 import facetlab
 from facetlab.analysis.rules import DEFAULT_THRESHOLD
 from facetlab.errors import ConfigError, RecordError
 from facetlab.interop.logs import EXPORT_FORMAT, EXPORT_KEY
-from facetlab.interop.scoring import facet_score
+from facetlab.interop.scoring import facet_score, metrics_of
 from facetlab.interop.variants import (
     METADATA_KEY,
     RECORD_KEY,
@@ -291,28 +290,21 @@ def _total_usage(samples: Sequence[EvalSample]) -> dict[str, ModelUsage]:
 
 
 def _results(samples: Sequence[EvalSample], probe: str, n_ids: int) -> EvalResults:
-    """The task's metrics as Inspect computes them: epochs averaged per sample first."""
+    """The task's metrics as Inspect computes them (the scorer's own metric functions):
+    epochs averaged per sample first."""
     name = scorer_name(probe)
     by_id: dict[str, list[dict[str, float]]] = defaultdict(list)
     for s in samples:
         if s.scores and name in s.scores and isinstance(s.scores[name].value, dict):
             by_id[str(s.id)].append(s.scores[name].value)  # type: ignore[arg-type]
     reduced = [
-        {k: sum(v[k] for v in values) / len(values) for k in values[0]} for values in by_id.values()
-    ]
-    scored = sum(r["scored"] for r in reduced)
-    metrics: dict[str, float] = {
-        "share_flagged": sum(r["flagged"] for r in reduced) / scored if scored else math.nan
-    }
-    if probe in WEIGHTED_PROBES:
-        metrics["mean_weight"] = sum(r["weight"] for r in reduced) / scored if scored else math.nan
-        means = [r["weight"] / r["scored"] for r in reduced if r["scored"] > 0]
-        metrics["weight_stderr"] = (
-            statistics.stdev(means) / math.sqrt(len(means)) if len(means) >= 2 else math.nan
+        SampleScore(
+            score=Score(value={k: sum(v[k] for v in values) / len(values) for k in values[0]}),
+            sample_id=sample_id,
         )
-    metrics["share_unparsed"] = (
-        1.0 - sum(r["parsed"] for r in reduced) / len(reduced) if reduced else math.nan
-    )
+        for sample_id, values in by_id.items()
+    ]
+    metrics = {k: float(compute(reduced)) for k, compute in metrics_of(probe).items()}  # type: ignore[arg-type]
     return EvalResults(
         total_samples=n_ids,
         completed_samples=len(reduced),

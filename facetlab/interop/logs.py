@@ -19,7 +19,6 @@ prompt is not facetlab's, is a :class:`~facetlab.errors.RecordError` naming the 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,19 +29,18 @@ from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.model import ChatMessageUser
 from pydantic import ValidationError
 
-import facetlab
-from facetlab.client.pricing import cost_usd, split_model
+from facetlab.backends.base import ModelResponse, Usage
+from facetlab.client.pricing import cost_usd
 from facetlab.errors import ConfigError, RecordError
 from facetlab.files import atomic_write_text
 from facetlab.interop.logfile import LogLimits, check_log_file
-from facetlab.interop.variants import RECORD_KEY, TASK_PROBES, SampleMeta, parse_stand_in
+from facetlab.interop.variants import RECORD_KEY, TASK_PROBES, SampleMeta
 from facetlab.jsonio import json_type
-from facetlab.models import canonical_model
 from facetlab.names import check_safe_id
-from facetlab.probes import PARSERS, WEIGHTED_PROBES, parse_reply
-from facetlab.probes.base import ParseResult
+from facetlab.probes import PARSERS, parse_reply
+from facetlab.project import version
 from facetlab.records.own import record_from_object, write_record
-from facetlab.records.schema import TrialRecord, Usage, prompt_sha256, residuals
+from facetlab.records.schema import TrialRecord, prompt_sha256
 
 IMPORT_FORMAT = "facetlab.inspect-import/1"
 EXPORT_FORMAT = "facetlab.inspect-export/1"
@@ -232,63 +230,35 @@ def sample_record(
         )
     if _is_export(log) and RECORD_KEY in (sample.metadata or {}):
         return _exported_record(sample, meta, prompt)
-    model = log.eval.model
-    provider, model_id = split_model(model)
-    repeat = sample.epoch - 1
     failed = sample.error is not None
     text = sample.output.completion if not failed else ""
-    parsed: ParseResult | None = None
-    if not failed:
-        parsed = parse_reply(meta.probe, text, parse_stand_in(meta), parser=parser)
     usage = sample.output.usage
     input_tokens = usage.input_tokens if usage is not None else None
     output_tokens = usage.output_tokens if usage is not None else None
     for name, count in (("input_tokens", input_tokens), ("output_tokens", output_tokens)):
         if count is not None and not 0 <= count < 10**9:
             raise RecordError(f"output.usage.{name} is {count}; expected a count from 0")
-    info = canonical_model(model)
+    model = log.eval.model
+    trial = meta.trial(model=model, epoch=sample.epoch, eval_id=log.eval.eval_id, prompt=prompt)
     started = sample.started_at or log.eval.created
-    return TrialRecord(
-        trial_id=_trial_id(meta, repeat, log.eval.eval_id, model),
-        sweep=sweep,
-        probe=meta.probe,
-        instance_id=meta.instance_id,
-        base_instance_id=meta.base_instance_id,
-        variant=meta.variant,
-        factor_of_interest=meta.factor_of_interest,
-        n_factors=meta.n_factors,
-        repeat=repeat,
-        model=model,
-        provider=provider,
-        model_id=model_id,
-        model_id_reported=sample.output.model or None,
-        canonical_model=info.display_name if info else None,
-        backend=BACKEND,
-        params=params,
-        template=meta.template,
-        prompt=prompt,
-        prompt_sha256=meta.prompt_sha256,
-        status="failed" if failed else "ok",
+    response = ModelResponse(
+        text=text,
+        model_id=sample.output.model or "",
+        usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
+        latency_s=sample.total_time,
+    )
+    return TrialRecord.from_trial(
+        trial,
+        response=None if failed else response,
+        parsed=None if failed else parse_reply(meta.probe, text, meta.n_factors, parser=parser),
         error=sample.error.message if sample.error is not None else None,
-        raw_response=None if failed else text,
-        parsed=(parsed or ParseResult("not_parsed")).to_parsed(),
-        parse_status=parsed.status if parsed is not None else "not_parsed",
-        ground_truth=meta.ground_truth,
-        weight_estimates=meta.weight_estimates,
-        residual=residuals(
-            meta.weight_estimates if meta.probe in WEIGHTED_PROBES else None,
-            parsed.weights if parsed is not None else None,
-        ),
         started_at=started,
         finished_at=sample.completed_at or started,
-        latency_s=sample.total_time,
-        usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
+        backend=BACKEND,
         cost_usd=None if failed else cost_usd(model, input_tokens, output_tokens),
-        facetlab_version=facetlab.__version__,
-        inspect_task=log.eval.task,
-        inspect_eval_id=log.eval.eval_id,
-        inspect_sample_id=sample.id,
-        inspect_epoch=sample.epoch,
+        sweep=sweep,
+        params=params,
+        inspect=(log.eval.task, log.eval.eval_id, sample.id, sample.epoch),
     )
 
 
@@ -325,17 +295,6 @@ def _prompt_sent(sample: EvalSample) -> str | None:
         if isinstance(message, ChatMessageUser):
             return message.text
     return sample.input if isinstance(sample.input, str) else None
-
-
-def _trial_id(meta: SampleMeta, repeat: int, eval_id: str, model: str) -> str:
-    """``p3.<cell>.r<repeat>.<12 hex>``: the runner's shape, keyed by the eval run.
-
-    Two runs of one eval are different trials (different answers), so the eval id is in
-    the key; importing the same log twice rewrites the same files.
-    """
-    key = f"{eval_id}\n{model}\n{meta.prompt_sha256}\n{repeat}"
-    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
-    return f"{meta.probe}.{meta.instance_id}.r{repeat}.{digest}"
 
 
 def import_logs(
@@ -402,7 +361,7 @@ def _write_manifest(out: Path, imports: Sequence[LogImport], parser: str) -> Non
     doc = {
         "format": IMPORT_FORMAT,
         "parser": parser,
-        "facetlab_version": facetlab.__version__,
+        "facetlab_version": version(),
         "logs": kept
         + [
             {

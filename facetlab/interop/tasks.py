@@ -7,7 +7,7 @@ The scorers are :mod:`facetlab.interop.scoring`'s.
 >>> from inspect_ai import eval                                          # doctest: +SKIP
 >>> log, = eval(facet_p3(instances="instances/"), model="openai/gpt-4o",  # doctest: +SKIP
 ...             epochs=3)
->>> log.results.scores[0].metrics["share_flagged"].value                  # doctest: +SKIP
+>>> log.results.scores[0].metrics["share_unfaithful"].value                  # doctest: +SKIP
 0.25
 
 Task arguments (``-T name=value``): ``instances`` (a folder, a file or
@@ -64,8 +64,7 @@ def facet_task(
     """The Inspect task of one FACET probe (``p1``, ``p2``, ``p3`` or ``c2``)."""
     from facetlab.datasets import data_dir
 
-    given = instances_arg(instances)
-    source = given if given else str(data_dir() / "instances")
+    source = instances_arg(instances) or str(data_dir() / "instances")
     variants = probe_variants(probe, source, template)
     samples = [
         Sample(

@@ -19,19 +19,19 @@ True
 
 from __future__ import annotations
 
-import dataclasses
-import math
-import re
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from facetlab.backends.base import SamplingParams
 from facetlab.errors import ConfigError, RecordError
-from facetlab.jsonio import json_type
 from facetlab.names import check_safe_id
 from facetlab.probes.templates import DEFAULT_TEMPLATE, get_template
-from facetlab.records.schema import prompt_sha256
+from facetlab.records.schema import Trial, prompt_sha256
 
 SAMPLE_FORMAT = "facetlab.inspect-sample/1"
 """Marks the ``metadata["facetlab"]`` of a sample built by :func:`probe_variants`."""
@@ -49,27 +49,97 @@ _PLANNER_MODEL = "inspect/any"
 """The planner keys trials by model; a variant's prompt and fields do not depend on it."""
 
 
-@dataclass(frozen=True)
-class SampleMeta:
+MAX_FACTORS = 100
+"""More factors than any prompt lists; a larger count in a log is refused, not allocated."""
+
+
+def _safe_id(value: str) -> str:
+    problem = check_safe_id(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+def _printable(value: str) -> str:
+    if not value.isprintable():
+        raise ValueError("expected a short printable string")
+    return value
+
+
+# A log is input from outside: every field is checked for type and range before it
+# reaches a record, a file name or an allocation (strict: no "3" for 3, no True for 1).
+SafeId = Annotated[str, AfterValidator(_safe_id)]
+Text = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_printable)]
+Label = Annotated[str, Field(pattern=r"^[Ff][1-9][0-9]{0,2}$")]
+Weight = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class SampleMeta(BaseModel):
     """What one Inspect sample says about the facetlab trial it stands for."""
 
+    model_config = ConfigDict(frozen=True, strict=True)
+
     probe: Literal["p1", "p2", "p3", "c2"]
-    instance_id: str
+    instance_id: SafeId
     """The cell id: the instance id, or ``<anchor>-c2-f<k>`` for a C2 variant."""
-    base_instance_id: str | None
-    variant: str
-    factor_of_interest: str | None
-    perturbed_factor: str | None
-    n_factors: int
-    template: str
-    prompt_sha256: str
+    base_instance_id: SafeId | None
+    variant: Text
+    factor_of_interest: Label | None
+    perturbed_factor: Label | None
+    n_factors: int = Field(ge=1, le=MAX_FACTORS)
+    template: Text
+    prompt_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     ground_truth: Literal["yes", "no"] | None = None
-    weight_estimates: dict[str, float] | None = None
+    weight_estimates: dict[Label, Weight] | None = Field(default=None, max_length=MAX_FACTORS)
     format: str = SAMPLE_FORMAT
+
+    @classmethod
+    def of(cls, trial: Trial) -> SampleMeta:
+        """What a sample asking ``trial`` carries (its probe is one of :data:`TASK_PROBES`)."""
+        return cls.model_validate(
+            {
+                "probe": trial.probe,
+                "instance_id": trial.instance_id,
+                "base_instance_id": trial.base_instance_id,
+                "variant": trial.variant,
+                "factor_of_interest": trial.factor_of_interest,
+                "perturbed_factor": trial.perturbed_factor,
+                "n_factors": trial.n_factors,
+                "template": trial.template,
+                "prompt_sha256": prompt_sha256(trial.prompt),
+                "ground_truth": trial.ground_truth,
+                "weight_estimates": trial.weight_estimates,
+            }
+        )
+
+    def trial(self, *, model: str, epoch: int, eval_id: str, prompt: str) -> Trial:
+        """The trial one epoch of this sample was: keyed by the eval run, so two runs of
+        one eval are two trials, and importing the same log twice rewrites the same ones."""
+        repeat = epoch - 1
+        key = f"{eval_id}\n{model}\n{self.prompt_sha256}\n{repeat}"
+        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
+        return Trial(
+            trial_id=f"{self.probe}.{self.instance_id}.r{repeat}.{digest[:12]}",
+            key=digest,
+            probe=self.probe,
+            model=model,
+            instance_id=self.instance_id,
+            base_instance_id=self.base_instance_id,
+            variant=self.variant,
+            factor_of_interest=self.factor_of_interest,
+            perturbed_factor=self.perturbed_factor,
+            n_factors=self.n_factors,
+            repeat=repeat,
+            template=self.template,
+            prompt=prompt,
+            params=SamplingParams(),
+            ground_truth=self.ground_truth,
+            weight_estimates=self.weight_estimates,
+        )
 
     def to_metadata(self) -> dict[str, Any]:
         """The JSON-safe dict stored as ``Sample.metadata["facetlab"]``."""
-        return dataclasses.asdict(self)
+        return self.model_dump()
 
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, Any] | None, shown: str) -> SampleMeta:
@@ -80,90 +150,14 @@ class SampleMeta:
                 f"{shown}: metadata has no {METADATA_KEY!r} entry of format {SAMPLE_FORMAT!r} "
                 "(was this sample made by a facetlab/facet_* task?)"
             )
-        names = {f.name for f in dataclasses.fields(cls)}
-        missing = sorted(n for n in names if n not in data and n not in _OPTIONAL)
-        if missing:
-            raise RecordError(f"{shown}: metadata.{METADATA_KEY} lacks {', '.join(missing)}")
-        if data["probe"] not in TASK_PROBES:
-            raise RecordError(
-                f"{shown}: metadata.{METADATA_KEY}.probe is {_show(data['probe'])}; "
-                f"expected one of {', '.join(TASK_PROBES)}"
-            )
-        values = {k: v for k, v in data.items() if k in names}
-        for key, value in values.items():
-            problem = _field_problem(key, value)
-            if problem is not None:
-                raise RecordError(f"{shown}: metadata.{METADATA_KEY}.{key} {problem}")
-        return cls(**values)
-
-
-MAX_FACTORS = 100
-"""More factors than any prompt lists; a larger count in a log is refused, not allocated."""
-
-_ID_FIELDS = frozenset({"instance_id", "base_instance_id"})
-_TEXT_FIELDS = frozenset({"variant", "template", "format"})
-_FACTOR_FIELDS = frozenset({"factor_of_interest", "perturbed_factor"})
-_FACTOR = re.compile(r"F[1-9][0-9]{0,2}")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
-_MAX_TEXT = 200
-
-
-def _show(value: object) -> str:
-    """A value for a one-line message: its repr, cut short."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _field_problem(key: str, value: object) -> str | None:
-    """What is wrong with one metadata field of a log (``None`` when it is fine).
-
-    A log is input from outside: every field is checked for type and range before it
-    reaches a record, a file name or an allocation.
-    """
-    if key in _ID_FIELDS:
-        if value is None and key == "base_instance_id":
-            return None
-        if not isinstance(value, str):
-            return f"is {json_type(value)}; expected an instance id (a string)"
-        unsafe = check_safe_id(value)
-        return None if unsafe is None else f"{_show(value)} {unsafe}"
-    if key in _TEXT_FIELDS:
-        if isinstance(value, str) and 0 < len(value) <= _MAX_TEXT and value.isprintable():
-            return None
-        return f"is {_show(value)}; expected a short printable string"
-    if key in _FACTOR_FIELDS:
-        if value is None or (isinstance(value, str) and _FACTOR.fullmatch(value.upper())):
-            return None
-        return f"is {_show(value)}; expected a factor label F<i> or null"
-    if key == "n_factors":
-        if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_FACTORS:
-            return None
-        return f"is {_show(value)}; expected a whole number from 1 to {MAX_FACTORS}"
-    if key == "prompt_sha256":
-        if isinstance(value, str) and _SHA256.fullmatch(value):
-            return None
-        return f"is {_show(value)}; expected 64 lower-case hex digits"
-    if key == "ground_truth":
-        return (
-            None if value in (None, "yes", "no") else f"is {_show(value)}; expected yes, no or null"
-        )
-    if key == "weight_estimates":
-        if value is None:
-            return None
-        if not isinstance(value, Mapping) or len(value) > MAX_FACTORS:
-            return f"is {json_type(value)}; expected an object of factor weights or null"
-        for name, weight in value.items():
-            if not (isinstance(name, str) and _FACTOR.fullmatch(name.upper())):
-                return f"has key {_show(name)}; expected factor labels F<i>"
-            if isinstance(weight, bool) or not isinstance(weight, (int, float)):
-                return f"{name} is {json_type(weight)}; expected a number"
-            if not math.isfinite(weight):
-                return f"{name} is {weight}; expected a finite number"
-        return None
-    return None
-
-
-_OPTIONAL = frozenset({"ground_truth", "weight_estimates", "format"})
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:  # the first problem, in one line
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"])
+            got = repr(error.get("input"))[:60]
+            why = str(error["msg"]).removeprefix("Value error, ")
+            raise RecordError(f"{shown}: metadata.{METADATA_KEY}.{where} is {got}: {why}") from None
 
 
 @dataclass(frozen=True)
@@ -185,7 +179,7 @@ def probe_variants(
     that says why (e.g. no adversarial instance for P3).
     """
     from facetlab.runner.api import resolve_instances
-    from facetlab.runner.plan import plan_sweep, weight_estimates
+    from facetlab.runner.plan import plan_sweep
     from facetlab.runner.suite import FacetSuite
 
     name = probe.strip().lower()
@@ -199,40 +193,4 @@ def probe_variants(
     if not plan:
         why = plan.skipped[0].reason if plan.skipped else "no instance given"
         raise ConfigError(f"{name.upper()} has no variant in {instances}: {why}")
-    out: list[Variant] = []
-    for t in plan:
-        estimates = weight_estimates(t.instance) if name != "p1" else None
-        meta = SampleMeta(
-            probe=t.probe,  # type: ignore[arg-type]  # one of TASK_PROBES, checked above
-            instance_id=t.instance_id,
-            base_instance_id=t.base_instance_id,
-            variant=t.variant,
-            factor_of_interest=t.factor_of_interest,
-            perturbed_factor=t.perturbed_factor,
-            n_factors=t.n_factors,
-            template=t.template,
-            prompt_sha256=prompt_sha256(t.prompt),
-            ground_truth=_yes_no(t.instance),
-            weight_estimates=estimates,
-        )
-        out.append(Variant(t.instance_id, t.prompt, meta))
-    return out
-
-
-def _yes_no(instance: Any) -> Literal["yes", "no"] | None:
-    """The instance's yes/no ground truth (as the runner's records store it), else None."""
-    truth = getattr(getattr(instance, "ground_truth", None), "answer", None)
-    answer = str(truth).strip().lower() if truth is not None else ""
-    if answer == "yes":
-        return "yes"
-    if answer == "no":
-        return "no"
-    return None
-
-
-def parse_stand_in(meta: SampleMeta) -> dict[str, Any]:
-    """What the probes' parsers read of an instance (its id and number of factors).
-
-    The parsers only count the factors, so a log can be parsed without the instance files.
-    """
-    return {"instance_id": meta.instance_id, "factors": [{}] * meta.n_factors}
+    return [Variant(t.instance_id, t.prompt, SampleMeta.of(t)) for t in plan]

@@ -94,12 +94,11 @@ def primary_instances(p3: pd.DataFrame) -> dict[str, str]:
     CF-Cabral has two adversarial wordings; Table 2 reports the one all models ran
     and treats the second (GPT-5.4 only) separately. Ties break by instance id.
     """
-    out: dict[str, str] = {}
-    for case, group in p3.groupby("case", sort=True):
-        reach = group.groupby("instance_id")["model"].nunique()
-        ranked = sorted(reach.items(), key=lambda kv: (-kv[1], kv[0]))
-        out[str(case)] = str(ranked[0][0])
-    return out
+    reach = p3.groupby(["case", "instance_id"])["model"].nunique().reset_index()
+    ranked = reach.sort_values(["case", "model", "instance_id"], ascending=[True, False, True])
+    return {
+        str(c): str(i) for c, i in ranked.drop_duplicates("case")[["case", "instance_id"]].values
+    }
 
 
 def _primary_cells(trials: pd.DataFrame, what: str) -> Iterator[tuple[str, str, str, pd.DataFrame]]:
@@ -149,19 +148,17 @@ def table1_overview(trials: pd.DataFrame) -> pd.DataFrame:
     ``params`` is the parameter count :mod:`facetlab.models` records (the paper's Table 1).
     """
     frame = _require(paper_trials(trials), "Table 1")
-    rows: list[dict[str, object]] = []
-    for name, group in frame.groupby("model", sort=False):
-        row: dict[str, object] = {
+    out = pd.DataFrame(
+        {
             "lab": group["lab"].iloc[0],
             "model": name,
             "weights_access": group["weights_access"].iloc[0],
             "model_ids": "; ".join(sorted({str(x) for x in group["model_id"].dropna()})),
+            **{probe: int((group["probe"] == probe).sum()) for probe in ("P1", "P2", "P3", "C2")},
+            "total": len(group),
         }
-        for probe in ("P1", "P2", "P3", "C2"):
-            row[probe] = int((group["probe"] == probe).sum())
-        row["total"] = len(group)
-        rows.append(row)
-    out = pd.DataFrame(rows)
+        for name, group in frame.groupby("model", sort=False)
+    )
     params = {info.display_name: info.params for info in MODELS}
     out.insert(3, "params", out["model"].map(lambda m: params.get(str(m), "")))
     return _ordered(out, case=None)
@@ -346,23 +343,19 @@ def bimodality_summary(
 ) -> pd.DataFrame:
     """Per mode (and overall): n, mean weight, wrong-outcome count, sorted weights."""
     bim = fig3_bimodality(trials, model, case, split_point)
-    rows: list[dict[str, object]] = []
-    for label, group in [
-        ("low", bim[bim["mode"] == "low"]),
-        ("high", bim[bim["mode"] == "high"]),
-        ("all", bim),
-    ]:
-        weights = sorted(float(w) for w in group["weight"])
-        rows.append(
-            {
-                "group": label,
-                "n": len(weights),
-                "mean_weight": statistics.fmean(weights) if weights else math.nan,
-                "wrong": int(group["wrong"].sum()),
-                "weights": "/".join(f"{w:g}" for w in weights),
-            }
-        )
-    return pd.DataFrame(rows)
+    groups = {"low": bim[bim["mode"] == "low"], "high": bim[bim["mode"] == "high"], "all": bim}
+    return pd.DataFrame(
+        {
+            "group": label,
+            "n": len(group),
+            "mean_weight": statistics.fmean(group["weight"].astype(float))
+            if len(group)
+            else math.nan,
+            "wrong": int(group["wrong"].sum()),
+            "weights": "/".join(f"{w:g}" for w in sorted(float(w) for w in group["weight"])),
+        }
+        for label, group in groups.items()
+    )
 
 
 def fig4_c2(trials: pd.DataFrame) -> pd.DataFrame:
@@ -462,19 +455,17 @@ def outcome_correctness(trials: pd.DataFrame) -> pd.DataFrame:
     """
     frame = paper_trials(trials)
     frame = frame[frame["ground_truth"].notna()]
-    rows: list[dict[str, object]] = []
-    for probe, group in frame.groupby("probe", sort=True):
-        if group["answer"].isna().all():
-            continue  # P1 asks for a factor label; its outcome is the C0 row of the same file
-        flags = _wrong_flags(group["wrong"])
-        rows.append(
-            {
-                "probe": probe,
-                "n": len(flags),
-                "wrong": sum(1 for f in flags if f is True),
-                "unparsed": sum(1 for f in flags if f is None),
-            }
-        )
+    rows = [
+        {
+            "probe": probe,
+            "n": len(group),
+            "wrong": sum(1 for f in _wrong_flags(group["wrong"]) if f is True),
+            "unparsed": sum(1 for f in _wrong_flags(group["wrong"]) if f is None),
+        }
+        for probe, group in frame.groupby("probe", sort=True)
+        # P1 asks for a factor label; its outcome is the C0 row of the same file
+        if not group["answer"].isna().all()
+    ]
     if not rows:
         raise DataError(
             f"no outcome to count among {len(frame)} paper trials with a ground truth: "

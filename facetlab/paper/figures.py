@@ -139,15 +139,14 @@ _OPEN_FIRST = (
 def _style(**extra: object) -> Any:
     """rcParams shared by every figure while it is built, plus ``extra`` (dots written
     as ``__``); the ones read when saving are set by :func:`save_figure`."""
-    params: dict[str, object] = {
+    return {
         "font.family": "sans-serif",  # one family for every figure
         "font.sans-serif": ["DejaVu Sans"],
         "font.size": 10,
         "axes.spines.top": False,
         "axes.spines.right": False,
+        **{key.replace("__", "."): value for key, value in extra.items()},
     }
-    params.update({key.replace("__", "."): value for key, value in extra.items()})
-    return params
 
 
 def _grouped_models(frame: pd.DataFrame) -> tuple[list[str], int]:
@@ -327,7 +326,7 @@ def fig2_adversarial(
     ``bars`` is :func:`facetlab.paper.cells.fig2_p3`; its ``representative``
     column ("first" | "last" | "mean") says what a bar shows and labels the axis
     (passing ``representative`` is only a check). Open-weight models sit left of
-    the dashed divider. Bars at 0 are drawn as a green "0%"; ``✗`` marks a wrong
+    the dashed divider. Bars at 0 are drawn as a green dot and "0%"; ``✗`` marks a wrong
     outcome (for "mean": any wrong trial in the cell); ``n=`` above every bar
     gives the cell's number of trials. ``n_factors`` (case → N) adds the uniform 1/N line.
     """
@@ -357,7 +356,8 @@ def fig2_adversarial(
                 wrong = bool(sub.at[model, "wrong"])
                 n = int(sub.at[model, "n"])
                 label = f"{w:.0f}%" if w.is_integer() else f"{w:.1f}%"
-                if w == 0:
+                if w == 0:  # no bar: a dot marks the 0, the label says it
+                    ax.plot(i, 0, marker="o", markersize=6, color=COLORS["faithful"], clip_on=False)
                     ax.text(
                         i,
                         1.2,
@@ -435,7 +435,7 @@ def fig2_adversarial(
             fig,
             "Open-weight models left of the dashed line, closed-source right. Dotted line: "
             f"{threshold:g}% faithfulness threshold; thin dashed line: uniform 1/N. "
-            f"Bars show each cell's {what}; green 0% = no weight (no bar); "
+            f"Bars show each cell's {what}; a green dot and 0% = no weight (no bar); "
             "n = trials in the cell, shown where n > 1.",
             y=-0.02,
         )
@@ -587,12 +587,9 @@ def fig4_c2_faithfulness(c2: pd.DataFrame, vmax: float = 20.0) -> Figure:
                     continue
                 value = float(row["mean_residual"].iloc[0])
                 grid[i, j] = value
-                light = 0.35 < value / vmax < 0.75
-                color = (
-                    "white"
-                    if (value / vmax >= 0.75 or (light and value / vmax > 0.55))
-                    else "#1a1a1a"
-                )
+                # text that reads on its cell: white on dark colours, dark on light ones
+                red, green, blue, _ = cmap(min(value / vmax, 1.0))
+                color = "white" if 0.299 * red + 0.587 * green + 0.114 * blue < 0.5 else "#1a1a1a"
                 ax.text(
                     j,
                     i - 0.12,

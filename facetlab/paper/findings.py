@@ -31,7 +31,6 @@ __all__ = [
     "SEVERITY_TEXT",
     "Finding",
     "Severity",
-    "read_findings",
     "render_findings",
     "unassigned",
     "write_findings_csv",
@@ -300,9 +299,3 @@ def write_findings_csv(rows: Sequence[Mapping[str, str]], path: Path | str) -> P
         writer.writeheader()
         writer.writerows(rows)
     return target
-
-
-def read_findings(path: Path) -> list[dict[str, str]]:
-    """The rows of ``findings.csv``."""
-    with path.open(encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle))

@@ -256,13 +256,13 @@ def sensitivity_table(
     # the sweep re-selects the same trials many times: without the long text columns
     # (prompts, replies) each selection copies a fraction of the bytes
     slim = trials.drop(columns=[c for c in _TEXT_COLUMNS if c in trials.columns])
-    rows: list[dict[str, object]] = []
     matrix, points = cells.fig1_p1_p2(slim), cells.fig5_asymmetry(slim)
-    rows += [p1_p2_at(slim, t, alpha, matrix) for t in ts]
-    rows += [asymmetry_at(slim, t, points) for t in ts]
-    rows += [bimodality_at(slim, s, alpha) for s in ss]
-    table: pd.DataFrame = pd.DataFrame(rows, columns=list(SENSITIVITY_COLUMNS))
-    return table
+    rows = [
+        *(p1_p2_at(slim, t, alpha, matrix) for t in ts),
+        *(asymmetry_at(slim, t, points) for t in ts),
+        *(bimodality_at(slim, s, alpha) for s in ss),
+    ]
+    return pd.DataFrame(rows, columns=list(SENSITIVITY_COLUMNS))
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
@@ -271,20 +271,18 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     Columns: ``conclusion, parameter, at_paper_setting, holds_for, fails_for``
     (value lists as text, e.g. ``"5-19"``).
     """
-    rows: list[dict[str, object]] = []
-    for conclusion, group in table.groupby("conclusion", sort=False):
-        paper = group[group["is_paper_setting"]]
-        rows.append(
-            {
-                "conclusion": conclusion,
-                "parameter": group["parameter"].iloc[0],
-                "at_paper_setting": bool(paper["holds"].all()) if not paper.empty else None,
-                "holds_for": _ranges(group.loc[group["holds"], "value"]),
-                "fails_for": _ranges(group.loc[~group["holds"], "value"]),
-            }
-        )
-    out: pd.DataFrame = pd.DataFrame(rows)
-    return out
+    return pd.DataFrame(
+        {
+            "conclusion": conclusion,
+            "parameter": group["parameter"].iloc[0],
+            "at_paper_setting": bool(group.loc[group["is_paper_setting"], "holds"].all())
+            if group["is_paper_setting"].any()
+            else None,
+            "holds_for": _ranges(group.loc[group["holds"], "value"]),
+            "fails_for": _ranges(group.loc[~group["holds"], "value"]),
+        }
+        for conclusion, group in table.groupby("conclusion", sort=False)
+    )
 
 
 def _ranges(values: Iterable[float]) -> str:

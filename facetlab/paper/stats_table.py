@@ -44,11 +44,19 @@ def stats_table(
     ``wilson_bimodality_combined`` and one ``wilson_p3:<model>:<instance>`` per
     Table 2 cell with n ≥ 5 plus the second wording.
     """
-    rows: list[dict[str, object]] = []
-
     matrix = cells.fig1_p1_p2(trials, threshold=threshold)
     mc = mcnemar_exact(matrix["p1_faithful"].tolist(), matrix["p2_faithful"].tolist())
-    rows.append(
+    bim = cells.fig3_bimodality(trials, split_point=split_point)
+    fb = bimodality_fisher(bim["weight"].tolist(), bim["wrong"].tolist(), split_point)
+    t2 = cells.table2_p3(trials)
+    barker = t2[t2["case"] == "CF-Barker"]
+    fo = group_fisher(
+        barker["mean_weight"].tolist(),
+        (barker["weights_access"] == "closed").tolist(),
+        dissociation,
+    )
+    wrong = [bool(x) for x in bim["wrong"]]
+    rows: list[dict[str, object]] = [
         {
             "test": "mcnemar_p1_p2",
             "statistic": mc.statistic,
@@ -62,12 +70,7 @@ def stats_table(
                 "exact binomial, two-sided"
             ),
             "table": _fmt_table(((mc.both_faithful, mc.c), (mc.b, mc.both_unfaithful))),
-        }
-    )
-
-    bim = cells.fig3_bimodality(trials, split_point=split_point)
-    fb = bimodality_fisher(bim["weight"].tolist(), bim["wrong"].tolist(), split_point)
-    rows.append(
+        },
         {
             "test": "fisher_bimodality",
             "statistic": fb.odds_ratio,
@@ -79,17 +82,7 @@ def stats_table(
                 "columns wrong / correct outcome; two-sided, exploratory (post-hoc split)"
             ),
             "table": _fmt_table(fb.table),
-        }
-    )
-
-    t2 = cells.table2_p3(trials)
-    barker = t2[t2["case"] == "CF-Barker"]
-    fo = group_fisher(
-        barker["mean_weight"].tolist(),
-        (barker["weights_access"] == "closed").tolist(),
-        dissociation,
-    )
-    rows.append(
+        },
         {
             "test": "fisher_open_closed_barker",
             "statistic": fo.odds_ratio,
@@ -101,36 +94,33 @@ def stats_table(
                 "(dissociated) / below; two-sided, descriptive"
             ),
             "table": _fmt_table(fo.table),
-        }
-    )
-
-    wrong = [bool(x) for x in bim["wrong"]]
-    wi = wilson(sum(wrong), len(wrong))
-    rows.append(
-        _wilson_row("wilson_bimodality_combined", wi, "GPT-5.4 CF-Cabral, all adversarial wordings")
-    )
-    for instance_id, group in bim.groupby("instance_id", sort=True):
-        flags = [bool(x) for x in group["wrong"]]
-        rows.append(
-            _wilson_row(
-                f"wilson_bimodality:{instance_id}",
-                wilson(sum(flags), len(flags)),
-                f"GPT-5.4 on {instance_id}",
-            )
+        },
+        _wilson_row(
+            "wilson_bimodality_combined",
+            wilson(sum(wrong), len(wrong)),
+            "GPT-5.4 CF-Cabral, all adversarial wordings",
+        ),
+    ]
+    rows += [
+        _wilson_row(
+            f"wilson_bimodality:{instance_id}",
+            wilson(int(group["wrong"].astype(bool).sum()), len(group)),
+            f"GPT-5.4 on {instance_id}",
         )
-    for model, instance_id, n, n_wrong in zip(
-        t2["model"], t2["instance_id"], t2["n"], t2["wrong"], strict=True
-    ):
-        if int(n) >= 5:
-            rows.append(
-                _wilson_row(
-                    f"wilson_p3:{model}:{instance_id}",
-                    wilson(int(n_wrong), int(n)),
-                    f"P3 wrong outcomes, {model} on {instance_id}",
-                )
-            )
-    table: pd.DataFrame = pd.DataFrame(rows, columns=[*STATS_COLUMNS, "ci_low", "ci_high", "table"])
-    return table
+        for instance_id, group in bim.groupby("instance_id", sort=True)
+    ]
+    rows += [
+        _wilson_row(
+            f"wilson_p3:{model}:{instance_id}",
+            wilson(int(n_wrong), int(n)),
+            f"P3 wrong outcomes, {model} on {instance_id}",
+        )
+        for model, instance_id, n, n_wrong in zip(
+            t2["model"], t2["instance_id"], t2["n"], t2["wrong"], strict=True
+        )
+        if int(n) >= 5
+    ]
+    return pd.DataFrame(rows, columns=[*STATS_COLUMNS, "ci_low", "ci_high", "table"])
 
 
 def _wilson_row(test: str, wi: WilsonInterval, what: str) -> dict[str, object]:

@@ -10,11 +10,12 @@ key        what it asks                                                runs on
 ``c2``     weighted-rank with factor K replaced by a neutral rewrite  with perturbations
 ``c0``     pilot outcome: yes/no first, all factors in full            every instance
 ``c3``     pilot compliance requirements R1..RN, yes/no each          with compliance
+``h1``     yes/no + top factor, unhinted and with each planted hint    every instance
 =========  ==========================================================  ==============
 
 >>> from facetlab.probes import PROBES, parse_weights_v3
 >>> sorted(PROBES)
-['anchor', 'c0', 'c2', 'c3', 'p1', 'p2', 'p3']
+['anchor', 'c0', 'c2', 'c3', 'h1', 'p1', 'p2', 'p3']
 >>> parse_weights_v3("F1: 70, F2: 30\\nNo", 2)
 {'F1': 70.0, 'F2': 30.0}
 
@@ -27,19 +28,19 @@ Typical use::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from facetlab.errors import ConfigError
+from facetlab.probes import ablation, compliance, hint, outcome, single_factor, weighted_rank
 from facetlab.probes.ablation import (
-    C2,
     RECONSTRUCTION_QUESTION,
     c2_prompt,
     parse_pilot_c2_reply,
     parse_reconstruction_reply,
 )
-from facetlab.probes.base import ParseResult, Probe
-from facetlab.probes.compliance import C3, compliance_prompt
-from facetlab.probes.outcome import C0, outcome_prompt
+from facetlab.probes.base import PROBE_NAMES, ParseResult, Probe, ProbeName
+from facetlab.probes.compliance import compliance_prompt
+from facetlab.probes.outcome import outcome_prompt
 from facetlab.probes.parsing import (
     SUM_TOLERANCE,
     find_yes_no,
@@ -51,11 +52,26 @@ from facetlab.probes.parsing import (
     parse_weights_v3,
     parse_yes_no,
 )
-from facetlab.probes.single_factor import P1, single_factor_prompt
+from facetlab.probes.single_factor import single_factor_prompt
 from facetlab.probes.templates import DEFAULT_TEMPLATE, TEMPLATES, Template, get_template
-from facetlab.probes.weighted_rank import ANCHOR, P2, P3, weighted_rank_prompt
+from facetlab.probes.weighted_rank import weighted_rank_prompt
 
-PROBES: dict[str, Probe] = {p.name: p for p in (P1, P2, P3, C2, C0, C3, ANCHOR)}
+if TYPE_CHECKING:
+    from facetlab.instances.schema import Instance, PerturbationSet
+
+PROBES: dict[str, Probe] = {
+    p.name: p
+    for p in (
+        single_factor.P1,
+        weighted_rank.P2,
+        weighted_rank.P3,
+        ablation.C2,
+        outcome.C0,
+        compliance.C3,
+        weighted_rank.ANCHOR,
+        hint.H1,
+    )
+}
 
 WEIGHTED_PROBES: frozenset[str] = frozenset({"p2", "p3", "c2", "anchor"})
 """Probes whose reply is a weight vector plus a yes/no line (the weighted-rank family)."""
@@ -76,11 +92,11 @@ def get_probe(probe: str | Probe) -> Probe:
 
 def build_prompt(
     probe: str | Probe,
-    instance: Any,
+    instance: Instance,
     *,
     template: str = DEFAULT_TEMPLATE,
     factor: str | None = None,
-    perturbations: Any = None,
+    perturbations: PerturbationSet | None = None,
     **extra: Any,
 ) -> str:
     """The prompt of ``probe`` for ``instance`` in wording ``template``.
@@ -96,28 +112,32 @@ def build_prompt(
 
 
 def parse_reply(
-    probe: str | Probe, text: str, instance: Any, *, parser: str = "strict"
+    probe: str | Probe, text: str, instance: Instance | int, *, parser: str = "strict"
 ) -> ParseResult:
-    """Parse ``text`` as a reply to ``probe``; never raises on model output.
+    """Parse ``text`` as a reply to ``probe`` about ``instance`` (or a prompt of that many
+    factors: the parse depends on nothing else); never raises on model output.
 
     ``parser="facet-v3"`` applies the FACET v3 rules (stored weights reproduced
     exactly); ``"strict"`` also reports what is wrong in ``problems``.
     """
     if parser not in PARSERS:
         raise ConfigError(f"unknown parser {parser!r}; expected one of {', '.join(PARSERS)}")
-    return get_probe(probe).parse(text if isinstance(text, str) else "", instance, parser=parser)
+    n_factors = instance if isinstance(instance, int) else instance.n_factors
+    return get_probe(probe).parse(text if isinstance(text, str) else "", n_factors, parser=parser)
 
 
 __all__ = [
     "DEFAULT_TEMPLATE",
     "PARSERS",
     "PROBES",
+    "PROBE_NAMES",
     "RECONSTRUCTION_QUESTION",
     "SUM_TOLERANCE",
     "TEMPLATES",
     "WEIGHTED_PROBES",
     "ParseResult",
     "Probe",
+    "ProbeName",
     "Template",
     "build_prompt",
     "c2_prompt",

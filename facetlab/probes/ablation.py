@@ -23,7 +23,6 @@ from facetlab.probes.parsing import strip_markdown, too_long
 from facetlab.probes.templates import DEFAULT_TEMPLATE, factor_texts, field_of
 from facetlab.probes.weighted_rank import (
     REPLY_FORMAT,
-    n_factors_of,
     parse_weighted_reply,
     reply_schema,
     weighted_rank_prompt,
@@ -141,10 +140,6 @@ def _build(
     return c2_prompt(instance, factor, perturbations, template, form=form)
 
 
-def _parse(text: str, instance: Any, *, parser: str = "strict") -> ParseResult:
-    return parse_weighted_reply(text, n_factors_of(instance), parser=parser)
-
-
 def _applies(instance: Any, *, perturbations_available: bool = False, **_: bool) -> bool:
     return perturbations_available
 
@@ -165,7 +160,7 @@ C2 = Probe(
     per_factor=True,
     _applies=_applies,
     _build=_build,
-    _parse=_parse,
+    _parse=parse_weighted_reply,
     _factors=_factors,
     _schema=reply_schema,
 )

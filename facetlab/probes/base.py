@@ -2,7 +2,7 @@
 
 One module per probe lives beside this file (``single_factor.py`` P1,
 ``weighted_rank.py`` P2/P3/anchors, ``ablation.py`` C2, ``outcome.py`` C0,
-``compliance.py`` C3) and registers itself in ``facetlab.probes.PROBES``.
+``compliance.py`` C3, ``hint.py`` H1) and registers itself in ``facetlab.probes.PROBES``.
 Parsers never raise on model output: whatever is wrong is reported in
 :attr:`ParseResult.status` and :attr:`ParseResult.problems`.
 """
@@ -11,9 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from facetlab.errors import ConfigError
+
+if TYPE_CHECKING:
+    from facetlab.instances.schema import Instance, PerturbationSet
+
+ProbeName = Literal["p1", "p2", "p3", "c2", "c0", "c3", "anchor", "h1"]
+"""Every probe's name: the one list (a record's ``probe``, :data:`facetlab.probes.PROBES`'
+keys). A :class:`Probe` named otherwise cannot be made, so no trial is planned, and
+paid for, that its record could not hold."""
+
+PROBE_NAMES: tuple[str, ...] = get_args(ProbeName)
 
 ParseStatus = Literal["ok", "repaired", "malformed", "empty", "not_parsed"]
 """How a reply parsed; recorded as a trial record's ``parse_status``."""
@@ -77,9 +89,11 @@ class Probe:
 
     Instances of this class live in :data:`facetlab.probes.PROBES`. ``per_factor``
     probes (C2) are run once per perturbed factor: :meth:`factors` lists them.
+    ``_parse(text, n_factors, parser=...)``: a reply's parse depends on the number of
+    factors only, so records and logs parse without the instance files.
     """
 
-    name: str
+    name: ProbeName
     title: str
     reply_format: str
     per_factor: bool
@@ -89,9 +103,16 @@ class Probe:
     _factors: Callable[..., tuple[str, ...]] | None = field(default=None, repr=False)
     _schema: Callable[[Any], dict[str, Any]] | None = field(default=None, repr=False)
 
+    def __post_init__(self) -> None:
+        if self.name not in PROBE_NAMES:
+            raise ConfigError(
+                f"probe {self.name!r} is not in facetlab.probes.base.ProbeName "
+                f"({', '.join(PROBE_NAMES)}): add it there, so its records can hold it"
+            )
+
     def applies_to(
         self,
-        instance: Any,
+        instance: Instance,
         *,
         perturbations_available: bool = False,
         compliance_available: bool = False,
@@ -105,11 +126,11 @@ class Probe:
 
     def build_prompt(
         self,
-        instance: Any,
+        instance: Instance,
         *,
         template: str = "facet-v3",
         factor: str | None = None,
-        perturbations: Any = None,
+        perturbations: PerturbationSet | None = None,
         **extra: Any,
     ) -> str:
         """The prompt text for one trial; raises a :class:`facetlab.errors.FacetlabError` subclass."""
@@ -117,16 +138,18 @@ class Probe:
             instance, template=template, factor=factor, perturbations=perturbations, **extra
         )
 
-    def parse(self, text: str, instance: Any, *, parser: str = "strict") -> ParseResult:
-        """Parse a reply; never raises on model output."""
-        return self._parse(text, instance, parser=parser)
+    def parse(self, text: str, n_factors: int, *, parser: str = "strict") -> ParseResult:
+        """Parse a reply to a prompt of ``n_factors`` factors; never raises on model output."""
+        return self._parse(text, n_factors, parser=parser)
 
-    def reply_schema(self, instance: Any) -> dict[str, Any] | None:
+    def reply_schema(self, instance: Instance) -> dict[str, Any] | None:
         """The JSON schema of a reply to this probe on ``instance`` (structured output);
         None for a probe that has none. Its parser reads such a reply."""
         return self._schema(instance) if self._schema is not None else None
 
-    def factors(self, instance: Any, perturbations: Any = None) -> tuple[str | None, ...]:
+    def factors(
+        self, instance: Instance, perturbations: PerturbationSet | None = None
+    ) -> tuple[str | None, ...]:
         """Factor ids (``"f1"``...) a trial is built for; ``(None,)`` for whole-instance probes."""
         if self._factors is None:
             return (None,)

@@ -106,10 +106,10 @@ def _build(
     return compliance_prompt(instance, compliance, template, c3_form=c3_form)
 
 
-def _parse(text: str, instance: Any, *, parser: str = "strict") -> ParseResult:
+def _parse(text: str, n_factors: int, *, parser: str = "strict") -> ParseResult:
     # The number of requirements is not on the instance; the pilot always asked
     # one requirement per factor, so N factors is the expected count.
-    return parse_requirements(text, len(field_of(instance, "factors") or []))
+    return parse_requirements(text, n_factors)
 
 
 def _applies(instance: Any, *, compliance_available: bool = False, **_: bool) -> bool:

@@ -86,7 +86,7 @@ def parse_outcome_reply(text: str, *, parser: str = "strict") -> ParseResult:
     )
 
 
-def _parse(text: str, instance: Any, *, parser: str = "strict") -> ParseResult:
+def _parse(text: str, n_factors: int, *, parser: str = "strict") -> ParseResult:
     return parse_outcome_reply(text, parser=parser)
 
 

@@ -82,10 +82,6 @@ def parse_single_factor_reply(text: str, n_factors: int, *, parser: str = "stric
     return parse_label_strict(text, n_factors)
 
 
-def _parse(text: str, instance: Any, *, parser: str = "strict") -> ParseResult:
-    return parse_single_factor_reply(text, len(field_of(instance, "factors") or []), parser=parser)
-
-
 P1 = Probe(
     name="p1",
     title="P1 single most important factor",
@@ -93,6 +89,6 @@ P1 = Probe(
     per_factor=False,
     _applies=every_instance,
     _build=whole_instance_prompt(single_factor_prompt),
-    _parse=_parse,
+    _parse=parse_single_factor_reply,
     _schema=reply_schema,
 )

@@ -17,7 +17,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from facetlab.probes.base import ParseResult, ParseStatus, Probe, is_blank, whole_instance_prompt
+from facetlab.probes.base import (
+    ParseResult,
+    ParseStatus,
+    Probe,
+    ProbeName,
+    is_blank,
+    whole_instance_prompt,
+)
 from facetlab.probes.parsing import (
     find_yes_no,
     json_reply,
@@ -68,14 +75,10 @@ def _id(instance: Any) -> str:
     return str(field_of(instance, "instance_id") or "<instance>")
 
 
-def n_factors_of(instance: Any) -> int:
-    return len(field_of(instance, "factors") or [])
-
-
 def reply_schema(instance: Any) -> dict[str, Any]:
     """The weighted reply as JSON (structured output; P2, P3, C2, anchors): a weight per
     factor and the yes/no answer. Ranges and the sum are the parser's to check."""
-    labels = [f"F{i}" for i in range(1, n_factors_of(instance) + 1)]
+    labels = [f"F{i}" for i in range(1, len(field_of(instance, "factors") or []) + 1)]
     weights = {label: {"type": "number"} for label in labels}
     return {
         "type": "object",
@@ -147,11 +150,7 @@ def _is_adversarial(instance: Any) -> bool:
     return "-adv" in _id(instance)
 
 
-def _parse(text: str, instance: Any, *, parser: str = "strict") -> ParseResult:
-    return parse_weighted_reply(text, n_factors_of(instance), parser=parser)
-
-
-def _make(name: str, title: str, applies: Any) -> Probe:
+def _make(name: ProbeName, title: str, applies: Any) -> Probe:
     return Probe(
         name=name,
         title=title,
@@ -159,7 +158,7 @@ def _make(name: str, title: str, applies: Any) -> Probe:
         per_factor=False,
         _applies=applies,
         _build=whole_instance_prompt(weighted_rank_prompt),
-        _parse=_parse,
+        _parse=parse_weighted_reply,
         _schema=reply_schema,
     )
 

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import facetlab.datasets
-from facetlab.backends.base import Declaration, ModelRequest, ModelResponse, Usage
+from facetlab.backends.base import Backend, Declaration, ModelRequest, ModelResponse, Usage
 from facetlab.errors import ConfigError, PermanentBackendError, RecordError
 from facetlab.models import canonical_model
 from facetlab.records.facet_v3 import weighted_probe_of
@@ -266,7 +266,7 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
     return facetlab.datasets.data_dir()
 
 
-class ReplayBackend:
+class ReplayBackend(Backend):
     """Answers from recorded FACET outputs (see the module docstring)."""
 
     provider = "replay"

@@ -13,6 +13,8 @@ Model strings::
     simulated/cue                   neutral only when the text carries a cue word
     simulated/mixture?p_lex=0.3     per trial LEX with probability 0.3, else WADD
     simulated/wadd?noise=5&format_noise=0.2
+    simulated/hint-silent           WADD; follows H1 hints and never says so (also lex+hint-verbal, ...)
+    simulated/wadd+trace?trace_focus=3   thinking text that dwells on F3, whatever the weights
 
 Directions come from :func:`facetlab.instances.favours` (built-in words and the
 instance's ``directionality_vocabulary``), the mapping ``facetlab validate`` checks; an
@@ -32,6 +34,17 @@ Reporting styles
     ``theater``    weights are the instance's own estimates, as if every factor was
                    integrated; P1 names the highest estimate.
 
+Hint behaviours (H1, :mod:`facetlab.probes.hint`; any rule and style)
+    ``hint-silent`` follows a planted hint (its answer, or its factor as the top one) and
+                    never mentions it; ``hint-verbal`` follows and says so in its answer;
+                    ``hint-thinks`` follows and says so only in its thinking text;
+                    ``hint-ignore`` does not follow (nor does a reasoner without one).
+
+Thinking text (``ModelResponse.thinking``): ``+trace`` and ``hint-thinks`` reasoners think
+aloud about the factors, naming each live factor in order of the weight the rule used
+(more often the more it weighs); ``?trace_focus=K`` dwells on factor FK instead, first and
+most often, whatever the rule weighed: a trace that disagrees with the weights by design.
+
 The *canonical factor* is, in order: an instance field ``canonical_factor``; the
 neutralized factor of a counterfactual (FACET built each counterfactual by
 neutralizing the factor models treat as canonical); the base instance's
@@ -47,24 +60,26 @@ import hashlib
 import random
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, get_args
 from urllib.parse import parse_qsl
 
-from facetlab.backends import Declaration, register_backend
-from facetlab.backends.base import ModelRequest, ModelResponse, Usage
+from facetlab.backends.base import Backend, Declaration, ModelRequest, ModelResponse, Usage
 from facetlab.errors import ConfigError, PermanentBackendError
 from facetlab.instances import DIRECTION_WORDS, NEUTRALIZED, SIGNAL_WORDS, favours, label_of
 from facetlab.probes import WEIGHTED_PROBES
+from facetlab.probes.hint import PlantedHint
 
 Rule = Literal["wadd", "lex", "cue", "mixture"]
 Style = Literal["honest", "canonical", "theater"]
+HintBehaviour = Literal["none", "silent", "verbal", "ignore", "thinks"]
 
 RULES: tuple[str, ...] = get_args(Rule)
 STYLES: tuple[str, ...] = get_args(Style)
-OPTIONS: tuple[str, ...] = ("p_lex", "noise", "format_noise")
+HINTS: tuple[str, ...] = get_args(HintBehaviour)[1:]
+OPTIONS: tuple[str, ...] = ("p_lex", "noise", "format_noise", "trace_focus")
 """The numeric options of a model string (``?key=value&...``)."""
-_OPTIONS_HINT = "expected p_lex, noise or format_noise"
+_OPTIONS_HINT = "expected p_lex, noise, format_noise or trace_focus"
 
 #: Words whose presence makes the ``cue`` reasoner treat a factor as neutral.
 NEUTRALITY_CUES: tuple[str, ...] = SIGNAL_WORDS
@@ -84,12 +99,19 @@ class Reasoner:
     """SD (percentage points) of Gaussian noise added to reported weights."""
     format_noise: float = 0.0
     """Probability per trial of one formatting fault (markdown, extra lines, extra key, bad sum)."""
+    hint: HintBehaviour = "none"
+    """What it does with a planted H1 hint (see the module docstring)."""
+    trace: bool = False
+    """Whether it returns thinking text (always for ``hint-thinks``)."""
+    trace_focus: float = 0.0
+    """The factor (K of FK) its thinking dwells on; 0: the factors it weighed."""
 
     @property
     def name(self) -> str:
         """The canonical model-string spec (without ``simulated/``); parses back to ``self``."""
         base = self.rule if self.style == "honest" else f"{self.rule}+{self.style}"
-        opts: list[str] = []
+        base += (f"+hint-{self.hint}" if self.hint != "none" else "") + ("+trace" * self.trace)
+        opts = [f"trace_focus={self.trace_focus:g}"] if self.trace_focus else []
         if self.rule == "mixture":
             opts.append(f"p_lex={self.p_lex:g}")
         if self.noise:
@@ -106,11 +128,22 @@ def parse_reasoner(spec: str) -> Reasoner:
     0.5
     >>> parse_reasoner("lex+theater").style
     'theater'
+    >>> parse_reasoner("hint-thinks").name
+    'wadd+hint-thinks'
     """
     head, _, query = spec.partition("?")
-    rule, _, style = head.partition("+")
-    rule = rule.strip() or "wadd"
-    style = style.strip() or "honest"
+    rule, *parts = [p.strip() for p in head.split("+")]
+    if rule.startswith("hint-") or rule == "trace":  # a behaviour alone: on the WADD rule
+        rule, parts = "wadd", [rule, *parts]
+    rule = rule or "wadd"
+    hints = [p.removeprefix("hint-") for p in parts if p.startswith("hint-")]
+    styles = [p for p in parts if p and not p.startswith("hint-") and p != "trace"]
+    style = styles[0] if len(styles) == 1 else "honest"
+    if len(styles) > 1 or len(hints) > 1 or any(h not in HINTS for h in hints):
+        raise ConfigError(
+            f"simulated reasoner {spec!r}: expected rule[+style][+hint-BEHAVIOUR][+trace] with "
+            f"at most one style ({', '.join(STYLES)}) and one of hint-{', hint-'.join(HINTS)}"
+        )
     if rule not in RULES:
         raise ConfigError(
             f"unknown simulated decision rule {rule!r} in {spec!r}; expected one of {', '.join(RULES)}"
@@ -132,14 +165,18 @@ def parse_reasoner(spec: str) -> Reasoner:
     for key in ("p_lex", "format_noise"):
         if key in values and not 0.0 <= values[key] <= 1.0:
             raise ConfigError(f"simulated option {key} must be in [0, 1], got {values[key]}")
-    if values.get("noise", 0.0) < 0:
-        raise ConfigError(f"simulated option noise must be >= 0, got {values['noise']}")
+    for key in ("noise", "trace_focus"):
+        if values.get(key, 0.0) < 0:
+            raise ConfigError(f"simulated option {key} must be >= 0, got {values[key]}")
     return Reasoner(
         rule=rule,  # type: ignore[arg-type]
         style=style,  # type: ignore[arg-type]
         p_lex=values.get("p_lex", 0.3),
         noise=values.get("noise", 0.0),
         format_noise=values.get("format_noise", 0.0),
+        hint=hints[0] if hints else "none",  # type: ignore[arg-type]
+        trace="trace" in parts,
+        trace_focus=values.get("trace_focus", 0.0),
     )
 
 
@@ -378,6 +415,8 @@ def reply(reasoner: Reasoner, context: Mapping[str, Any], rng: random.Random) ->
         )
     decision = decide(reasoner, context, rng)
     facs = _factors(context["instance"])
+    if probe == "h1":
+        return _hint_reply(reasoner, decision, context.get("hint"), facs)
     if probe == "p1" or probe.endswith("-p1"):
         label = _p1_label(reasoner, decision, context, facs)
         return f"{label}\nThis factor carries the most weight in my assessment of the question."
@@ -394,6 +433,46 @@ def reply(reasoner: Reasoner, context: Mapping[str, Any], rng: random.Random) ->
     return f"{decision.answer}\nThe balance of the factors points this way."
 
 
+def _hint_reply(
+    reasoner: Reasoner, decision: Decision, hint: PlantedHint | None, facs: list[_Factor]
+) -> str:
+    """H1: yes/no, the top factor, one sentence; a follower takes the hint's answer or factor."""
+    answer, top = str(decision.answer), decision.top
+    why = "The balance of the factors points this way."
+    if hint is not None and reasoner.hint in ("silent", "verbal", "thinks"):
+        if hint.aims == "answer":
+            answer = hint.target
+        else:  # the hinted factor becomes the one that decides
+            top = hint.target
+            sign = {f.label: f.sign for f in facs}[top]
+            answer = _answer(sign) if sign else answer
+        if reasoner.hint == "verbal":
+            why = f'I went with the hint given with the case: "{hint.text}"'
+    return f"{answer}\n{top}\n{why}"
+
+
+def thinking_of(reasoner: Reasoner, context: Mapping[str, Any], rng: random.Random) -> str | None:
+    """The reasoner's thinking text, or None (see the module docstring).
+
+    An honest trace names each factor the rule weighed, heaviest first, 1 + weight/20
+    times; a ``trace_focus`` trace names FK four times first, then every factor once.
+    """
+    if not (reasoner.trace or reasoner.hint == "thinks"):
+        return None
+    weights = decide(reasoner, context, rng).weights
+    if reasoner.trace_focus:
+        focus = f"F{int(reasoner.trace_focus)}"
+        order = [focus] * 4 + [k for k in weights if k != focus]
+    else:
+        ranked = sorted((k for k in weights if weights[k] > 0), key=lambda k: -weights[k])
+        order = [k for k in ranked for _ in range(1 + round(weights[k] / 20))]
+    lines = [f"Considering {label}." for label in order]
+    hint = context.get("hint")
+    if reasoner.hint == "thinks" and hint is not None:
+        lines.append(f'The prompt also says: "{hint.text}" I will go with that.')
+    return " ".join(lines)
+
+
 def trial_seed(request: ModelRequest) -> int:
     """The per-trial seed: ``context["seed"]`` or a stable hash of prompt and repeat."""
     seed = request.context.get("seed")
@@ -403,64 +482,52 @@ def trial_seed(request: ModelRequest) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
 
 
-@dataclass
-class SimulatedBackend:
-    """A :class:`~facetlab.backends.base.Backend` answering as a simulated reasoner.
+class SimulatedBackend(Backend):
+    """A :class:`~facetlab.backends.base.Backend` answering as a simulated reasoner:
+    ``simulated/<reasoner>?<option>=<value>`` (options: :data:`OPTIONS`).
 
     >>> backend = SimulatedBackend.from_spec("wadd+canonical")
     >>> backend.model
     'wadd+canonical'
     """
 
-    reasoner: Reasoner = field(default_factory=Reasoner)
-    provider: str = "simulated"
-    model: str = ""
+    provider = "simulated"
+    declaration = Declaration(
+        free=True, offline=True, model_names="facetlab.reasoners.simulated:model_names"
+    )
 
-    def __post_init__(self) -> None:
-        if not self.model:
-            self.model = self.reasoner.name
+    def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
+        if base_url is not None:
+            raise ConfigError("simulated reasoners run in-process: --base-url does not apply")
+        unknown = set(options) - set(OPTIONS)
+        if unknown:
+            raise ConfigError(
+                f"unknown simulated option(s) {', '.join(sorted(unknown))}; {_OPTIONS_HINT}"
+            )
+        query = "&".join(f"{k}={v}" for k, v in options.items())
+        self.reasoner = parse_reasoner(f"{model}?{query}" if query else model)
+        self.model = self.reasoner.name
 
     @classmethod
     def from_spec(cls, spec: str) -> SimulatedBackend:
-        return cls(reasoner=parse_reasoner(spec))
+        """The backend of ``<reasoner>?<option>=<value>&...``."""
+        return cls(spec)
 
     async def agenerate(self, request: ModelRequest) -> ModelResponse:
         start = time.perf_counter()
-        rng = random.Random(trial_seed(request))
-        text = reply(self.reasoner, request.context, rng)
+        seed = trial_seed(request)
+        text = reply(self.reasoner, request.context, random.Random(seed))
+        thinking = thinking_of(self.reasoner, request.context, random.Random(seed))
         return ModelResponse(
             text=text,
             model_id=f"simulated/{self.model}",
             usage=Usage(input_tokens=len(request.prompt) // 4, output_tokens=len(text) // 4),
             stop_reason="end_turn",
             latency_s=time.perf_counter() - start,
+            thinking=thinking,
         )
-
-    async def aclose(self) -> None:
-        return None
-
-
-def _factory(model: str, *, base_url: str | None = None, **options: Any) -> SimulatedBackend:
-    if base_url is not None:
-        raise ConfigError("simulated reasoners run in-process: --base-url does not apply")
-    unknown = set(options) - set(OPTIONS)
-    if unknown:
-        raise ConfigError(
-            f"unknown simulated option(s) {', '.join(sorted(unknown))}; {_OPTIONS_HINT}"
-        )
-    query = "&".join(f"{k}={v}" for k, v in options.items())
-    return SimulatedBackend.from_spec(f"{model}?{query}" if query else model)
 
 
 def model_names() -> list[str]:
     """The reasoner names (for a did-you-mean on a misspelt one)."""
     return list(RULES)
-
-
-register_backend(
-    "simulated",
-    _factory,
-    declaration=Declaration(
-        free=True, offline=True, model_names="facetlab.reasoners.simulated:model_names"
-    ),
-)

@@ -9,8 +9,15 @@ to ``trials-<time>-<token>.parquet`` (zstd; atomically: a temporary file, fsync,
 rename), in one pass and in the order they were written, 2,000 at a time: a trial
 recorded twice keeps both rows and readers take the later. Only then are the shards
 and files it holds removed. A crash in between leaves the same records in both
-places, which readers take once (same trial, the later place wins). A file that is not a valid record is left where it is and
-reported: it loads as an unreadable row, as before.
+places, which readers take once (same trial, the later place wins); a reader that
+overlaps a compaction reads again (:func:`facetlab.records.table.load_trials`). A file
+that is not a valid record is left where it is and reported: it loads as an unreadable
+row, as before.
+
+Safe beside a running sweep: compactions of one folder take turns (``records/.compact.lock``);
+a shard is compacted only once sealed (its writer closed it or died,
+:func:`facetlab.records.shards.is_sealed`), and per-trial files only while no run holds the
+sweep's lock (which the compaction then holds, so no run rewrites a file under it).
 
 >>> compact("runs/big-sweep")                                        # doctest: +SKIP
 Compacted(part=PosixPath('runs/big-sweep/records/trials-....parquet'), records=1000000, ...)
@@ -26,13 +33,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import filelock
+
 from facetlab.errors import RecordError
 from facetlab.jsonio import read_json_file
-from facetlab.records.own import is_record_object, record_from_object, serialize_record
+from facetlab.records.own import is_other_artifact, record_from_object, serialize_record
 from facetlab.records.schema import TrialRecord
 from facetlab.records.shards import (
     SHARD_SUFFIX,
     index_path,
+    is_sealed,
     shard_files,
     sortable_stamp,
 )
@@ -58,6 +68,8 @@ class Compacted:
     """Shards and record files now held by the part, removed."""
     problems: tuple[tuple[str, str], ...] = field(default=())
     """``(file, message)`` of every file or line left out (not a valid record)."""
+    left: int = 0
+    """Shards still being written and per-trial files of a running sweep, left for later."""
 
 
 def records_folder(folder: Path | str) -> Path:
@@ -70,16 +82,52 @@ def records_folder(folder: Path | str) -> Path:
     return root
 
 
+COMPACT_WAIT_S = 600.0  # for another compaction of the folder to finish
+
+
 def compact(folder: Path | str) -> Compacted:
-    """Compact the shards and record files of a sweep into one Parquet part (see the module)."""
+    """Compact the sealed shards and record files of a sweep into one Parquet part (see the
+    module); compactions of one folder take turns."""
+    root = records_folder(folder)
+    lock = filelock.FileLock(root / ".compact.lock", thread_local=False)
+    try:
+        lock.acquire(timeout=COMPACT_WAIT_S)
+    except filelock.Timeout:
+        raise RecordError(
+            f"{root}: another compaction has held it for {COMPACT_WAIT_S:g} s; try again later"
+        ) from None
+    try:
+        for stale in root.glob(".trials-*.parquet.tmp"):  # of a compaction that was killed
+            stale.unlink(missing_ok=True)
+        # per-trial files only while no run holds the sweep's lock (then held here): a
+        # running sweep may rewrite one (a failed trial run again)
+        sweep = root.parent if root.name == "records" else root
+        run = filelock.FileLock(sweep / ".lock", thread_local=False)
+        idle = any(not p.name.startswith(".") for p in root.glob("*.json"))
+        try:
+            idle = idle and bool(run.acquire(timeout=0))
+        except (filelock.Timeout, OSError):
+            idle = False
+        try:
+            return _compact(root, idle)
+        finally:
+            if idle:
+                run.release()
+    finally:
+        lock.release()
+
+
+def _compact(root: Path, idle: bool) -> Compacted:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    root = records_folder(folder)
-    shards = shard_files(root)
-    files = sorted(p for p in root.glob("*.json") if p.is_file() and not p.name.startswith("."))
+    every = shard_files(root)
+    shards = [shard for shard in every if is_sealed(shard)]
+    found = sorted(p for p in root.glob("*.json") if p.is_file() and not p.name.startswith("."))
+    files = found if idle else []
+    left = len(every) - len(shards) + len(found) - len(files)
     if not shards and not files:
-        return Compacted(None, 0, 0)
+        return Compacted(None, 0, 0, left=left)
     problems: list[tuple[str, str]] = []
     others: set[str] = set()  # files that are another facetlab artifact: not ours to move
     stamp = sortable_stamp()
@@ -103,7 +151,7 @@ def compact(folder: Path | str) -> Compacted:
                 writer.write_table(_table(pa, batch, schema))
                 written += len(batch)
         if not written:
-            return Compacted(None, 0, 0, tuple(problems))
+            return Compacted(None, 0, 0, tuple(problems), left)
         with open(temp, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(temp, target)
@@ -113,14 +161,14 @@ def compact(folder: Path | str) -> Compacted:
     bad = {f for f, _ in problems}
     removed = 0
     for shard in shards:
-        shard.unlink()
+        shard.unlink(missing_ok=True)
         index_path(shard).unlink(missing_ok=True)
         removed += 1
     for file in files:
         if str(file) not in bad and str(file) not in others:
-            file.unlink()
+            file.unlink(missing_ok=True)
             removed += 1
-    return Compacted(target, written, removed, tuple(problems))
+    return Compacted(target, written, removed, tuple(problems), left)
 
 
 def _records(
@@ -132,7 +180,7 @@ def _records(
             yield from iter_shard_records(path, lambda shown, why: problems.append((shown, why)))
             continue
         data, problem = read_json_file(path)
-        if problem is None and _other_artifact(data):
+        if problem is None and is_other_artifact(data):
             others.add(str(path))  # a manifest or summary
             continue
         if problem is not None:
@@ -142,10 +190,6 @@ def _records(
             yield record_from_object(data, str(path))
         except RecordError as exc:
             problems.append((str(path), str(exc)))
-
-
-def _other_artifact(data: object) -> bool:
-    return isinstance(data, dict) and "format" in data and not is_record_object(data)
 
 
 def _part_row(record: TrialRecord) -> dict[str, Any]:
@@ -167,7 +211,9 @@ def _part_row(record: TrialRecord) -> dict[str, Any]:
 
 def _table(pa: Any, rows: list[dict[str, Any]], schema: Any) -> Any:
     return pa.table(
-        {name: pa.array([row.get(name) for row in rows], type=schema.field(name).type)
+        # from_pandas: a missing float (P1's foi_weight, NaN in the row) is a Parquet null
+        {name: pa.array([row.get(name) for row in rows], type=schema.field(name).type,
+                        from_pandas=True)
          for name in PART_COLUMNS},
         schema=schema,
     )  # fmt: skip

@@ -31,6 +31,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -189,13 +190,19 @@ def _field(data: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
     return value
 
 
-def _optional_number(data: Mapping[str, Any], key: str, where: str) -> float | None:
+def _optional(data: Mapping[str, Any], key: str, kind: Any, where: str, expected: str) -> Any:
+    """``data[key]`` if it is a ``kind`` (``None`` when absent or null); else
+    ``RecordError("<file>:/<key>: expected <expected>, got ...")``."""
     value = data.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise RecordError(f"{where}/{key}: expected a number or null, got {value!r:.60}")
-    return float(value)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, kind)):
+        raise RecordError(f"{where}/{key}: expected {expected}, got {value!r:.60}")
+    return value
+
+
+def _number(data: Mapping[str, Any], key: str, where: str) -> float:
+    """An optional number field as a float, NaN when absent or null."""
+    value = _optional(data, key, int | float, where, "a number or null")
+    return float("nan") if value is None else float(value)
 
 
 def _stamp(value: Any, path: Path) -> datetime | None:
@@ -324,15 +331,9 @@ def read_weighted_file(
     where = source_file + ":"  # + JSON pointer
     raw_id = _field(data, "instance_id", str, where)
     model_id = _field(data, "model", str, where)
-    raw = data.get("raw_response")
-    if raw is None:
-        raw = ""
-    elif not isinstance(raw, str):
-        raise RecordError(f"{where}/raw_response: expected a string, got {raw!r:.60}")
+    raw = _optional(data, "raw_response", str, where, "a string") or ""
     n_factors = _field(data, "n_factors", int, where)
-    stored = data.get("parsed_weights")
-    if stored is not None and not isinstance(stored, Mapping):
-        raise RecordError(f"{where}/parsed_weights: expected an object, got {stored!r:.60}")
+    stored = _optional(data, "parsed_weights", Mapping, where, "an object")
 
     if c2:
         base = _field(data, "c2_base_instance", str, where)
@@ -345,11 +346,7 @@ def read_weighted_file(
         info = instances.get(raw_id)
         variant = info.variant if info else _variant_of(raw_id)
         probe = weighted_probe_of(raw_id, variant)
-        neutral = data.get("neutralized_factor")
-        if neutral is not None and not isinstance(neutral, str):
-            raise RecordError(
-                f"{where}/neutralized_factor: expected a string or null, got {neutral!r:.60}"
-            )
+        neutral = _optional(data, "neutralized_factor", str, where, "a string or null")
         foi = neutral.upper() if neutral else (info.neutralized_factor if info else None)
         base_id = info.base_instance_id if info else raw_id
 
@@ -371,43 +368,38 @@ def read_weighted_file(
     # A run with no reply and no weights is a failed call, not a model answer.
     failed = empty and not stored
 
-    row = _blank_row()
-    row.update(
-        source="c2" if c2 else "weighted",
-        source_file=source_file,
-        probe=probe,
-        instance_id=instance_id,
-        raw_instance_id=raw_id,
-        base_instance_id=base_id,
-        variant=variant,
-        case=info.case if info else None,
-        factor_of_interest=foi,
-        n_factors=n_factors,
-        parse_status=status,
-        parse_problems=tuple(problems),
-        failed=failed,
-        timestamp=_stamp(data.get("timestamp"), path),
-        cost_usd=_nan(_optional_number(data, "cost_usd", where)),
-        elapsed_sec=_nan(_optional_number(data, "elapsed_sec", where)),
-        backend=data.get("backend") if isinstance(data.get("backend"), str) else None,
-        prompt=data.get("prompt") if isinstance(data.get("prompt"), str) else None,
-        raw_response=raw,
-    )
-    row.update(weight_cols)
-    row.update(truth_columns(answer, info.ground_truth if info else None))
-    row.update(_model_columns(model_id, source_file))
+    row: Row = {
+        **_blank_row(),
+        "source": "c2" if c2 else "weighted",
+        "source_file": source_file,
+        "probe": probe,
+        "instance_id": instance_id,
+        "raw_instance_id": raw_id,
+        "base_instance_id": base_id,
+        "variant": variant,
+        "case": info.case if info else None,
+        "factor_of_interest": foi,
+        "n_factors": n_factors,
+        "parse_status": status,
+        "parse_problems": tuple(problems),
+        "failed": failed,
+        "timestamp": _stamp(data.get("timestamp"), path),
+        "cost_usd": _number(data, "cost_usd", where),
+        "elapsed_sec": _number(data, "elapsed_sec", where),
+        "backend": data.get("backend") if isinstance(data.get("backend"), str) else None,
+        "prompt": data.get("prompt") if isinstance(data.get("prompt"), str) else None,
+        "raw_response": raw,
+        **weight_cols,
+        **truth_columns(answer, info.ground_truth if info else None),
+        **_model_columns(model_id, source_file),
+    }
     if failed and row["excluded_reason"] is None:
         row["excluded_reason"] = "failed run: empty response and no weights"
     return [row]
 
 
-def read_c2_file(path: Path, source_file: str, instances: Mapping[str, InstanceInfo]) -> list[Row]:
-    """One row for a C2 result file (``results/weighted-probe/c2/*.json``)."""
-    return read_weighted_file(path, source_file, instances, c2=True)
-
-
-def _nan(value: float | None) -> float:
-    return float("nan") if value is None else value
+read_c2_file = partial(read_weighted_file, c2=True)
+"""One row for a C2 result file (``results/weighted-probe/c2/*.json``)."""
 
 
 # --------------------------------------------------------------------------- pilot
@@ -445,24 +437,17 @@ def read_pilot_file(
     rows: list[Row] = []
 
     def text_of(cond: Mapping[str, Any], key: str, cwhere: str) -> str:
-        value = cond.get(key)
-        if value is None:
-            return ""
-        if not isinstance(value, str):
-            raise RecordError(f"{cwhere}/{key}: expected a string, got {value!r:.60}")
-        return value
+        return _optional(cond, key, str, cwhere, "a string") or ""
 
     def new_row(**values: Any) -> Row:
-        row = _blank_row()
-        row.update(common)
-        row.update(values)
-        return row
+        # A condition without any reply is a failed call, kept and flagged.
+        return {**_blank_row(), **common, **values, "failed": values["parse_status"] == "empty"}
 
     for name, cond in conditions.items():
         cwhere = f"{where}/conditions/{name}"
         if not isinstance(cond, Mapping):
             raise RecordError(f"{cwhere}: expected an object, got {cond!r:.60}")
-        cost = _nan(_optional_number(cond, "cost_usd", cwhere))
+        cost = _number(cond, "cost_usd", cwhere)
         answer_text = text_of(cond, "answer", cwhere)
         if name == "C0":
             answer = parse_first_line_answer(answer_text)
@@ -545,9 +530,6 @@ def read_pilot_file(
                     **truth_columns(answer, truth),
                 )
             )
-    for row in rows:
-        # A condition without any reply is a failed call, kept and flagged.
-        row["failed"] = row["parse_status"] == "empty"
     return rows
 
 

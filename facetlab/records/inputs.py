@@ -10,6 +10,9 @@ compares the trials table with the instance files an analysis is given:
 - a trial whose instance (or perturbation entry) has changed since it ran is *stale*:
   an error naming the trials and files, or with ``stale="exclude"`` excluded
   (``excluded_reason`` says so) and counted in ``df.attrs["stale"]``;
+- a stale trial re-run on the current files (the same model, probe, variant and repeat
+  in the table: ``facetlab run`` again into the same folder) is *superseded*: excluded
+  whatever ``stale`` says, kept in its folder, listed in ``df.attrs["superseded"]``;
 - records written before fingerprints existed are not checkable: they load, and
   ``df.attrs["unfingerprinted"]`` counts them.
 
@@ -45,10 +48,21 @@ from facetlab.records.schema import TrialInputs
 if TYPE_CHECKING:  # the runner writes fingerprints without loading pandas
     import pandas as pd
 
-__all__ = ["STALE", "StaleMode", "check_inputs", "parser_sha256", "template_sha256", "trial_inputs"]
+__all__ = [
+    "STALE",
+    "SUPERSEDED",
+    "StaleMode",
+    "check_inputs",
+    "parser_sha256",
+    "template_sha256",
+    "trial_inputs",
+]
 
 STALE = "stale: the instance files changed since this trial ran"
 """Start of the ``excluded_reason`` of a stale trial excluded on request."""
+
+SUPERSEDED = "superseded: re-run on the current instance files"
+"""Start of the ``excluded_reason`` of a stale trial whose re-run is in the table."""
 
 StaleMode = Literal["raise", "exclude"]
 
@@ -134,7 +148,8 @@ def check_inputs(
     (another domain's records) and, with ``stale="raise"``, for trials whose instance
     or C2 perturbation entry differs from the files; ``stale="exclude"`` marks those
     excluded instead. Adds ``attrs["stale"]`` (trial id, file, what changed) and
-    ``attrs["unfingerprinted"]`` (records without fingerprints).
+    ``attrs["unfingerprinted"]`` (records without fingerprints) and ``attrs["superseded"]``
+    (stale trials whose re-run is in ``trials``: excluded, never an error).
     """
     if stale not in ("raise", "exclude"):
         raise ConfigError(f"stale must be 'raise' or 'exclude', got {stale!r}")
@@ -151,7 +166,7 @@ def check_inputs(
         & (out["parse_status"] != "unreadable")
     )
     if not own.any():
-        out.attrs.update(stale=[], unfingerprinted=0)
+        out.attrs.update(stale=[], superseded=[], unfingerprinted=0)
         return out
 
     # Another domain: the trials' instances are not in the folder at all.
@@ -221,18 +236,35 @@ def check_inputs(
             what, shown = bad[code]
             problems.append((index, str(trial_id or shown_file), shown, what))
 
+    # A stale trial re-run on the current files is superseded: set aside, never an error,
+    # whatever ``stale`` says. A re-run has the same place in its sweep: the same model,
+    # design and trial id but for the content key at its end (``p2.<variant>.r0.<key>``).
+    ids = rows["trial_id"].astype(str)
+    slots = (
+        rows["model"].astype(str)
+        + "|"
+        + rows["design"].astype(str)
+        + "|"
+        + ids.str.rsplit(".", n=1).str[0]
+    )
+    fresh = set(slots[~rows.index.isin([p[0] for p in problems])])
+    superseded = [p for p in problems if slots[p[0]] in fresh]
+    problems = [p for p in problems if slots[p[0]] not in fresh]
     out.attrs["unfingerprinted"] = unfingerprinted
     out.attrs["stale"] = [(tid, file, what) for _, tid, file, what in problems]
+    out.attrs["superseded"] = [(tid, file, what) for _, tid, file, what in superseded]
     if problems and stale == "raise":
         files = sorted({file for _, _, file, _ in problems})
         trials_named = [tid for _, tid, _, _ in problems]
         raise DataError(
             f"{len(problems)} stale trial(s): run on other content than {', '.join(files)} "
-            f"holds now ({_one_line(trials_named)}); re-run them, or exclude them "
-            "(exclude_stale / --exclude-stale) to analyse the rest"
+            f"holds now ({_one_line(trials_named)}); re-run the sweep into the same folder "
+            "(the new trials supersede these, which stay there set aside and counted), or "
+            "exclude them (exclude_stale / --exclude-stale) to analyse the rest"
         )
-    for index, _tid, file, what in problems:
-        out.at[index, "excluded_reason"] = f"{STALE} ({what}: {file})"
+    for reason, rows_of in ((SUPERSEDED, superseded), (STALE, problems)):
+        for index, _tid, file, what in rows_of:
+            out.at[index, "excluded_reason"] = f"{reason} ({what}: {file})"
     return out
 
 

@@ -37,11 +37,11 @@ from facetlab.records.schema import RECORD_FORMAT, TrialRecord
 __all__ = [
     "SUPPORTED_FORMATS",
     "RecordWarning",
+    "is_other_artifact",
     "is_record_object",
     "iter_record_files",
     "read_record",
     "read_records",
-    "record_json",
     "record_statuses",
     "serialize_record",
     "warn_unreadable",
@@ -74,11 +74,6 @@ def write_record(record: TrialRecord, directory: Path | str) -> Path:
     target = Path(directory) / f"{record.trial_id}.json"
     atomic_write_text(target, serialize_record(record, indent=2) + "\n")
     return target
-
-
-def record_json(record: TrialRecord) -> str:
-    """A record file's text: :func:`serialize_record`, indented, with its final newline."""
-    return serialize_record(record, indent=2) + "\n"
 
 
 def is_record_object(data: object) -> bool:
@@ -169,7 +164,7 @@ def read_records(path: Path | str) -> list[TrialRecord]:
         data, problem = read_json_file(file)
         if problem is not None:
             raise RecordError(f"{file}: {problem}")
-        if file != root and _other_artifact(data):
+        if file != root and is_other_artifact(data):
             continue
         records.append(record_from_object(data, str(file)))
     return records
@@ -207,7 +202,9 @@ def warn_unreadable(path: Path, problem: str, where: str) -> None:
     )
 
 
-def _other_artifact(data: object) -> bool:
+def is_other_artifact(data: object) -> bool:
+    """Whether a parsed JSON value is some other facetlab artifact (a ``format`` naming
+    something else: a sweep manifest, a summary), not a record to read."""
     return (
         isinstance(data, dict)
         and isinstance(data.get("format"), str)

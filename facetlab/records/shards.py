@@ -6,6 +6,11 @@ lines of a group are written and fsynced together, then their entries are append
 the shard's index ``<same name>.idx`` (``trial_id, status, offset, length`` per line),
 which a resume reads instead of the records themselves.
 
+A shard is *live* while its writer has it open: the writer holds an OS lock on it
+(``flock``; the kernel drops it when the writer closes the shard or dies), and it only
+becomes visible under its name once locked. Compaction takes *sealed* shards only
+(:func:`is_sealed`).
+
 Crash safety: a process killed mid-write leaves at most a torn last line in its
 shard (no newline at the end). Readers detect it and ignore it, with a
 :class:`RecordWarning`; it is never fatal, and that trial's answer, cached before its
@@ -42,11 +47,17 @@ from facetlab.errors import RecordError, RecordWarning
 from facetlab.records.own import serialize_record
 from facetlab.records.schema import TrialRecord
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: shards are not locked
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = [
     "INDEX_SUFFIX",
     "SHARD_SUFFIX",
     "ShardWriter",
     "index_path",
+    "is_sealed",
     "iter_shard_lines",
     "shard_files",
     "shard_statuses",
@@ -69,6 +80,19 @@ def sortable_stamp() -> str:
 def index_path(shard: Path) -> Path:
     """The index file of a shard (same name, ``.idx``)."""
     return shard.with_suffix(INDEX_SUFFIX)
+
+
+def is_sealed(shard: Path) -> bool:
+    """No process appends to ``shard`` any more: its writer closed it or died. (Always True
+    where ``fcntl`` is missing, e.g. Windows, where shards are not locked.)"""
+    if fcntl is None:  # pragma: no cover - Windows
+        return True
+    try:
+        with open(shard, "rb") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # held by its writer, or gone
+        return False
+    return True
 
 
 def shard_files(folder: Path | str) -> list[Path]:
@@ -114,7 +138,11 @@ class ShardWriter:
         if self._shard is None:
             self.folder.mkdir(parents=True, exist_ok=True)
             flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)
-            self._shard = os.open(self.path, flags, 0o644)
+            hidden = self.path.with_name(f".{self.path.name}")
+            self._shard = os.open(hidden if fcntl else self.path, flags, 0o644)
+            if fcntl is not None:  # live until closed; visible only once locked
+                fcntl.flock(self._shard, fcntl.LOCK_EX)
+                os.rename(hidden, self.path)
             self._index = os.open(index_path(self.path), flags, 0o644)
         assert self._index is not None
         start = self._size

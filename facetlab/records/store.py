@@ -20,6 +20,7 @@ import json
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from facetlab.errors import RecordError, RecordWarning
 from facetlab.records.own import read_records, record_from_object, record_statuses
@@ -28,16 +29,42 @@ from facetlab.records.shards import iter_shard_lines, shard_files, shard_statuse
 
 __all__ = [
     "PART_FORMAT",
+    "READ_ATTEMPTS",
     "iter_part_records",
     "iter_shard_records",
     "part_files",
     "part_statuses",
     "read_sweep_records",
+    "settled",
     "sweep_statuses",
 ]
 
 PART_FORMAT = "facetlab.trials/1"
 """The ``format`` a compacted Parquet part states in its schema metadata."""
+
+READ_ATTEMPTS = 20
+T = TypeVar("T")
+
+
+def settled(read: Callable[[], T], parts: Callable[[], object]) -> T:
+    """``read()``, done again while a compaction changed the records under it.
+
+    A compaction writes its part, then removes the shards and files it holds: a read that
+    found a file gone (``FileNotFoundError``), or after which ``parts()`` (the parts it
+    may have listed) differ, may have missed the trials of either. Readers never see that
+    half-state, and need no lock (a read-only folder reads as well)."""
+    for _ in range(READ_ATTEMPTS):
+        before = parts()
+        try:
+            found = read()
+        except FileNotFoundError:
+            continue
+        if parts() == before:
+            return found
+    raise RecordError(
+        f"the records changed while being read {READ_ATTEMPTS} times in a row (a compaction "
+        "running in a loop?); read them again"
+    )
 
 
 def part_files(folder: Path | str) -> list[Path]:
@@ -65,6 +92,10 @@ def sweep_statuses(folder: Path | str) -> dict[str, str]:
     :class:`RecordWarning` and left out: its trial is run again.
     """
     root = Path(folder)
+    return settled(lambda: _statuses(root), lambda: part_files(root))
+
+
+def _statuses(root: Path) -> dict[str, str]:
     found: dict[str, str] = record_statuses(root)
     for part in part_files(root):
         try:
@@ -120,9 +151,14 @@ def read_sweep_records(folder: Path | str) -> list[TrialRecord]:
     """Every record of a sweep's ``records/`` folder (parts, shards, files), one per trial
     (the later place wins, as in :func:`sweep_statuses`), sorted by trial id."""
     root = Path(folder)
+    found = settled(lambda: _records_by_trial(root), lambda: part_files(root))
+    return [found[k] for k in sorted(found)]
+
+
+def _records_by_trial(root: Path) -> dict[str, TrialRecord]:
     found: dict[str, TrialRecord] = {r.trial_id: r for r in read_records(root)}
     for part in part_files(root):
         found.update((r.trial_id, r) for r in iter_part_records(part))
     for shard in shard_files(root):
         found.update((r.trial_id, r) for r in iter_shard_records(shard))
-    return [found[k] for k in sorted(found)]
+    return found

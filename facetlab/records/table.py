@@ -40,13 +40,14 @@ from facetlab.records.facet_v3 import (
 )
 from facetlab.records.own import (
     RecordWarning,
-    is_record_object,
+    is_other_artifact,
     iter_record_files,
     record_from_object,
 )
+from facetlab.records.received import EDITED, check_received
 from facetlab.records.schema import TrialRecord
 from facetlab.records.shards import SHARD_SUFFIX, shard_files
-from facetlab.records.store import PART_FORMAT, iter_shard_records, part_files
+from facetlab.records.store import PART_FORMAT, iter_shard_records, part_files, settled
 
 if TYPE_CHECKING:
     from facetlab.instances import Instance
@@ -236,18 +237,6 @@ def load_trials(
     rows: list[dict[str, Any]] = []
     unreadable: list[tuple[str, str]] = []
 
-    def take(source: str, shown: str, produce: Callable[[], list[dict[str, Any]]]) -> None:
-        try:
-            rows.extend(produce())
-        except RecordError as exc:
-            if on_error == "raise":
-                raise
-            unreadable.append((shown, str(exc)))
-            warnings.warn(
-                f"unreadable {source} file kept as a failed row: {exc}", RecordWarning, stacklevel=3
-            )
-            rows.append(_unreadable_row(source, shown, str(exc)))
-
     if needs_data and root is not None:
         results = root / "results"
         families = (
@@ -260,44 +249,27 @@ def load_trials(
                 continue
             for path in files:
                 shown = path.relative_to(root).as_posix()
-                take(source, shown, partial(reader, path, shown, index))
+                produce = partial(reader, path, shown, index)
+                _take(rows, unreadable, on_error, source, shown, produce)
 
     duplicates: list[tuple[str, str]] = []
+    undigested: list[str] = []  # records of files and shards written before the digest
     stored: pd.DataFrame | None = None  # records of compacted parts and shards
     if "facetlab" in wanted:
-        stored = _stored_frame(record_paths, index, read, on_error, unreadable, duplicates, rows)
-        in_store: dict[str, str] | None = None  # trial_id -> folder, built if files need it
-        seen_files: set[Path] = set()
-        seen_trials: dict[str, str] = {}
-        for base in record_paths:
-            for path in iter_record_files(base):
-                resolved = path.resolve()
-                if resolved in seen_files:
-                    duplicates.append((str(resolved), "the same file, reached twice"))
-                    continue
-                seen_files.add(resolved)
-                shown = str(resolved)
-                before = len(rows)
-                take("facetlab", shown, partial(_own_rows, path, shown, index))
-                tid = rows[-1].get("trial_id") if len(rows) > before else None
-                if isinstance(tid, str) and stored is not None and len(stored):
-                    if in_store is None:
-                        in_store = dict(zip(stored["trial_id"], stored["_folder"], strict=True))
-                    if tid in in_store:
-                        del rows[before:]
-                        if in_store[tid] != str(resolved.parent):  # same folder: superseded
-                            duplicates.append(
-                                (shown, f"trial {tid} already read from a part or shard")
-                            )
-                        continue
-                if isinstance(tid, str):
-                    if tid in seen_trials:
-                        del rows[before:]
-                        duplicates.append(
-                            (shown, f"trial {tid} already read from {seen_trials[tid]}")
-                        )
-                    else:
-                        seen_trials[tid] = shown
+        notes: tuple[list[Any], ...] = (rows, unreadable, duplicates, undigested)
+        marks = [len(found) for found in notes]
+
+        def read_own() -> pd.DataFrame | None:
+            for found, mark in zip(notes, marks, strict=True):
+                del found[mark:]  # what an attempt overlapping a compaction added
+            return _read_own(record_paths, index, read, on_error, *notes)
+
+        stored = settled(
+            read_own,
+            lambda: {
+                p for base in record_paths for kind, p, _ in _store_files(base) if kind == "part"
+            },
+        )
         if duplicates:
             warnings.warn(
                 f"{len(duplicates)} duplicate record file(s) read once: "
@@ -310,6 +282,11 @@ def load_trials(
     frame = _frame(rows, stored)
     frame.attrs["unreadable"] = unreadable
     frame.attrs["duplicates"] = duplicates
+    _edited_and_undigested(frame, undigested)
+    if needs_data and root is not None:
+        from facetlab.datasets import data_source
+
+        frame.attrs["data_source"] = str(data_source(data_dir))  # which folder: docs/data.md
     if not mixed_designs:
         _one_design_per_model(frame)
     if instances is not None:
@@ -336,6 +313,77 @@ def load_trials(
         frame = frame[selected]
         frame.attrs.update(attrs)
     return frame
+
+
+def _read_own(
+    paths: list[Path],
+    index: Mapping[str, InstanceInfo],
+    read: frozenset[str],
+    on_error: str,
+    rows: list[dict[str, Any]],
+    unreadable: list[tuple[str, str]],
+    duplicates: list[tuple[str, str]],
+    undigested: list[str],
+) -> pd.DataFrame | None:
+    """Every record under ``paths`` once (see :func:`load_trials`): the rows of record files
+    go to ``rows``, the parts and shards are the frame returned."""
+    stored = _stored_frame(paths, index, read, on_error, unreadable, duplicates, rows, undigested)
+    in_store: dict[str, str] | None = None  # trial_id -> folder, built if files need it
+    seen_files: set[Path] = set()
+    seen_trials: dict[str, str] = {}
+    for base in paths:
+        for path in iter_record_files(base):
+            resolved = path.resolve()
+            if resolved in seen_files:
+                duplicates.append((str(resolved), "the same file, reached twice"))
+                continue
+            seen_files.add(resolved)
+            shown = str(resolved)
+            before = len(rows)
+            produce = partial(_own_rows, path, shown, index, undigested)
+            _take(rows, unreadable, on_error, "facetlab", shown, produce)
+            tid = rows[-1].get("trial_id") if len(rows) > before else None
+            if isinstance(tid, str) and stored is not None and len(stored):
+                if in_store is None:
+                    in_store = dict(zip(stored["trial_id"], stored["_folder"], strict=True))
+                if tid in in_store:
+                    del rows[before:]
+                    if in_store[tid] != str(resolved.parent):  # same folder: superseded
+                        duplicates.append((shown, f"trial {tid} already read from a part or shard"))
+                    continue
+            if isinstance(tid, str):
+                if tid in seen_trials:
+                    del rows[before:]
+                    duplicates.append((shown, f"trial {tid} already read from {seen_trials[tid]}"))
+                else:
+                    seen_trials[tid] = shown
+    return stored
+
+
+def _edited_and_undigested(frame: pd.DataFrame, undigested: list[str]) -> None:
+    """Name the records that do not match their own reply (excluded by :func:`record_row`)
+    and say once how many carry no digest: ``attrs["edited"]``, ``attrs["undigested"]``."""
+    reasons = frame["excluded_reason"]
+    edited = frame[reasons.where(reasons.notna(), "").astype(str).str.startswith(EDITED)]
+    frame.attrs["edited"] = list(zip(edited["source_file"], edited["excluded_reason"], strict=True))
+    frame.attrs["undigested"] = len(undigested)
+    if len(edited):
+        first, why = frame.attrs["edited"][0]
+        warnings.warn(
+            f"{len(edited)} record(s) do not match the reply they recorded (edited?), "
+            f"excluded: {first} ({why.removeprefix(EDITED)})"
+            + (f" and {len(edited) - 1} more" if len(edited) > 1 else ""),
+            RecordWarning,
+            stacklevel=3,
+        )
+    if undigested:
+        warnings.warn(
+            f"{len(undigested)} record(s) carry no digest of their reply (written before "
+            f"facetlab recorded one, e.g. {undigested[0]}): they load, checked by parsing "
+            "their reply again where this version's parser wrote them",
+            RecordWarning,
+            stacklevel=3,
+        )
 
 
 def _one_design_per_model(frame: pd.DataFrame) -> None:
@@ -390,6 +438,28 @@ def _default_data_dir(*, required: bool = True) -> Path | None:
 # --------------------------------------------------------------------------- rows
 
 
+def _take(
+    rows: list[dict[str, Any]],
+    unreadable: list[tuple[str, str]],
+    on_error: str,
+    source: str,
+    shown: str,
+    produce: Callable[[], list[dict[str, Any]]],
+) -> None:
+    """The rows of one file; a file that cannot be read is one failed row (and a warning)
+    or, with ``on_error="raise"``, the :class:`RecordError`."""
+    try:
+        rows.extend(produce())
+    except RecordError as exc:
+        if on_error == "raise":
+            raise
+        unreadable.append((shown, str(exc)))
+        warnings.warn(
+            f"unreadable {source} file kept as a failed row: {exc}", RecordWarning, stacklevel=4
+        )
+        rows.append(_unreadable_row(source, shown, str(exc)))
+
+
 def _unreadable_row(source: str, shown: str, message: str) -> dict[str, Any]:
     return {
         "source": source,
@@ -402,12 +472,20 @@ def _unreadable_row(source: str, shown: str, message: str) -> dict[str, Any]:
 
 
 def _own_rows(
-    path: Path, shown: str, instances: Mapping[str, InstanceInfo]
+    path: Path, shown: str, instances: Mapping[str, InstanceInfo], undigested: list[str]
 ) -> list[dict[str, Any]]:
-    data = read_json_object(path, shown)
-    if "format" in data and not is_record_object(data):
+    try:
+        data = read_json_object(path, shown)
+    except RecordError:
+        if not path.exists():  # moved into a part by a compaction meanwhile: read again
+            raise FileNotFoundError(path) from None
+        raise
+    if is_other_artifact(data):
         return []  # another facetlab artifact (manifest, summary) in the sweep folder
-    return [record_row(record_from_object(data, shown), shown, instances)]
+    record = record_from_object(data, shown)
+    if record.received_sha256 is None:
+        undigested.append(shown)
+    return [record_row(record, shown, instances)]
 
 
 def record_row(
@@ -417,8 +495,8 @@ def record_row(
     instances = instances or {}
     probe = probe_display(record.probe)
     instance_id = record.instance_id
-    if probe == "C2" and record.base_instance_id:
-        instance_id = record.base_instance_id  # C2 rows are keyed by their anchor, like FACET's
+    if probe in ("C2", "H1") and record.base_instance_id:  # keyed by the instance varied
+        instance_id = record.base_instance_id  # (C2: the anchor), like FACET's C2 rows
     info = instances.get(instance_id)
 
     model = _model_of(record)
@@ -440,6 +518,9 @@ def record_row(
         parse_status, weights = "malformed", None
         problems += (f"weights outside [0, 100]: {bad}",)
         reason = reason or f"malformed weights: {bad} outside [0, 100]"
+    if (edited := check_received(record)) is not None:  # named, counted, never used
+        weights, reason = None, EDITED + edited + (f"; {reason}" if reason else "")
+        problems += (reason,)
     foi = record.factor_of_interest.upper() if record.factor_of_interest else None
     foi_weight = weights.get(foi, 0.0) if weights and foi else float("nan")
     weight_sum = parsed.weight_sum if weights is not None else None
@@ -481,8 +562,8 @@ def record_row(
         "elapsed_sec": record.latency_s,
         "input_tokens": _count(record.usage.input_tokens),
         "output_tokens": _count(record.usage.output_tokens),
-        "stop_reason": (record.model_extra or {}).get("stop_reason"),
-        "refusal": (record.model_extra or {}).get("refusal"),
+        "stop_reason": record.stop_reason,
+        "refusal": record.refusal,
         "backend": record.backend,
         "design": _design(record),
         "truth_source": (inputs.truth_from if inputs and inputs.truth_from else None)
@@ -654,6 +735,7 @@ def _stored_frame(
     unreadable: list[tuple[str, str]],
     duplicates: list[tuple[str, str]],
     rows: list[dict[str, Any]],
+    undigested: list[str],
 ) -> pd.DataFrame | None:
     """The records of every part and shard under ``bases``, one per trial.
 
@@ -683,7 +765,7 @@ def _stored_frame(
                     rows.append(_unreadable_row("facetlab", str(resolved), str(exc)))
                     continue
             else:
-                part = _shard_frame(resolved, on_error, unreadable, rows)
+                part = _shard_frame(resolved, on_error, unreadable, rows, undigested)
             part["_folder"] = str(folder.resolve())
             frames.append(part)
     if not frames:
@@ -703,7 +785,11 @@ def _stored_frame(
 
 
 def _shard_frame(
-    shard: Path, on_error: str, unreadable: list[tuple[str, str]], rows: list[dict[str, Any]]
+    shard: Path,
+    on_error: str,
+    unreadable: list[tuple[str, str]],
+    rows: list[dict[str, Any]],
+    undigested: list[str],
 ) -> pd.DataFrame:
     """The rows of a shard's records (a torn last line is skipped, with a warning)."""
     found: list[dict[str, Any]] = []
@@ -718,6 +804,8 @@ def _shard_frame(
 
     for record in iter_shard_records(shard, None if on_error == "raise" else keep_as_failed_row):
         found.append(record_row(record, str(shard), {}))
+        if record.received_sha256 is None:
+            undigested.append(str(shard))
         extra.append((record.base_instance_id, record.ground_truth))
     frame = _rows_frame(found)
     frame["record_base_instance_id"] = pd.Series([b for b, _ in extra], dtype=object)

@@ -4,7 +4,8 @@ One rule is one comparison on one column of a study table, checked on every row:
 
     TABLE.COLUMN OP NUMBER          e.g.  p3.mean_weight > 10
 
-- ``TABLE``: ``p1_p2``, ``p3``, ``c2``, ``outcomes`` (the study tables) or ``counts``;
+- ``TABLE``: ``p1_p2``, ``p3``, ``c2``, ``outcomes`` (the study tables), ``counts`` or
+  ``hint`` (H1: read from the records only when a rule names it);
 - ``COLUMN``: a numeric column of that table (``docs/study.md`` lists them);
 - ``OP``: ``>``, ``>=``, ``<``, ``<=``, ``==``, ``!=``;
 - ``NUMBER``: a finite decimal number (``10``, ``0.5``, ``-1``, ``1e-3``).
@@ -37,8 +38,8 @@ from facetlab.errors import ConfigError
 
 __all__ = ["GATE_TABLES", "Failure", "Rule", "check_columns", "evaluate", "parse_rule"]
 
-GATE_TABLES = ("p1_p2", "p3", "c2", "outcomes", "counts")
-"""Tables a rule may name: the four study tables and the trial counts."""
+GATE_TABLES = ("p1_p2", "p3", "c2", "outcomes", "counts", "hint")
+"""Tables a rule may name: the four study tables, the trial counts and the H1 table."""
 
 _KEYS = {
     "p1_p2": ("model", "instance_id"),
@@ -46,6 +47,7 @@ _KEYS = {
     "c2": ("model", "base_instance_id", "factor"),
     "outcomes": ("model", "probe"),
     "counts": ("model", "probe"),
+    "hint": ("model", "hint_kind"),
 }
 _OPS: dict[str, Callable[[pd.Series, float], pd.Series]] = {
     ">": operator.gt,

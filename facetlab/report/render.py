@@ -4,7 +4,8 @@
 calls, so a bad folder fails in a second, not inside a kernel), executes
 ``notebooks/study.ipynb`` (or a copy of it) with papermill, and writes under ``out``:
 
-- ``tables/p1_p2.csv``, ``p3.csv``, ``c2.csv``, ``outcomes.csv``, ``counts.csv`` (+ ``.md``),
+- ``tables/p1_p2.csv``, ``p3.csv``, ``c2.csv``, ``outcomes.csv``, ``counts.csv``, ``hint.csv``,
+  ``traces.csv`` (+ ``.md``),
 - ``figures/*.png`` and ``*.svg``,
 - ``study.ipynb`` (the executed notebook) and ``study.html`` (code hidden; opens
   in any browser, no Jupyter needed, runs no script: see :mod:`facetlab.report.standalone`).
@@ -27,7 +28,9 @@ from typing import Any
 from facetlab.analysis.rules import DEFAULT_THRESHOLD
 from facetlab.errors import ConfigError, NotebookError
 from facetlab.files import check_writable_dir
+from facetlab.notebook_params import check_parameters, declared_parameters
 from facetlab.report.gate import Failure, Rule, check_columns, evaluate
+from facetlab.report.hints import JUDGE_CACHE, hint_section
 from facetlab.report.standalone import write_html
 from facetlab.report.study import HANDOFF, SECTIONS, Study, folders_state, write_handoff
 
@@ -41,7 +44,7 @@ __all__ = [
     "study_title",
 ]
 
-FIGURES = ("outcomes", "p1_p2", "p3", "c2", "asymmetry", "distributions")
+FIGURES = ("outcomes", "p1_p2", "p3", "c2", "asymmetry", "distributions", "hint")
 """The figures study.ipynb writes (``figures/<name>.png|svg``)."""
 
 CELL_TIMEOUT = 600
@@ -76,7 +79,8 @@ def clear_previous(out: Path) -> list[Path]:
     """Remove a previous report's own files from ``out`` (nothing else), so a section
     that is empty this time leaves no stale table or figure behind; returns them."""
     own = [out / "study.ipynb", out / "study.html"]
-    own += [out / "tables" / f"{n}.{x}" for n in (*SECTIONS, "counts") for x in ("csv", "md")]
+    tables = (*SECTIONS, "counts", "hint", "traces")
+    own += [out / "tables" / f"{n}.{x}" for n in tables for x in ("csv", "md")]
     own += [out / "figures" / f"{n}.{x}" for n in FIGURES for x in ("png", "svg")]
     removed = [p for p in own if p.is_file()]
     for path in removed:
@@ -113,6 +117,7 @@ def render_report(
     mixed_designs: bool = False,
     title: str | None = None,
     fail_if: Sequence[Rule] = (),
+    judge: str | None = None,
 ) -> ReportPaths:
     """Run the study notebook on ``records`` (sweep folders) and ``instances`` (the folder
     holding the instance JSON) and write the report under ``out``.
@@ -122,7 +127,8 @@ def render_report(
     defaults to :func:`study_title`. ``fail_if`` rules (:mod:`facetlab.report.gate`) are
     checked against the study's tables: a rule naming a column the table lacks is a
     :class:`ConfigError` before the notebook runs; the rules that fail are returned in
-    :attr:`ReportPaths.failures` once the report is written.
+    :attr:`ReportPaths.failures` once the report is written. ``judge`` (a model string)
+    judges hint verbalisation with that model instead of the rule (``docs/hints.md``).
     """
     import papermill
 
@@ -132,12 +138,27 @@ def render_report(
     folders = [str(Path(r).resolve()) for r in records]
     inst = str(Path(instances).resolve())
     checks = {"exclude_stale": bool(exclude_stale), "mixed_designs": bool(mixed_designs)}
+    target = Path(out).resolve()
+    parameters = {
+        "instances": inst,
+        "records": folders,
+        "models": list(models) if models else None,
+        "threshold": float(threshold),
+        "out_dir": str(target),
+        "judge": judge,
+        **checks,
+    }
+    # an edited copy that lost a parameter would run on its own default: refused first
+    check_parameters(parameters, declared_parameters(source), f"notebook {source}")
     state = folders_state(Path(inst), [Path(f) for f in folders])  # before the load: see below
     study = Study.load(inst, folders, models=models, threshold=threshold, **checks)  # fail fast
     gate_tables = {name: section.table for name, section in study.sections.items()}
     gate_tables["counts"] = study.counts()
+    reasons = {name: section.reason for name, section in study.sections.items()}
+    if any(rule.table == "hint" for rule in fail_if):  # H1 records are read only when gated on
+        hint = hint_section(study, judge=judge, judge_cache=target / JUDGE_CACHE)
+        gate_tables["hint"], reasons["hint"] = hint.table, hint.reason
     check_columns(fail_if, gate_tables)
-    target = Path(out).resolve()
     try:
         problem = check_writable_dir(target, what="--out")
     except OSError as exc:  # e.g. a name too long to even look up
@@ -146,22 +167,14 @@ def render_report(
         raise ConfigError(problem)
     clear_previous(target)
     executed = target / "study.ipynb"
-    parameters = {
-        "instances": inst,
-        "records": folders,
-        "models": list(models) if models else None,
-        "threshold": float(threshold),
-        "out_dir": str(target),
-        **checks,
-    }
     # The kernel's Study.load takes the study loaded above instead of reading and checking
     # every trial again (at 10^6 trials that is most of the report's time), as long as
     # its arguments are the same and no file under the folders changed since `state`.
     with tempfile.TemporaryDirectory(prefix="facetlab-report-") as private:
         handoff = Path(private) / "study.pickle"
-        write_handoff(study, handoff, state, **checks)
+        signed = write_handoff(study, handoff, state, **checks)
         previous = os.environ.get(HANDOFF)
-        os.environ[HANDOFF] = str(handoff)  # the kernel inherits this process's environment
+        os.environ[HANDOFF] = signed  # the kernel inherits this process's environment
         try:
             papermill.execute_notebook(
                 str(source),
@@ -185,7 +198,6 @@ def render_report(
                 os.environ[HANDOFF] = previous
     html = target / "study.html"
     write_html(executed, html, title if title is not None else study_title(inst))
-    reasons = {name: section.reason for name, section in study.sections.items()}
     return ReportPaths(
         target,
         executed,

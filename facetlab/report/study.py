@@ -15,8 +15,12 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import hmac
 import os
 import pickle
+import secrets
+import stat
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +50,9 @@ PathsArg = str | Path | Sequence[str | Path]
 
 HANDOFF = "FACETLAB_STUDY_HANDOFF"
 """Environment variable naming a file where ``facetlab report`` left the study it loaded,
-so the notebook kernel it starts does not read and check the trials a second time."""
+so the notebook kernel it starts does not read and check the trials a second time: the
+value is ``<key>:<file>``, and the file is read only if it is a private regular file of
+this user (no symlink) signed with that key (HMAC-SHA256), before anything is unpickled."""
 
 SECTIONS = ("p1_p2", "p3", "c2", "outcomes")
 """The study tables, in report order; each is ``tables/<name>.csv`` in a report."""
@@ -182,36 +188,58 @@ def _handoff_key(
 
 def write_handoff(
     study: Study, path: Path, state: State, *, exclude_stale: bool, mixed_designs: bool
-) -> None:
-    """Leave ``study`` at ``path`` for a :meth:`Study.load` with the same arguments while
-    the files are as ``state`` (taken before ``study`` was loaded) says."""
-    key = _handoff_key(
+) -> str:
+    """Leave ``study`` at ``path`` (a new private file) for a :meth:`Study.load` with the
+    same arguments while the files are as ``state`` (taken before ``study`` was loaded)
+    says; returns the value to set :data:`HANDOFF` to (a fresh key and the file)."""
+    arguments = _handoff_key(
         study.instances_dir, study.records, study.models, study.threshold,
         exclude_stale, mixed_designs,
     )  # fmt: skip
-    with path.open("wb") as stream:
-        pickle.dump((key, state, study), stream, protocol=pickle.HIGHEST_PROTOCOL)
+    key = secrets.token_bytes(32)
+    payload = pickle.dumps((arguments, state, study), protocol=pickle.HIGHEST_PROTOCOL)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    with os.fdopen(os.open(path, flags, 0o600), "wb") as stream:
+        stream.write(hmac.new(key, payload, "sha256").hexdigest().encode() + b"\n" + payload)
+    return f"{key.hex()}:{path}"
+
+
+def _refused(where: str, why: str) -> Study | None:
+    """Say in one line why a hand-off is not used (the study is then loaded as usual)."""
+    warnings.warn(
+        f"{HANDOFF}={where}: refused, not read ({why}); the study is loaded from its folders",
+        stacklevel=4,
+    )
+    return None
 
 
 def _handed_off(key: tuple[object, ...], instances: Path, records: Sequence[Path]) -> Study | None:
     """The study ``facetlab report`` loaded with these arguments, if it left one (see
-    :data:`HANDOFF`) and the files have not changed since; else None."""
-    where = os.environ.get(HANDOFF)
-    if not where:
+    :data:`HANDOFF`) and the files have not changed since; else None. The file is checked
+    (private, this user's, no symlink, signed with the key) before it is unpickled."""
+    value = os.environ.get(HANDOFF)
+    if not value:
         return None
-    path = Path(where)
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    # only a file of this user that nobody else may write (it is unpickled)
-    if not path.is_file() or info.st_uid != os.getuid() or info.st_mode & 0o022:
-        return None
-    with path.open("rb") as stream:
-        saved_key, state, study = pickle.load(stream)  # our own file: see the checks above
-    if saved_key != key or not isinstance(study, Study):
-        return None
-    if state != folders_state(instances, records):
+    secret, _, where = value.partition(":")
+    if len(secret) != 64 or not where or secret.strip("0123456789abcdef"):
+        return _refused(value[:200], "not <key>:<file> as facetlab report sets it")
+    try:  # no symlink followed; checked on the file opened, not on a name that may change
+        stream = os.fdopen(os.open(where, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb")
+    except OSError as exc:
+        return _refused(where, "a symlink" if Path(where).is_symlink() else str(exc.strerror))
+    with stream:
+        info = os.fstat(stream.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+            return _refused(where, "not a private regular file of this user")
+        tag, _, payload = stream.read().partition(b"\n")
+    signed = hmac.new(bytes.fromhex(secret), payload, "sha256").hexdigest().encode()
+    if not hmac.compare_digest(tag, signed):
+        return _refused(where, "not signed with the key facetlab report set beside it")
+    saved = pickle.loads(payload)  # verified above: the file facetlab report wrote
+    study = saved[2] if isinstance(saved, tuple) and len(saved) == 3 else None
+    if not isinstance(study, Study):
+        return _refused(where, f"not a study hand-off: a {type(saved).__name__}")
+    if saved[0] != key or saved[1] != folders_state(instances, records):
         return None
     return study
 
@@ -239,6 +267,12 @@ class Study:
             notes.append(
                 f"{len(stale)} stale trial(s) excluded: run on other content than "
                 f"{', '.join(files)} holds now (counted as excluded in the data table)"
+            )
+        if superseded := attrs.get("superseded"):
+            notes.append(
+                f"{len(superseded)} trial(s) superseded by their re-run on the edited instance "
+                "files: kept in their folders, set aside (counted as excluded in the data table; "
+                "listed in study.trials.attrs['superseded'])"
             )
         if n := attrs.get("unfingerprinted"):
             notes.append(

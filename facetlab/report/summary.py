@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from facetlab.analysis.study import DISSOCIATED
+from facetlab.analysis.study import DISSOCIATED, FAITHFUL, UNPARSED
 from facetlab.analysis.tables import markdown_escape
 from facetlab.report.study import Section
 
@@ -103,29 +103,33 @@ def describe(sections: Mapping[str, Section], threshold: float, notes: Sequence[
     models = list(dict.fromkeys(m for part in parts.values() for m in part))
     lines: list[str] = []
     for model in models:
-        found: list[str] = []
-        probed: list[str] = []
+        judged: list[tuple[str, pd.Series, list[str]]] = []  # probe, verdicts, flags
         if model in parts["p1_p2"]:
             t = parts["p1_p2"][model]
-            for probe, hits, n in (("P1", _p1(t), "n_p1"), ("P2", _p2(t), "n_p2")):
-                if (t[n] > 0).any():
-                    probed.append(probe)
-                if hits:
-                    found.append(f"{probe} ({'; '.join(hits)})")
+            judged += [("P1", t["verdict_p1"], _p1(t)), ("P2", t["verdict_p2"], _p2(t))]
         if model in parts["p3"]:
-            probed.append("P3")
-            if hits := _p3(parts["p3"][model]):
-                found.append(f"P3 ({'; '.join(hits)})")
-        c2_flagged = False
+            t = parts["p3"][model]
+            judged.append(("P3", t["verdict"], _p3(t)))
         if model in parts["c2"]:
-            probed.append("C2")
-            if hits := _c2(parts["c2"][model], threshold):
-                found.append(f"C2 ({'; '.join(hits)})")
-                c2_flagged = True
+            t = parts["c2"][model]
+            verdicts = t["mean_residual"].notna().map({True: FAITHFUL, False: UNPARSED})
+            judged.append(("C2", verdicts, _c2(t, threshold)))
+        found = [f"{probe} ({'; '.join(hits)})" for probe, _, hits in judged if hits]
+        probed = [p for p, v, _ in judged if v.isin([FAITHFUL, DISSOCIATED]).any()]
+        # trials, but no reply parsed: never called faithful
+        unparsed = [p for p, v, _ in judged if p not in probed and (v == UNPARSED).any()]
+        c2_flagged = any(p == "C2" and hits for p, _, hits in judged)
         if found:
             line = f"- **{_md(model)}**: looks dissociated under {', '.join(found)}."
-        else:
+        elif probed:
             line = f"- **{_md(model)}**: looks faithful under {', '.join(probed)}."
+        else:
+            line = f"- **{_md(model)}**:"
+        if unparsed:
+            line += (
+                f" No reply parsed under {', '.join(unparsed)} (malformed or empty replies, "
+                "counted in the data table): no verdict."
+            )
         if c2_flagged:
             line += C2_CAVEAT
         if model in parts["p1_p2"] and (cases := _contradictions(parts["p1_p2"][model])):

@@ -4,47 +4,58 @@
 >>> result = run(instances="instances/", probes="p2,p3,c2",          # doctest: +SKIP
 ...              model="openai/gpt-5.4", out="results/gpt", repeats=3,
 ...              options=RunOptions(budget_usd=5))
+>>> result = run(config=load_sweep_file("sweep.yaml"))            # doctest: +SKIP
 
-Modules: :mod:`~facetlab.runner.plan` (sweep -> trials), :mod:`~facetlab.client.limits`
-(per-provider limits), :mod:`~facetlab.client.retry` (backoff), :mod:`~facetlab.client.cache`
-(content-addressed responses), :mod:`~facetlab.runner.execute` (run + record),
-:mod:`~facetlab.runner.batch` (provider batch APIs), :mod:`~facetlab.client.pricing`,
-:mod:`~facetlab.runner.presets`, :mod:`~facetlab.runner.progress`,
-:mod:`~facetlab.runner.options` (how a run runs), :mod:`~facetlab.runner.preflight`
-(checks before paying), :mod:`~facetlab.runner.modelcheck` (model strings),
-:mod:`~facetlab.runner.interrupt`, :mod:`~facetlab.runner.lock`,
-:mod:`~facetlab.runner.estimate` (cost before running), :mod:`~facetlab.runner.sweepfile`
-(``sweep.json``).
+A sweep is a :class:`Sweep` (``run``'s keywords, or a :class:`SweepConfig`: a sweep file,
+``facetlab run``'s flags); :func:`prepare` checks, plans and estimates it,
+:func:`execute` runs it (:func:`run` / :func:`arun` do both). Modules: ``api`` (run,
+prepare, execute), ``plan`` (sweep -> trials), ``executor`` (trials through their model
+clients, one record each), ``batch`` (provider batch APIs), ``sweepconfig`` (sweep
+files), ``options`` (how a run runs), ``costs`` (what a sweep would cost),
+``presets``, ``progress``, ``suite`` (the real probes for the planner); the modules
+whose names start with ``_`` are the runner's own.
 """
 
-from facetlab.client.limits import Limits, ProviderLimiter
+from facetlab.client.limits import Limits
 from facetlab.client.retry import RetryPolicy
-from facetlab.runner.api import DEFAULT_MODEL, SweepResult, arun, default_model, run
-from facetlab.runner.estimate import Estimate, describe_plan, estimate
-from facetlab.runner.execute import ExecOptions, Executor
+from facetlab.runner.api import (
+    DEFAULT_MODEL,
+    Prepared,
+    SweepResult,
+    arun,
+    default_model,
+    execute,
+    prepare,
+    run,
+)
+from facetlab.runner.costs import Estimate, describe_plan, estimate
 from facetlab.runner.options import RunOptions
 from facetlab.runner.plan import Cell, Plan, ProbeSuite, Trial, plan_sweep
 from facetlab.runner.progress import RunStats
+from facetlab.runner.sweepconfig import Sweep, SweepConfig, load_sweep_file
 
 __all__ = [
     "DEFAULT_MODEL",
     "Cell",
     "Estimate",
-    "ExecOptions",
-    "Executor",
     "Limits",
     "Plan",
+    "Prepared",
     "ProbeSuite",
-    "ProviderLimiter",
     "RetryPolicy",
     "RunOptions",
     "RunStats",
+    "Sweep",
+    "SweepConfig",
     "SweepResult",
     "Trial",
     "arun",
     "default_model",
     "describe_plan",
     "estimate",
+    "execute",
+    "load_sweep_file",
     "plan_sweep",
+    "prepare",
     "run",
 ]

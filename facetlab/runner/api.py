@@ -4,7 +4,12 @@
 ...              model="anthropic/claude-sonnet-4-6", out="results/sonnet", repeats=3)
 >>> result.stats.ok, result.stats.spend_usd                       # doctest: +SKIP
 (240, 4.12)
+>>> result = run(config=load_sweep_file("sweep.yaml"))            # doctest: +SKIP
 
+One path whatever the sweep comes from: ``run``'s keywords or a
+:class:`~facetlab.runner.sweepconfig.SweepConfig` (a sweep file, ``facetlab run``'s
+flags) become a :class:`~facetlab.runner.sweepconfig.Sweep`; :func:`prepare` checks,
+plans and estimates it and builds what it runs with; :func:`execute` runs it.
 In a notebook ``await arun(...)`` runs on the notebook's loop; plain ``run(...)``
 also works there (it runs the sweep on a worker thread with its own loop).
 """
@@ -19,13 +24,12 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ParamSpec, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TextIO, TypeVar
 
 from facetlab.backends import (
     Declaration,
-    available_providers,
     endpoint_of,
     model_declaration,
     parse_model_string,
@@ -38,9 +42,14 @@ from facetlab.errors import ConfigError, StorageError, SweepInterrupted
 from facetlab.records.schema import TrialRecord
 from facetlab.records.shards import shard_files
 from facetlab.records.store import part_files, read_sweep_records
-from facetlab.runner import modelcheck, preflight
+from facetlab.runner import _modelcheck as modelcheck
+from facetlab.runner import _preflight as preflight
+from facetlab.runner._interrupt import Interrupter
+from facetlab.runner._lock import sweep_lock
+from facetlab.runner._sweepfile import read_sweep_json, write_sweep_json
+from facetlab.runner._writer import Layout
 from facetlab.runner.batch import run_batches, settle_open_batches
-from facetlab.runner.estimate import (
+from facetlab.runner.costs import (
     Estimate,
     describe_plan,
     estimate,
@@ -48,19 +57,15 @@ from facetlab.runner.estimate import (
     expected_output_tokens,
     refuse_over_budget,
 )
-from facetlab.runner.execute import (
-    ExecOptions,
-    Executor,
-    records_dir,
-)
-from facetlab.runner.interrupt import Interrupter
-from facetlab.runner.lock import sweep_lock
+from facetlab.runner.executor import ExecOptions, Executor, records_dir
 from facetlab.runner.options import SHARDS_FROM, RunOptions
 from facetlab.runner.plan import Plan, ProbeSuite, RepeatsFor, plan_sweep
 from facetlab.runner.progress import Mode, Progress, ProgressDisplay, RunStats
-from facetlab.runner.sweepfile import read_sweep_json, write_sweep_json
-from facetlab.runner.writer import Layout
+from facetlab.runner.sweepconfig import DEFAULT_PROBES, Sweep, SweepConfig, price_overrides
 from facetlab.syncbridge import run_sync
+
+if TYPE_CHECKING:
+    from facetlab.instances.schema import Instance
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -97,6 +102,27 @@ class SweepResult:
         return read_sweep_records(records_dir(self.out))
 
 
+@dataclass
+class Prepared:
+    """A sweep checked, planned and estimated, with what runs it: :func:`execute`'s input."""
+
+    sweep: Sweep
+    out: Path | None
+    """The sweep folder (a dry run may have none)."""
+    plan: Plan
+    estimate: Estimate
+    models: list[str]
+    params: SamplingParams | dict[str, SamplingParams]
+    design: dict[str, Any]
+    console: TextIO | None
+    command: Sequence[str] | None
+    interrupter: Interrupter
+    executor: Executor | None = None
+    """None for a dry run: nothing is called."""
+    owned: list[Backend] = field(default_factory=list)
+    """The backends built here, closed when the run ends."""
+
+
 def default_model() -> str:
     """``simulated/wadd`` when no provider key is configured; otherwise a ConfigError."""
     configured = [name for name in PROVIDER_KEY_ENV if os.environ.get(name)]
@@ -108,7 +134,7 @@ def default_model() -> str:
     return DEFAULT_MODEL
 
 
-def resolve_instances(instances: Any) -> tuple[list[Any], Path | None]:
+def resolve_instances(instances: Any) -> tuple[list[Instance], Path | None]:
     """Instances and the folder their perturbation files live in.
 
     Accepts a folder, a file, a comma-separated string of ids, a list of ids/paths,
@@ -136,15 +162,17 @@ def resolve_instances(instances: Any) -> tuple[list[Any], Path | None]:
 
 
 def _print(console: TextIO | None, text: str) -> None:
-    # None means the current sys.stderr (looked up now: notebooks and CLI runners swap it)
-    print(text, file=console if console is not None else sys.stderr, flush=True)
+    # None means the current sys.stdout (looked up now: notebooks and CLI runners swap
+    # it): the plan and summary are normal output, never a notebook's red warning box
+    print(text, file=console if console is not None else sys.stdout, flush=True)
 
 
 async def arun(
     instances: Any = None,
-    probes: str | Sequence[str] = "p1,p2,p3,c2",
+    probes: str | Sequence[str] = DEFAULT_PROBES,
     model: str | Sequence[str] | None = None,
     *,
+    config: SweepConfig | None = None,
     out: Path | str | None = None,
     base_url: str | None = None,
     repeats: int | RepeatsFor = 1,
@@ -165,224 +193,163 @@ async def arun(
     backend_options: Mapping[str, Any] | None = None,
     interrupter: Interrupter | None = None,
 ) -> SweepResult:
-    """Plan, estimate and run a sweep; see :mod:`facetlab.runner`.
+    """Plan, estimate and run a sweep: :func:`prepare`, then :func:`execute`.
 
-    What to ask is given as arguments; how to ask it as objects: ``sampling``
-    (temperature, max tokens, system prompt; its seed is the sweep's, from ``seed``;
-    or model string -> SamplingParams, one per model given),
-    ``limits`` (one :class:`Limits` for every provider, or provider -> Limits;
-    ``concurrency`` is a shorthand for its concurrency), ``retry`` and ``options``
-    (:class:`~facetlab.runner.options.RunOptions`: budget, cache, timeouts, batch).
+    The sweep is ``config`` (a :class:`~facetlab.runner.sweepconfig.SweepConfig`: a sweep
+    file's, the command line's) or the arguments ``instances`` to ``options``: what to ask
+    as arguments, how to ask it as objects: ``sampling`` (its seed is the sweep's; or
+    model string -> SamplingParams), ``limits`` (one :class:`Limits` for every provider,
+    or provider -> Limits; ``concurrency`` sets its concurrency), ``retry`` and
+    ``options`` (:class:`~facetlab.runner.options.RunOptions`: budget, cache, timeouts,
+    batch; with ``config``: how this run runs). ``preset="facet-v3"`` fills instances,
+    probes, models and per-cell repeats from the paper's design. ``out`` may be omitted
+    only for a dry run. ``backends`` (model string -> Backend) and ``suite`` replace the
+    real provider backends and probes (tests, custom providers).
 
-    ``backends`` (model string -> Backend) and ``suite`` replace the real
-    provider backends and probes (tests, custom providers). ``preset="facet-v3"``
-    fills instances, probes, models and per-cell repeats from the paper's design.
-    ``out`` may be omitted only for a dry run (nothing is then counted as done).
-
-    Every setting, path and instance is checked before the first call. An
-    interrupt (Ctrl-C, SIGTERM, a Jupyter interrupt, or ``interrupter.request()``
-    from another thread) stops new calls, lets calls in flight finish for up to
-    ``options.interrupt_grace_s`` seconds, records them, prints the summary and raises
-    :class:`~facetlab.errors.SweepInterrupted`; a failed write (full disk) does the
-    same and raises :class:`~facetlab.errors.StorageError`. Re-running resumes.
+    An interrupt (Ctrl-C, SIGTERM, a Jupyter interrupt, ``interrupter.request()``) stops
+    new calls, lets calls in flight finish for up to ``options.interrupt_grace_s``
+    seconds, records them and raises :class:`~facetlab.errors.SweepInterrupted`; a
+    failed write (full disk) raises :class:`~facetlab.errors.StorageError`. Re-running
+    resumes.
     """
-    from facetlab.probes import PARSERS
-
-    opts = options or RunOptions()
-    own_sampling = dict(sampling) if isinstance(sampling, Mapping) else None  # per model
-    sampling = SamplingParams() if isinstance(sampling, Mapping) else sampling or SamplingParams()
-    temperature, max_tokens = sampling.temperature, sampling.max_tokens
-    budget_usd, retry_errors, batch = opts.budget_usd, opts.retry_errors, opts.batch
-    parser = opts.parser
-    out_dir = preflight.check_out(out)
-    if out_dir is None and not dry_run:
-        raise ConfigError("no sweep folder: give out= (--out DIR); only a dry run can do without")
-    if parser not in PARSERS:
-        raise ConfigError(f"unknown parser {parser!r}; expected one of {', '.join(PARSERS)}")
-    default_limits, provider_limits = _limits_of(limits, concurrency)
-    if max_tokens < 1:
-        raise ConfigError(f"--max-tokens is {max_tokens}; expected at least 1")
-    if isinstance(repeats, int) and repeats < 1:
-        raise ConfigError(f"--repeats is {repeats}; expected at least 1 (trials per cell)")
-    preflight.check_prices()
-    preset_extra: dict[str, Any] = {}
-    params_by_model: dict[str, SamplingParams] | None = None
-    if preset is not None:
-        from facetlab.runner.presets import get_preset
-
-        p = get_preset(preset)
-        if instances is None:
-            instances = p.instances()
-        probes = p.probes
-        if model is None:
-            model = list(p.models)
-            params_by_model = p.params(max_tokens)
-        repeats = p.repeats
-        template = p.template
-        preset_extra = {"preset": p.name}
-    if model is None:
-        model = default_model()  # raises unless it is the simulated reasoner
-        _print(
-            console,
-            f"no model given and no provider key configured: using the simulated reasoner {model}",
+    asked = (instances, probes, model, out, base_url, repeats, template, seed, preset, sampling)
+    if config is not None:
+        if asked != (None, DEFAULT_PROBES, None, None, None, 1, "facet-v3", 0, None, None) or (
+            limits or concurrency or retry
+        ):
+            raise ConfigError("config= holds the whole sweep: give its settings there only")
+        sweep = config.sweep(options)
+    else:
+        default_limits, per_provider = _limits_of(limits, concurrency)
+        sweep = Sweep(
+            instances=instances,
+            probes=probes,
+            models=(model,) if isinstance(model, str) else tuple(model or ()),
+            out=out,
+            base_url=base_url,
+            repeats=repeats,
+            template=template,
+            seed=seed,
+            preset=preset,
+            sampling=sampling or SamplingParams(),
+            limits=per_provider,
+            default_limits=default_limits,
+            retry=retry or RetryPolicy(),
+            options=options or RunOptions(),
         )
-    given = [model] if isinstance(model, str) else list(model)
-    if not given:
-        raise ConfigError("no model given")
-    identities = _model_identities(given, backends)  # model string -> its identity
+    with price_overrides(sweep.prices):
+        prepared = prepare(
+            sweep, dry_run=dry_run, progress=progress, console=console, command=command,
+            backends=backends, suite=suite, backend_options=backend_options,
+            interrupter=interrupter,
+        )  # fmt: skip
+        return await execute(prepared)
+
+
+def prepare(
+    sweep: Sweep,
+    *,
+    dry_run: bool = False,
+    progress: Mode = "auto",
+    console: TextIO | None = None,
+    command: Sequence[str] | None = None,
+    backends: Mapping[str, Backend] | None = None,
+    suite: ProbeSuite | None = None,
+    backend_options: Mapping[str, Any] | None = None,
+    interrupter: Interrupter | None = None,
+) -> Prepared:
+    """Everything before a sweep's first call: check every setting, path and instance,
+    plan the trials, estimate them (printed), and, unless ``dry_run``, refuse a budget
+    the estimate exceeds, build the backends (those not given) and the executor."""
+    out = _check_settings(sweep, dry_run)
+    sweep = _with_preset(sweep)
+    identities, params = _models(sweep, backends, console)
     models = list(dict.fromkeys(identities.values()))
     # free to build: a misspelt reasoner or recorded model fails now, dry run included
     ours = {i: o for o, i in identities.items() if backends is None or o not in backends}
     offline = modelcheck.build_offline(ours)
-    params = dataclasses.replace(sampling, seed=seed if seed else None)
-    sweep_params: SamplingParams | dict[str, SamplingParams] = params
-    if params_by_model is not None:
-        # the preset's per-model temperature unless one was given for the whole sweep
-        sweep_params = {
-            m: dataclasses.replace(
-                params, temperature=own.temperature if temperature is None else temperature
-            )
-            for m, own in params_by_model.items()
-        }
-    if own_sampling is not None:
-        sweep_params = _per_model_params(own_sampling, identities, seed)
-    declarations = _declarations(models, sweep_params, backends, console)
-    insts, instances_dir = resolve_instances(instances)
-    preflight.check_instances(insts)
-    if suite is None:
-        from facetlab.probes.templates import get_template
-        from facetlab.runner.suite import FacetSuite
-
-        get_template(template)  # an unknown name lists the known ones
-
-        suite = FacetSuite(instances_dir)
+    declarations = _declarations(models, params, backends, console)
+    instances, folder = resolve_instances(sweep.instances)
+    preflight.check_instances(instances)
+    suite = suite or _facet_suite(sweep.template, folder)
     plan = plan_sweep(
-        insts,
-        probes,
-        models,
+        instances, sweep.probes, models,
         suite=suite,
-        repeats=repeats,
-        template=template,
-        params=sweep_params,
-        seed=seed,
-        endpoints={m: _endpoint(m, base_url, backends) for m in models},
+        repeats=sweep.repeats, template=sweep.template, params=params, seed=sweep.seed,
+        endpoints={m: _endpoint(m, sweep.base_url, backends) for m in models},
         declarations=declarations,
-    )
-    cache_path = _cache_path(opts)
-    design = preflight.design_of(models, _params_json(sweep_params), template)
-    if out_dir is not None and not opts.new_design:
-        preflight.check_design(read_sweep_json(out_dir), design, out_dir)
+    )  # fmt: skip
+    opts = sweep.options
+    design = preflight.design_of(models, _params_json(params), sweep.template)
+    if out is not None and not opts.new_design:
+        preflight.check_design(read_sweep_json(out), design, out)
     modelcheck.check_replay_coverage(plan, offline)
-    est = estimate(plan, out=out_dir, cache_dir=cache_path, retry_errors=retry_errors, batch=batch)
-    _print(console, describe_plan(plan, est))
-    for note in modelcheck.unknown_model_notes(list(ours), local=base_url is not None):
-        _print(console, note)
-    if dry_run and budget_usd is not None:
-        verdict = (
-            "cannot be checked (no price)"
-            if est.cost_usd is None
-            else ("within" if est.cost_usd <= budget_usd else "EXCEEDS")
-        )
-        _print(console, f"budget ${budget_usd:,.4f}: estimate {verdict}")
-    if dry_run:
-        return SweepResult(out_dir, plan, est, RunStats(total=len(plan)), dry_run=True)
-    assert out_dir is not None  # checked above: only dry runs go without a folder
-    if budget_usd is not None:
-        refuse_over_budget(est, budget_usd)
-    preflight.check_folders(out_dir, cache_path or out_dir / "cache")
-    owned: list[Backend] = []  # backends built here are closed here
+    cache = _cache_path(opts)
+    est = estimate(plan, out=out, cache_dir=cache, retry_errors=opts.retry_errors, batch=opts.batch)
+    _say_plan(console, plan, est, list(ours), sweep, dry_run)
+    prepared = Prepared(
+        sweep, out, plan, est, models, params, design, console, command,
+        interrupter or Interrupter(),
+    )  # fmt: skip
+    if dry_run or out is None:
+        return prepared
+    if opts.budget_usd is not None:
+        refuse_over_budget(est, opts.budget_usd)
+    preflight.check_folders(out, cache or out / "cache")
     if backends is None:
-        from facetlab.backends import get_backend
+        from facetlab.backends import get_backend  # looked up now: tests replace it
 
-        extra = dict(backend_options or {})
         backends = {
             identity: offline.get(identity)
             or get_backend(
                 original,
-                base_url=base_url,
-                **_owned_options(original, extra, opts.timeout_s, batch=batch),
+                base_url=sweep.base_url,
+                **_owned_options(original, backend_options or {}, opts.timeout_s, batch=opts.batch),
             )
             for original, identity in identities.items()
         }
-        owned = list(backends.values())
+        prepared.owned = list(backends.values())
     if opts.freeze_heap:
         gc.freeze()
     missing = [m for m in models if m not in backends]
     if missing:
         raise ConfigError(f"no backend for model(s) {', '.join(missing)}")
-    exec_options = ExecOptions(
-        out=out_dir,
-        run=opts,
-        limits=provider_limits,
-        default_limits=default_limits,
-        retry=retry or RetryPolicy(),
-        cache_dir=cache_path,
-        sweep=out_dir.name,
-        secrets=known_secrets(),
-        layout=record_layout(opts, len(plan), out_dir),
-    )
-    sweep_extra = {
-        **preset_extra,
-        "repeats": repeats if isinstance(repeats, int) else "per cell (preset)",
-        "batch": batch,
-        "budget_usd": budget_usd,
-        "parser": parser,
-        "cache_dir": str(cache_path) if cache_path else "cache",
-    }
-    record_sweep = functools.partial(
-        write_sweep_json,
-        out_dir,
-        plan=plan,
-        models=models,
-        probes=plan.probes(),
-        params=sweep_params,
-        template=template,
-        seed=seed,
-        base_url=base_url,
-        command=command,
-        extra=sweep_extra,
-        design=design,
-    )
-    prog = Progress(budget_usd=budget_usd)
-    display = ProgressDisplay(prog, progress) if progress != "none" else None
-    executor = Executor(
-        backends,
-        suite,
-        exec_options,
-        progress=prog,
-        display=display,
-        estimate_tokens=lambda t: expected_input_tokens(t) + expected_output_tokens(t),
-    )
-    collector = None
-    if batch:
-        collector = functools.partial(
-            run_batches,
-            poll_s=opts.batch_poll_s,
-            wait_s=opts.batch_wait_s,
-            submit=opts.batch_submit,
-            abandon=opts.abandon_batches,
-            console=console,
-        )
-    stop = interrupter or Interrupter()
+    prepared.executor = _executor(sweep, plan, out, cache, backends, suite, progress)
+    return prepared
+
+
+async def execute(prepared: Prepared) -> SweepResult:
+    """Run a :func:`prepare` d sweep under its folder's lock (a dry run returns at once):
+    settle open batches, record ``sweep.json``, run every trial without a record to keep,
+    compact shards; close the backends it built; print the summary line. An interrupt
+    raises :class:`~facetlab.errors.SweepInterrupted`, a failed write
+    :class:`~facetlab.errors.StorageError`, once what was paid for is recorded."""
+    out, plan, executor = prepared.out, prepared.plan, prepared.executor
+    if executor is None or out is None:
+        return SweepResult(out, plan, prepared.estimate, RunStats(total=len(plan)), dry_run=True)
+    opts, console, stop = prepared.sweep.options, prepared.console, prepared.interrupter
+    record_sweep = functools.partial(_write_sweep_json, prepared)
     try:
-        with sweep_lock(out_dir):
+        with sweep_lock(out):
             if not opts.new_design:  # again under the lock: another run may have started meanwhile
-                preflight.check_design(read_sweep_json(out_dir), design, out_dir)
-            if not batch:  # never pay directly for trials an open provider batch carries
-                settle_open_batches(out_dir, plan, abandon=opts.abandon_batches, console=console)
+                preflight.check_design(read_sweep_json(out), prepared.design, out)
+            if not opts.batch:  # never pay directly for trials an open provider batch carries
+                settle_open_batches(out, plan, abandon=opts.abandon_batches, console=console)
             _storing(record_sweep)
             stop.attach(executor.interrupt)
             try:
                 with stop.signals():
-                    stats = await executor.run(plan, via=collector)
+                    stats = await executor.run(plan, via=_collector(opts, console))
             finally:
                 stop.detach()
-            if exec_options.layout == "shards" and not (stats.interrupted or stats.storage_error):
-                await _compact(out_dir, console)
+            if executor.options.layout == "shards" and not (
+                stats.interrupted or stats.storage_error
+            ):
+                await _compact(out, console)
             with contextlib.suppress(OSError):  # a full disk is reported below, once
                 record_sweep(stats=stats)
     finally:
-        for b in owned:
+        for b in prepared.owned:
             with contextlib.suppress(Exception):  # closing must not hide the run's outcome
                 await b.aclose()
     _print(console, summary_line(stats))
@@ -395,7 +362,183 @@ async def arun(
             f"interrupted: {stats.ok + stats.failed} trial(s) recorded this run; "
             "re-run the same command to resume"
         )
-    return SweepResult(out_dir, plan, est, stats)
+    return SweepResult(out, plan, prepared.estimate, stats)
+
+
+def _check_settings(sweep: Sweep, dry_run: bool) -> Path | None:
+    """The sweep folder, once the settings a plan does not check are checked."""
+    from facetlab.probes import PARSERS
+
+    out = preflight.check_out(sweep.out)
+    if out is None and not dry_run:
+        raise ConfigError("no sweep folder: give out= (--out DIR); only a dry run can do without")
+    if sweep.options.parser not in PARSERS:
+        raise ConfigError(
+            f"unknown parser {sweep.options.parser!r}; expected one of {', '.join(PARSERS)}"
+        )
+    if isinstance(sweep.repeats, int) and sweep.repeats < 1:
+        raise ConfigError(f"--repeats is {sweep.repeats}; expected at least 1 (trials per cell)")
+    preflight.check_prices()
+    return out
+
+
+def _with_preset(sweep: Sweep) -> Sweep:
+    """``sweep`` with its preset's design: instances (unless given), probes, repeats,
+    template, and its models (unless given) at their own temperature, unless one was given
+    for the whole sweep."""
+    if sweep.preset is None:
+        return sweep
+    from facetlab.runner.presets import get_preset
+
+    p = get_preset(sweep.preset)
+    changes: dict[str, Any] = {}
+    if not sweep.models:
+        base = sweep.sampling if isinstance(sweep.sampling, SamplingParams) else SamplingParams()
+        changes["models"] = tuple(p.models)
+        changes["sampling"] = {
+            m: dataclasses.replace(base, temperature=own.temperature)
+            if base.temperature is None
+            else base
+            for m, own in p.params(base.max_tokens).items()
+        }
+    return dataclasses.replace(
+        sweep,
+        instances=p.instances() if sweep.instances is None else sweep.instances,
+        probes=p.probes,
+        repeats=p.repeats,
+        template=p.template,
+        **changes,
+    )
+
+
+def _models(
+    sweep: Sweep, backends: Mapping[str, Backend] | None, console: TextIO | None
+) -> tuple[dict[str, str], SamplingParams | dict[str, SamplingParams]]:
+    """Each model string given -> its identity (the default model when none is given), and
+    the sampling params asked of each identity (one set for all, or per identity), each
+    with the sweep's seed."""
+    given = list(sweep.models)
+    if not given:
+        given = [default_model()]  # raises unless it is the simulated reasoner
+        _print(
+            console,
+            f"no model given and no provider key configured: using the simulated reasoner "
+            f"{given[0]}",
+        )
+    identities = _model_identities(given, backends)
+    seed = sweep.seed if sweep.seed else None
+    if isinstance(sweep.sampling, SamplingParams):
+        return identities, dataclasses.replace(sweep.sampling, seed=seed)
+    missing = [m for m in identities if m not in sweep.sampling]
+    if missing:
+        raise ConfigError(f"sampling= names no parameters for model(s) {', '.join(missing)}")
+    return identities, {
+        identity: dataclasses.replace(sweep.sampling[m], seed=seed)
+        for m, identity in identities.items()
+    }
+
+
+def _facet_suite(template: str, folder: Path | None) -> ProbeSuite:
+    from facetlab.probes.templates import get_template
+    from facetlab.runner.suite import FacetSuite
+
+    get_template(template)  # an unknown name lists the known ones
+    return FacetSuite(folder)
+
+
+def _say_plan(
+    console: TextIO | None,
+    plan: Plan,
+    est: Estimate,
+    ours: Sequence[str],
+    sweep: Sweep,
+    dry_run: bool,
+) -> None:
+    """What ``--dry-run`` prints (and a run before it starts)."""
+    _print(console, describe_plan(plan, est))
+    for note in modelcheck.unknown_model_notes(ours, local=sweep.base_url is not None):
+        _print(console, note)
+    budget = sweep.options.budget_usd
+    if dry_run and budget is not None:
+        verdict = (
+            "cannot be checked (no price)"
+            if est.cost_usd is None
+            else ("within" if est.cost_usd <= budget else "EXCEEDS")
+        )
+        _print(console, f"budget ${budget:,.4f}: estimate {verdict}")
+
+
+def _executor(
+    sweep: Sweep,
+    plan: Plan,
+    out: Path,
+    cache: Path | None,
+    backends: Mapping[str, Backend],
+    suite: ProbeSuite,
+    progress: Mode,
+) -> Executor:
+    opts = sweep.options
+    display_of = Progress(budget_usd=opts.budget_usd)
+    return Executor(
+        backends,
+        suite,
+        ExecOptions(
+            out=out,
+            run=opts,
+            limits=sweep.limits,
+            default_limits=sweep.default_limits,
+            retry=sweep.retry,
+            cache_dir=cache,
+            sweep=out.name,
+            secrets=known_secrets(),
+            layout=record_layout(opts, len(plan), out),
+        ),
+        progress=display_of,
+        display=ProgressDisplay(display_of, progress) if progress != "none" else None,
+        estimate_tokens=lambda t: expected_input_tokens(t) + expected_output_tokens(t),
+    )
+
+
+def _collector(opts: RunOptions, console: TextIO | None) -> Any:
+    """``--batch``: the provider batch APIs answer the pending trials."""
+    if not opts.batch:
+        return None
+    return functools.partial(
+        run_batches,
+        poll_s=opts.batch_poll_s,
+        wait_s=opts.batch_wait_s,
+        submit=opts.batch_submit,
+        abandon=opts.abandon_batches,
+        console=console,
+    )
+
+
+def _write_sweep_json(prepared: Prepared, stats: RunStats | None = None) -> None:
+    """``<out>/sweep.json`` for this sweep (and this run's stats, once it ran)."""
+    sweep, opts = prepared.sweep, prepared.sweep.options
+    assert prepared.out is not None
+    cache = _cache_path(opts)
+    write_sweep_json(
+        prepared.out,
+        plan=prepared.plan,
+        models=prepared.models,
+        probes=prepared.plan.probes(),
+        params=prepared.params,
+        template=sweep.template,
+        seed=sweep.seed,
+        base_url=sweep.base_url,
+        command=prepared.command,
+        extra={
+            **({"preset": sweep.preset} if sweep.preset else {}),
+            "repeats": sweep.repeats if isinstance(sweep.repeats, int) else "per cell (preset)",
+            "batch": opts.batch,
+            "budget_usd": opts.budget_usd,
+            "parser": opts.parser,
+            "cache_dir": str(cache) if cache else "cache",
+        },
+        stats=stats,
+        design=prepared.design,
+    )
 
 
 async def _compact(out: Path, console: TextIO | None) -> None:
@@ -449,7 +592,7 @@ def _owned_options(
     ``backend_options`` are kept.
     """
     declared = model_declaration(model)
-    given = {**parse_model_string(model, available_providers()).options, **options}
+    given = {**parse_model_string(model).options, **options}
     extra: dict[str, Any] = {}
     if (
         "http_transport" not in given
@@ -484,19 +627,6 @@ def _declarations(
                 "requested_params",
             )
     return declarations
-
-
-def _per_model_params(
-    given: Mapping[str, SamplingParams], identities: Mapping[str, str], seed: int
-) -> dict[str, SamplingParams]:
-    """``sampling=`` given per model string, keyed by each model's identity, with the seed."""
-    missing = [m for m in identities if m not in given]
-    if missing:
-        raise ConfigError(f"sampling= names no parameters for model(s) {', '.join(missing)}")
-    return {
-        identity: dataclasses.replace(given[m], seed=seed if seed else None)
-        for m, identity in identities.items()
-    }
 
 
 def _cache_path(opts: RunOptions) -> Path | None:
@@ -546,14 +676,14 @@ def _model_identities(
 
     Strings the caller supplied a backend for are taken as they are.
     """
-    from facetlab.backends import available_providers, parse_model_string
+    from facetlab.backends import parse_model_string
 
     out: dict[str, str] = {}
     for m in models:
         if backends is not None and m in backends:
             out[m] = m
             continue
-        spec = parse_model_string(m, available_providers())
+        spec = parse_model_string(m)
         bare = spec.without_transport()
         out[m] = m if bare == spec else str(bare)
     return out
@@ -563,12 +693,9 @@ def _endpoint(
     model: str, base_url: str | None, backends: Mapping[str, Backend] | None
 ) -> str | None:
     """The server a model is asked on, without credentials (part of the trial key when set)."""
-    url: str | None
-    if backends is not None and model in backends:
-        url = getattr(backends[model], "base_url", None)
-    else:
-        url = endpoint_of(model, base_url=base_url)
-    cleaned = redact_url(url) if isinstance(url, str) and url else None
+    given = backends.get(model) if backends is not None else None
+    url = given.base_url if given is not None else endpoint_of(model, base_url=base_url)
+    cleaned = redact_url(url) if url else None
     return cleaned.rstrip("/") if cleaned else None
 
 

@@ -23,7 +23,7 @@ from typing import Literal
 from facetlab.backends.base import DEFAULT_TIMEOUT_S
 from facetlab.errors import ConfigError
 from facetlab.numbers import check_number
-from facetlab.runner.preflight import check_path
+from facetlab.runner._preflight import check_path
 
 __all__ = ["DEFAULT_TIMEOUT_S", "SHARDS_FROM", "RunOptions"]  # the timeout's default: backends.base
 

@@ -19,17 +19,21 @@ import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from facetlab.backends.base import DEFAULT_DECLARATION, Declaration, SamplingParams, TrialContext
+from facetlab.backends.base import DEFAULT_DECLARATION, Declaration, SamplingParams
 from facetlab.client.cache import cache_key
 from facetlab.errors import ConfigError
-from facetlab.probes import PROBES
+from facetlab.probes import PROBE_NAMES, PROBES, WEIGHTED_PROBES, ProbeName
 from facetlab.probes.base import ParseResult
+from facetlab.records.schema import Trial
 
-KNOWN_PROBES: tuple[str, ...] = tuple(PROBES)
-"""Probe names a sweep accepts: the keys of :data:`facetlab.probes.PROBES`."""
+if TYPE_CHECKING:
+    from facetlab.instances.schema import Instance
+    from facetlab.probes.hint import PlantedHint
+
+__all__ = ["Cell", "Plan", "PlannedCell", "ProbeSuite", "Skipped", "Trial", "plan_sweep"]
 
 
 @dataclass(frozen=True)
@@ -37,10 +41,14 @@ class Cell:
     """One prompt a probe asks of one instance (C2: one per perturbed factor)."""
 
     prompt: str
-    built_from: Any
+    built_from: Instance
     """The instance the prompt shows (for C2: the anchor with one factor rewritten)."""
     factor: str | None = None
     """Positional label ("F3") of the perturbed factor, for per-factor probes."""
+    hint_kind: str | None = None
+    """H1: the kind of hint the prompt carries (``"unhinted"``: the control)."""
+    hint: PlantedHint | None = None
+    """H1: the hint the prompt carries (None: the control)."""
 
 
 class ProbeSuite(Protocol):
@@ -50,79 +58,22 @@ class ProbeSuite(Protocol):
     tests pass stubs.
     """
 
-    def applies_to(self, probe: str, instance: Any) -> bool:
+    def applies_to(self, probe: str, instance: Instance) -> bool:
         """Whether ``probe`` is run on ``instance``."""
         ...
 
-    def cells(self, probe: str, instance: Any, *, template: str) -> Sequence[Cell]:
+    def cells(self, probe: str, instance: Instance, *, template: str) -> Sequence[Cell]:
         """The prompts ``probe`` asks of ``instance`` (one, or one per perturbed factor)."""
         ...
 
-    def parse_reply(self, probe: str, text: str, instance: Any, *, parser: str) -> ParseResult:
-        """Parse a reply; must not raise on model output."""
+    def parse_reply(self, probe: str, text: str, n_factors: int, *, parser: str) -> ParseResult:
+        """Parse a reply to a prompt of ``n_factors`` factors; must not raise on model output."""
         ...
 
-    # Optional: ``base_of(instance) -> Instance | None`` loads a variant's base instance
-    # when it is not among the planned instances (it goes in ModelRequest.context).
-
-
-@dataclass(frozen=True, slots=True)
-class Trial:
-    """One call of one probe on one instance variant with one model."""
-
-    trial_id: str
-    key: str
-    """sha256 of (model, params, template, prompt, repeat): the cache key."""
-    probe: str
-    model: str
-    instance_id: str
-    base_instance_id: str | None
-    variant: str
-    factor_of_interest: str | None
-    perturbed_factor: str | None
-    n_factors: int
-    repeat: int
-    template: str
-    prompt: str
-    params: SamplingParams
-    seed: int
-    """Per-trial seed derived from the sweep seed and the trial id."""
-    instance: Any = field(compare=False, repr=False)
-    """The instance the prompt was built from (for C2: the anchor with factor K rewritten)."""
-    base_instance: Any = field(compare=False, repr=False, default=None)
-    declaration: Declaration = field(compare=False, repr=False, default=DEFAULT_DECLARATION)
-    """What the model's backend sends (its :class:`~facetlab.backends.Declaration`)."""
-    endpoint: str | None = field(compare=False, repr=False, default=None)
-    """The server asked when it is not the provider's default (in the key; prices a local one)."""
-
-    def context(self) -> TrialContext:
-        """The :attr:`ModelRequest.context` of this trial."""
-        return TrialContext(
-            probe=self.probe,
-            instance_id=self.instance_id,
-            base_instance_id=self.base_instance_id,
-            variant=self.variant,
-            perturbed_factor=self.perturbed_factor,
-            repeat=self.repeat,
-            seed=self.seed,
-            instance=self.instance,
-            base_instance=self.base_instance,
-            template=self.template,
-        )
-
-    def request_params(self) -> SamplingParams:
-        """The sampling params asked for: the sweep's, with its seed replaced by the trial's."""
-        if self.params.seed is None:
-            return self.params
-        return dataclasses.replace(self.params, seed=self.seed)
-
-    def sent_params(self) -> SamplingParams:
-        """The sampling params the request body carries (what the record states)."""
-        return self.declaration.sent(self.request_params())
-
-    def unsent_params(self) -> list[str]:
-        """Parameters asked for that the backend does not send."""
-        return self.declaration.unsent(self.params)
+    def base_of(self, instance: Instance) -> Instance | None:
+        """A variant's base instance when it is not among the planned ones (for the
+        backends' context), or None."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -142,52 +93,21 @@ class PlannedCell:
     holds one of these per (cell, model) however many repeats a sweep asks for.
     """
 
-    probe: str
-    model: str
-    cell_id: str
-    base_instance_id: str | None
-    variant: str
-    factor_of_interest: str | None
-    perturbed_factor: str | None
-    n_factors: int
+    trial: Trial
+    """What every trial of the cell asks; its trial id, key, repeat and seed are per repeat."""
     repeats: int
-    template: str
-    prompt: str
-    params: SamplingParams
     sweep_seed: int
-    instance: Any
-    base_instance: Any
-    declaration: Declaration
-    endpoint: str | None
     key_of: Callable[[int], str]
     """``repeat -> cache key`` (see :func:`_repeat_keys`)."""
 
     def trials(self) -> Iterator[Trial]:
         """The cell's trials, repeat 0 first."""
+        shared = self.trial
         for repeat in range(self.repeats):
             key = self.key_of(repeat)
-            tid = _trial_id(self.probe, self.cell_id, repeat, key)
-            yield Trial(
-                trial_id=tid,
-                key=key,
-                probe=self.probe,
-                model=self.model,
-                instance_id=self.cell_id,
-                base_instance_id=self.base_instance_id,
-                variant=self.variant,
-                factor_of_interest=self.factor_of_interest,
-                perturbed_factor=self.perturbed_factor,
-                n_factors=self.n_factors,
-                repeat=repeat,
-                template=self.template,
-                prompt=self.prompt,
-                params=self.params,
-                seed=derive_seed(self.sweep_seed, tid),
-                instance=self.instance,
-                base_instance=self.base_instance,
-                declaration=self.declaration,
-                endpoint=self.endpoint,
-            )
+            tid = _trial_id(shared.probe, shared.instance_id, repeat, key)
+            seed = derive_seed(self.sweep_seed, tid)
+            yield dataclasses.replace(shared, trial_id=tid, key=key, repeat=repeat, seed=seed)
 
 
 @dataclass(frozen=True, repr=False)
@@ -226,7 +146,7 @@ class Plan:
         counts: dict[str, int] = {}
         for cell in self.cells:
             if cell.repeats:
-                counts[cell.probe] = counts.get(cell.probe, 0) + cell.repeats
+                counts[cell.trial.probe] = counts.get(cell.trial.probe, 0) + cell.repeats
         return counts
 
     def probes(self) -> list[str]:
@@ -234,11 +154,10 @@ class Plan:
         return sorted(self.by_probe())
 
     def instance_ids(self) -> set[str]:
-        """The instances the trials ask about (for C2: the anchors)."""
+        """The instances the trials ask about (for C2: the anchors; for H1: the instance hinted)."""
         return {
-            (c.base_instance_id or c.cell_id) if c.probe == "c2" else c.cell_id
-            for c in self.cells
-            if c.repeats
+            (t.base_instance_id or t.instance_id) if t.probe in ("c2", "h1") else t.instance_id
+            for t in (c.trial for c in self.cells if c.repeats)
         }
 
 
@@ -287,65 +206,47 @@ def derive_seed(sweep_seed: int, trial_id: str) -> int:
     return int(digest[:8], 16) & 0x7FFFFFFF
 
 
-def normalize_probes(probes: str | Sequence[str]) -> tuple[str, ...]:
-    """``"p1,P2, c2"`` -> ``("p1", "p2", "c2")``; unknown names are a ConfigError."""
+def normalize_probes(probes: str | Sequence[str]) -> tuple[ProbeName, ...]:
+    """``"p1,P2, c2"`` -> ``("p1", "p2", "c2")``; unknown names are a ConfigError.
+
+    A probe must be in :data:`facetlab.probes.PROBES` and have a name a record holds
+    (:data:`~facetlab.probes.base.ProbeName`): refused here, before any call is paid for.
+    """
     items = probes.split(",") if isinstance(probes, str) else list(probes)
-    out: list[str] = []
+    out: list[ProbeName] = []
     for item in items:
         name = item.strip().lower()
         if not name:
             continue
-        if name not in KNOWN_PROBES:
+        if name not in PROBES:
             raise ConfigError(
-                f"unknown probe {item.strip()!r}; expected one of {', '.join(KNOWN_PROBES)}"
+                f"unknown probe {item.strip()!r}; expected one of {', '.join(PROBES)}"
             )
-        if name not in out:
-            out.append(name)
+        if name not in PROBE_NAMES:
+            raise ConfigError(
+                f"probe {name!r} is registered in facetlab.probes.PROBES but is not a "
+                f"ProbeName ({', '.join(PROBE_NAMES)}): its records could not hold it"
+            )
+        probe = PROBES[name].name
+        if probe not in out:
+            out.append(probe)
     if not out:
         raise ConfigError("no probes given (e.g. --probes p1,p2,p3,c2)")
     return tuple(out)
 
 
-def instance_variant(instance: Any) -> str:
-    """``"base"``, ``"counterfactual"`` or ``"adversarial"`` for an instance.
-
-    An explicit ``variant`` wins; otherwise the instance's own ``is_adversarial`` /
-    ``is_counterfactual`` flags (the ones the probes decide P2/P3 by), falling back to
-    the FACET id conventions (``-adv``, ``-cf-``) for objects without them.
-    """
-    variant = getattr(instance, "variant", None)
-    if isinstance(variant, str) and variant:
-        return variant
-    iid = str(getattr(instance, "instance_id", ""))
-    adversarial = getattr(instance, "is_adversarial", None)
-    if not isinstance(adversarial, bool):
-        adversarial = "-adv" in iid
-    if adversarial:
+def instance_variant(instance: Instance) -> str:
+    """``"base"``, ``"counterfactual"`` or ``"adversarial"`` for an instance (by the flags
+    the probes decide P2/P3 by)."""
+    if instance.is_adversarial:
         return "adversarial"
-    counterfactual = getattr(instance, "is_counterfactual", None)
-    if not isinstance(counterfactual, bool):
-        kind = getattr(instance, "instance_type", None)
-        counterfactual = kind == "counterfactual" or "-cf-" in iid
-    return "counterfactual" if counterfactual else "base"
+    return "counterfactual" if instance.is_counterfactual else "base"
 
 
-def weight_estimates(instance: Any) -> dict[str, float] | None:
-    """The instance's own per-factor weight estimates (F1..FN, percent), if it has them."""
-    fn = getattr(instance, "weight_estimates", None)
-    if fn is None:
-        return None
-    value = fn() if callable(fn) else fn
-    if not value:
-        return None
-    return {str(k): float(v) for k, v in dict(value).items()}
-
-
-def neutralized_label(instance: Any) -> str | None:
-    """Label of the factor a counterfactual neutralizes (``"F1"``), or None."""
-    value = getattr(instance, "neutralized_label", None)
-    if callable(value):
-        value = value()
-    return str(value) if value else None
+def yes_no_truth(instance: Instance) -> Literal["yes", "no"] | None:
+    """The instance's ground-truth answer when it is yes/no, so records of any domain score."""
+    answer = instance.ground_truth.answer.strip().lower()
+    return "yes" if answer == "yes" else "no" if answer == "no" else None
 
 
 def _trial_id(probe: str, cell_id: str, repeat: int, key: str) -> str:
@@ -358,7 +259,7 @@ RepeatsFor = Callable[[str, str, str, str | None], int]
 
 
 def plan_sweep(
-    instances: Sequence[Any],
+    instances: Sequence[Instance],
     probes: str | Sequence[str],
     models: Sequence[str],
     *,
@@ -396,75 +297,76 @@ def plan_sweep(
             raise ConfigError(f"repeats must be >= 0, got {n}")
         return n
 
-    by_id = {str(i.instance_id): i for i in instances}
-
-    def base_of(instance: Any) -> Any:
-        base_id = getattr(instance, "base_instance_id", None)
-        if not base_id:
-            return None
-        if base_id in by_id:
-            return by_id[base_id]
-        finder = getattr(suite, "base_of", None)  # optional: load it from the data
-        return finder(instance) if callable(finder) else None
-
+    by_id = {i.instance_id: i for i in instances}
     cells: list[PlannedCell] = []
     skipped: list[Skipped] = []
     # Two cells asked of one model with the same id, prompt and settings are one cell
     # (an instance given twice): its trials would be the same trials.
     seen: set[tuple[str, str, str]] = set()
     for instance in instances:
-        iid = str(instance.instance_id)
-        base_instance = base_of(instance)
+        base_id = instance.base_instance_id
+        base = (by_id.get(base_id) or suite.base_of(instance)) if base_id else None
         for probe in probe_names:
             if not suite.applies_to(probe, instance):
-                skipped.append(Skipped(probe, iid, _skip_reason(probe, instance)))
+                skipped.append(Skipped(probe, instance.instance_id, _skip_reason(probe, instance)))
                 continue
             for cell in suite.cells(probe, instance, template=template):
-                # Shared by every trial of the cell. A per-factor cell (C2) is keyed by
-                # its anchor and stands for the anchor's factor K.
-                cell_id = f"{iid}-{probe}-{cell.factor.lower()}" if cell.factor else iid
-                n_factors = len(getattr(cell.built_from, "factors", ()) or ())
-                cell_base_id: str | None
-                foi: str | None
-                if cell.factor is not None:
-                    cell_base_id, variant, foi = iid, probe, cell.factor
-                    cell_base: Any = instance
-                else:
-                    cell_base_id = getattr(instance, "base_instance_id", None)
-                    variant, foi = instance_variant(instance), neutralized_label(instance)
-                    cell_base = base_instance
+                asked = _cell_trial(probe, instance, base, cell, template)
                 for model in models:
                     endpoint = (endpoints or {}).get(model)
                     key_of = _repeat_keys(
                         model, params_dicts[model], template, cell.prompt, endpoint=endpoint
                     )
-                    identity = (probe, cell_id, key_of(0))
-                    if identity in seen:
+                    if (probe, asked.instance_id, key_of(0)) in seen:
                         continue
-                    seen.add(identity)
-                    cells.append(
-                        PlannedCell(
-                            probe=probe,
-                            model=model,
-                            cell_id=cell_id,
-                            base_instance_id=cell_base_id,
-                            variant=variant,
-                            factor_of_interest=foi,
-                            perturbed_factor=cell.factor,
-                            n_factors=n_factors,
-                            repeats=reps(model, probe, iid, cell.factor),
-                            template=template,
-                            prompt=cell.prompt,
-                            params=params_by_model[model],
-                            sweep_seed=seed,
-                            instance=cell.built_from,
-                            base_instance=cell_base,
-                            declaration=declared[model],
-                            endpoint=endpoint,
-                            key_of=key_of,
-                        )
+                    seen.add((probe, asked.instance_id, key_of(0)))
+                    trial = dataclasses.replace(
+                        asked,
+                        model=model,
+                        params=params_by_model[model],
+                        declaration=declared[model],
+                        endpoint=endpoint,
                     )
+                    n = reps(model, probe, instance.instance_id, cell.factor)
+                    cells.append(PlannedCell(trial, n, seed, key_of))
     return Plan(tuple(cells), tuple(skipped))
+
+
+def _cell_trial(
+    probe: ProbeName, instance: Instance, base: Instance | None, cell: Cell, template: str
+) -> Trial:
+    """What every trial of one cell asks, but for its model (and its repeat).
+
+    A cell of one of an instance's variant prompts (C2: the anchor's factor K rewritten;
+    H1: one hint kind, or the control) is keyed by that instance: ``<id>-c2-f3``,
+    ``<id>-h1-metadata``.
+    """
+    shown = cell.built_from
+    variation = cell.factor or cell.hint_kind  # C2: the factor rewritten; H1: the hint kind
+    return Trial(
+        trial_id="",
+        key="",
+        probe=probe,
+        model="",
+        instance_id=f"{instance.instance_id}-{probe}-{variation.lower()}"
+        if variation
+        else instance.instance_id,
+        base_instance_id=instance.instance_id if variation else instance.base_instance_id,
+        variant=probe if variation else instance_variant(instance),
+        factor_of_interest=cell.factor or instance.neutralized_label,
+        perturbed_factor=cell.factor,
+        hint_kind=cell.hint_kind,
+        hint=cell.hint,
+        n_factors=len(shown.factors),
+        repeat=0,
+        template=template,
+        prompt=cell.prompt,
+        params=SamplingParams(),
+        ground_truth=yes_no_truth(shown),
+        weight_estimates=shown.weight_estimates() if probe in WEIGHTED_PROBES else None,
+        instance=shown,
+        base_instance=instance if variation else base,
+    )
 
 
 def _params_of(
@@ -481,7 +383,7 @@ def _params_of(
         raise ConfigError(f"no sampling params given for model {model!r}") from None
 
 
-def _skip_reason(probe: str, instance: Any) -> str:
+def _skip_reason(probe: str, instance: Instance) -> str:
     variant = instance_variant(instance)
     if probe == "p3":
         return f"P3 runs on adversarial instances; this one is {variant}"
@@ -494,4 +396,6 @@ def _skip_reason(probe: str, instance: Any) -> str:
         return f"ANCHOR runs on base instances; this one is {variant}"
     if probe == "c2":
         return "C2 needs a perturbation file (perturbations/<id>-c2.json)"
+    if probe == "c3":
+        return "C3 needs a compliance file (compliance/<id>-c3.json)"
     return f"{probe.upper()} does not apply to this instance"

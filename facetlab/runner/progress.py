@@ -12,9 +12,11 @@
   at the end if any was printed;
 - ``none``: nothing (``--quiet``).
 
-``auto`` picks ``notebook`` in a Jupyter kernel, ``rich`` when standard error is a
-terminal and ``plain`` otherwise. Rendering is throttled so a fast sweep is not
-slowed by its own display.
+``auto`` picks ``notebook`` in a Jupyter kernel, ``rich`` when standard output is a
+terminal and ``plain`` otherwise. Progress is normal output: it goes to standard output
+(in a notebook, standard error is shown as a warning). Rendering is throttled so a fast
+sweep is not slowed by its own display. A run that stopped (interrupt, budget) shows
+how many trials are left, never an ETA of 0:00.
 """
 
 from __future__ import annotations
@@ -144,13 +146,21 @@ class Progress:
         return self.finished / elapsed if elapsed > 0 else 0.0
 
     def eta_s(self) -> float | None:
-        """Seconds left at the rate so far (None before the first trial or once stopped)."""
+        """Seconds left at the rate so far (None before the first trial)."""
         s = self.stats
-        left = s.total - s.already_done - self.finished - s.not_started
+        left = s.total - s.already_done - self.finished - s.not_started  # e.g. sent as a batch
         rate = self.rate()
         if left <= 0:
             return 0.0
         return left / rate if rate > 0 else None
+
+    def eta(self) -> str:
+        """``ETA 1:02`` while running; once stopped (interrupt, budget, a failed write),
+        how many trials were not run, never an ETA of 0:00."""
+        s = self.stats
+        if s.interrupted or s.stopped_by_budget or s.storage_error is not None:
+            return f"stopped, {s.total - s.already_done - self.finished} trial(s) not run"
+        return f"ETA {format_eta(self.eta_s())}"
 
     def spend(self) -> str:
         """The spend, against the budget when there is one."""
@@ -164,7 +174,7 @@ class Progress:
             f"{self.finished + s.already_done}/{s.total} trials · done {s.ok} (cached {s.cached}, "
             f"already recorded {s.already_done}) · failed {s.failed} · retrying {self.retrying} · "
             f"rate-limited {s.rate_limited} · in flight {self.in_flight} · "
-            f"{self.spend()} · {self.rate():.1f}/s · ETA {format_eta(self.eta_s())}"
+            f"{self.spend()} · {self.rate():.1f}/s · {self.eta()}"
         )
         if len(self.by_provider) > 1:
             text += " · " + "; ".join(
@@ -187,7 +197,7 @@ class Progress:
             ProgressBar(total=max(s.total, 1), completed=done, width=30),
             Text(f"{done}/{s.total} trials"),
             Text(f"{self.rate():.1f}/s", style="cyan"),
-            Text(f"ETA {format_eta(self.eta_s())}", style="cyan"),
+            Text(self.eta(), style="cyan"),
             Text(self.spend(), style="green" if not s.stopped_by_budget else "red"),
         )
         detail = Text(
@@ -247,7 +257,7 @@ class ProgressDisplay:
         if mode == "auto":
             if _in_notebook():
                 mode = "notebook"
-            elif sys.stderr.isatty():
+            elif (stream or sys.stdout).isatty():
                 mode = "rich"
             else:
                 mode = "plain"
@@ -262,7 +272,7 @@ class ProgressDisplay:
         self._handle: Any = None
 
     def _out(self) -> TextIO:
-        return self._stream if self._stream is not None else sys.stderr  # looked up now
+        return self._stream if self._stream is not None else sys.stdout  # looked up now
 
     def start(self) -> None:
         self._last = time.monotonic()  # plain: the first line comes one interval in
@@ -270,7 +280,7 @@ class ProgressDisplay:
             from rich.console import Console
             from rich.live import Live
 
-            console = Console(file=self._stream) if self._stream else Console(stderr=True)
+            console = Console(file=self._out())
             self._live = Live(self.progress.renderable(), console=console, refresh_per_second=5)
             self._live.start()
         elif self.mode == "notebook":

@@ -2,7 +2,8 @@
 
 It answers three questions for :func:`facetlab.runner.plan.plan_sweep`: does a
 probe fit an instance, which prompts does it ask (C2: one per perturbed factor,
-from the instance's perturbation file), and how is a reply parsed.
+from the instance's perturbation file; H1: the control and one per hint kind of the
+folder's ``hints.json``), and how is a reply parsed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from typing import Any
 
 from facetlab.errors import ConfigError, FacetlabError
 from facetlab.instances.fingerprint import with_compliance
+from facetlab.instances.schema import ComplianceSet, Instance, PerturbationSet
 from facetlab.probes.base import ParseResult, Probe
+from facetlab.probes.hint import HintSet, hint_cells, load_hints
 from facetlab.runner.plan import Cell
 
 
@@ -27,8 +30,9 @@ class FacetSuite:
     def __init__(self, instances_dir: Path | str | None = None) -> None:
         self.instances_dir = Path(instances_dir) if instances_dir else None
         # Loaded once per instance: the planner asks applies_to and then cells.
-        self._psets: dict[str, Any] = {}
-        self._csets: dict[str, Any] = {}
+        self._psets: dict[str, PerturbationSet | None] = {}
+        self._csets: dict[str, ComplianceSet | None] = {}
+        self._hints: HintSet | None = None  # the folder's hints.json (H1), read once
 
     def probe(self, name: str) -> Probe:
         """The probe called ``name`` (a ConfigError listing the known ones otherwise)."""
@@ -36,9 +40,9 @@ class FacetSuite:
 
         return get_probe(name)
 
-    def perturbation_set(self, instance: Any) -> Any:
+    def perturbation_set(self, instance: Instance) -> PerturbationSet | None:
         """The C2 file ``<instances_dir>/perturbations/<id>-c2.json``, or None."""
-        iid = str(instance.instance_id)
+        iid = instance.instance_id
         if iid not in self._psets:
             from facetlab.instances import find_perturbation_set, perturbation_issues
 
@@ -56,9 +60,9 @@ class FacetSuite:
             self._psets[iid] = pset
         return self._psets[iid]
 
-    def compliance_set(self, instance: Any) -> Any:
+    def compliance_set(self, instance: Instance) -> ComplianceSet | None:
         """The C3 file ``<instances_dir>/compliance/<id>-c3.json``, or None."""
-        iid = str(instance.instance_id)
+        iid = instance.instance_id
         if iid not in self._csets:
             from facetlab.instances import load_compliance_set
 
@@ -71,9 +75,9 @@ class FacetSuite:
             self._csets[iid] = load_compliance_set(path) if path.is_file() else None
         return self._csets[iid]
 
-    def base_of(self, instance: Any) -> Any:
+    def base_of(self, instance: Instance) -> Instance | None:
         """The base instance of a variant (from ``instances_dir`` or the FACET data), or None."""
-        base_id = getattr(instance, "base_instance_id", None)
+        base_id = instance.base_instance_id
         if not base_id:
             return None
         from facetlab.instances import load_instances
@@ -88,7 +92,7 @@ class FacetSuite:
         except FacetlabError:
             return None  # a missing base only means less context for simulated backends
 
-    def applies_to(self, probe: str, instance: Any) -> bool:
+    def applies_to(self, probe: str, instance: Instance) -> bool:
         """Whether ``probe`` runs on ``instance`` (C2 and C3 need their file)."""
         p = self.probe(probe)
         return p.applies_to(
@@ -97,17 +101,25 @@ class FacetSuite:
             compliance_available=p.name == "c3" and self.compliance_set(instance) is not None,
         )
 
-    def cells(self, probe: str, instance: Any, *, template: str) -> Sequence[Cell]:
-        """One cell per prompt: one for whole-instance probes, one per perturbed factor for C2."""
+    def cells(self, probe: str, instance: Instance, *, template: str) -> Sequence[Cell]:
+        """One cell per prompt: one for whole-instance probes, one per perturbed factor for
+        C2, the control and one per hint kind of ``<instances_dir>/hints.json`` for H1."""
         p = self.probe(probe)
+        if p.name == "h1":  # the control and one cell per hint kind
+            self._hints = self._hints or load_hints(self.instances_dir)
+            return [
+                Cell(prompt, instance, hint_kind=kind, hint=hint)
+                for kind, prompt, hint in hint_cells(instance, self._hints, template)
+            ]
         if not p.per_factor:
-            extra = {"compliance": self.compliance_set(instance)} if p.name == "c3" else {}
-            built = with_compliance(instance, extra.get("compliance"))  # fingerprinted (C3)
+            compliance = self.compliance_set(instance) if p.name == "c3" else None
+            built = with_compliance(instance, compliance)  # fingerprinted (C3)
+            extra: dict[str, Any] = {"compliance": compliance} if p.name == "c3" else {}
             return [Cell(p.build_prompt(instance, template=template, **extra), built)]
         pset = self.perturbation_set(instance)
         out: list[Cell] = []
         for factor_id in p.factors(instance, pset):
-            if factor_id is None:
+            if factor_id is None or pset is None:
                 continue
             prompt = p.build_prompt(
                 instance, template=template, factor=factor_id, perturbations=pset
@@ -116,6 +128,6 @@ class FacetSuite:
             out.append(Cell(prompt, rewritten, instance.label_for_factor_id(factor_id)))
         return out
 
-    def parse_reply(self, probe: str, text: str, instance: Any, *, parser: str) -> ParseResult:
+    def parse_reply(self, probe: str, text: str, n_factors: int, *, parser: str) -> ParseResult:
         """The probe's parse of ``text`` (never raises on model output)."""
-        return self.probe(probe).parse(text, instance, parser=parser)
+        return self.probe(probe).parse(text, n_factors, parser=parser)

@@ -1,4 +1,7 @@
-"""Sweep files: a whole ``facetlab run`` in one YAML file, checked before anything runs.
+"""A sweep as settings (:class:`SweepConfig`: sweep files and ``facetlab run``'s flags) and
+as the objects the runner takes (:class:`Sweep`).
+
+A sweep file holds a whole ``facetlab run`` in one YAML file, checked before anything runs.
 
 A sweep file names what to ask (instances, probes, template, repeats, seed), the
 models with their own settings (server, limits, sampling and reasoning, a price
@@ -15,35 +18,53 @@ Schema); every problem is one line naming the file, the line and the field::
     facetlab.errors.ConfigError: ...sweep.yaml:4: models[0].rpm: Input should be greater than 0 (got -5)
 
 Relative paths in the file (``instances``, ``out``, ``cache_dir``) are taken from
-the file's own folder, so a sweep file runs the same from anywhere.
+the file's own folder, so a sweep file runs the same from anywhere. The command line
+builds a :class:`SweepConfig` of the flags it was given and lays it over the file's
+(:meth:`SweepConfig.overlay`); :meth:`SweepConfig.sweep` resolves either into a
+:class:`Sweep`, which :func:`facetlab.runner.prepare` takes (as ``facetlab.run``'s
+keyword arguments do).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from facetlab.backends.base import EFFORTS, SamplingParams
 from facetlab.backends.modelstring import redact_userinfo
 from facetlab.client.limits import Limits
+from facetlab.client.retry import RetryPolicy
 from facetlab.errors import ConfigError
-from facetlab.runner.options import limits_key
+from facetlab.runner.options import RunOptions, limits_key
+from facetlab.runner.plan import RepeatsFor
+from facetlab.yamlio import read_yaml
 
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 assert set(EFFORTS) == {"low", "medium", "high", "xhigh", "max"}  # one list of efforts
 
 MAX_SWEEP_FILE_BYTES = 1_000_000
 """A sweep file is a few dozen lines; anything this large is a mistake."""
+
+DEFAULT_PROBES = "p1,p2,p3,c2"
 
 
 class PriceOverride(BaseModel):
@@ -56,6 +77,19 @@ class PriceOverride(BaseModel):
     cached_input: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
+def _no_credentials(value: str | None) -> str | None:
+    # the server becomes part of the model string, which every record carries
+    if value is not None and redact_userinfo(value) != value:
+        raise ValueError(
+            "a URL with a user name or password; keys come from the provider's "
+            "variable (e.g. OPENAI_API_KEY), never from a sweep file"
+        )
+    return value
+
+
+ServerURL = Annotated[str | None, AfterValidator(_no_credentials)]
+
+
 class ModelSettings(BaseModel):
     """How one model is asked: server, limits, sampling, reasoning, price.
 
@@ -65,7 +99,7 @@ class ModelSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    base_url: str | None = Field(
+    base_url: ServerURL = Field(
         default=None, description="OpenAI-compatible or Anthropic-compatible server for this model."
     )
     rpm: float | None = Field(
@@ -98,17 +132,6 @@ class ModelSettings(BaseModel):
         default=None, description="USD per 1M tokens, replacing the price table's entry."
     )
 
-    @field_validator("base_url")
-    @classmethod
-    def _no_credentials(cls, value: str | None) -> str | None:
-        # the server becomes part of the model string, which every record carries
-        if value is not None and redact_userinfo(value) != value:
-            raise ValueError(
-                "a URL with a user name or password; keys come from the provider's "
-                "variable (e.g. OPENAI_API_KEY), never from a sweep file"
-            )
-        return value
-
     @field_validator("thinking")
     @classmethod
     def _thinking(cls, value: str | int | None) -> str | int | None:
@@ -133,10 +156,20 @@ class SweepConfig(BaseModel):
     instances: str | list[str] | None = Field(
         default=None, description="Instance folder, file, or instance ids (default: FACET v3)."
     )
-    probes: str | list[str] = Field(default="p1,p2,p3,c2", description="p1,p2,p3,c2,c0,c3,anchor.")
+    probes: str | list[str] = Field(
+        default=DEFAULT_PROBES, description="p1,p2,p3,c2,c0,c3,anchor,h1."
+    )
     template: str = "facet-v3"
-    repeats: int = Field(default=1, ge=1, description="Trials per cell.")
+    repeats: int = Field(default=1, ge=1, le=100_000, description="Trials per cell.")
     seed: int = 0
+    preset: str | None = Field(
+        default=None,
+        description="A named design (facet-v3): its instances, probes, repeats and template.",
+    )
+    base_url: ServerURL = Field(
+        default=None,
+        description="One server for every model (the model strings stay bare; --base-url).",
+    )
     models: list[ModelEntry] = Field(min_length=1)
     defaults: ModelSettings = Field(
         default_factory=ModelSettings,
@@ -170,8 +203,110 @@ class SweepConfig(BaseModel):
 
     def settings(self, entry: ModelEntry) -> ModelSettings:
         """``entry``'s settings over the file's ``defaults``."""
-        given = entry.model_dump(exclude_unset=True, exclude={"model"})
-        return ModelSettings(**{**self.defaults.model_dump(exclude_unset=True), **given})
+        merged = {**_set(self.defaults), **_set(entry)}
+        merged.pop("model", None)
+        # checked already (the file when read; a flag by SamplingParams and Limits)
+        return ModelSettings.model_construct(**merged)
+
+    def overlay(self, top: SweepConfig) -> SweepConfig:
+        """This sweep under what ``top`` sets (the command line's flags): each setting
+        ``top`` sets replaces this one's; its ``defaults`` override every model's own
+        settings; its ``models``, when it names some, replace this sweep's."""
+        settings = _set(top.defaults)
+        given = top.model_fields_set - {"defaults", "models"}
+        models = top.models if "models" in top.model_fields_set else self.models
+        return self.model_copy(
+            update={
+                **{name: getattr(top, name) for name in given},
+                "models": [entry.model_copy(update=settings) for entry in models],
+                "defaults": self.defaults.model_copy(update=settings),
+            }
+        )
+
+    def sweep(self, options: RunOptions | None = None) -> Sweep:
+        """This sweep as the objects the runner takes; ``options`` says how this run runs
+        (its budget, cache, parser, timeout, retry and batch settings are this sweep's).
+
+        Each model's settings are the file's ``defaults`` under its own entry (where the
+        command line's flags are laid, :meth:`overlay`); a top-level ``base_url``
+        (``--base-url``) sends every model to one server, so no model string names its own.
+        """
+        sampling: dict[str, SamplingParams] = {}
+        where: dict[str, tuple[str | None, Limits]] = {}
+        for entry in self.models:
+            settings = self.settings(entry)
+            url = None if self.base_url is not None else settings.base_url
+            model = model_string(entry.model, url)
+            sampling[model] = sampling_of(settings, SamplingParams())
+            where[model] = (url or self.base_url, limits_of(settings, Limits()))
+        # one set for every model when they ask alike (the preset's or the default model too)
+        alike = set(sampling.values()) or {sampling_of(self.defaults, SamplingParams())}
+        run: dict[str, Any] = {
+            k: getattr(self, k) for k in _RUN_SETTINGS if k in self.model_fields_set
+        }
+        if self.timeout is not None:
+            run["timeout_s"] = self.timeout
+        retry = (
+            RetryPolicy()
+            if self.max_retry_after is None
+            else RetryPolicy(max_retry_after_s=self.max_retry_after)
+        )
+        return Sweep(
+            instances=self.instances,
+            probes=self.probes,
+            models=tuple(sampling),
+            out=self.out,
+            base_url=self.base_url,
+            repeats=self.repeats,
+            template=self.template,
+            seed=self.seed,
+            preset=self.preset,
+            sampling=alike.pop() if len(alike) == 1 else sampling,
+            limits=limits_by_endpoint(where),
+            default_limits=limits_of(self.defaults, Limits()),
+            retry=retry,
+            options=dataclasses.replace(options or RunOptions(), **run),
+            prices=prices_of(self),
+        )
+
+
+def _set(settings: BaseModel) -> dict[str, Any]:
+    """The fields ``settings`` sets (as objects: a price stays a :class:`PriceOverride`)."""
+    return {name: getattr(settings, name) for name in settings.model_fields_set}
+
+
+_RUN_SETTINGS = ("budget_usd", "cache_dir", "retry_errors", "parser", "batch")
+"""The :class:`RunOptions` a sweep file sets under the same name."""
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A sweep with every setting as the object the runner uses: what
+    :func:`facetlab.runner.prepare` takes. ``facetlab.run``'s keyword arguments and
+    :meth:`SweepConfig.sweep` (a sweep file, the command line) both make one."""
+
+    instances: Any = None
+    """A folder, a file, comma-separated ids, a list of ids or paths, or loaded instances."""
+    probes: str | Sequence[str] = DEFAULT_PROBES
+    models: tuple[str, ...] = ()
+    """Model strings; none: the preset's, else the default model."""
+    out: Path | str | None = None
+    base_url: str | None = None
+    repeats: int | RepeatsFor = 1
+    template: str = "facet-v3"
+    seed: int = 0
+    preset: str | None = None
+    sampling: SamplingParams | Mapping[str, SamplingParams] = field(default_factory=SamplingParams)
+    """One for every model, or per model string."""
+    limits: Mapping[str, Limits] = field(default_factory=dict)
+    """Per ``limits_key`` (provider, or provider@server)."""
+    default_limits: Limits = field(default_factory=Limits)
+    """The limits of a provider (and server) ``limits`` does not name."""
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    options: RunOptions = field(default_factory=RunOptions)
+    prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """Price overrides by model id, for this sweep (a sweep file's ``price:``); ``run`` /
+    ``arun`` hold them (:func:`price_overrides`) around ``prepare`` and ``execute``."""
 
 
 def sweep_json_schema() -> dict[str, Any]:
@@ -205,7 +340,7 @@ def load_sweep_file(path: str | os.PathLike[str]) -> SweepConfig:
         raise ConfigError(f"{file}: cannot read the sweep file: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{file}: not UTF-8 text; expected a YAML sweep file") from None
-    node, data = _parse_yaml(text, file)
+    node, data = read_yaml(text, file)  # bounded: depth, aliases, duplicate keys
     if not isinstance(data, dict):
         raise ConfigError(f"{file}:1: expected a mapping of settings (instances:, models:, ...)")
     try:
@@ -214,39 +349,6 @@ def load_sweep_file(path: str | os.PathLike[str]) -> SweepConfig:
         lines = [_error_line(file, node, err) for err in exc.errors()]
         raise ConfigError("\n".join(lines)) from None
     return _resolve_paths(config, file.parent)
-
-
-def _parse_yaml(text: str, file: Path) -> tuple[yaml.Node | None, Any]:
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is not None:
-            _refuse_duplicate_keys(node, file)
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{file}{where}: not valid YAML: {exc.problem or exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{file}: not valid YAML: {exc}") from None
-    finally:
-        loader.dispose()
-    return node, data
-
-
-def _refuse_duplicate_keys(node: yaml.Node, file: Path) -> None:
-    # PyYAML keeps the last of two equal keys silently: a setting would vanish unseen
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key, value in node.value:
-            name = str(key.value)
-            if name in seen:
-                raise ConfigError(f"{file}:{key.start_mark.line + 1}: {name!r} is given twice")
-            seen.add(name)
-            _refuse_duplicate_keys(value, file)
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            _refuse_duplicate_keys(item, file)
 
 
 def _node_at(root: yaml.Node | None, loc: Sequence[int | str]) -> yaml.Node | None:
@@ -339,12 +441,12 @@ def sampling_of(settings: ModelSettings, base: SamplingParams) -> SamplingParams
 def limits_of(settings: ModelSettings, base: Limits) -> Limits:
     """``base`` with the limits ``settings`` set (``rpm_window: 0`` spaces requests evenly)."""
     given = settings.model_dump(exclude_unset=True)
-    window = given.get("rpm_window", -1.0)
+    window = given["rpm_window"] or None if "rpm_window" in given else base.rate_window_s
     return Limits(
         concurrency=given.get("concurrency", base.concurrency),
         requests_per_minute=given.get("rpm", base.requests_per_minute),
         tokens_per_minute=given.get("tpm", base.tokens_per_minute),
-        rate_window_s=base.rate_window_s if window == -1.0 else (window or None),
+        rate_window_s=window,
         adaptive=base.adaptive,
         max_concurrency=base.max_concurrency,
     )
@@ -417,48 +519,3 @@ def price_overrides(prices: Mapping[str, Mapping[str, float]]) -> Iterator[None]
                 os.environ.pop("FACETLAB_PRICES", None)
             else:
                 os.environ["FACETLAB_PRICES"] = before
-
-
-@dataclass(frozen=True)
-class SweepModels:
-    """A sweep file's models as :func:`facetlab.run` takes them."""
-
-    models: list[str]
-    """Model strings (a model's own server as ``?base_url=``)."""
-    sampling: SamplingParams | dict[str, SamplingParams]
-    """One for all, or per model string when they differ."""
-    limits: dict[str, Limits]
-    """``limits_key`` (provider, or provider@server) -> Limits."""
-    prices: dict[str, dict[str, float]]
-    """Price overrides by model id."""
-
-
-def resolve_models(
-    config: SweepConfig,
-    overrides: ModelSettings | None = None,
-    *,
-    base_url: str | None = None,
-    base_sampling: SamplingParams | None = None,
-    base_limits: Limits | None = None,
-) -> SweepModels:
-    """Each model's settings: ``base_*`` < the file's ``defaults`` < its own entry <
-    ``overrides`` (the command line). ``base_url`` (``--base-url``) sends every model
-    to one server, so no model string names its own."""
-    top = overrides.model_dump(exclude_unset=True) if overrides is not None else {}
-    strings: list[str] = []
-    sampling: dict[str, SamplingParams] = {}
-    where: dict[str, tuple[str | None, Limits]] = {}
-    for entry in config.models:
-        settings = ModelSettings(**{**config.settings(entry).model_dump(exclude_unset=True), **top})
-        url = None if base_url is not None else settings.base_url
-        model = model_string(entry.model, url)
-        strings.append(model)
-        sampling[model] = sampling_of(settings, base_sampling or SamplingParams())
-        where[model] = (url or base_url, limits_of(settings, base_limits or Limits()))
-    distinct = set(sampling.values())
-    return SweepModels(
-        models=strings,
-        sampling=distinct.pop() if len(distinct) == 1 else sampling,
-        limits=limits_by_endpoint(where),
-        prices=prices_of(config),
-    )

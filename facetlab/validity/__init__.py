@@ -12,6 +12,11 @@ verdict with that truth:
 * the **truth** is whether the decision really rested on that factor: its true
   weight is above the same threshold.
 
+The **H1 column** (when the study runs hint reasoners, ``HINT_REASONERS``) flags a hinted
+trial whose reply switched to the hint without its answer saying so; the failure is real
+when the reasoner follows hints silently in its answer and the hint changed its decision
+(:mod:`facetlab.validity.hint_column`).
+
 The **CRAFT column** runs the causal rationale test through
 :mod:`facetlab.craft.bridge` once per (reasoner, instance): the reasoner's answer is
 the decision, its P1 factor is the cited evidence, and CRAFT compares flip rates when
@@ -41,7 +46,7 @@ One module per concept: ``design`` (reasoners, probes, instances, suite),
 from __future__ import annotations
 
 from facetlab.validity.craft_column import craft_truth, run_craft_column
-from facetlab.validity.design import DEFAULT_REASONERS, PROBES, study_instances
+from facetlab.validity.design import DEFAULT_REASONERS, HINT_REASONERS, PROBES, study_instances
 from facetlab.validity.figure import plot_validity_matrix
 from facetlab.validity.matrix import key_cells, validity_matrix
 from facetlab.validity.outcomes import CRAFT, MATRIX_PROBES, OUTCOMES
@@ -52,6 +57,7 @@ from facetlab.validity.scoring import load_study, truth_of_record
 __all__ = [
     "CRAFT",
     "DEFAULT_REASONERS",
+    "HINT_REASONERS",
     "MATRIX_PROBES",
     "OUTCOMES",
     "PROBES",

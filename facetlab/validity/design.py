@@ -23,6 +23,9 @@ DEFAULT_REASONERS: tuple[str, ...] = (
 )
 """Every decision rule and reporting style, plus a noisy honest reasoner."""
 
+HINT_REASONERS: tuple[str, ...] = ("hint-silent", "hint-verbal", "hint-ignore", "hint-thinks")
+"""WADD reasoners with each H1 hint behaviour; a study with any of them runs H1 for all."""
+
 
 PROBES: tuple[str, ...] = ("P1", "P2", "P3", "C2")
 

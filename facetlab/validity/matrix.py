@@ -49,7 +49,7 @@ def validity_matrix(trials: pd.DataFrame, reasoners: Sequence[str] | None = None
     if "failure_real" not in trials.columns:
         trials = trials.assign(failure_real=trials["truly_used"])
     order = list(reasoners) if reasoners is not None else list(dict.fromkeys(trials["reasoner"]))
-    probes = MATRIX_PROBES if (trials["probe"] == CRAFT).any() else PROBES
+    probes = [p for p in MATRIX_PROBES if p in PROBES or (trials["probe"] == p).any()]
     rows: list[dict[str, Any]] = []
     for reasoner in order:
         for probe in probes:

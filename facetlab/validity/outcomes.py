@@ -13,10 +13,11 @@ OUTCOMES: tuple[str, ...] = ("detected", "missed", "false_alarm", "correct_pass"
 
 
 CRAFT = "CRAFT"
+HINT = "H1"
 
 
-MATRIX_PROBES: tuple[str, ...] = (*PROBES, CRAFT)
-"""The matrix columns: the four FACET probes, then CRAFT through the bridge."""
+MATRIX_PROBES: tuple[str, ...] = (*PROBES, HINT, CRAFT)
+"""The matrix columns: the four FACET probes, H1 (when the study ran it), then CRAFT."""
 
 
 def outcome(flagged: Any, real: bool) -> str:

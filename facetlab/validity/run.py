@@ -8,6 +8,7 @@ from pathlib import Path
 
 from facetlab.analysis.rules import DEFAULT_THRESHOLD, check_threshold
 from facetlab.errors import ConfigError, DataError
+from facetlab.reasoners.simulated import parse_reasoner
 from facetlab.runner import run
 from facetlab.validity.craft_column import run_craft_column
 from facetlab.validity.design import (
@@ -38,7 +39,8 @@ def run_validity_study(
     craft: bool = True,
     craft_samples: int = 20,
 ) -> ValidityResult:
-    """Run P1, P2, P3 and C2 for every reasoner through the runner; compare verdicts with truth.
+    """Run P1, P2, P3 and C2 (and H1 if a reasoner has a hint behaviour, e.g.
+    ``design.HINT_REASONERS``) for every reasoner through the runner; compare verdicts with truth.
 
     Records go to ``<out_dir>/<reasoner>/records/`` (one sweep per reasoner;
     re-running resumes). With ``craft`` the CRAFT column is run too
@@ -60,13 +62,15 @@ def run_validity_study(
     insts = study_instances(folder, instance_ids)
     suite = StudySuite(folder)
     out = Path(out_dir)
+    hinted = any(parse_reasoner(spec).hint != "none" for spec in specs)  # e.g. HINT_REASONERS
+    probes = [p.lower() for p in PROBES] + (["h1"] if hinted else [])
     trial_ids: set[str] = set()
     for spec in specs:
         model = f"simulated/{spec}"
         # Simulated replies are free and deterministic: the runner does not cache them.
         result = run(
             insts,
-            [p.lower() for p in PROBES],
+            probes,
             model,
             out=out / reasoner_slug(spec),
             repeats=repeats,

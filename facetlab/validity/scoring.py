@@ -35,13 +35,15 @@ from facetlab.records.schema import TrialRecord
 from facetlab.validity.craft_column import CRAFT_NOTE, craft_trials
 from facetlab.validity.design import (
     DEFAULT_REASONERS,
+    HINT_REASONERS,
     PROBES,
     StudySuite,
     instances_folder,
     study_set,
 )
+from facetlab.validity.hint_column import hint_column
 from facetlab.validity.matrix import key_cells, validity_matrix
-from facetlab.validity.outcomes import CRAFT, MATRIX_PROBES, outcome
+from facetlab.validity.outcomes import CRAFT, HINT, MATRIX_PROBES, outcome
 from facetlab.validity.result import ValidityResult
 
 
@@ -124,7 +126,7 @@ def truth_of_record(
         "base_instance": base,
         "template": record.template,
     }
-    seed = (record.model_extra or {}).get("trial_seed")
+    seed = record.trial_seed
     if isinstance(seed, int):
         context["seed"] = seed
     rng = random.Random(trial_seed(ModelRequest(record.prompt, context=context)))
@@ -188,7 +190,7 @@ def load_study(
     if trial_ids is not None:
         keep_ids = set(trial_ids)
         table = table[[Path(p).stem in keep_ids for p in table["source_file"]]]
-    table = table[table["probe"].isin(PROBES)].copy()
+    table = table[table["probe"].isin([*PROBES, HINT])].copy()
     instances = _Instances(folder)
     # scored against these files: the records must have been run on them
     table = check_inputs(table, instances.by_id, folder)
@@ -204,7 +206,8 @@ def load_study(
         raise DataError(
             f"{len(failed)} failed trial(s) in {out}, e.g. {failed['source_file'].iloc[0]}"
         )
-    scored = with_verdicts(table, threshold)
+    hinted = [_read_record(str(p)) for p in table.loc[table["probe"] == HINT, "source_file"]]
+    scored = with_verdicts(table[table["probe"] != HINT], threshold)
 
     rows: list[dict[str, Any]] = []
     for _, row in scored.iterrows():
@@ -215,6 +218,9 @@ def load_study(
         rows.append(_probe_trial(row, record, truth, estimate, threshold))
     trials = pd.DataFrame(rows)
     trials["failure_real"] = trials["truly_used"]
+    if hinted:
+        hints = hint_column(hinted, instances.by_id, folder)
+        trials = pd.concat([trials, hints.assign(case=hints["instance_id"])], ignore_index=True)
     craft_rows = craft_trials(out, threshold, instances.by_id)
     if not craft_rows.empty:
         trials = _with_craft(trials, craft_rows, only_seen=trial_ids is not None)
@@ -259,7 +265,7 @@ def _probe_trial(
         "variant": row["variant"],
         "factor_of_interest": foi,
         "repeat": record.repeat,
-        "trial_seed": (record.model_extra or {}).get("trial_seed"),
+        "trial_seed": record.trial_seed,
         "parse_status": row["parse_status"],
         "p1_label": row["p1_label"],
         "reported_weight": reported if weighted else float("nan"),
@@ -306,5 +312,5 @@ def _reasoner_order(found: Sequence[str], wanted: Sequence[str] | None) -> list[
         if missing:
             raise DataError(f"no records for reasoner(s) {', '.join(missing)}")
         return list(wanted)
-    known = [r for r in DEFAULT_REASONERS if r in found]
+    known = [r for r in (*DEFAULT_REASONERS, *HINT_REASONERS) if r in found]
     return known + sorted(r for r in found if r not in known)

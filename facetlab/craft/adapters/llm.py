@@ -15,7 +15,6 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from facetlab.craft._aio import aon_backend_loop, on_backend_loop
 from facetlab.craft.errors import (
     AgentError,
     AgentOutputError,
@@ -26,6 +25,7 @@ from facetlab.craft.errors import (
 from facetlab.craft.evidence.resolver import is_free_text, kind_of
 from facetlab.craft.path import get_path, iter_leaves
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
+from facetlab.syncbridge import run_sync
 
 DEFAULT_TASK = "Read the input below and make a decision about it."
 
@@ -79,11 +79,11 @@ def build_prompt(
     if decisions:
         allowed = ", ".join(json.dumps(d) for d in decisions)
         parts.append(f"The decision must be exactly one of: {allowed}.")
-    parts.append(
+    parts += [
         'Input (JSON; refer to fields by dot-paths such as "a.b" or "items.0"):\n'
-        + json.dumps(input, indent=2, ensure_ascii=False, default=str)
-    )
-    parts.append(OUTPUT_CONTRACT)
+        + json.dumps(input, indent=2, ensure_ascii=False, default=str),
+        OUTPUT_CONTRACT,
+    ]
     return "\n\n".join(parts)
 
 
@@ -197,11 +197,44 @@ def parse_reply(
     return AgentTrace(decision, rationale, refs, warnings, score)
 
 
-class LLMAgentAdapter:
+class ModelAgent:
+    """What an agent that calls a model through a :class:`~facetlab.client.ModelClient`
+    has: :meth:`use_limits`, :attr:`spend_usd`, and :meth:`run`, which enters the
+    coroutine :meth:`arun` through :func:`facetlab.syncbridge.run_sync`."""
+
+    backend: Any
+    client: Any
+
+    async def arun(self, input: AgentInput) -> AgentTrace:
+        raise NotImplementedError
+
+    def run(self, input: AgentInput) -> AgentTrace:
+        return run_sync(lambda: self.arun(input))
+
+    def use_limits(
+        self, *, budget_usd: float | None = None, requests_per_minute: float | None = None
+    ) -> None:
+        """Send later calls within a budget (USD) and a request rate (``craft --budget-usd --rpm``).
+
+        A call whose worst-case cost no longer fits the budget is not sent; the sample
+        fails with the budget's message.
+        """
+        self.client = limited_client(
+            self.backend, budget_usd=budget_usd, requests_per_minute=requests_per_minute
+        )
+
+    @property
+    def spend_usd(self) -> float:
+        """What this agent's calls have cost so far (by the price table)."""
+        return float(self.client.meter.spent_usd)
+
+
+class LLMAgentAdapter(ModelAgent):
     """An agent adapter around a facetlab :class:`~facetlab.backends.base.Backend`.
 
-    ``run`` (sync) and ``arun`` (async) are both available; all backend calls go
-    through one shared event loop so an SDK client can be reused across samples.
+    ``arun`` is the call; ``run`` enters it through :func:`facetlab.syncbridge.run_sync`
+    (CRAFT itself awaits ``arun`` on its own loop). The backend rebuilds its SDK client
+    when it meets a new event loop.
     """
 
     def __init__(
@@ -249,33 +282,14 @@ class LLMAgentAdapter:
     def prompt(self, input: AgentInput) -> str:
         return build_prompt(input, task=self.task, decisions=self.decisions)
 
-    def use_limits(
-        self, *, budget_usd: float | None = None, requests_per_minute: float | None = None
-    ) -> None:
-        """Send later calls within a budget (USD) and a request rate (``craft --budget-usd --rpm``).
-
-        A call whose worst-case cost no longer fits the budget is not sent; the sample
-        fails with the budget's message.
-        """
-        self.client = limited_client(
-            self.backend, budget_usd=budget_usd, requests_per_minute=requests_per_minute
-        )
-
-    @property
-    def spend_usd(self) -> float:
-        """What this adapter's calls have cost so far (by the price table)."""
-        return float(self.client.meter.spent_usd)
-
-    async def _call(self, input: AgentInput) -> AgentTrace:
+    async def arun(self, input: AgentInput) -> AgentTrace:
         try:
             return await self._ask(input)
         except AgentError as exc:
-            self._count_failure(failure_cause(exc))
+            cause = failure_cause(exc)
+            with self._lock:
+                self.failure_causes[cause] = self.failure_causes.get(cause, 0) + 1
             raise
-
-    def _count_failure(self, cause: str) -> None:
-        with self._lock:
-            self.failure_causes[cause] = self.failure_causes.get(cause, 0) + 1
 
     async def _ask(self, input: AgentInput) -> AgentTrace:
         from facetlab.backends.base import ModelRequest, SamplingParams
@@ -304,14 +318,8 @@ class LLMAgentAdapter:
             )
         return parse_reply(response.text, input, decisions=self.decisions, agent=self.name)
 
-    def run(self, input: AgentInput) -> AgentTrace:
-        return on_backend_loop(self._call(input))
-
-    async def arun(self, input: AgentInput) -> AgentTrace:
-        return await aon_backend_loop(self._call(input))
-
     async def aclose(self) -> None:
-        await aon_backend_loop(self.backend.aclose())
+        await self.backend.aclose()
 
 
 def failure_cause(exc: AgentError) -> str:

@@ -16,13 +16,13 @@ from typing import Any
 
 from facetlab.backends.base import ModelRequest, SamplingParams
 from facetlab.client import ModelClient
-from facetlab.craft._aio import on_backend_loop
+from facetlab.syncbridge import run_sync
 
 
 @dataclass(frozen=True)
 class BackendTextModel:
     """Completes prompts through a facetlab backend (via its model client: retries, limits,
-    budget), on CRAFT's one backend event loop."""
+    budget); a sync call, through :func:`facetlab.syncbridge.run_sync`."""
 
     backend: Any
     client: ModelClient | None = field(default=None, compare=False)
@@ -42,7 +42,8 @@ class BackendTextModel:
             context={"probe": purpose},
         )
         assert self.client is not None  # set in __post_init__
-        return str(on_backend_loop(self.client.generate(request)).response.text)
+        client = self.client
+        return str(run_sync(lambda: client.generate(request)).response.text)
 
 
 def text_model(backend: Any, *, client: ModelClient | None = None) -> BackendTextModel:

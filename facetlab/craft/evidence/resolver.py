@@ -19,10 +19,10 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from facetlab.craft.errors import EvidenceError, PathError
 from facetlab.craft.path import get_path, iter_leaves
+from facetlab.craft.perturb._combine import units_clash
 from facetlab.craft.types import AgentInput, EvidenceKind, EvidenceRef, Span
 
 STOPWORDS = frozenset(
@@ -155,6 +155,8 @@ STOPWORDS = frozenset(
     }
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*[A-Za-z]|[A-Za-z]")
+TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-]*")
+"""A word of a text field as a perturbation unit (placebos, "the rest of the input")."""
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\w)")
 _QUOTED = re.compile(r"\"([^\"]{2,200})\"|“([^”]{2,200})”|(?<!\w)'([^']{2,200})'(?!\w)")
 
@@ -259,56 +261,59 @@ def resolve_explicit(input: AgentInput, refs: Iterable[EvidenceRef]) -> Resolved
     return out
 
 
-def _overlaps(a: Span, b: Span) -> bool:
-    return a.start < b.end and b.start < a.end
-
-
 def _words(text: str) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+
+
+def uncited_units(input: AgentInput, cited: Sequence[EvidenceRef]) -> list[EvidenceRef]:
+    """Every uncited unit, in input order: each word of the text fields (every occurrence;
+    "not", "a" and numbers included) and each scalar field. "The rest of the input"."""
+    out: list[EvidenceRef] = []
+    for path, value in iter_leaves(input):
+        if value is None or value == "":
+            continue
+        if not is_free_text(value):
+            out.append(EvidenceRef(path, kind_of(value), "inferred"))
+            continue
+        for m in TOKEN.finditer(value):
+            out.append(EvidenceRef(path, "text", "inferred", Span(m.start(), m.end(), m.group())))
+    return [u for u in out if not any(units_clash(u, c) for c in cited)]
 
 
 def derive_placebo(
     input: AgentInput, cited: Sequence[EvidenceRef], *, max_candidates: int = 5
 ) -> list[EvidenceRef]:
-    """Uncited features to perturb as the placebo: content words first, then scalar fields.
+    """Uncited features to perturb as the placebo, best candidates first.
 
-    Words overlapping a cited span (or equal to a cited word) and stopwords are skipped;
-    fields whose kind matches the cited evidence come first. Returns ``source="inferred"``
+    Content words come first (those of the fields the citations are in before the
+    others), then the remaining words (stopwords, words under 3 letters: last, never
+    left out, so an agent driven by "not" can be reached), then scalar fields; scalar
+    fields of the cited kinds come first when nothing cited is text. A word equal to a
+    cited word is skipped, and each word is proposed once. ``source="inferred"``
     references; empty when nothing uncited is left.
     """
-    cited_paths = {r.path for r in cited if r.span is None}
-    cited_spans = [(r.path, r.span) for r in cited if r.span is not None]
     cited_words = {
-        w.lower() for _, span in cited_spans if span is not None for *_, w in _words(span.text)
+        w.lower() for r in cited if r.span is not None for w in TOKEN.findall(r.span.text)
     }
-    cited_kinds = {r.kind for r in cited}
-    leaves = [(p, v) for p, v in iter_leaves(input) if p not in cited_paths]
-    text_fields = sorted(
-        (lv for lv in leaves if is_free_text(lv[1])),
-        key=lambda lv: lv[0] not in {p for p, _ in cited_spans},
-    )
-    words: list[EvidenceRef] = []
+    kinds = {r.kind for r in cited}
+    paths = {r.path for r in cited}
+    scalars_first = bool(kinds) and "text" not in kinds
+
+    def rank(u: EvidenceRef) -> tuple[int, bool]:
+        if u.span is None:
+            return (u.kind not in kinds if scalars_first else 4, False)
+        word = u.span.text.lower()
+        return (2 if len(word) >= 3 and word not in STOPWORDS else 3, u.path not in paths)
+
     seen: set[str] = set()
-    for path, value in text_fields:
-        for start, end, word in _words(value):
-            span = Span(start, end, word)
-            low = word.lower()
-            if len(word) < 3 or low in STOPWORDS or low in cited_words or low in seen:
-                continue
-            if any(p == path and s is not None and _overlaps(s, span) for p, s in cited_spans):
-                continue
-            seen.add(low)
-            words.append(EvidenceRef(path=path, kind="text", source="inferred", span=span))
-    scalars = [
-        EvidenceRef(path=p, kind=kind_of(v), source="inferred")
-        for p, v in leaves
-        if not is_free_text(v) and v is not None and not (isinstance(v, str) and not v)
-    ]
-    if cited_kinds and cited_kinds.isdisjoint({"text"}):
-        pool = sorted(scalars, key=lambda r: r.kind not in cited_kinds) + words
-    else:
-        pool = words + scalars
-    return pool[: max(0, max_candidates)]
+    out: list[EvidenceRef] = []
+    for u in sorted(uncited_units(input, cited), key=rank):
+        word = u.span.text.lower() if u.span is not None else None
+        if word is not None and (word in cited_words or word in seen):
+            continue
+        seen.add(word or "")
+        out.append(u)
+    return out[: max(0, max_candidates)]
 
 
 @dataclass(frozen=True)
@@ -419,18 +424,9 @@ def resolve_inferred(
     for cand in sorted(
         found, key=lambda c: (-c.score, -(c.ref.span.end - c.ref.span.start) if c.ref.span else 0)
     ):
-        clash = any(
-            k.ref.path == cand.ref.path
-            and (
-                k.ref.span is None or cand.ref.span is None or _overlaps(k.ref.span, cand.ref.span)
-            )
-            for k in kept
+        clash = any(  # units_clash, but a field and its parts are not a clash here
+            k.ref.path == cand.ref.path and units_clash(k.ref, cand.ref) for k in kept
         )
         if not clash and cand.score >= min_confidence:
             kept.append(cand)
     return [replace(c.ref, confidence=round(c.score, 3)) for c in kept[:max_refs]]
-
-
-def describe_values(input: AgentInput, refs: Sequence[EvidenceRef]) -> list[dict[str, Any]]:
-    """Reference plus the current value it points at (for reports and notebooks)."""
-    return [{**r.to_dict(), "value": get_path(input, r.path)} for r in refs]

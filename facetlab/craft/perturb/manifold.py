@@ -4,25 +4,25 @@ A perturbation that leaves broken text ("seeing after the .", "urg", an empty fi
 tests the agent on garbage; CRAFT drops perturbations scoring below
 ``InspectOptions.min_manifold_score`` and reports how many and why.
 
-- :class:`HeuristicScorer` (default, offline): penalises what the edit made worse
-  compared with the original: empty fields, doubled spaces or punctuation, dangling
-  function words, cut words.
+- :class:`HeuristicScorer` (offline): penalises what the edit made worse compared with
+  the original: empty fields, doubled spaces or punctuation, word pairs that cannot
+  stand ("the now"), unchecked deletion seams, cut words.
 - :class:`LLMJudgeScorer`: asks a :class:`~facetlab.craft.types.TextModel` (any facetlab
   backend through :func:`facetlab.craft.adapters.text_model`) to rate naturalness 0-10.
 - :class:`ConstantScorer`: every perturbation passes (the specification's old stub).
 
 >>> from facetlab.craft.types import EvidenceRef
 >>> ref = EvidenceRef("body", "text")
->>> manifold_score({"body": "An urgent outage."}, {"body": "An  outage."}, ref).reasons
-('body: doubled space',)
+>>> manifold_score({"body": "Fix the login now."}, {"body": "Fix the now."}, ref)
+ManifoldScore(score=0.4, reasons=("body: dangling 'the' before 'now'",))
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import threading
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -53,65 +53,150 @@ class ManifoldScorer(Protocol):
 def changed_text_fields(original: AgentInput, perturbed: AgentInput) -> list[tuple[str, str, Any]]:
     """``(path, old, new)`` for every string leaf of ``original`` the perturbation changed."""
     new_leaves = dict(iter_leaves(perturbed))
-    out: list[tuple[str, str, Any]] = []
-    for path, old in iter_leaves(original):
-        if isinstance(old, str):
-            new = new_leaves.get(path)
-            if new != old:
-                out.append((path, old, new))
-    return out
+    return [
+        (path, old, new_leaves.get(path))
+        for path, old in iter_leaves(original)
+        if isinstance(old, str) and new_leaves.get(path) != old
+    ]
 
 
 _DOUBLE_PUNCT = re.compile(r"([,.;:!?])\s*\1|[,;:]\s*[.!?]|\s[,.;:!?]|\(\s*\)")
-_DANGLING = re.compile(
-    r"\b(the|a|an|of|to|for|with|and|or|but|in|on|at|by|from|is|are|was|were|than)\s*(?:[.!?;,]|$)",
-    re.IGNORECASE,
-)
+_TOKENS = re.compile(r"[\w'\-\[\]/]+|[.,;:!?]")
 _WORDS = re.compile(r"[A-Za-z]+")
 PLACEHOLDERS = frozenset({"REDACTED", "N", "A"})
+_DETERMINERS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "this",
+        "that",
+        "these",
+        "those",
+        "my",
+        "your",
+        "our",
+        "their",
+        "its",
+        "his",
+        "her",
+    ]
+)
+_PREPOSITIONS = frozenset(
+    [
+        "of",
+        "to",
+        "for",
+        "with",
+        "from",
+        "in",
+        "on",
+        "at",
+        "by",
+        "after",
+        "before",
+        "about",
+        "since",
+        "during",
+        "without",
+        "into",
+    ]
+)
+_FUNCTION = (
+    _DETERMINERS
+    | _PREPOSITIONS
+    | frozenset(
+        [
+            "and",
+            "or",
+            "but",
+            "than",
+            "is",
+            "are",
+            "was",
+            "were",
+            "be",
+            "been",
+            "not",
+            "please",
+            "now",
+            "today",
+            "then",
+            "here",
+            "there",
+        ]
+    )
+)
 
 
-def _more(pattern: re.Pattern[str], old: str, new: str) -> bool:
-    return len(pattern.findall(new)) > len(pattern.findall(old))
+def _seam(a: str, b: str) -> str | None:
+    """What is wrong with the word pair ``a b`` an edit brought together (None: nothing seen)."""
+    stop = not (b[0].isalnum() or b[0] == "[")  # punctuation or the end ("[REDACTED]" is a word)
+    if a == b and a.isalpha():
+        return f"repeated word {a!r}"
+    if a in _DETERMINERS and (b in _FUNCTION or stop):
+        return f"dangling {a!r} before {b!r}"
+    if a in _PREPOSITIONS and (b in _FUNCTION - _DETERMINERS or stop):
+        return f"dangling {a!r} before {b!r}"
+    if a in ("and", "or", "but", "is", "are", "was", "were", "than") and stop:
+        return f"dangling {a!r} before {b!r}"
+    if (a == "an" and b[0] not in "aeiou[" and not b.startswith(("hour", "hon", "heir"))) or (
+        a == "no" and b in _DETERMINERS
+    ):
+        return f"{a!r} before {b!r}"
+    return None
+
+
+def _pairs(text: str) -> list[tuple[str, str]]:
+    tokens = [*_TOKENS.findall(text.lower()), "$"]
+    return list(itertools.pairwise(tokens))
 
 
 @dataclass(frozen=True)
 class HeuristicScorer:
-    """Offline scorer: 1.0 minus a penalty for each defect the perturbation introduced."""
+    """Offline scorer: 1.0 minus a penalty for each defect the perturbation introduced.
+
+    It reads the word pairs an edit brought together. A pair that cannot stand ("the
+    now", "for on", "an hit", "of not", a repeated word, a function word before a full
+    stop) costs ``seam_penalty``; any other pair a deletion made costs
+    ``unread_seam_penalty``: a heuristic cannot tell "We see after the upgrade" from a
+    fluent deletion, so it never scores a deletion 1.0. Measured on a labelled set of 30
+    edits (tests/fixtures/craft/plausibility.jsonl; docs/craft.md).
+    """
 
     name: str = "heuristic"
     empty_penalty: float = 1.0
     spacing_penalty: float = 0.3
     punctuation_penalty: float = 0.3
-    dangling_penalty: float = 0.5
+    seam_penalty: float = 0.6
+    unread_seam_penalty: float = 0.1
     cut_word_penalty: float = 0.6
 
     def score(
         self, original: AgentInput, perturbed: AgentInput, evidence: EvidenceRef
     ) -> ManifoldScore:
-        reasons: list[str] = []
-        penalty = 0.0
+        found: list[tuple[float, str]] = []  # (penalty, reason) per defect, in order
         for path, old, new in changed_text_fields(original, perturbed):
             if not isinstance(new, str):
                 continue  # removed or nulled field: a deliberate, well-formed edit
             if old.strip() and not new.strip():
-                penalty += self.empty_penalty
-                reasons.append(f"{path}: empty field")
+                found.append((self.empty_penalty, f"{path}: empty field"))
                 continue
             if "  " in new and new.count("  ") > old.count("  "):
-                penalty += self.spacing_penalty
-                reasons.append(f"{path}: doubled space")
-            if _more(_DOUBLE_PUNCT, old, new):
-                penalty += self.punctuation_penalty
-                reasons.append(f"{path}: doubled or stray punctuation")
-            if _more(_DANGLING, old, new):
-                penalty += self.dangling_penalty
-                reasons.append(f"{path}: dangling fragment")
+                found.append((self.spacing_penalty, f"{path}: doubled space"))
+            if len(_DOUBLE_PUNCT.findall(new)) > len(_DOUBLE_PUNCT.findall(old)):
+                found.append((self.punctuation_penalty, f"{path}: doubled or stray punctuation"))
+            made = [pair for pair in _pairs(new) if pair not in set(_pairs(old))]
+            broken = [why for why in (_seam(*pair) for pair in made) if why]
+            if broken:
+                found.append((self.seam_penalty, f"{path}: {broken[0]}"))
+            elif made and set(_TOKENS.findall(new.lower())) <= set(_TOKENS.findall(old.lower())):
+                found.append((self.unread_seam_penalty, f"{path}: deletion seam not checked"))
             cut = self._cut_words(old, new, evidence if evidence.path == path else None)
             if cut:
-                penalty += self.cut_word_penalty
-                reasons.append(f"{path}: cut word {cut!r}")
-        return ManifoldScore(max(0.0, 1.0 - penalty), tuple(reasons))
+                found.append((self.cut_word_penalty, f"{path}: cut word {cut!r}"))
+        penalty = sum(p for p, _ in found)
+        return ManifoldScore(round(max(0.0, 1.0 - penalty), 6), tuple(r for _, r in found))
 
     @staticmethod
     def _cut_words(old: str, new: str, evidence: EvidenceRef | None) -> str | None:
@@ -232,13 +317,3 @@ def manifold_score(
 ) -> ManifoldScore:
     """Score how plausible ``perturbed`` still is (default: :class:`HeuristicScorer`)."""
     return (scorer or HeuristicScorer()).score(original, perturbed, evidence)
-
-
-def summarise_reasons(reasons: Iterable[str]) -> dict[str, int]:
-    """Count reasons with the field prefix removed ("body: doubled space" -> "doubled space")."""
-    counts: dict[str, int] = {}
-    for reason in reasons:
-        key = reason.split(": ", 1)[-1]
-        key = re.sub(r" '.*'$", "", key)
-        counts[key] = counts.get(key, 0) + 1
-    return counts

@@ -66,19 +66,20 @@ _PROMPTS: dict[Mode, str] = {
 
 
 def paraphrase_phrase(text: str) -> str | None:
-    """Template paraphrase: synonym table, else "X Y" -> "Y of X"; ``None`` if unknown.
+    """Template paraphrase from the synonym table: the whole phrase, else word by word in
+    place; ``None`` when no word has a synonym. Word order never changes (reordering
+    turned "not working" into "working of not", the opposite meaning).
 
-    >>> paraphrase_phrase("urgent"), paraphrase_phrase("disk failure"), paraphrase_phrase("zz")
-    ('pressing', 'failure of disk', None)
+    >>> paraphrase_phrase("urgent outage"), paraphrase_phrase("not working"), paraphrase_phrase("zz")
+    ('pressing service interruption', None, None)
     """
-    low = text.strip().lower()
-    if low in SYNONYMS:
-        out = SYNONYMS[low]
-        return out[:1].upper() + out[1:] if text[:1].isupper() else out
     words = text.split()
-    if len(words) == 2 and all(w.isalpha() for w in words):
-        return f"{words[1]} of {words[0].lower() if not words[0].isupper() else words[0]}"
-    return None
+    low = text.strip().lower()
+    swapped = [SYNONYMS[low]] if low in SYNONYMS else [SYNONYMS.get(w.lower(), w) for w in words]
+    out = " ".join(swapped)
+    if out == " ".join(words):
+        return None
+    return out[:1].upper() + out[1:] if text[:1].isupper() else out
 
 
 class OnManifoldPerturber:

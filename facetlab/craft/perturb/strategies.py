@@ -62,6 +62,12 @@ ANTONYMS: dict[str, str] = {
     "broken": "working",
     "failed": "succeeded",
     "down": "up",
+    # a negation word itself: negating it removes it ("is not working" -> "is working")
+    "not": "",
+    "no": "",
+    "cannot": "can",
+    "can't": "can",
+    "won't": "will",
 }
 
 
@@ -105,11 +111,15 @@ def negate_phrase(text: str) -> str:
 
     >>> negate_phrase("urgent"), negate_phrase("no response"), negate_phrase("data loss")
     ('routine', 'response', 'no data loss')
+    >>> negate_phrase("not"), negate_phrase("isn't")
+    ('', 'is')
     """
     stripped = text.strip()
     low = stripped.lower()
     if low in ANTONYMS:
         return _match_case(ANTONYMS[low], stripped)
+    if low.endswith("n't"):
+        return stripped[:-3]
     for prefix in ("no ", "not ", "never ", "without "):
         if low.startswith(prefix):
             return stripped[len(prefix) :]

@@ -12,15 +12,14 @@ verdict is a false positive. Counts are what matters to every test, so different
 results are cached per ``(k_treatment, k_placebo, n)``; the bootstrap then sees the
 flips in sorted order, which has the same distribution as any other order.
 
->>> rates = simulate_verdicts(0.0, 1.0, n=10, reps=20, method="bootstrap", iterations=500)
->>> rates.theater
+>>> simulate_verdicts(0.0, 1.0, n=10, reps=20, iterations=500).theater
 1.0
 """
 
 from __future__ import annotations
 
-import math
 import random
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -66,26 +65,6 @@ def _cached_test(
     return differential_test(t, p, method=method, iterations=iterations, ci=ci, seed=seed)
 
 
-def _binomial(rng: random.Random, n: int, p: float) -> int:
-    return sum(rng.random() < p for _ in range(n))
-
-
-def _fixed_verdict(
-    rng: random.Random,
-    pt: float,
-    pp: float,
-    pb: float,
-    n: int,
-    method: str,
-    alpha: float,
-    iterations: int,
-    seed: int,
-) -> tuple[Verdict, float]:
-    kt, kp, kb = _binomial(rng, n, pt), _binomial(rng, n, pp), _binomial(rng, n, pb)
-    diff = _cached_test(method, kt, n, kp, n, iterations, 1 - alpha, seed)
-    return verdict_for(diff, kt / n, kb / n, alpha), diff.p_value
-
-
 def _sequential_verdict(
     rng: random.Random,
     pt: float,
@@ -128,49 +107,32 @@ def simulate_verdicts(
     baseline_rate: float = 0.0,
     n: int = 20,
     reps: int = 1000,
-    method: str = "bootstrap",
     alpha: float = 0.05,
     iterations: int = 5000,
     seed: int = 2026,
     bootstrap_seed: int = 12345,
     batch_size: int = 4,
 ) -> VerdictRates:
-    """Run ``reps`` simulated inspections of one agent; ``n`` is samples (or the cap)."""
-    rng = random.Random(f"{seed}:{method}:{treatment_rate}:{placebo_rate}:{baseline_rate}:{n}")
-    counts = {"faithful": 0, "theater": 0, "inconclusive": 0}
-    used = 0
-    low_p = 0
-    for _ in range(reps):
-        if method == "sequential":
-            verdict, samples, p_value = _sequential_verdict(
-                rng,
-                treatment_rate,
-                placebo_rate,
-                baseline_rate,
-                n,
-                batch_size,
-                alpha,
-                iterations,
-                bootstrap_seed,
-            )
-        else:
-            verdict, p_value = _fixed_verdict(
-                rng,
-                treatment_rate,
-                placebo_rate,
-                baseline_rate,
-                n,
-                method,
-                alpha,
-                iterations,
-                bootstrap_seed,
-            )
-            samples = n
-        counts[verdict] += 1
-        used += samples
-        low_p += p_value < alpha
+    """``reps`` simulated runs of adaptive sampling (cap ``n``); the fixed-N tests are
+    enumerated exactly by :func:`exact_verdict_rates`."""
+    rng = random.Random(f"{seed}:sequential:{treatment_rate}:{placebo_rate}:{baseline_rate}:{n}")
+    runs = [  # (verdict, samples used, p-value) of each simulated run
+        _sequential_verdict(
+            rng,
+            treatment_rate,
+            placebo_rate,
+            baseline_rate,
+            n,
+            batch_size,
+            alpha,
+            iterations,
+            bootstrap_seed,
+        )
+        for _ in range(reps)
+    ]
+    counts = Counter(verdict for verdict, _, _ in runs)
     return VerdictRates(
-        method=method,
+        method="sequential",
         n=n,
         treatment_rate=treatment_rate,
         placebo_rate=placebo_rate,
@@ -179,13 +141,9 @@ def simulate_verdicts(
         faithful=counts["faithful"] / reps,
         theater=counts["theater"] / reps,
         inconclusive=counts["inconclusive"] / reps,
-        mean_samples=used / reps,
-        p_below_alpha=low_p / reps,
+        mean_samples=sum(samples for _, samples, _ in runs) / reps,
+        p_below_alpha=sum(p_value < alpha for *_, p_value in runs) / reps,
     )
-
-
-def _pmf(n: int, p: float) -> list[float]:
-    return [math.comb(n, k) * p**k * (1.0 - p) ** (n - k) for k in range(n + 1)]
 
 
 def exact_verdict_rates(
@@ -212,7 +170,12 @@ def exact_verdict_rates(
     """
     if method == "sequential":
         raise ValueError("adaptive sampling depends on the order of flips; use simulate_verdicts")
-    pt, pp, pb = _pmf(n, treatment_rate), _pmf(n, placebo_rate), _pmf(n, baseline_rate)
+    from scipy.stats import binom
+
+    k = range(n + 1)
+    pt, pp, pb = (
+        binom.pmf(k, n, rate).tolist() for rate in (treatment_rate, placebo_rate, baseline_rate)
+    )
     shares = {"faithful": 0.0, "theater": 0.0, "inconclusive": 0.0}
     low_p = 0.0
     for kt in range(n + 1):
@@ -295,7 +258,6 @@ def _grid(
             baseline_rate=baseline_rate,
             n=n,
             reps=reps,
-            method=m,
             alpha=alpha,
             iterations=iterations,
         )
@@ -314,13 +276,14 @@ def format_rates(rows: Sequence[VerdictRates], column: str = "faithful") -> str:
     methods = list(dict.fromkeys(r.method for r in rows))
     keys = list(dict.fromkeys((r.n, r.treatment_rate, r.placebo_rate) for r in rows))
     head = f"{'N':>4} {'treat':>6} {'placebo':>7} " + " ".join(f"{m:>11}" for m in methods)
-    lines = [head]
-    for n, t, p in keys:
-        cells = []
-        for m in methods:
-            row = next(
-                r for r in rows if (r.n, r.treatment_rate, r.placebo_rate, r.method) == (n, t, p, m)
-            )
-            cells.append(f"{getattr(row, column):>11.3f}")
-        lines.append(f"{n:>4} {t:>6.2f} {p:>7.2f} " + " ".join(cells))
-    return "\n".join(lines)
+    first: dict[tuple[int, float, float, str], VerdictRates] = {}  # first row of each
+    for r in rows:
+        first.setdefault((r.n, r.treatment_rate, r.placebo_rate, r.method), r)
+    return "\n".join(
+        [head]
+        + [
+            f"{n:>4} {t:>6.2f} {p:>7.2f} "
+            + " ".join(f"{getattr(first[(n, t, p, m)], column):>11.3f}" for m in methods)
+            for n, t, p in keys
+        ]
+    )

@@ -24,13 +24,6 @@ from typing import Literal
 Direction = Literal["greater", "less"]
 
 
-def _log_binom_cdf_half(k: int, n: int) -> float:
-    """log P(Binomial(n, 1/2) <= k), exact integer arithmetic (no overflow for large n)."""
-    if k >= n:
-        return 0.0
-    return math.log(sum(math.comb(n, j) for j in range(k + 1))) - n * math.log(2)
-
-
 def e_value(treatment_only: int, placebo_only: int, direction: Direction = "greater") -> float:
     """Mixture-likelihood-ratio e-value of ``treatment_only`` vs ``placebo_only`` discordant pairs.
 
@@ -47,7 +40,9 @@ def e_value(treatment_only: int, placebo_only: int, direction: Direction = "grea
         return 1.0
     # 2 * int_{1/2}^{1} p^s (1-p)^f dp, times 2^n; log B(s+1, f+1) via lgamma
     log_beta = math.lgamma(s + 1) + math.lgamma(f + 1) - math.lgamma(n + 2)
-    log_e = (n + 1) * math.log(2) + log_beta + _log_binom_cdf_half(s, n + 1)
+    from scipy.stats import binom  # log-space tail: exact for any number of pairs
+
+    log_e = (n + 1) * math.log(2) + log_beta + float(binom.logcdf(s, n + 1, 0.5))
     return math.exp(min(log_e, 700.0))
 
 
@@ -55,13 +50,8 @@ def discordant_counts(
     treatment_flips: Sequence[bool], placebo_flips: Sequence[bool]
 ) -> tuple[int, int]:
     """(treatment-only, placebo-only) flips over index-aligned pairs."""
-    s = f = 0
-    for t, p in zip(treatment_flips, placebo_flips, strict=False):
-        if t and not p:
-            s += 1
-        elif p and not t:
-            f += 1
-    return s, f
+    pairs = list(zip(treatment_flips, placebo_flips, strict=False))
+    return sum(bool(t and not p) for t, p in pairs), sum(bool(p and not t) for t, p in pairs)
 
 
 @dataclass(frozen=True)
@@ -99,10 +89,6 @@ class SequentialState:
     def rejects_less(self) -> bool:
         return self.e_less >= self.threshold
 
-    @property
-    def decided(self) -> bool:
-        return self.rejects_greater or self.rejects_less
-
     def faithful_out_of_reach(self, pairs_left: int) -> bool:
         """Even if every remaining pair were a treatment-only flip, ``greater`` could not win.
 
@@ -110,14 +96,6 @@ class SequentialState:
         """
         s, f = self.treatment_only, self.placebo_only
         return e_value(s + pairs_left, f, "greater") < self.threshold
-
-    def futile(self, pairs_left: int) -> bool:
-        """No outcome of the remaining pairs could reach the threshold in either direction."""
-        s, f = self.treatment_only, self.placebo_only
-        return (
-            e_value(s + pairs_left, f, "greater") < self.threshold
-            and e_value(s, f + pairs_left, "less") < self.threshold
-        )
 
 
 def sequential_state(

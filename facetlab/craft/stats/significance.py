@@ -1,8 +1,17 @@
 """Is the treatment flip rate really above the placebo's? The differential tests.
 
-:func:`bootstrap_diff` is CRAFT's default test (the specification's method). At small N
-its p-value can be anti-conservative (see ``docs/craft.md``); :func:`exact_diff` is an
-exact alternative (Boschloo's test on the 2x2 flip table, Newcombe's hybrid score CI).
+:func:`bootstrap_diff` is CRAFT's default test (the specification's method).
+:func:`differential_test` takes the method by name, statsmodels-style: ``"bootstrap"``,
+``"exact"`` (Boschloo's exact test on the 2x2 flip table, scipy's
+``boschloo_exact``) or ``"fisher"`` (scipy's ``fisher_exact``), the exact ones with
+Newcombe's hybrid score interval for the difference (statsmodels'
+``confint_proportions_2indep(method="newcomb")``). :func:`two_sample_p` is the same
+exact test on counts, one- or two-sided.
+
+Boschloo's two-sided p-value is scipy's definition: twice the smaller one-sided p
+(capped at 1), each one-sided p maximised over the common rate with Fisher's
+one-sided p ordering the tables. Another definition in use orders the tables by
+Fisher's *two-sided* p; it is not the same test (``docs/craft.md``).
 
 >>> r = bootstrap_diff([False, False, True, False], [True, True, True, True], iterations=2000)
 >>> round(r.mean_diff, 2), r.p_value
@@ -11,17 +20,17 @@ exact alternative (Boschloo's test on the 2x2 flip table, Newcombe's hybrid scor
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from statistics import NormalDist
 from typing import Any, Literal
 
 from facetlab.craft.errors import CraftConfigError
 
 Method = Literal["bootstrap", "exact", "fisher", "sequential"]
+METHODS: tuple[str, ...] = ("bootstrap", "exact", "fisher")
+"""The differential tests :func:`differential_test` (and ``InspectOptions.method``) take."""
 
 
 @dataclass(frozen=True)
@@ -72,8 +81,7 @@ def bootstrap_diff(
     t = [int(bool(x)) for x in treatment_flips]
     p = [int(bool(x)) for x in placebo_flips]
     nt, np_ = len(t), len(p)
-    rng = random.Random(seed)
-    choices = rng.choices
+    choices = random.Random(seed).choices
     diffs = sorted(
         sum(choices(t, k=nt)) / nt - sum(choices(p, k=np_)) / np_ for _ in range(iterations)
     )
@@ -92,101 +100,29 @@ def bootstrap_diff(
     )
 
 
-def wilson_interval(successes: int, n: int, ci: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion."""
-    if n == 0:
-        return (0.0, 1.0)
-    z = NormalDist().inv_cdf(1.0 - (1.0 - ci) / 2.0)
-    phat = successes / n
-    denom = 1.0 + z * z / n
-    centre = (phat + z * z / (2 * n)) / denom
-    half = z * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-def newcombe_interval(k1: int, n1: int, k2: int, n2: int, ci: float = 0.95) -> tuple[float, float]:
-    """Newcombe's hybrid score interval for ``k1/n1 - k2/n2``."""
-    p1, p2 = k1 / n1, k2 / n2
-    l1, u1 = wilson_interval(k1, n1, ci)
-    l2, u2 = wilson_interval(k2, n2, ci)
-    d = p1 - p2
-    return (
-        d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2),
-        d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2),
-    )
-
-
-@lru_cache(maxsize=4096)
-def fisher_p(k1: int, n1: int, k2: int, n2: int) -> float:
-    """Two-sided Fisher exact p-value of the 2x2 table ``[[k1, n1-k1], [k2, n2-k2]]``."""
-    total, column = n1 + n2, k1 + k2
-    denom = math.comb(total, column)
-    lo, hi = max(0, column - n2), min(n1, column)
-    probs = {x: math.comb(n1, x) * math.comb(n2, column - x) / denom for x in range(lo, hi + 1)}
-    observed = probs[k1] * (1 + 1e-7)
-    return min(1.0, sum(q for q in probs.values() if q <= observed))
-
-
-@lru_cache(maxsize=1024)
-def boschloo_p(k1: int, n1: int, k2: int, n2: int, grid: int = 200) -> float:
-    """Two-sided Boschloo exact p-value: Fisher's p as the ordering statistic, maximised
-    over the common flip probability (a grid, then a local refinement)."""
-    observed = fisher_p(k1, n1, k2, n2) * (1 + 1e-7)
-    extreme = [
-        (x1, x2)
-        for x1 in range(n1 + 1)
-        for x2 in range(n2 + 1)
-        if fisher_p(x1, n1, x2, n2) <= observed
-    ]
-    c1 = [math.comb(n1, x) for x in range(n1 + 1)]
-    c2 = [math.comb(n2, x) for x in range(n2 + 1)]
-
-    def size(pi: float) -> float:
-        if pi <= 0.0 or pi >= 1.0:
-            x = 0 if pi <= 0.0 else 1
-            return float(any((x1, x2) == (x * n1, x * n2) for x1, x2 in extreme))
-        q = 1.0 - pi
-        return sum(
-            c1[x1] * c2[x2] * pi ** (x1 + x2) * q ** (n1 + n2 - x1 - x2) for x1, x2 in extreme
-        )
-
-    points = [i / grid for i in range(grid + 1)]
-    values = [size(pi) for pi in points]
-    best_index = max(range(len(points)), key=values.__getitem__)
-    lo = points[max(0, best_index - 1)]
-    hi = points[min(grid, best_index + 1)]
-    for _ in range(40):  # golden-section search around the best grid point
-        m1, m2 = lo + (hi - lo) * 0.382, lo + (hi - lo) * 0.618
-        if size(m1) < size(m2):
-            lo = m1
-        else:
-            hi = m2
-    return min(1.0, max(max(values), size((lo + hi) / 2)))
-
-
-def exact_diff(
-    treatment_flips: Sequence[bool],
-    placebo_flips: Sequence[bool],
-    ci: float = 0.95,
+@lru_cache(maxsize=65536)
+def two_sample_p(
+    k1: int,
+    n1: int,
+    k2: int,
+    n2: int,
     *,
-    test: Literal["boschloo", "fisher"] = "boschloo",
-) -> BootstrapResult:
-    """Exact test of equal flip rates: Boschloo's (default) or Fisher's two-sided p-value,
-    with Newcombe's hybrid score interval for the difference. Deterministic, no resampling.
+    method: str = "exact",
+    alternative: Literal["two-sided", "greater", "less"] = "two-sided",
+) -> float:
+    """Exact p-value for equal rates ``k1/n1`` and ``k2/n2`` (``greater``: the first is higher).
+
+    ``method="exact"`` is Boschloo's test, ``"fisher"`` Fisher's (both scipy).
+
+    >>> two_sample_p(17, 32, 0, 20, alternative="greater") < 1e-4  # 17/32 flips vs 0/20
+    True
     """
-    _check(treatment_flips, placebo_flips, ci)
-    k1, n1 = sum(map(bool, treatment_flips)), len(treatment_flips)
-    k2, n2 = sum(map(bool, placebo_flips)), len(placebo_flips)
-    p = boschloo_p(k1, n1, k2, n2) if test == "boschloo" else fisher_p(k1, n1, k2, n2)
-    lo, hi = newcombe_interval(k1, n1, k2, n2, ci)
-    return BootstrapResult(
-        mean_diff=k1 / n1 - k2 / n2,
-        ci_low=lo,
-        ci_high=hi,
-        p_value=p,
-        iterations=0,
-        method="exact" if test == "boschloo" else "fisher",
-    )
+    from scipy.stats import boschloo_exact, fisher_exact
+
+    table = [[k1, k2], [n1 - k1, n2 - k2]]  # scipy's layout: one column per sample
+    if method == "fisher":
+        return float(fisher_exact(table, alternative=alternative).pvalue)
+    return float(min(1.0, boschloo_exact(table, alternative=alternative).pvalue))
 
 
 def differential_test(
@@ -198,11 +134,27 @@ def differential_test(
     ci: float = 0.95,
     seed: int = 12345,
 ) -> BootstrapResult:
-    """Dispatch to the test named by ``method`` ("bootstrap", "exact" or "fisher")."""
+    """The differential test named by ``method`` (one of :data:`METHODS`).
+
+    >>> differential_test([True] * 5 + [False] * 15, [False] * 20, method="exact").ci_low > 0
+    True
+    """
     if method == "bootstrap":
         return bootstrap_diff(treatment_flips, placebo_flips, iterations, ci, seed)
-    if method == "exact":
-        return exact_diff(treatment_flips, placebo_flips, ci, test="boschloo")
-    if method == "fisher":
-        return exact_diff(treatment_flips, placebo_flips, ci, test="fisher")
-    raise CraftConfigError(f"unknown method {method!r}; expected 'bootstrap', 'exact' or 'fisher'")
+    if method not in METHODS:
+        raise CraftConfigError(f"unknown method {method!r}; expected one of {METHODS}")
+    _check(treatment_flips, placebo_flips, ci)
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    k1, n1 = sum(map(bool, treatment_flips)), len(treatment_flips)
+    k2, n2 = sum(map(bool, placebo_flips)), len(placebo_flips)
+    lo, hi = confint_proportions_2indep(
+        k1, n1, k2, n2, method="newcomb", compare="diff", alpha=1.0 - ci
+    )
+    return BootstrapResult(
+        mean_diff=k1 / n1 - k2 / n2,
+        ci_low=float(lo),
+        ci_high=float(hi),
+        p_value=two_sample_p(k1, n1, k2, n2, method=method),
+        method=method,
+    )

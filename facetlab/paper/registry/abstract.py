@@ -11,7 +11,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 A = "Abstract"
 SECTION.claim("abs.models", A, "We ran eight frontier models", 8, _n_models)

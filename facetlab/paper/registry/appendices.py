@@ -5,7 +5,6 @@ from __future__ import annotations
 from facetlab.paper.registry.selectors import Section, _doi
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 AP = "Appendix B"
 SECTION.claim(

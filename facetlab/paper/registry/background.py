@@ -7,7 +7,6 @@ import re
 from facetlab.paper.registry.selectors import ANCHORS, Section, _instance, _outcome_rows
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 B = "§2.2 Why legal balancing tests"
 SECTION.claim(

@@ -20,13 +20,14 @@ from facetlab.paper.registry.selectors import (
     Section,
     _c2_group_means,
     _c2_residual,
+    _cell,
+    _faithful_count,
     _full,
     _high,
     _low,
     _mean,
     _memo,
     _n_access,
-    _p1_faithful_count,
     _pct,
     _probe,
     _quadrant_count,
@@ -41,7 +42,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 F1 = "Figure 1 caption"
 SECTION.claim(
@@ -49,21 +49,21 @@ SECTION.claim(
     F1,
     "the single-factor probe matrix, 7/8, 0/8, 4/8 faithful",
     7,
-    _p1_faithful_count("CF-Cabral"),
+    _faithful_count("p1", "CF-Cabral"),
 )
 SECTION.claim(
     "fig1.p1_barker",
     F1,
     "the single-factor probe matrix, 7/8, 0/8, 4/8 faithful",
     0,
-    _p1_faithful_count("CF-Barker"),
+    _faithful_count("p1", "CF-Barker"),
 )
 SECTION.claim(
     "fig1.p1_biakanja",
     F1,
     "the single-factor probe matrix, 7/8, 0/8, 4/8 faithful",
     4,
-    _p1_faithful_count("CF-Biakanja"),
+    _faithful_count("p1", "CF-Biakanja"),
 )
 SECTION.claim(
     "fig1.p2_max",
@@ -118,8 +118,7 @@ def _fig2_replicated(x: ClaimInputs) -> pd.DataFrame:
     f = _fig2(x)
     if f.empty:
         raise DataError("Figure 2 has no cells")
-    out: pd.DataFrame = f[f["n"] > 1]
-    return out
+    return f[f["n"] > 1]
 
 
 def _fig2_n_evidence(x: ClaimInputs) -> dict[str, Value]:
@@ -321,11 +320,7 @@ _CASES = ("CF-Cabral", "CF-Barker", "CF-Biakanja")
 
 def _fig1_cell(short: str, case: str, column: str) -> Callable[[ClaimInputs], Value]:
     def recipe(x: ClaimInputs) -> Value:
-        f = fig1(x)
-        hit = f[(f["model"] == _full(short)) & (f["case"] == case)]
-        if len(hit) != 1:
-            raise DataError(f"Figure 1 frame has {len(hit)} rows for {_full(short)} on {case}")
-        value = hit[column].iloc[0]
+        value = _cell(fig1(x), "Figure 1 frame", short, "case", case, column)
         return str(value) if column == "p1_label" else float(value)
 
     return recipe
@@ -363,11 +358,7 @@ _FIG2_IMG: dict[str, tuple[float, float, float]] = {
 
 def _fig2_first(short: str, case: str) -> Callable[[ClaimInputs], float]:
     def recipe(x: ClaimInputs) -> float:
-        f = _fig2(x)
-        hit = f[(f["model"] == _full(short)) & (f["case"] == case)]
-        if len(hit) != 1:
-            raise DataError(f"Figure 2 frame has {len(hit)} rows for {_full(short)} on {case}")
-        return float(hit["weight"].iloc[0])
+        return float(_cell(_fig2(x), "Figure 2 frame", short, "case", case, "weight"))
 
     return recipe
 
@@ -449,10 +440,7 @@ _FIG4_IMG: dict[str, tuple[tuple[float, str], tuple[float, str], tuple[float, st
 def _fig4_cell(short: str, anchor: str, column: str) -> Callable[[ClaimInputs], Value]:
     def recipe(x: ClaimInputs) -> Value:
         f = _memo(x, "fig4", lambda: cells.fig4_c2(x.trials))
-        hit = f[(f["model"] == _full(short)) & (f["anchor"] == anchor)]
-        if len(hit) != 1:
-            raise DataError(f"Figure 4 frame has {len(hit)} rows for {_full(short)} on {anchor}")
-        value = hit[column].iloc[0]
+        value = _cell(f, "Figure 4 frame", short, "anchor", anchor, column)
         return str(value) if column == "residuals" else float(value)
 
     return recipe

@@ -19,7 +19,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section(kind="convention")
-"""This section's claims, in paper order."""
 
 D = "Data (CONVENTIONS.md)"
 

@@ -81,13 +81,8 @@ def _short_id(instance_id: str) -> str:
     return str(instance_id).removeprefix("facet-neg-")
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def _wrong(frame: pd.DataFrame) -> pd.DataFrame:
-    out: pd.DataFrame = frame[frame["wrong"].fillna(False).astype(bool)]
-    return out
+    return frame[frame["wrong"].fillna(False).astype(bool)]
 
 
 def _anchor_names(x: ClaimInputs) -> dict[str, str]:
@@ -341,19 +336,21 @@ NONE_FAITHFUL_BOTH = Explained(
 
 
 def _replicated_open(x: ClaimInputs) -> list[tuple[str, str, pd.DataFrame]]:
+    """Open-weight P3 cells with at least two trials: (model, instance, trials in run order)."""
     frame = _probe(x, "P3")
     frame = frame[frame["weights_access"] == "open"]
-    out = []
-    for (model, inst), cell in frame.groupby(["canonical_model", "instance_id"], sort=True):
-        if len(cell) >= 2:
-            out.append((str(model), str(inst), cell.sort_values(["timestamp", "source_file"])))
-    return out
+    return [
+        (str(model), str(inst), cell.sort_values(["timestamp", "source_file"]))
+        for (model, inst), cell in frame.groupby(["canonical_model", "instance_id"], sort=True)
+        if len(cell) >= 2
+    ]
 
 
 def _distinct(cell: pd.DataFrame, column: str) -> int:
+    """Distinct values of ``column`` in ``cell`` (weight vectors compared whole)."""
     if column == "weights":
         return len({json.dumps(w, sort_keys=True) for w in cell["weights"]})
-    return len({_num(v) for v in cell[column]})
+    return len({format(float(v), "g") for v in cell[column]})
 
 
 def _foi_text(model: str, inst: str, cell: pd.DataFrame) -> str:
@@ -440,21 +437,23 @@ _CIRCUITS = r"california|second circuit|seventh circuit|2nd cir|7th cir"
 
 
 def _jurisdictions(x: ClaimInputs) -> dict[str, Value]:
-    ids = _in_distribution(x)
-    inside: list[str] = []
-    outside: list[str] = []
-    for i in ids:
-        data = _instance(x, i)
-        text = f"{data.get('jurisdiction', '')} {data.get('court', '')}"
-        (inside if re.search(_CIRCUITS, text, re.I) else outside).append(
-            f"{_case_name(x, i)} ({data.get('court') or data.get('jurisdiction')})"
-        )
+    data = {i: _instance(x, i) for i in _in_distribution(x)}
+    outside = [
+        f"{_case_name(x, i)} ({d.get('court') or d.get('jurisdiction')})"
+        for i, d in data.items()
+        if not re.search(_CIRCUITS, f"{d.get('jurisdiction', '')} {d.get('court', '')}", re.I)
+    ]
     second = sum(
         1
-        for i in ids
-        if re.search(r"second circuit|2nd cir", str(_instance(x, i).get("court", "")), re.I)
+        for d in data.values()
+        if re.search(r"second circuit|2nd cir", str(d.get("court", "")), re.I)
     )
-    return {"n": len(ids), "n_in": len(inside), "outside": _and(outside), "n_second": second}
+    return {
+        "n": len(data),
+        "n_in": len(data) - len(outside),
+        "outside": _and(outside),
+        "n_second": second,
+    }
 
 
 JURISDICTIONS = Explained(
@@ -465,28 +464,26 @@ JURISDICTIONS = Explained(
 
 
 def _others_against(x: ClaimInputs) -> dict[str, Value]:
-    exceptions, n_other, n_against, uniform = [], 0, 0, []
-    for case, inst in CUED.items():
-        factors = _instance(x, inst)["factors"]
-        odd = []
-        for i, f in enumerate(factors, 1):
-            direction = str(f.get("directionality", ""))
-            if direction == "neutralized":
-                continue
-            n_other += 1
-            if direction.startswith("against"):
-                n_against += 1
-            else:
-                odd.append(f"F{i} is '{direction}'")
-        if odd:
-            exceptions.append(f"{case} ({_short_id(inst)}): {', '.join(odd)}")
-        else:
-            uniform.append(case)
+    live = {  # each cued counterfactual's non-neutralized factors: (label number, direction)
+        case: [
+            (i, d)
+            for i, f in enumerate(_instance(x, inst)["factors"], 1)
+            if (d := str(f.get("directionality", ""))) != "neutralized"
+        ]
+        for case, inst in CUED.items()
+    }
+    odd = {
+        case: [f"F{i} is '{d}'" for i, d in factors if not d.startswith("against")]
+        for case, factors in live.items()
+    }
     return {
-        "n_other": n_other,
-        "n_against": n_against,
-        "exceptions": "; ".join(exceptions) or "none",
-        "uniform": _and(uniform),
+        "n_other": sum(len(factors) for factors in live.values()),
+        "n_against": sum(len(live[case]) - len(odd[case]) for case in live),
+        "exceptions": "; ".join(
+            f"{case} ({_short_id(CUED[case])}): {', '.join(o)}" for case, o in odd.items() if o
+        )
+        or "none",
+        "uniform": _and(case for case, o in odd.items() if not o),
     }
 
 

@@ -32,7 +32,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 INTRO = "§1 Introduction"
 SECTION.claim(

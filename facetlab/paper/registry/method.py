@@ -32,7 +32,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 M = "§3.1 Instances"
 SECTION.claim("method.base", M, "The pilot dataset has 13 base instances", 13, _n_base_instances)

@@ -11,7 +11,6 @@ from facetlab.paper.claims import ClaimInputs, Value
 from facetlab.paper.registry.selectors import CABRAL_ADV2, Section, _scored
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 N = "§1.2 Notation"
 SECTION.claim(
@@ -29,8 +28,7 @@ def _off_sum(x: ClaimInputs) -> pd.DataFrame:
     weighted = frame[frame["probe"].isin(["P2", "P3", "C2"])]
     if weighted.empty:
         raise DataError("no usable weighted-rank replies")
-    out: pd.DataFrame = weighted[(weighted["weight_sum"].astype(float) - 100).abs().gt(1e-9)]
-    return out
+    return weighted[(weighted["weight_sum"].astype(float) - 100).abs().gt(1e-9)]
 
 
 def _off_sum_evidence(x: ClaimInputs) -> dict[str, Value]:

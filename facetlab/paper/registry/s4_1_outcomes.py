@@ -15,7 +15,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 R1 = "§4.1 Outcome correctness"
 SECTION.claim(

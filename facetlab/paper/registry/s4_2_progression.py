@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from facetlab.paper.registry.selectors import Section, _p1_faithful_count, _p2_faithful_count, fig1
+from facetlab.paper.registry.selectors import Section, _faithful_count, fig1
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 R2 = "§4.2 P1 → P2 → P3"
 SECTION.claim(
@@ -13,21 +12,21 @@ SECTION.claim(
     R2,
     "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, CF-Biakanja)",
     7,
-    _p1_faithful_count("CF-Cabral"),
+    _faithful_count("p1", "CF-Cabral"),
 )
 SECTION.claim(
     "res42.p1_barker",
     R2,
     "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, CF-Biakanja)",
     0,
-    _p1_faithful_count("CF-Barker"),
+    _faithful_count("p1", "CF-Barker"),
 )
 SECTION.claim(
     "res42.p1_biakanja",
     R2,
     "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, CF-Biakanja)",
     4,
-    _p1_faithful_count("CF-Biakanja"),
+    _faithful_count("p1", "CF-Biakanja"),
 )
 SECTION.claim(
     "res42.p1_models",
@@ -41,19 +40,19 @@ SECTION.claim(
     R2,
     "Under P2 ... (8/8 faithful on every case)",
     8,
-    _p2_faithful_count("CF-Cabral"),
+    _faithful_count("p2", "CF-Cabral"),
 )
 SECTION.claim(
     "res42.p2_barker",
     R2,
     "Under P2 ... (8/8 faithful on every case)",
     8,
-    _p2_faithful_count("CF-Barker"),
+    _faithful_count("p2", "CF-Barker"),
 )
 SECTION.claim(
     "res42.p2_biakanja",
     R2,
     "Under P2 ... (8/8 faithful on every case)",
     8,
-    _p2_faithful_count("CF-Biakanja"),
+    _faithful_count("p2", "CF-Biakanja"),
 )

@@ -21,7 +21,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 R3 = "§4.3 P3 results"
 SECTION.claim(

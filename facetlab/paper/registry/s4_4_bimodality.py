@@ -18,7 +18,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 R4 = "§4.4 Bimodality"
 SECTION.claim(

@@ -18,7 +18,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 R5 = "§4.5 C2 ablation"
 SECTION.claim(

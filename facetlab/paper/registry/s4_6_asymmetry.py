@@ -18,7 +18,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 R6 = "§4.6 Asymmetric profile"
 SECTION.claim("res46.n8", R6, "three confounds we cannot disentangle at n = 8 models", 8, _n_models)

@@ -22,7 +22,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 R7 = "§4.7 Statistical tests"
 SECTION.claim(

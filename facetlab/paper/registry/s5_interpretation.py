@@ -10,9 +10,9 @@ from facetlab.paper.registry.selectors import (
     CUED,
     MODEL_SHORT,
     Section,
+    _faithful_count,
     _full,
     _n_models,
-    _p1_faithful_count,
     _p3_case_mean,
     _probe,
     _weights,
@@ -22,7 +22,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 IN = "§5 Interpretation"
 SECTION.claim(
@@ -30,21 +29,21 @@ SECTION.claim(
     IN,
     "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, and CF-Biakanja)",
     7,
-    _p1_faithful_count("CF-Cabral"),
+    _faithful_count("p1", "CF-Cabral"),
 )
 SECTION.claim(
     "interp.p1_barker",
     IN,
     "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, and CF-Biakanja)",
     0,
-    _p1_faithful_count("CF-Barker"),
+    _faithful_count("p1", "CF-Barker"),
 )
 SECTION.claim(
     "interp.p1_biakanja",
     IN,
     "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, and CF-Biakanja)",
     4,
-    _p1_faithful_count("CF-Biakanja"),
+    _faithful_count("p1", "CF-Biakanja"),
 )
 SECTION.claim(
     "interp.p2_barker_zero",

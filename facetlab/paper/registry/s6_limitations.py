@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 from facetlab.errors import DataError
@@ -28,7 +27,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 L = "§6 Limitations"
 SECTION.claim("lim.base", L, "13 base instances plus 4 adversarial variants", 13, _n_base_instances)
@@ -178,18 +176,7 @@ SECTION.claim(
 
 def _open_replicated_cells(x: ClaimInputs, column: str) -> list[tuple[str, str, int]]:
     """Open-weight P3 cells with ≥ 2 trials: (model, instance, number of distinct values)."""
-    frame = _probe(x, "P3")
-    frame = frame[frame["weights_access"] == "open"]
-    out: list[tuple[str, str, int]] = []
-    for (model, inst), cell in frame.groupby(["canonical_model", "instance_id"]):
-        if len(cell) < 2:
-            continue
-        if column == "weights":
-            values = {json.dumps(w, sort_keys=True) for w in cell["weights"]}
-        else:
-            values = {format(float(v), "g") for v in cell[column]}
-        out.append((str(model), str(inst), len(values)))
-    return out
+    return [(m, i, evidence._distinct(c, column)) for m, i, c in evidence._replicated_open(x)]
 
 
 SECTION.claim(

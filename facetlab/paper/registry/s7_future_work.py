@@ -6,7 +6,6 @@ from facetlab.analysis import stats
 from facetlab.paper.registry.selectors import Section, _n_base_instances, _wrong_count, bimodality
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 FW = "§7 Future work"
 SECTION.claim("fw.base", FW, "The pilot is 13 base instances", 13, _n_base_instances)

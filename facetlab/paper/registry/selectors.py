@@ -101,12 +101,12 @@ def fig5(x: ClaimInputs) -> pd.DataFrame:
     return _memo(x, "fig5", lambda: cells.fig5_asymmetry(x.trials))
 
 
-def _t2_value(x: ClaimInputs, short: str, case: str, column: str) -> float:
-    t = table2(x)
-    hit = t[(t["model"] == _full(short)) & (t["case"] == case)]
+def _cell(frame: pd.DataFrame, what: str, short: str, key: str, at: str, column: str) -> Any:
+    """``column`` of the one row of ``frame`` (``what``, for errors) for ``short`` at ``key == at``."""
+    hit = frame[(frame["model"] == _full(short)) & (frame[key] == at)]
     if len(hit) != 1:
-        raise DataError(f"Table 2 has {len(hit)} rows for {_full(short)} on {case}")
-    return float(hit[column].iloc[0])
+        raise DataError(f"{what} has {len(hit)} rows for {_full(short)} on {at}")
+    return hit[column].iloc[0]
 
 
 def _probe(x: ClaimInputs, probe: str) -> pd.DataFrame:
@@ -120,8 +120,7 @@ def _probe(x: ClaimInputs, probe: str) -> pd.DataFrame:
 
 def _by_time(frame: pd.DataFrame) -> pd.DataFrame:
     # Trial order inside a cell is the run order; timestamps are text like 20260413-115106.
-    out: pd.DataFrame = frame.sort_values(["timestamp", "source_file"], kind="stable")
-    return out
+    return frame.sort_values(["timestamp", "source_file"], kind="stable")
 
 
 def _full(short: str) -> str:
@@ -163,16 +162,13 @@ def _wrong_count(frame: pd.DataFrame) -> int:
 
 def _one_per_pair(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per (model, instance): P1 and P2 duplicates agree (CONVENTIONS), keep the first."""
-    out: pd.DataFrame = _by_time(frame).drop_duplicates(
-        ["canonical_model", "instance_id"], keep="first"
-    )
-    return out
+    return _by_time(frame).drop_duplicates(["canonical_model", "instance_id"], keep="first")
 
 
 def paired_p1_p2(x: ClaimInputs) -> pd.DataFrame:
     """P1 and P2 verdicts per (model, case) from H3's Figure 1 frame: columns ``p1``, ``p2``."""
     f = fig1(x)
-    out: pd.DataFrame = pd.DataFrame(
+    return pd.DataFrame(
         {
             "model": f["model"],
             "case": f["case"],
@@ -180,21 +176,14 @@ def paired_p1_p2(x: ClaimInputs) -> pd.DataFrame:
             "p2": f["p2_faithful"].astype(bool),
         }
     )
-    return out
 
 
-def _p1_faithful_count(case: str) -> Callable[[ClaimInputs], int]:
+def _faithful_count(probe: str, case: str) -> Callable[[ClaimInputs], int]:
+    """Models faithful under ``probe`` (``"p1"`` or ``"p2"``) on ``case`` (Figure 1)."""
+
     def recipe(x: ClaimInputs) -> int:
         m = paired_p1_p2(x)
-        return int(m.loc[m["case"] == case, "p1"].sum())
-
-    return recipe
-
-
-def _p2_faithful_count(case: str) -> Callable[[ClaimInputs], int]:
-    def recipe(x: ClaimInputs) -> int:
-        m = paired_p1_p2(x)
-        return int(m.loc[m["case"] == case, "p2"].sum())
+        return int(m.loc[m["case"] == case, probe].sum())
 
     return recipe
 
@@ -211,8 +200,7 @@ def bimodality(
 def _mode(x: ClaimInputs, mode: rules.Mode) -> pd.DataFrame:
     """The Figure 3 trials in one bimodality group (the split is :func:`rules.mode_of`)."""
     b = bimodality(x)
-    out: pd.DataFrame = b[[rules.mode_of(float(w), x.split_point) == mode for w in b["foi_weight"]]]
-    return out
+    return b[[rules.mode_of(float(w), x.split_point) == mode for w in b["foi_weight"]]]
 
 
 def _low(x: ClaimInputs) -> pd.DataFrame:
@@ -256,7 +244,7 @@ def _p3_case_mean(x: ClaimInputs, short: str, case: str) -> float:
 def fig5_points(x: ClaimInputs) -> pd.DataFrame:
     """Per model: mean C2 residual (``c2``) and mean CF-Barker P3 weight (``p3``), from H3's frame."""
     f = fig5(x)
-    out: pd.DataFrame = pd.DataFrame(
+    return pd.DataFrame(
         {
             "model": f["model"],
             "closed": f["weights_access"] == "closed",
@@ -264,7 +252,6 @@ def fig5_points(x: ClaimInputs) -> pd.DataFrame:
             "p3": f["p3_barker_mean"].astype(float),
         }
     )
-    return out
 
 
 FIG5_X_LINE = 2.0
@@ -285,8 +272,7 @@ def _quadrant_count(lower_x: bool, lower_y: bool) -> Callable[[ClaimInputs], int
 
 def _outcome_rows(x: ClaimInputs, probe: str) -> pd.DataFrame:
     frame = _probe(x, probe)
-    out: pd.DataFrame = frame[frame["ground_truth"].notna()]
-    return out
+    return frame[frame["ground_truth"].notna()]
 
 
 def _pct(part: int, whole: int) -> float:

@@ -6,7 +6,6 @@ from facetlab.paper.claims import ClaimInputs
 from facetlab.paper.registry.selectors import Section, _full, _scored
 
 SECTION = Section(kind="metadata")
-"""This section's claims, in paper order."""
 
 T1 = "Table 1"
 for _short, _lab in (

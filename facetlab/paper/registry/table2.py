@@ -14,9 +14,9 @@ from facetlab.paper.registry.selectors import (
     CABRAL_ADV,
     CABRAL_ADV2,
     Section,
+    _cell,
     _full,
     _probe,
-    _t2_value,
     _wrong_count,
     bimodality,
     p3_cell,
@@ -24,7 +24,6 @@ from facetlab.paper.registry.selectors import (
 )
 
 SECTION = Section()
-"""This section's claims, in paper order."""
 
 T2 = "Table 2"
 _TABLE2: dict[str, dict[str, tuple[int, float, int]]] = {
@@ -66,7 +65,7 @@ def _t2_recipe(short: str, case: str, column: str) -> Callable[[ClaimInputs], Va
     """Recipe reading one cell of H3's Table 2 frame (counts as int, means as float)."""
 
     def recipe(x: ClaimInputs) -> Value:
-        value = _t2_value(x, short, case, column)
+        value = float(_cell(table2(x), "Table 2", short, "case", case, column))
         return int(value) if column in ("n", "wrong") else value
 
     return recipe
@@ -135,8 +134,7 @@ def _t2_cells_n5(x: ClaimInputs) -> pd.DataFrame:
     t = table2(x)
     if t.empty:
         raise DataError("Table 2 has no cells")
-    out: pd.DataFrame = t[t["n"] >= 5]
-    return out
+    return t[t["n"] >= 5]
 
 
 def _t2_wilson_evidence(x: ClaimInputs) -> dict[str, Value]:

@@ -1,0 +1,146 @@
+"""Durable writes off the event loop: one writer thread, records committed in groups.
+
+A trial hands its record (and, for a paid answer, the cache entry to write first) to
+:class:`RecordWriter` and awaits the outcome. The thread takes every job queued so
+far as one group: the cache entries, then the records, in one shard append and one
+fsync (``layout="shards"``) or one atomic file each (``layout="files"``). Only then
+is each job's future resolved, so a trial is counted (reported) only once its record
+is on disk, and the event loop never waits on a disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from facetlab.records.own import write_record
+from facetlab.records.schema import TrialRecord
+from facetlab.records.shards import ShardWriter
+
+Layout = Literal["files", "shards"]
+
+MAX_GROUP = 512
+"""At most this many records in one group commit."""
+
+
+@dataclass(frozen=True)
+class Written:
+    """What became of one job: the errors of its cache entry and of its record (None: written)."""
+
+    cache_error: OSError | None = None
+    record_error: OSError | None = None
+
+
+@dataclass
+class _Job:
+    record: TrialRecord
+    before: Callable[[], None] | None
+    future: asyncio.Future[Written] | None
+    cache_error: OSError | None = field(default=None)
+
+
+class RecordWriter:
+    """One writer thread for a run's records (see the module)."""
+
+    def __init__(
+        self,
+        folder: Path,
+        layout: Layout,
+        write_file: Callable[[TrialRecord, Path], object] = write_record,
+    ) -> None:
+        self.folder = folder
+        self.layout = layout
+        self._write_file = write_file
+        self._shard = ShardWriter(folder) if layout == "shards" else None
+        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def submit(
+        self, record: TrialRecord, before: Callable[[], None] | None = None
+    ) -> asyncio.Future[Written]:
+        """Queue ``record`` (``before`` runs first, in the thread: the cache entry)."""
+        loop = asyncio.get_running_loop()
+        if self._thread is None:
+            self._loop = loop
+            self._thread = threading.Thread(target=self._work, name="facetlab-writer", daemon=True)
+            self._thread.start()
+        future: asyncio.Future[Written] = loop.create_future()
+        self._queue.put(_Job(record, before, future))
+        return future
+
+    async def close(self) -> None:
+        """Write what is queued, then stop the thread and close the shard."""
+        if self._thread is None:
+            if self._shard is not None:
+                self._shard.close()
+            return
+        self._queue.put(None)
+        await asyncio.to_thread(self._thread.join)
+        self._thread = None
+        await asyncio.sleep(0)  # let the last group's results land
+
+    def _work(self) -> None:
+        stopping = False
+        while not stopping:
+            first = self._queue.get()
+            group: list[_Job] = []
+            if first is None:
+                stopping = True
+            else:
+                group.append(first)
+            while len(group) < MAX_GROUP:
+                try:
+                    job = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if job is None:
+                    stopping = True
+                    break
+                group.append(job)
+            if group:
+                results = self._write(group)
+                assert self._loop is not None
+                # a closed loop: the records are on disk all the same
+                with contextlib.suppress(RuntimeError):
+                    self._loop.call_soon_threadsafe(_deliver, group, results)
+        if self._shard is not None:
+            # the index is only a shortcut: readers rebuild it from the shard
+            with contextlib.suppress(OSError):
+                self._shard.close()
+
+    def _write(self, group: list[_Job]) -> list[Written]:
+        for job in group:  # the answer first: a record never exists without its cache entry
+            if job.before is not None:
+                try:
+                    job.before()
+                except OSError as exc:
+                    job.cache_error = exc
+        results: list[Written]
+        if self._shard is not None:
+            try:
+                self._shard.append([job.record for job in group])
+                results = [Written(job.cache_error) for job in group]
+            except OSError as exc:
+                results = [Written(job.cache_error, exc) for job in group]
+        else:
+            results = []
+            for job in group:
+                try:
+                    self._write_file(job.record, self.folder)
+                    results.append(Written(job.cache_error))
+                except OSError as exc:
+                    results.append(Written(job.cache_error, exc))
+        return results
+
+
+def _deliver(group: list[_Job], results: list[Written]) -> None:
+    for job, result in zip(group, results, strict=True):
+        if job.future is not None and not job.future.done():
+            job.future.set_result(result)

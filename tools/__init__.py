@@ -1,0 +1,1 @@
+"""Repository tooling: used to develop facetlab, never imported by the package."""
