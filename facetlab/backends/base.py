@@ -13,6 +13,7 @@ records.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
@@ -37,6 +38,11 @@ class SamplingParams:
     """Reasoning effort: ``low``, ``medium``, ``high``, ``xhigh`` or ``max`` (None: the default)."""
     thinking: str | int | None = None
     """Thinking: ``"off"``, ``"adaptive"`` or a budget in tokens (None: the default)."""
+    structured: bool = False
+    """Ask for the probe's reply as JSON (``--structured``): each request carries the probe's
+    reply schema (:meth:`facetlab.probes.base.Probe.reply_schema`) as its ``output_schema``."""
+    extra_body: Mapping[str, Any] | None = field(default=None, hash=False)
+    """Fields each request body carries as they are (:attr:`ModelRequest.extra_body`)."""
 
     def __post_init__(self) -> None:
         # a NaN or negative temperature would fail every trial after paying for the first
@@ -48,6 +54,11 @@ class SamplingParams:
             _check_count("--seed", self.seed, minimum=0, maximum=MAX_SEED)
         if self.effort is not None and self.effort not in EFFORTS:
             raise ConfigError(f"--effort is {self.effort!r}; expected one of {', '.join(EFFORTS)}")
+        if self.extra_body is not None:
+            try:  # part of the trial key and the record: JSON, as sent
+                json.dumps(self.extra_body, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"extra_body is not a JSON object: {exc}") from None
         thinking = self.thinking
         if isinstance(thinking, bool) or not (
             thinking is None
@@ -59,8 +70,9 @@ class SamplingParams:
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The recorded form; ``effort`` and ``thinking`` appear only when set (so the
-        content keys of sweeps that set neither stay what they were)."""
+        """The recorded form; ``effort``, ``thinking``, ``structured`` and ``extra_body``
+        appear only when set (so the content keys of sweeps that set none stay what they
+        were)."""
         out: dict[str, Any] = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
@@ -72,6 +84,10 @@ class SamplingParams:
             out["effort"] = self.effort
         if self.thinking is not None:
             out["thinking"] = self.thinking
+        if self.structured:  # likewise: the paper's keys never carry these two
+            out["structured"] = True
+        if self.extra_body:
+            out["extra_body"] = dict(self.extra_body)
         return out
 
     @property
@@ -238,7 +254,12 @@ class Declaration:
     the runner asks for aiohttp for the backends it builds and closes in its own loop."""
 
     def refusal(self, params: SamplingParams, provider: str) -> str | None:
-        """Why ``params`` cannot be sent to ``provider`` (a reasoning setting it does not take)."""
+        """Why ``params`` cannot be sent to ``provider`` (a reasoning setting, structured
+        output or body fields it does not take)."""
+        if params.structured and not self.structured_output:
+            return f"--structured: {provider} has no structured-output field for a JSON schema"
+        if params.extra_body and self.offline:
+            return f"extra_body: {provider} answers offline and sends no request body"
         if params.effort is not None and params.effort not in self.efforts:
             takes = ", ".join(e for e in EFFORTS if e in self.efforts) or "no effort setting"
             return f"--effort {params.effort}: {provider} does not take it (it takes: {takes})"

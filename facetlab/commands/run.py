@@ -181,6 +181,14 @@ NewDesign = Annotated[
         "--new-design", help="Allow another model/params/template in an --out that holds a sweep."
     ),
 ]
+Structured = Annotated[
+    bool,
+    typer.Option(
+        "--structured",
+        help="Ask for each probe's reply as JSON: its schema in the provider's own field "
+        "(recorded, in the trial key; refused where a provider has none).",
+    ),
+]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")]
 
 
@@ -218,6 +226,7 @@ def run_command(
     timeout: Timeout = DEFAULT_TIMEOUT_S,
     max_retry_after: MaxRetryAfter = MAX_RETRY_AFTER_S,
     new_design: NewDesign = False,
+    structured: Structured = False,
     quiet: Quiet = False,
 ) -> None:
     """Run probes on instances against a model; every trial is recorded in <out>/records/.

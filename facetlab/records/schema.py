@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from facetlab.backends.base import (  # one token-usage type, as the provider reported it
     DEFAULT_DECLARATION,
     Declaration,
+    ModelRequest,
     ModelResponse,
     SamplingParams,
     Usage,
@@ -128,6 +129,8 @@ class Trial:
     """H1: the kind of hint the prompt carries (``"unhinted"``: the control); None otherwise."""
     hint: PlantedHint | None = field(compare=False, repr=False, default=None)
     """H1: the hint the prompt carries (None: the control, or another probe)."""
+    output_schema: dict[str, Any] | None = field(compare=False, repr=False, default=None)
+    """The probe's reply schema, sent when ``params.structured`` (``--structured``)."""
 
     def context(self) -> dict[str, Any]:
         """The :attr:`ModelRequest.context` of this trial (its keys are documented there)."""
@@ -144,6 +147,14 @@ class Trial:
             "template": self.template,
             "hint": self.hint,
         }
+
+    def request(self) -> ModelRequest:
+        """What is sent: the prompt, the params asked, the context, the reply schema
+        (structured output) and the body fields of ``params.extra_body``."""
+        params = self.request_params()
+        return ModelRequest(
+            self.prompt, params, self.context(), self.output_schema, params.extra_body
+        )
 
     def request_params(self) -> SamplingParams:
         """The sampling params asked for: the sweep's, with its seed replaced by the trial's."""
@@ -226,6 +237,9 @@ class TrialRecord(BaseModel):
     """The per-trial seed (:attr:`Trial.seed`)."""
     key: str | None = None
     """:attr:`Trial.key`: the response-cache key of a facetlab trial."""
+    output_schema: dict[str, Any] | None = None
+    """The JSON schema the request carried for the reply (``params.structured``: structured
+    output); None: none was sent."""
 
     template: str
     prompt: str
@@ -337,6 +351,7 @@ class TrialRecord(BaseModel):
             requested_params=trial.params.to_dict() if trial.unsent_params() else None,
             trial_seed=trial.seed,
             key=trial.key,
+            output_schema=trial.output_schema,
             template=trial.template,
             prompt=trial.prompt,
             prompt_sha256=prompt_sha256(trial.prompt),

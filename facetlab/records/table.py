@@ -95,6 +95,7 @@ COLUMNS: tuple[str, ...] = (
     "refusal",
     "backend",
     "design",
+    "structured",
     "instance_sha256",
     "perturbation_sha256",
     "prompt",
@@ -144,7 +145,7 @@ def part_schema() -> Any:
             return pa.float64()
         if name in _COUNT_COLUMNS:
             return pa.int64()
-        if name in ("correct", "failed", "refusal"):
+        if name in ("correct", "failed", "refusal", "structured"):
             return pa.bool_()
         if name == "timestamp":
             return pa.timestamp("us")
@@ -566,6 +567,7 @@ def record_row(
         "refusal": record.refusal,
         "backend": record.backend,
         "design": _design(record),
+        "structured": record.params.get("structured") is True,  # --structured
         "truth_source": (inputs.truth_from if inputs and inputs.truth_from else None)
         or ("anchor" if probe == "C2" else "instance"),
         "instance_sha256": inputs.instance_sha256 if inputs else None,
@@ -856,7 +858,8 @@ def _part_frame(part: Path, read: frozenset[str]) -> pd.DataFrame:
             )
         strings = [c for c in handle.schema_arrow.names if c not in _TYPED_COLUMNS]
         handle = pq.ParquetFile(part, read_dictionary=strings)
-        table = handle.read(columns=[c for c in PART_COLUMNS if c in read and c != "record"])
+        held = set(handle.schema_arrow.names)  # a part written before a column was added
+        table = handle.read(columns=[c for c in PART_COLUMNS if c in read & held - {"record"}])
     except RecordError:
         raise
     except Exception as exc:  # a damaged file: one unreadable row, never a crash
@@ -884,7 +887,7 @@ def _part_frame(part: Path, read: frozenset[str]) -> pd.DataFrame:
 
 
 _TYPED_COLUMNS = frozenset(
-    (*_FLOAT_COLUMNS, *_COUNT_COLUMNS, "correct", "failed", "refusal", "timestamp")
+    (*_FLOAT_COLUMNS, *_COUNT_COLUMNS, "correct", "failed", "refusal", "structured", "timestamp")
 )
 """The columns of a part that are not strings."""
 
@@ -899,7 +902,7 @@ def _column(pa: Any, name: str, values: Any) -> Any:
         return pd.array(values.to_pylist(), dtype="boolean")
     if name == "failed":
         return values.fill_null(True).to_numpy(zero_copy_only=False).astype(bool)
-    if name == "refusal":
+    if name in ("refusal", "structured"):
         return np.array(values.to_pylist(), dtype=object)
     if name == "timestamp":
         return values.to_pandas().astype(_TIMESTAMP_DTYPE).to_numpy()

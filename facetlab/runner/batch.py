@@ -30,7 +30,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from facetlab.backends.base import ModelRequest
 from facetlab.backends.batch import BatchAdapter, BatchReplyError, batch_adapter
 from facetlab.errors import BackendError, ConfigError
 from facetlab.files import atomic_write_text
@@ -208,10 +207,7 @@ async def _submit_all(
                               f"{provider} may refuse a job below its minimum of records (by "
                               f"default {adapter.min_records}): its trials are then recorded "
                               "failed with the provider's message")  # fmt: skip
-            items = [
-                (cid, ModelRequest(t.prompt, t.request_params(), t.context()))
-                for cid, t in zip(ids, chunk, strict=True)
-            ]
+            items = [(cid, t.request()) for cid, t in zip(ids, chunk, strict=True)]
             try:
                 batch_id = await adapter.submit(items)
             except (BackendError, ConfigError):

@@ -33,7 +33,7 @@ from typing import Any
 
 from facetlab.backends import model_declaration
 from facetlab.backends._common import redact
-from facetlab.backends.base import Backend, ModelRequest, ModelResponse
+from facetlab.backends.base import Backend, ModelResponse
 from facetlab.client.cache import ResponseCache
 from facetlab.client.limits import Limits, ProviderLimiter
 from facetlab.client.meter import CostMeter
@@ -383,7 +383,7 @@ class Executor:
         The answer is cached before its record is written.
         """
         if batch:  # priced here, not by a client: its usage is checked here too
-            request = ModelRequest(trial.prompt, trial.request_params())
+            request = trial.request()
             response, cost = self.client(trial.model).charge(response, request, batch=True)
         if self.options.secrets:
             response = dataclasses.replace(
@@ -468,7 +468,7 @@ class Executor:
     async def _call(self, trial: Trial) -> None:
         """Ask the trial's model through its client (limits, retries, budget); record the outcome."""
         client = self.client(trial.model)
-        request = ModelRequest(trial.prompt, trial.request_params(), trial.context())
+        request = trial.request()
         started_at = now_iso()
         try:
             answer = await client.call(

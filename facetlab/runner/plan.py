@@ -290,6 +290,7 @@ def plan_sweep(
     declared = {m: (declarations or {}).get(m, DEFAULT_DECLARATION) for m in models}
     params_by_model = {model: _params_of(params, model) for model in models}
     params_dicts = {m: declared[m].sent(p).to_dict() for m, p in params_by_model.items()}
+    structured = any(p.structured for p in params_by_model.values())
 
     def reps(model: str, probe: str, iid: str, factor: str | None) -> int:
         n = repeats(model, probe, iid, factor) if callable(repeats) else repeats
@@ -312,6 +313,7 @@ def plan_sweep(
                 continue
             for cell in suite.cells(probe, instance, template=template):
                 asked = _cell_trial(probe, instance, base, cell, template)
+                schema = _reply_schema(probe, cell) if structured else None
                 for model in models:
                     endpoint = (endpoints or {}).get(model)
                     key_of = _repeat_keys(
@@ -326,6 +328,7 @@ def plan_sweep(
                         params=params_by_model[model],
                         declaration=declared[model],
                         endpoint=endpoint,
+                        output_schema=schema if params_by_model[model].structured else None,
                     )
                     n = reps(model, probe, instance.instance_id, cell.factor)
                     cells.append(PlannedCell(trial, n, seed, key_of))
@@ -367,6 +370,18 @@ def _cell_trial(
         instance=shown,
         base_instance=instance if variation else base,
     )
+
+
+def _reply_schema(probe: ProbeName, cell: Cell) -> dict[str, Any]:
+    """The JSON schema of ``probe``'s reply to ``cell`` (``--structured``); a probe without
+    one is refused before any call."""
+    schema = PROBES[probe].reply_schema(cell.built_from)
+    if schema is None:
+        raise ConfigError(
+            f"--structured: {probe} has no JSON reply schema; ask it in a sweep without "
+            "--structured (structured: true)"
+        )
+    return schema
 
 
 def _params_of(

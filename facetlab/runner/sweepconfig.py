@@ -131,6 +131,13 @@ class ModelSettings(BaseModel):
     price: PriceOverride | None = Field(
         default=None, description="USD per 1M tokens, replacing the price table's entry."
     )
+    structured: bool = Field(
+        default=False,
+        description="Each probe's reply as JSON: its schema in the provider's own field.",
+    )
+    extra_body: dict[str, Any] | None = Field(
+        default=None, description="Fields each request body carries as they are (min_p, grammar)."
+    )
 
     @field_validator("thinking")
     @classmethod
@@ -434,7 +441,8 @@ def provider_of(model: str) -> str:
 def sampling_of(settings: ModelSettings, base: SamplingParams) -> SamplingParams:
     """``base`` with what ``settings`` set."""
     given = settings.model_dump(exclude_unset=True)
-    fields = ("temperature", "max_tokens", "system", "top_p", "effort", "thinking")
+    fields = ("temperature", "max_tokens", "system", "top_p", "effort", "thinking", "structured",
+              "extra_body")  # fmt: skip
     return SamplingParams(**{**base.to_dict(), **{k: given[k] for k in fields if k in given}})
 
 
