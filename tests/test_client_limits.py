@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 from virtual_clock import VirtualClock, together
 
-from facetlab.backends._common import RateSignal
+from facetlab.backends.base import RateSignal
 from facetlab.client.limits import (
     RATE_CUT,
     START_CONCURRENCY,

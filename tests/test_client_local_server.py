@@ -73,3 +73,35 @@ def test_a_one_slot_server_is_not_flooded_without_c(tmp_path: Path, publishes: b
     assert stats.received == TRIALS and stats.aborted == 0  # nothing timed out, nothing twice
     # published: one at a time; otherwise at most the first probe's four (two waiting)
     assert stats.max_in_server == (1 if publishes else 4)
+
+
+def test_any_backend_declares_its_slots_and_rate_signal_on_the_base_class() -> None:
+    """``Backend`` declares ``server_slots`` and ``rate_signal`` with defaults: a custom
+    backend that overrides them is heard; one that declares nothing is sized as before."""
+    from facetlab.backends import Backend, ModelResponse
+    from facetlab.backends.base import RateSignal
+
+    class TwoSlots(Backend):
+        provider, model = "custom", "two-slots"
+
+        async def server_slots(self) -> int | None:
+            return 2
+
+        async def agenerate(self, request: ModelRequest) -> ModelResponse:
+            self.rate_signal = RateSignal(limit_rpm=120.0)  # what its last reply said
+            return ModelResponse(text="ok", model_id=self.model)
+
+    class Plain(TwoSlots):
+        async def server_slots(self) -> int | None:
+            return await Backend.server_slots(self)  # the default: says nothing
+
+    async def once(backend: Backend) -> ModelClient:
+        client = ModelClient(backend)
+        await client.generate(ModelRequest("q"))
+        await client.aclose()
+        return client
+
+    told = asyncio.run(once(TwoSlots()))
+    assert told.limiter.capacity == 2 and told.limiter.learned_rpm == 120.0
+    assert asyncio.run(once(Plain())).limiter.capacity is None
+    assert Backend.rate_signal is None

@@ -19,7 +19,6 @@ import re
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -28,6 +27,7 @@ from facetlab.backends.base import (  # is_transient_status: one rule, for every
     Backend,
     ModelRequest,
     ModelResponse,
+    RateSignal,
     is_transient_status,
 )
 from facetlab.errors import (
@@ -229,15 +229,6 @@ def _number(raw: str | None) -> float | None:
         value = float(raw)  # type: ignore[arg-type]
         return value if 0 <= value < 1e15 else None
     return None
-
-
-@dataclass(frozen=True)
-class RateSignal:
-    """What a provider's rate-limit headers said about requests (None: not said)."""
-
-    limit_rpm: float | None = None
-    remaining: float | None = None
-    reset_s: float | None = None  # until the request count is replenished
 
 
 _RATE_HEADERS = (
@@ -541,7 +532,6 @@ class SDKBackend(Backend, Generic[ClientT]):
     base_url: str | None
     sdk: Any  # the SDK's module (anthropic, openai): its exception classes
     request_id_header: str = "x-request-id"
-    rate_signal: RateSignal | None = None  # the last reply's headers (the client paces by it)
 
     async def _on_response(self, response: Any) -> None:
         """Each reply to a model call: its body read within the cap (:class:`CappedBody`),

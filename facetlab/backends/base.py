@@ -326,6 +326,15 @@ def transient(exc: BaseException) -> bool:
     return isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError))
 
 
+@dataclass(frozen=True)
+class RateSignal:
+    """What a provider's rate-limit headers said about requests (None: not said)."""
+
+    limit_rpm: float | None = None
+    remaining: float | None = None
+    reset_s: float | None = None  # until the request count is replenished
+
+
 @runtime_checkable
 class Backend(Protocol):
     """A model provider. Implementations live one per file in ``facetlab/backends/``.
@@ -346,6 +355,8 @@ class Backend(Protocol):
     """What it sends and is (a provider whose models differ: see :meth:`declaration_for`)."""
     base_url: str | None = None
     """The server asked, when it is not the provider's own (limits and prices are per server)."""
+    rate_signal: RateSignal | None = None
+    """What the last reply's rate-limit headers said (the model client paces by it)."""
 
     @classmethod
     def declaration_for(cls, model_id: str) -> Declaration:
@@ -358,6 +369,11 @@ class Backend(Protocol):
 
     async def aclose(self) -> None:
         """Release connections."""
+        return None
+
+    async def server_slots(self) -> int | None:
+        """How many requests the server runs at once, where it says so (a self-hosted
+        server); None: it does not say (the model client then sizes from latency)."""
         return None
 
     def should_retry(self, exc: BaseException) -> bool:

@@ -66,7 +66,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from facetlab.backends._common import RateSignal
+from facetlab.backends.base import RateSignal
 from facetlab.client.retry import is_rate_limit
 from facetlab.errors import ConfigError
 from facetlab.numbers import check_number

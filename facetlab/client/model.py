@@ -268,7 +268,7 @@ class ModelClient:
     ) -> tuple[ModelResponse, float | None]:
         """One call within the limits and the budget: the response and its cost."""
         # once per server: how many requests it runs at once (where it says)
-        await self.limiter.learn_capacity(getattr(self.backend, "server_slots", None))
+        await self.limiter.learn_capacity(self.backend.server_slots)
         async with self.limiter.slot(tokens):
             reservation = await self._reserve(request, hooks)
             hooks.call_started()
@@ -283,7 +283,7 @@ class ModelClient:
                 raise
             finally:
                 hooks.call_ended()
-                self.limiter.observe(getattr(self.backend, "rate_signal", None))
+                self.limiter.observe(self.backend.rate_signal)
                 if not paid:
                     self.meter.release(reservation)
         return self.charge(response, request, reservation=reservation)
