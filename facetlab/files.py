@@ -20,13 +20,15 @@ MIN_FREE_BYTES = 5 * 1024 * 1024
 """Free space a sweep folder needs before the first paid call (records are ~4 KB)."""
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Write ``data`` to ``path`` so readers see either the old file or the whole new one.
 
     A temp file in the same folder, fsync, then ``os.replace``: a process killed
     mid-write leaves no half-written file (only a ``.<name>.*.tmp`` that the next
     sweep run removes). Records, cache entries, ``sweep.json`` and batch state are
-    all written this way.
+    all written this way. ``durable=False`` leaves out the fsync (a response-cache
+    entry: it outlives the process, not necessarily a power loss, where the answer's
+    record is the durable copy): the most of a file's CPU on a busy disk.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -34,16 +36,17 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp_name, path)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
     """:func:`atomic_write_bytes` of ``text`` as UTF-8."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
 def check_writable_dir(path: Path, *, what: str, min_free: int = MIN_FREE_BYTES) -> str | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from facetlab.backends.base import ModelResponse, Usage
 from facetlab.client.cache import ResponseCache
 
@@ -41,3 +43,24 @@ def test_put_writes_the_same_bytes_as_before(tmp_path: Path) -> None:
     written = (tmp_path / KEY[:2] / f"{KEY}.json").read_text(encoding="utf-8")
     assert written == WRITTEN_BEFORE
     assert cache.get(KEY) == RESPONSE
+
+
+def test_a_cache_entry_is_written_whole_without_the_fsync_a_record_keeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CPU a trial (issue 27, item 6): a cache entry is renamed into place whole but not
+    fsynced (the answer's record is the durable copy); every other atomic write is."""
+    import os
+
+    from facetlab.files import atomic_write_text
+
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real(fd))
+    cache = ResponseCache(tmp_path / "cache")
+    key = "ab" + "0" * 62
+    cache.put(key, ModelResponse(text="F1: 60, F2: 40", model_id="m", usage=Usage(3, 4)))
+    assert synced == [] and cache.get(key) is not None
+    assert not list((tmp_path / "cache").rglob("*.tmp"))  # no temp file left behind
+    atomic_write_text(tmp_path / "record.json", "{}")  # a record, sweep.json, batch state
+    assert len(synced) == 1

@@ -124,11 +124,11 @@ def _failing_under(root: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     real = cache_module.atomic_write_text
     tried: list[Path] = []
 
-    def write(path: Path, text: str) -> None:
+    def write(path: Path, text: str, *, durable: bool = True) -> None:
         if root in path.parents:
             tried.append(path)
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real(path, text)
+        real(path, text, durable=durable)
 
     monkeypatch.setattr(cache_module, "atomic_write_text", write)
     return tried
@@ -143,10 +143,10 @@ def test_a_failed_cache_write_is_tried_again_then_uses_the_reserve(
     real = cache_module.atomic_write_text
     failures = iter([True, True])  # the first two writes fail; the third, after the release, works
 
-    def write(path: Path, text: str) -> None:
+    def write(path: Path, text: str, *, durable: bool = True) -> None:
         if next(failures, False):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real(path, text)
+        real(path, text, durable=durable)
 
     monkeypatch.setattr(cache_module, "atomic_write_text", write)
     key = "ab" + "0" * 62

@@ -172,14 +172,14 @@ class ResponseCache:
         path = self._path(key)
         for _ in range(2):  # the second for a passing failure (space freed, a flaky mount)
             try:
-                atomic_write_text(path, text)
+                atomic_write_text(path, text, durable=False)  # the record is durable
                 self.unsaved.pop(key, None)
                 return
             except OSError as failed:
                 self.full, cause = self.full or failed, failed
         if self._release_reserve():
             try:
-                atomic_write_text(path, text)
+                atomic_write_text(path, text, durable=False)  # the record is durable
                 self.unsaved.pop(key, None)
             except OSError as third:
                 cause = third

@@ -239,8 +239,15 @@ class ModelClient:
             waiting[0] = True
             hooks.retry_waiting(error or RuntimeError("retry"))
 
-        attempts = 0
+        attempts = 1
         try:
+            try:  # most calls succeed at once: no retry machinery for them (CPU a call)
+                response, cost = await self._attempt(request, tokens, hooks)
+                return Answer(response, 1, cost)
+            except (Stopped, BudgetExceededError):
+                raise
+            except Exception as error:
+                first = error
             async for attempt in AsyncRetrying(
                 stop=stop_after_attempt(policy.max_attempts),
                 wait=policy.tenacity_wait(self._rng),
@@ -250,6 +257,8 @@ class ModelClient:
             ):
                 with attempt:
                     attempts = attempt.retry_state.attempt_number
+                    if attempts == 1:  # the first call's failure, as tenacity's first attempt
+                        raise first
                     if waiting[0]:
                         waiting[0] = False
                         hooks.retry_started()
