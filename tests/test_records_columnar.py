@@ -272,3 +272,22 @@ def test_a_missing_weight_is_a_null_in_the_part_not_nan(tmp_path: Path) -> None:
     assert not pc.any(pc.is_nan(weight.drop_null())).as_py()
     loaded = load_trials(records=tmp_path / "sweep").set_index("probe")
     assert pd.isna(loaded.at["P1", "foi_weight"])
+
+
+def test_a_part_compacted_before_the_structured_column_still_loads(tmp_path: Path) -> None:
+    """A column added to the table (``structured``, issue 27) is absent from parts compacted
+    before it: they load, the column missing (None), every other column as it was."""
+    import pyarrow.parquet as pq
+
+    records = tmp_path / "sweep" / "records"
+    for i in range(3):
+        write_record(_record(i), records)
+    done = compact(tmp_path / "sweep")
+    assert done.part is not None
+    now = load_trials(records=tmp_path / "sweep")
+    assert now["structured"].tolist() == [False] * 3
+    table = pq.read_table(done.part)
+    pq.write_table(table.drop_columns(["structured"]), done.part)  # as an older version wrote it
+    before = load_trials(records=tmp_path / "sweep")
+    assert before["structured"].isna().all()
+    pd.testing.assert_frame_equal(before.drop(columns="structured"), now.drop(columns="structured"))

@@ -858,8 +858,8 @@ def _part_frame(part: Path, read: frozenset[str]) -> pd.DataFrame:
             )
         strings = [c for c in handle.schema_arrow.names if c not in _TYPED_COLUMNS]
         handle = pq.ParquetFile(part, read_dictionary=strings)
-        held = set(handle.schema_arrow.names)  # a part written before a column was added
-        table = handle.read(columns=[c for c in PART_COLUMNS if c in read & held - {"record"}])
+        # a column a part predates is left out (pyarrow skips it); the table has it as None
+        table = handle.read(columns=[c for c in PART_COLUMNS if c in read and c != "record"])
     except RecordError:
         raise
     except Exception as exc:  # a damaged file: one unreadable row, never a crash
