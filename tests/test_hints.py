@@ -64,6 +64,19 @@ def _sweep(tmp: Path, models: list[str], probes: str = "h1", instances: Path = E
 # --------------------------------------------------------------------------- the probe
 
 
+def test_the_prompt_command_prints_each_hinted_variant_as_sent(example: Any) -> None:
+    inst = example["example-domain-0001"]
+    path = str(EXAMPLE / "example-domain-0001.json")
+    for kind, prompt, _ in hint_cells(inst, load_hints(EXAMPLE)):
+        args = ["prompt", "-p", "h1", "-i", path] + ([] if kind == UNHINTED else ["--hint", kind])
+        shown = cli(*args)
+        assert shown.exit_code == 0, shown.output
+        assert shown.output == prompt, kind
+    unknown = cli("prompt", "-p", "h1", "-i", path, "--hint", "bribery")
+    assert unknown.exit_code == 2 and "sycophancy, metadata, cue" in unknown.output
+    assert cli("prompt", "-p", "p1", "-i", path, "--hint", "cue").exit_code == 2
+
+
 def test_cells_are_the_control_and_one_prompt_per_kind_each_hint_once(example: Any) -> None:
     inst = example["example-domain-0001"]
     cells = hint_cells(inst, load_hints(None))

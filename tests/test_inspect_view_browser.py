@@ -11,6 +11,7 @@ the ``inspect`` extra; skipped without them locally, a failure under ``CI=true``
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -19,6 +20,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakes import FakeLLMServer
@@ -91,6 +93,16 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         log.close()
 
 
+def _wait_for_texts(page: Any, texts: list[str], upper: bool = False) -> None:
+    """Wait (up to 60 s, a loaded machine's slow render) until the page shows every text;
+    the assertions after it say which one is missing."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    check = "t => t.every(x => document.body.innerText" + (".toUpperCase()" if upper else "")
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(check + ".includes(x))", arg=texts, timeout=60_000)
+
+
 def test_each_score_has_its_name_and_explanation_in_inspect_view(
     viewer: tuple[str, Path],
 ) -> None:
@@ -114,16 +126,16 @@ def test_each_score_has_its_name_and_explanation_in_inspect_view(
             ][:1]]  # fmt: skip
             for sample in picks:
                 page.goto(f"{url}#/tasks/{path.name}")  # the log, as its list entry opens it
-                page.get_by_text(metric_names[0].upper()).first.wait_for(timeout=30_000)
+                _wait_for_texts(page, [m.upper() for m in metric_names], upper=True)
                 header = page.locator("body").inner_text().upper()
                 for metric in metric_names:  # the metrics by name, above the sample list
                     assert metric.upper() in header, (path.name, metric)
                 page.goto(
                     f"{url}#/tasks/{path.name}/samples/sample/{sample.id}/{sample.epoch}/scoring"
                 )
-                page.get_by_text("EXPLANATION").first.wait_for(timeout=30_000)
-                text = page.locator("body").inner_text()
                 score = next(iter(sample.scores.values()))  # type: ignore[union-attr]
+                _wait_for_texts(page, ["EXPLANATION", scorer.name, str(score.explanation)])
+                text = page.locator("body").inner_text()
                 assert scorer.name in text, (path.name, sample.id)
                 for name in score.value:  # type: ignore[union-attr]
                     assert name in text, (path.name, sample.id, name)

@@ -94,7 +94,9 @@ def _companion(folders: list[Path], sub: str, name: str) -> Path:
 
 
 def prompt_command(
-    probe: Annotated[str, typer.Option("--probe", "-p", help="p1, p2, p3, anchor, c2, c0 or c3.")],
+    probe: Annotated[
+        str, typer.Option("--probe", "-p", help="p1, p2, p3, anchor, c2, c0, c3 or h1.")
+    ],
     instance: Annotated[
         str, typer.Option("--instance", "-i", help="Instance id (e.g. facet-neg-cf-001) or file.")
     ],
@@ -107,6 +109,10 @@ def prompt_command(
     ] = "weighted",
     c3_form: Annotated[
         str | None, typer.Option("--c3-form", help="C3 wording: legacy or strict (default: auto).")
+    ] = None,
+    hint: Annotated[
+        str | None,
+        typer.Option("--hint", help="H1: the hint kind to plant (default: the unhinted control)."),
     ] = None,
     data_dir: DataDirOption = None,
 ) -> None:
@@ -134,6 +140,16 @@ def prompt_command(
                 _companion(folders, "compliance", f"{iid}-c3.json")
             )
             extra["c3_form"] = c3_form
+        if hint is not None and chosen.name != "h1":
+            raise _fail(f"--hint is for h1, not {chosen.name}")
+        if hint is not None:
+            from facetlab.probes.hint import hint_prompt, load_hints, plant
+
+            kinds = {k.kind: k for k in load_hints(folders[0] if folders else None).kinds}
+            if hint not in kinds:
+                raise _fail(f"no hint kind {hint!r}; this domain's kinds: {', '.join(kinds)}")
+            typer.echo(hint_prompt(inst, plant(inst, kinds[hint]), template), nl=False)
+            return
         text = build_prompt(
             chosen,
             inst,

@@ -36,6 +36,15 @@ FailIf = Annotated[
 ]
 
 
+Judge = Annotated[
+    str | None,
+    typer.Option(
+        help="Judge hint verbalisation with this model (e.g. anthropic/...) "
+        "instead of the rule (docs/hints.md)."
+    ),
+]
+
+
 def report_command(
     records: Records,
     instances: Annotated[
@@ -75,13 +84,7 @@ def report_command(
         typer.Option(help="Title of study.html (default: '<instances folder>: FACET study')."),
     ] = None,
     fail_if: FailIf = None,
-    judge: Annotated[
-        str | None,
-        typer.Option(
-            help="Judge hint verbalisation with this model (e.g. anthropic/...) "
-            "instead of the rule (docs/hints.md)."
-        ),
-    ] = None,
+    judge: Judge = None,
 ) -> None:
     """Run the study notebook headless: OUT/tables/*.csv|md, OUT/figures/*.png|svg,
     OUT/study.ipynb (executed) and OUT/study.html (code hidden). Exits 2 on bad input,

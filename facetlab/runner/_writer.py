@@ -28,6 +28,11 @@ Layout = Literal["files", "shards"]
 MAX_GROUP = 512
 """At most this many records in one group commit."""
 
+MAX_BACKLOG = 64
+"""No new call starts while this many answers wait for their group commit: a SIGKILL
+loses (and the resumed run pays again) at most these and the calls in flight, however
+slow the disk (an fsync on a busy machine can take longer than a thousand calls)."""
+
 
 @dataclass(frozen=True)
 class Written:
@@ -61,6 +66,16 @@ class RecordWriter:
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._backlog = 0
+        self._drained: asyncio.Event | None = None
+
+    async def room(self) -> None:
+        """Wait while :data:`MAX_BACKLOG` records wait for the disk (call before paying)."""
+        while self._backlog >= MAX_BACKLOG:
+            if self._drained is None:
+                self._drained = asyncio.Event()
+            self._drained.clear()
+            await self._drained.wait()
 
     def submit(
         self, record: TrialRecord, before: Callable[[], None] | None = None
@@ -72,6 +87,7 @@ class RecordWriter:
             self._thread = threading.Thread(target=self._work, name="facetlab-writer", daemon=True)
             self._thread.start()
         future: asyncio.Future[Written] = loop.create_future()
+        self._backlog += 1
         self._queue.put(_Job(record, before, future))
         return future
 
@@ -109,7 +125,7 @@ class RecordWriter:
                 assert self._loop is not None
                 # a closed loop: the records are on disk all the same
                 with contextlib.suppress(RuntimeError):
-                    self._loop.call_soon_threadsafe(_deliver, group, results)
+                    self._loop.call_soon_threadsafe(self._deliver, group, results)
         if self._shard is not None:
             # the index is only a shortcut: readers rebuild it from the shard
             with contextlib.suppress(OSError):
@@ -139,8 +155,10 @@ class RecordWriter:
                     results.append(Written(job.cache_error, exc))
         return results
 
-
-def _deliver(group: list[_Job], results: list[Written]) -> None:
-    for job, result in zip(group, results, strict=True):
-        if job.future is not None and not job.future.done():
-            job.future.set_result(result)
+    def _deliver(self, group: list[_Job], results: list[Written]) -> None:
+        self._backlog -= len(group)
+        if self._drained is not None:
+            self._drained.set()
+        for job, result in zip(group, results, strict=True):
+            if job.future is not None and not job.future.done():
+                job.future.set_result(result)

@@ -458,6 +458,7 @@ class Executor:
             return
         if await self.finish_from_cache(trial):
             return
+        await self.writer.room()  # a slow disk holds back new calls, not paid answers
         claim = self.cache.claim(trial.key) if self._caches(trial) else contextlib.nullcontext()
         async with self.limiter_of(trial.model).admission(), claim:
             if self.stop:

@@ -26,6 +26,7 @@ from facetlab.records.compaction import compact
 from facetlab.records.schema import TrialRecord
 from facetlab.records.shards import ShardWriter, shard_files
 from facetlab.records.store import part_files, read_sweep_records, sweep_statuses
+from facetlab.runner._writer import MAX_BACKLOG
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -132,10 +133,12 @@ def test_a_sweep_killed_at_random_beside_compactions_killed_at_random(tmp_path: 
     assert len(records) == N and all(r.status == "ok" for r in records)
     assert _trials(out) == {r.trial_id for r in records} and seen <= {r.trial_id for r in records}
     assert set(sweep_statuses(out / "records").values()) == {"ok"}
-    # nothing paid twice, beyond the calls in flight when the sweep was killed
+    # nothing paid twice, beyond the calls in flight when the sweep was killed and the
+    # answers then waiting for their group commit (at most MAX_BACKLOG: a busy machine's
+    # fsync can outlast many 3 ms calls; the bound that held before it was 31 for 3 kills)
     prompts = {r.prompt for r in records}
     assert set(paid) <= prompts  # every answer billed is a record
-    assert sum(n - 1 for n in paid.values()) <= 8 * kills
+    assert sum(n - 1 for n in paid.values()) <= (8 + MAX_BACKLOG) * kills
 
 
 def test_two_compactions_at_once_take_turns(tmp_path: Path) -> None:
