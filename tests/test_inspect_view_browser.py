@@ -93,14 +93,19 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         log.close()
 
 
-def _wait_for_texts(page: Any, texts: list[str], upper: bool = False) -> None:
-    """Wait (up to 60 s, a loaded machine's slow render) until the page shows every text;
-    the assertions after it say which one is missing."""
+def _open(page: Any, url: str, texts: list[str], upper: bool = False) -> None:
+    """Open ``url`` afresh and wait (up to 60 s, a loaded machine's slow render) until the
+    log has loaded and the page shows every text; the assertions after it say which one
+    is missing. A hash change alone keeps the previous log on screen for a moment (its
+    metric names too), so each view starts from a blank page."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    check = "t => t.every(x => document.body.innerText" + (".toUpperCase()" if upper else "")
+    page.goto("about:blank")
+    page.goto(url)
+    body = "document.body.innerText" + (".toUpperCase()" if upper else "")
+    check = f"t => !/loading/i.test(document.body.innerText) && t.every(x => {body}.includes(x))"
     with contextlib.suppress(PlaywrightTimeout):
-        page.wait_for_function(check + ".includes(x))", arg=texts, timeout=60_000)
+        page.wait_for_function(check, arg=texts, timeout=60_000)
 
 
 def test_each_score_has_its_name_and_explanation_in_inspect_view(
@@ -125,16 +130,17 @@ def test_each_score_has_its_name_and_explanation_in_inspect_view(
                 if s.scores and not next(iter(s.scores.values())).value["reply_parsed"]  # type: ignore[index]
             ][:1]]  # fmt: skip
             for sample in picks:
-                page.goto(f"{url}#/tasks/{path.name}")  # the log, as its list entry opens it
-                _wait_for_texts(page, [m.upper() for m in metric_names], upper=True)
+                # the log, as its list entry opens it
+                _open(page, f"{url}#/tasks/{path.name}", [m.upper() for m in metric_names], True)
                 header = page.locator("body").inner_text().upper()
                 for metric in metric_names:  # the metrics by name, above the sample list
                     assert metric.upper() in header, (path.name, metric)
-                page.goto(
-                    f"{url}#/tasks/{path.name}/samples/sample/{sample.id}/{sample.epoch}/scoring"
-                )
                 score = next(iter(sample.scores.values()))  # type: ignore[union-attr]
-                _wait_for_texts(page, ["EXPLANATION", scorer.name, str(score.explanation)])
+                _open(
+                    page,
+                    f"{url}#/tasks/{path.name}/samples/sample/{sample.id}/{sample.epoch}/scoring",
+                    ["EXPLANATION", scorer.name, str(score.explanation)],
+                )
                 text = page.locator("body").inner_text()
                 assert scorer.name in text, (path.name, sample.id)
                 for name in score.value:  # type: ignore[union-attr]
