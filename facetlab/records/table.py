@@ -17,6 +17,7 @@ import math
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -235,9 +236,7 @@ def load_trials(
         load_instance_index(root / "instances") if root is not None else {}
     )
 
-    rows: list[dict[str, Any]] = []
-    unreadable: list[tuple[str, str]] = []
-
+    found = _Found(on_error)
     if needs_data and root is not None:
         results = root / "results"
         families = (
@@ -250,20 +249,15 @@ def load_trials(
                 continue
             for path in files:
                 shown = path.relative_to(root).as_posix()
-                produce = partial(reader, path, shown, index)
-                _take(rows, unreadable, on_error, source, shown, produce)
+                found.take(source, shown, partial(reader, path, shown, index))
 
-    duplicates: list[tuple[str, str]] = []
-    undigested: list[str] = []  # records of files and shards written before the digest
     stored: pd.DataFrame | None = None  # records of compacted parts and shards
     if "facetlab" in wanted:
-        notes: tuple[list[Any], ...] = (rows, unreadable, duplicates, undigested)
-        marks = [len(found) for found in notes]
+        marks = found.marks()
 
         def read_own() -> pd.DataFrame | None:
-            for found, mark in zip(notes, marks, strict=True):
-                del found[mark:]  # what an attempt overlapping a compaction added
-            return _read_own(record_paths, index, read, on_error, *notes)
+            found.back_to(marks)  # what an attempt overlapping a compaction added
+            return _read_own(record_paths, index, read, found)
 
         stored = settled(
             read_own,
@@ -271,7 +265,7 @@ def load_trials(
                 p for base in record_paths for kind, p, _ in _store_files(base) if kind == "part"
             },
         )
-        if duplicates:
+        if duplicates := found.duplicates:
             warnings.warn(
                 f"{len(duplicates)} duplicate record file(s) read once: "
                 f"{duplicates[0][0]} ({duplicates[0][1]})"
@@ -280,10 +274,10 @@ def load_trials(
                 stacklevel=2,
             )
 
-    frame = _frame(rows, stored)
-    frame.attrs["unreadable"] = unreadable
-    frame.attrs["duplicates"] = duplicates
-    _edited_and_undigested(frame, undigested)
+    frame = _frame(found.rows, stored)
+    frame.attrs["unreadable"] = found.unreadable
+    frame.attrs["duplicates"] = found.duplicates
+    _edited_and_undigested(frame, found.undigested)
     if needs_data and root is not None:
         from facetlab.datasets import data_source
 
@@ -317,18 +311,12 @@ def load_trials(
 
 
 def _read_own(
-    paths: list[Path],
-    index: Mapping[str, InstanceInfo],
-    read: frozenset[str],
-    on_error: str,
-    rows: list[dict[str, Any]],
-    unreadable: list[tuple[str, str]],
-    duplicates: list[tuple[str, str]],
-    undigested: list[str],
+    paths: list[Path], index: Mapping[str, InstanceInfo], read: frozenset[str], found: _Found
 ) -> pd.DataFrame | None:
     """Every record under ``paths`` once (see :func:`load_trials`): the rows of record files
-    go to ``rows``, the parts and shards are the frame returned."""
-    stored = _stored_frame(paths, index, read, on_error, unreadable, duplicates, rows, undigested)
+    go to ``found.rows``, the parts and shards are the frame returned."""
+    rows, duplicates = found.rows, found.duplicates
+    stored = _stored_frame(paths, index, read, found)
     in_store: dict[str, str] | None = None  # trial_id -> folder, built if files need it
     seen_files: set[Path] = set()
     seen_trials: dict[str, str] = {}
@@ -341,8 +329,7 @@ def _read_own(
             seen_files.add(resolved)
             shown = str(resolved)
             before = len(rows)
-            produce = partial(_own_rows, path, shown, index, undigested)
-            _take(rows, unreadable, on_error, "facetlab", shown, produce)
+            found.take("facetlab", shown, partial(_own_rows, path, shown, index, found.undigested))
             tid = rows[-1].get("trial_id") if len(rows) > before else None
             if isinstance(tid, str) and stored is not None and len(stored):
                 if in_store is None:
@@ -439,37 +426,56 @@ def _default_data_dir(*, required: bool = True) -> Path | None:
 # --------------------------------------------------------------------------- rows
 
 
-def _take(
-    rows: list[dict[str, Any]],
-    unreadable: list[tuple[str, str]],
-    on_error: str,
-    source: str,
-    shown: str,
-    produce: Callable[[], list[dict[str, Any]]],
-) -> None:
-    """The rows of one file; a file that cannot be read is one failed row (and a warning)
-    or, with ``on_error="raise"``, the :class:`RecordError`."""
-    try:
-        rows.extend(produce())
-    except RecordError as exc:
-        if on_error == "raise":
-            raise
-        unreadable.append((shown, str(exc)))
-        warnings.warn(
-            f"unreadable {source} file kept as a failed row: {exc}", RecordWarning, stacklevel=4
+@dataclass
+class _Found:
+    """What one :func:`load_trials` gathers beside its frames: the rows of record and raw
+    files, the files (or shard lines) it could not read, the duplicates it read once, the
+    records written before the digest."""
+
+    on_error: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+    duplicates: list[tuple[str, str]] = field(default_factory=list)
+    undigested: list[str] = field(default_factory=list)
+
+    def marks(self) -> tuple[int, int, int, int]:
+        return len(self.rows), len(self.unreadable), len(self.duplicates), len(self.undigested)
+
+    def back_to(self, marks: tuple[int, int, int, int]) -> None:
+        """Forget what was gathered since :meth:`marks` (a read overlapping a compaction)."""
+        lists: tuple[list[Any], ...] = (
+            self.rows,
+            self.unreadable,
+            self.duplicates,
+            self.undigested,
         )
-        rows.append(_unreadable_row(source, shown, str(exc)))
+        for gathered, mark in zip(lists, marks, strict=True):
+            del gathered[mark:]
 
+    def take(self, source: str, shown: str, produce: Callable[[], list[dict[str, Any]]]) -> None:
+        """The rows of one file; a file that cannot be read is one failed row (and a
+        warning) or, with ``on_error="raise"``, the :class:`RecordError`."""
+        try:
+            self.rows.extend(produce())
+        except RecordError as exc:
+            if self.on_error == "raise":
+                raise
+            self.failed_row(f"{source} file", shown, str(exc), source)
 
-def _unreadable_row(source: str, shown: str, message: str) -> dict[str, Any]:
-    return {
-        "source": source,
-        "source_file": shown,
-        "excluded_reason": f"unreadable file: {message}",
-        "parse_status": "unreadable",
-        "parse_problems": (message,),
-        "failed": True,
-    }
+    def failed_row(self, what: str, shown: str, why: str, source: str = "facetlab") -> None:
+        """Keep what could not be read as one failed row, said in a warning."""
+        self.unreadable.append((shown, why))
+        warnings.warn(f"unreadable {what} kept as a failed row: {why}", RecordWarning, stacklevel=5)
+        self.rows.append(
+            {
+                "source": source,
+                "source_file": shown,
+                "excluded_reason": f"unreadable file: {why}",
+                "parse_status": "unreadable",
+                "parse_problems": (why,),
+                "failed": True,
+            }
+        )
 
 
 def _own_rows(
@@ -730,21 +736,15 @@ def _store_files(base: Path) -> Iterator[tuple[str, Path, Path]]:
 
 
 def _stored_frame(
-    bases: list[Path],
-    index: Mapping[str, InstanceInfo],
-    read: frozenset[str],
-    on_error: str,
-    unreadable: list[tuple[str, str]],
-    duplicates: list[tuple[str, str]],
-    rows: list[dict[str, Any]],
-    undigested: list[str],
+    bases: list[Path], index: Mapping[str, InstanceInfo], read: frozenset[str], found: _Found
 ) -> pd.DataFrame | None:
     """The records of every part and shard under ``bases``, one per trial.
 
     In one folder the later place wins (parts by name, then shards by name: a failed
     trial run again); a trial found in two folders is read once, with a duplicate noted.
-    Unreadable shard lines become rows of ``rows`` (``on_error="record"``) or raise.
+    Unreadable shard lines become rows of ``found.rows`` (``on_error="record"``) or raise.
     """
+    duplicates = found.duplicates
     frames: list[pd.DataFrame] = []
     seen: set[Path] = set()
     for base in bases:
@@ -758,16 +758,12 @@ def _stored_frame(
                 try:
                     part = _part_frame(resolved, read)
                 except RecordError as exc:
-                    if on_error == "raise":
+                    if found.on_error == "raise":
                         raise
-                    unreadable.append((str(resolved), str(exc)))
-                    warnings.warn(
-                        f"unreadable part kept as a failed row: {exc}", RecordWarning, stacklevel=4
-                    )
-                    rows.append(_unreadable_row("facetlab", str(resolved), str(exc)))
+                    found.failed_row("part", str(resolved), str(exc))
                     continue
             else:
-                part = _shard_frame(resolved, on_error, unreadable, rows, undigested)
+                part = _shard_frame(resolved, found)
             part["_folder"] = str(folder.resolve())
             frames.append(part)
     if not frames:
@@ -786,30 +782,17 @@ def _stored_frame(
     return stored
 
 
-def _shard_frame(
-    shard: Path,
-    on_error: str,
-    unreadable: list[tuple[str, str]],
-    rows: list[dict[str, Any]],
-    undigested: list[str],
-) -> pd.DataFrame:
+def _shard_frame(shard: Path, found: _Found) -> pd.DataFrame:
     """The rows of a shard's records (a torn last line is skipped, with a warning)."""
-    found: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
     extra: list[tuple[str | None, str | None]] = []
-
-    def keep_as_failed_row(shown: str, why: str) -> None:
-        unreadable.append((shown, why))
-        warnings.warn(
-            f"unreadable shard line kept as a failed row: {why}", RecordWarning, stacklevel=7
-        )
-        rows.append(_unreadable_row("facetlab", shown, why))
-
-    for record in iter_shard_records(shard, None if on_error == "raise" else keep_as_failed_row):
-        found.append(record_row(record, str(shard), {}))
+    failed = None if found.on_error == "raise" else partial(found.failed_row, "shard line")
+    for record in iter_shard_records(shard, failed):
+        rows.append(record_row(record, str(shard), {}))
         if record.received_sha256 is None:
-            undigested.append(str(shard))
+            found.undigested.append(str(shard))
         extra.append((record.base_instance_id, record.ground_truth))
-    frame = _rows_frame(found)
+    frame = _rows_frame(rows)
     frame["record_base_instance_id"] = pd.Series([b for b, _ in extra], dtype=object)
     frame["record_ground_truth"] = pd.Series([g for _, g in extra], dtype=object)
     return frame
