@@ -142,13 +142,14 @@ def prompt_command(
             extra["c3_form"] = c3_form
         if hint is not None and chosen.name != "h1":
             raise _fail(f"--hint is for h1, not {chosen.name}")
-        if hint is not None:
-            from facetlab.probes.hint import hint_prompt, load_hints, plant
+        if hint is not None:  # the sweep's own cells: the prompt as it is sent
+            from facetlab.probes.hint import UNHINTED, hint_cells, load_hints
 
-            kinds = {k.kind: k for k in load_hints(folders[0] if folders else None).kinds}
-            if hint not in kinds:
-                raise _fail(f"no hint kind {hint!r}; this domain's kinds: {', '.join(kinds)}")
-            typer.echo(hint_prompt(inst, plant(inst, kinds[hint]), template), nl=False)
+            cells = {k: text for k, text, _ in hint_cells(inst, load_hints(folders[0]), template)}
+            if hint not in cells or hint == UNHINTED:
+                kinds = ", ".join(k for k in cells if k != UNHINTED)
+                raise _fail(f"no hint kind {hint!r}; this domain's kinds: {kinds}")
+            typer.echo(cells[hint], nl=False)
             return
         text = build_prompt(
             chosen,
