@@ -334,3 +334,46 @@ def test_a_429_after_a_few_sends_teaches_no_rate() -> None:
 
     clock.run(main())
     assert lim.learned_rpm is None
+
+
+def test_a_ceiling_learned_low_is_left_in_seconds() -> None:
+    """A first 429 in a window another client had filled teaches a ceiling far below the
+    provider's rate: above it each quiet step doubles its raise (2%, 4%, ... 64%), so the
+    rate passes twice that ceiling within ~10 s (at a fixed 2% it took ~40 s); a new 429
+    starts the probing again from 2%."""
+    clock = VirtualClock()
+    lim = limiter(clock, concurrency=64)
+
+    async def quiet_steps(n: int) -> list[float]:
+        rates = []
+        for _ in range(n):
+            await clock.sleep(1.1)
+            await call(lim, clock)
+            rates.append(lim.learned_rpm or 0.0)
+        return rates
+
+    async def main() -> tuple[list[float], list[float]]:
+        await asyncio.gather(*(call(lim, clock, 0.01) for _ in range(20)))
+        with pytest.raises(TransientBackendError):
+            await call(lim, clock, error=REFUSED)
+        first = await quiet_steps(10)
+        with pytest.raises(TransientBackendError):
+            await call(lim, clock, error=REFUSED)
+        return first, await quiet_steps(5)
+
+    first, again = clock.run(main())
+
+    def expected(ceiling: float, steps: int) -> list[float]:
+        rate, probes, out = RATE_CUT * ceiling, 0, []
+        for _ in range(steps):
+            if rate < 0.99 * ceiling:
+                rate = (rate + ceiling) / 2
+            else:
+                rate, probes = rate * (1 + 0.02 * 2 ** min(probes, 5)), probes + 1
+            out.append(rate)
+        return out
+
+    assert first == pytest.approx(expected(20 * 60, 10))
+    assert first[-1] > 2 * 20 * 60  # 4 steps back to the ceiling, 6 beyond it
+    assert again == pytest.approx(expected(first[-1], 5))  # ends on the 2% step
+    assert again[-1] == pytest.approx(again[-2] * 1.02)

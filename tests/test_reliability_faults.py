@@ -22,6 +22,7 @@ from reliability_helpers import cli, instances_folder, paid_report, run_args
 from test_runner_helpers import StubSuite, make_instances
 
 from facetlab.backends import get_backend
+from facetlab.client.cache import ResponseCache
 from facetlab.runner import RetryPolicy, RunOptions, run
 
 pytestmark = pytest.mark.timeout(60)
@@ -77,8 +78,10 @@ def test_bad_200_body_then_a_good_one_records_the_good_one(tmp_path: Path) -> No
     record = _only_record(tmp_path)
     assert record["status"] == "ok" and record["attempts"] == 2
     assert record["raw_response"].startswith("F1: 60")
-    (entry,) = _cache_entries(tmp_path)
-    assert json.loads(entry.read_text())["text"] == record["raw_response"]
+    (entry,) = _cache_entries(tmp_path)  # the record file itself, linked as the entry
+    cached = ResponseCache(tmp_path / "cache").get(entry.stem)
+    assert cached is not None and cached.text == record["raw_response"]
+    assert entry.samefile(tmp_path / "records" / f"{record['trial_id']}.json")
 
 
 def test_retry_after_an_hour_ends_within_the_cap_naming_retry_after(tmp_path: Path) -> None:

@@ -286,6 +286,29 @@ def provider_message(body: object, fallback: str) -> str:
     return fallback
 
 
+def status_error(
+    provider: str,
+    status: int,
+    headers: Mapping[str, str],
+    body: object,
+    fallback: str,
+    *,
+    secrets: Iterable[str | None],
+    request_id_header: str,
+) -> BackendError:
+    """The facetlab error for an HTTP error reply: 408/409/425/429/5xx transient (with
+    ``retry_after`` from the headers), any other status permanent; the provider's own
+    message, its request id, secrets redacted. ``headers`` with lower-case names."""
+    request_id = headers.get(request_id_header) or headers.get("request-id")
+    suffix = f" [request id {request_id}]" if request_id else ""
+    text = redact(f"{provider} HTTP {status}: {provider_message(body, fallback)}{suffix}", secrets)
+    if is_transient_status(status):
+        return TransientBackendError(
+            text, provider=provider, status=status, retry_after=parse_retry_after(headers)
+        )
+    return PermanentBackendError(text, provider=provider, status=status)
+
+
 def map_sdk_error(
     exc: BaseException,
     *,
@@ -327,17 +350,14 @@ def map_sdk_error(
         )
     if isinstance(exc, sdk.APIStatusError) and isinstance(status, int):
         response = getattr(exc, "response", None)
-        headers = dict(response.headers.items()) if response is not None else {}
-        body = getattr(exc, "body", None)
-        message = provider_message(body, str(getattr(exc, "message", "") or exc))
-        request_id = headers.get(request_id_header) or headers.get("request-id")
-        suffix = f" [request id {request_id}]" if request_id else ""
-        text = redact(f"{provider} HTTP {status}: {message}{suffix}", secrets)
-        if is_transient_status(status):
-            return TransientBackendError(
-                text, provider=provider, status=status, retry_after=parse_retry_after(headers)
-            )
-        return PermanentBackendError(text, provider=provider, status=status)
+        headers = (
+            {k.lower(): v for k, v in response.headers.items()} if response is not None else {}
+        )
+        fallback = str(getattr(exc, "message", "") or exc)
+        return status_error(
+            provider, status, headers, getattr(exc, "body", None), fallback,
+            secrets=secrets, request_id_header=request_id_header,
+        )  # fmt: skip
     if isinstance(exc, (sdk.APIResponseValidationError, json.JSONDecodeError, UnicodeDecodeError)):
         return TransientBackendError(
             redact(f"{provider}: unparseable response body ({name}: {exc})", secrets),
@@ -382,35 +402,44 @@ def sdk_client_options(
     http_client: Any,
     sdk: Any,
     on_response: Callable[[Any], Awaitable[None]],
-    http_transport: str = "httpx",
 ) -> Callable[[], dict[str, Any]]:
     """Keyword arguments both official SDK clients take, as facetlab sets them: a function
-    giving a fresh set per client built (an ``aiohttp`` pool belongs to one event loop).
+    giving a fresh set per client built (a pool belongs to one event loop).
 
     The SDK's own retries are off: the runner retries, with the errors mapped here.
     Every pool calls ``on_response`` with each reply before its body is read (the
-    size cap, the rate-limit headers). ``http_transport="aiohttp"`` uses the SDK's
-    ``DefaultAioHttpClient``: at hundreds of calls a second httpx's pool spends ~1 ms
-    of CPU per request looking over its connections (docs/running.md).
+    size cap, the rate-limit headers).
     """
-    check_http_transport(http_transport)
     options = {
         "base_url": base_url,
         "max_retries": 0,
         "timeout": option_float({"timeout": timeout}, "timeout", DEFAULT_TIMEOUT_S),
     }
-    aiohttp = http_transport == "aiohttp" and _plain_url(base_url) and not _proxied()
 
     def build() -> dict[str, Any]:
         if http_client is None:
-            pool = sdk.DefaultAioHttpClient if aiohttp else sdk.DefaultAsyncHttpxClient
-            return {**options, "http_client": pool(event_hooks={"response": [on_response]})}
+            pool = sdk.DefaultAsyncHttpxClient(event_hooks={"response": [on_response]})
+            return {**options, "http_client": pool}
         hooks = http_client.event_hooks  # the caller's own pool keeps its hooks
         if on_response not in hooks["response"]:
             http_client.event_hooks = {**hooks, "response": [*hooks["response"], on_response]}
         return {**options, "http_client": http_client}
 
     return build
+
+
+def sends_directly(http_transport: str, base_url: str | None, http_client: Any) -> bool:
+    """Whether model calls go over facetlab's own aiohttp session (:mod:`._direct`):
+    ``http_transport="aiohttp"``, no pool of the caller's, a plain URL, no proxy. At
+    hundreds of calls a second the SDK's request path and httpx's pool spend more CPU per
+    call than the rest of a trial (docs/running.md)."""
+    check_http_transport(http_transport)
+    return (
+        http_transport == "aiohttp"
+        and http_client is None
+        and _plain_url(base_url)
+        and not _proxied()
+    )
 
 
 def _plain_url(url: str | None) -> bool:
@@ -521,8 +550,9 @@ ClientT = TypeVar("ClientT", bound=AsyncClosable)
 class SDKBackend(Backend, Generic[ClientT]):
     """What the Anthropic and OpenAI backends share around their official async SDK client.
 
-    A subclass sets ``provider`` and ``sdk``, builds its client in
-    ``__init__`` and hands it to :meth:`_bind_client`, and implements
+    A subclass sets ``provider`` and ``sdk_module``, hands :meth:`_bind_client` its
+    client or a factory (called on first use: the SDK is imported only when it is
+    needed, never for a direct call), and implements
     :meth:`request_body`, :meth:`_send` and :meth:`response_from_message`; the call
     itself (timing, error mapping with secrets redacted) and ``aclose`` live here.
     """
@@ -530,8 +560,15 @@ class SDKBackend(Backend, Generic[ClientT]):
     provider: str
     model: str
     base_url: str | None
-    sdk: Any  # the SDK's module (anthropic, openai): its exception classes
+    sdk_module: str  # the SDK's module name ("anthropic", "openai")
     request_id_header: str = "x-request-id"
+
+    @property
+    def sdk(self) -> Any:
+        """The SDK's module (its exception classes), imported on first use."""
+        import importlib
+
+        return importlib.import_module(self.sdk_module)
 
     async def _on_response(self, response: Any) -> None:
         """Each reply to a model call: its body read within the cap (:class:`CappedBody`),
@@ -551,15 +588,19 @@ class SDKBackend(Backend, Generic[ClientT]):
         *,
         api_key: str | None,
         rebuildable: bool,
+        direct: bool = False,
     ) -> None:
-        """Use ``client`` (or ``factory()``); rebuild it per event loop when ``rebuildable``."""
-        if client is None:
-            if factory is None:
-                raise TypeError("_bind_client needs a client or a factory")
-            client = factory()
+        """Use ``client``, or ``factory()`` on first use (rebuilt per event loop when
+        ``rebuildable``); ``api_key``: the key in use (redacted from every message);
+        ``direct``: model calls over :class:`~facetlab.backends._direct.DirectSender`."""
+        if client is None and factory is None:
+            raise TypeError("_bind_client needs a client or a factory")
         self._secret: str | None = api_key or getattr(client, "api_key", None)
-        self._client, self._factory = client, factory if rebuildable else None
+        self._client, self._factory = client, factory
+        self._rebuildable = rebuildable
         self._loop: object = None
+        self.sends_directly = direct and client is None
+        self._sender: Any = None
 
     @property
     def client(self) -> ClientT:
@@ -573,9 +614,12 @@ class SDKBackend(Backend, Generic[ClientT]):
 
         with contextlib.suppress(RuntimeError):  # no running loop: the current client
             loop = get_running_loop()
-            if self._loop is not None and self._loop is not loop and self._factory is not None:
-                self._client = self._factory()
+            if self._loop is not None and self._loop is not loop and self._rebuildable:
+                self._client = None
             self._loop = loop
+        if self._client is None:
+            assert self._factory is not None  # _bind_client has one or the other
+            self._client = self._factory()
         return self._client
 
     def __repr__(self) -> str:
@@ -601,14 +645,52 @@ class SDKBackend(Backend, Generic[ClientT]):
         """POST the exact ``body`` through the SDK (its auth, errors and pool) and read the
         reply's JSON as is: the SDK's typed models would cost more CPU than the rest of
         the call (docs/running.md), and the reply converters read dicts too."""
-        import httpx2  # the SDKs' HTTP client: loaded with them
+        if self.sends_directly:
+            reply = await self._direct().post(path, body)
+            headers = reply.headers
+            self.rate_signal = rate_signal(headers) or self.rate_signal
+            if reply.status >= 300:
+                try:
+                    said: object = json.loads(reply.body)
+                except ValueError:
+                    said = reply.body.decode("utf-8", "replace")
+                raise status_error(
+                    self.provider, reply.status, headers, said,
+                    f"{reply.status} {reply.reason}".strip(), secrets=(self._secret,),
+                    request_id_header=self.request_id_header,
+                )  # fmt: skip
+            data = json.loads(reply.body)
+        else:
+            import httpx2  # the SDKs' HTTP client: loaded with them
 
-        client: Any = self.client
-        reply = await client.post(path, body=body, cast_to=httpx2.Response, options=options)
-        data = json.loads(reply.content)
+            client: Any = self.client
+            reply = await client.post(path, body=body, cast_to=httpx2.Response, options=options)
+            data, headers = json.loads(reply.content), reply.headers
         if isinstance(data, dict):
-            data.setdefault("_request_id", reply.headers.get(self.request_id_header))
+            data.setdefault("_request_id", headers.get(self.request_id_header))
         return data
+
+    def _direct(self) -> Any:
+        """This event loop's :class:`~facetlab.backends._direct.DirectSender`, with the
+        SDK client's base URL, auth and default headers."""
+        from asyncio import get_running_loop
+
+        from facetlab.backends._direct import DirectSender
+
+        if self._sender is None or self._sender.loop is not get_running_loop():
+            url, headers, timeout = self.direct_target()
+            self._sender = DirectSender(
+                url, headers, timeout=timeout, provider=self.provider, capped=CappedBody
+            )
+        return self._sender
+
+    def direct_target(self) -> tuple[str, dict[str, str], float | None]:
+        """Base URL, headers and HTTP timeout of a direct call: the SDK client's own."""
+        client: Any = self.client
+        said = {**client.default_headers, **client.auth_headers}
+        timeout = client.timeout if isinstance(client.timeout, (int, float)) else None
+        headers = {name: value for name, value in said.items() if isinstance(value, str)}
+        return str(client.base_url), headers, timeout
 
     def map_error(self, exc: BaseException) -> BackendError:
         """The facetlab error for an SDK exception (also used by batch collection)."""
@@ -623,17 +705,14 @@ class SDKBackend(Backend, Generic[ClientT]):
     async def agenerate(self, request: ModelRequest) -> ModelResponse:
         body = self.request_body(request)
         started = time.perf_counter()
-        # JSONDecodeError / UnicodeDecodeError: a 200 whose body is not JSON (a broken proxy)
-        mapped: tuple[type[BaseException], ...] = (
-            self.sdk.APIError,
-            json.JSONDecodeError,
-            UnicodeDecodeError,
-            ReplyBodyError,
-        )
         try:
             message = await self._send(body)
         except Exception as exc:
-            if not isinstance(exc, mapped) and not _from_transport(exc):
+            # JSONDecodeError / UnicodeDecodeError: a 200 whose body is not JSON (a broken proxy)
+            plain = (json.JSONDecodeError, UnicodeDecodeError, ReplyBodyError)
+            if isinstance(exc, BackendError) or not (
+                isinstance(exc, plain) or _from_transport(exc) or isinstance(exc, self.sdk.APIError)
+            ):
                 raise
             raise self.map_error(exc) from None
         try:
@@ -649,7 +728,10 @@ class SDKBackend(Backend, Generic[ClientT]):
         return response
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._sender is not None:
+            await self._sender.close()
+        if self._client is not None:
+            await self._client.close()
 
 
 def with_extra(

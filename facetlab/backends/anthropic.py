@@ -28,6 +28,7 @@ from facetlab.backends._common import (
     require_fields,
     resolve_api_key,
     sdk_client_options,
+    sends_directly,
     thinking_config,
     with_extra,
 )
@@ -102,7 +103,7 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
     """Claude models through the Messages API."""
 
     provider = "anthropic"
-    sdk = anthropic
+    sdk_module = "anthropic"
     request_id_header = "request-id"
     declaration = Declaration(
         http_timeout=True,
@@ -131,7 +132,7 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
             raise TypeError(f"AnthropicBackend: unknown options {sorted(options)}")
         self.model = model
         self.base_url = base_url
-        factory = None
+        factory, key = None, api_key
         if client is None:
             key = resolve_api_key(api_key, ENV_KEY, self.provider)
             common = sdk_client_options(
@@ -140,13 +141,15 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
                 http_client=http_client,
                 sdk=anthropic,
                 on_response=self._on_response,
-                http_transport=http_transport,
             )
 
             def factory() -> anthropic.AsyncAnthropic:
                 return anthropic.AsyncAnthropic(api_key=key, **common())
 
-        self._bind_client(client, factory, api_key=api_key, rebuildable=http_client is None)
+        self._bind_client(
+            client, factory, api_key=key, rebuildable=http_client is None,
+            direct=sends_directly(http_transport, base_url, http_client),
+        )  # fmt: skip
 
     def effective_params(self, params: SamplingParams) -> SamplingParams:
         """The parameters actually sent (``seed``, ``temperature``, ``top_p`` dropped)."""

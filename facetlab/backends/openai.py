@@ -29,17 +29,17 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Any, Literal
-
-import openai
+from typing import TYPE_CHECKING, Any, Literal
 
 from facetlab.backends._common import (
     HTTP_TRANSPORTS,
     SDKBackend,
     get_field,
+    option_float,
     require_fields,
     resolve_api_key,
     sdk_client_options,
+    sends_directly,
     with_extra,
 )
 from facetlab.backends.base import (
@@ -52,8 +52,13 @@ from facetlab.backends.base import (
     Usage,
 )
 from facetlab.errors import BackendError, ConfigError
+from facetlab.project import version as facetlab_version
+
+if TYPE_CHECKING:
+    import openai
 
 ENV_KEY = "OPENAI_API_KEY"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _NO_KEY = "no-key-needed"  # local servers ignore the key, but the SDK wants a non-empty one
 
 # llama-cpp-python's server answers a body it cannot validate with HTTP 500 and
@@ -136,11 +141,11 @@ def chat_usage(usage: Any) -> Usage:
     )
 
 
-class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
+class OpenAIBackend(SDKBackend["openai.AsyncOpenAI"]):
     """Chat Completions against api.openai.com or any OpenAI-compatible ``base_url``."""
 
     provider = "openai"
-    sdk = openai
+    sdk_module = "openai"
     env_key = ENV_KEY
     declaration = Declaration(
         http_timeout=True,
@@ -185,20 +190,20 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
         self.max_tokens_param: MaxTokensParam = max_tokens_param or (
             "max_completion_tokens" if base_url is None else "max_tokens"
         )
-        factory = None
+        factory, key = None, api_key
+        self.organization = organization
+        self.timeout_s = option_float({"timeout": timeout}, "timeout", DEFAULT_TIMEOUT_S)
         if client is None:
             required = base_url is None if key_required is None else key_required
             key = resolve_api_key(api_key, self.env_key, self.provider, required=required)
-            common = sdk_client_options(
-                base_url=base_url,
-                timeout=timeout,
-                http_client=http_client,
-                sdk=openai,
-                on_response=self._on_response,
-                http_transport=http_transport,
-            )
 
             def factory() -> openai.AsyncOpenAI:
+                import openai  # here: a direct call never needs the SDK (~0.5 s to import)
+
+                common = sdk_client_options(
+                    base_url=base_url, timeout=timeout, http_client=http_client, sdk=openai,
+                    on_response=self._on_response,
+                )  # fmt: skip
                 client = openai.AsyncOpenAI(
                     api_key=key or _NO_KEY, organization=organization, **common()
                 )
@@ -207,7 +212,10 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
                 _ = client.chat.completions
                 return client
 
-        self._bind_client(client, factory, api_key=api_key, rebuildable=http_client is None)
+        self._bind_client(
+            client, factory, api_key=key, rebuildable=http_client is None,
+            direct=sends_directly(http_transport, base_url, http_client),
+        )  # fmt: skip
 
     def effective_params(self, params: SamplingParams) -> SamplingParams:
         """The parameters actually sent (all of them for Chat Completions)."""
@@ -241,15 +249,28 @@ class OpenAIBackend(SDKBackend[openai.AsyncOpenAI]):
                 body["response_format"] = {"type": "json_schema", "json_schema": named}
         return with_extra(body, request.extra_body)
 
+    def direct_target(self) -> tuple[str, dict[str, str], float | None]:
+        """What a direct call is sent with, as the SDK would send it (without importing it):
+        its base URL and bearer key, the organization when set."""
+        headers = {"Authorization": f"Bearer {self._secret or _NO_KEY}",
+                   "Content-Type": "application/json", "Accept": "application/json",
+                   "User-Agent": f"facetlab/{facetlab_version()}"}  # fmt: skip
+        if self.organization:
+            headers["OpenAI-Organization"] = self.organization
+        return self.base_url or DEFAULT_BASE_URL, headers, self.timeout_s
+
     async def server_slots(self) -> int | None:
         """How many requests a self-hosted server runs at once, where it says
         (:data:`SLOTS_PUBLISHED`); None for a provider's own API or a server that does not."""
         root = (self.base_url or "").rstrip("/").removesuffix("/v1")
         for path, name in SLOTS_PUBLISHED if root else ():
             with contextlib.suppress(Exception):  # a 404, a page that is not JSON: not said
-                said: Any = await self.client.get(
-                    root + path, cast_to=object, options={"timeout": 5}
-                )
+                if self.sends_directly:
+                    said: Any = await self._direct().get_json(root + path, timeout=5)
+                else:
+                    said = await self.client.get(
+                        root + path, cast_to=object, options={"timeout": 5}
+                    )
                 if type(slots := said.get(name)) is int and slots > 0:  # not a bool
                     return slots
         return None

@@ -7,7 +7,10 @@ later one that shares the cache directory. Transport settings (timeouts) are not
 part of it. Entries are written atomically (temp file + ``os.replace``) the moment
 a paid response arrives, before its record is written, so a process killed in
 between still finds the answer on restart; an entry whose stored key is not the
-one asked for is not served.
+one asked for is not served. Where the answer's record is a file of its own, the entry
+is that file, hard-linked (:meth:`ResponseCache.store`): one file written per answer,
+not two (creating a file costs up to ~0.8 ms of kernel CPU on a busy virtual disk; a
+link ~0.02 ms), and the record, written first, is the durable copy.
 
 A write that fails is tried once more; a sweep sets space aside in the cache folder
 when it starts (:meth:`ResponseCache.reserve`) and frees it when a write fails for
@@ -130,10 +133,12 @@ class ResponseCache:
         try:
             if raw.get("key") != key:
                 return None  # copied or renamed from another trial: not this answer
+            if str(raw.get("format", "")).startswith("facetlab.record/"):  # a linked record
+                raw = {**raw, "text": raw["raw_response"], "model_id": raw["model_id_reported"]}
             usage = raw.get("usage") or {}
             return ModelResponse(
                 text=str(raw["text"]),
-                model_id=str(raw["model_id"]),
+                model_id=str(raw["model_id"] or ""),
                 usage=Usage(
                     usage.get("input_tokens"),
                     usage.get("output_tokens"),
@@ -164,6 +169,24 @@ class ResponseCache:
             "batch": batch,
         }
         self._store(key, redact_secrets(json.dumps(entry, ensure_ascii=False)))
+
+    def store(
+        self, key: str, response: ModelResponse, record: Path | None = None, *, batch: bool = False
+    ) -> None:
+        """Keep a paid answer: as a hard link to ``record``, the file its record was just
+        written to, where the file system allows it (same disk); else as an entry of its own
+        (:meth:`put`)."""
+        if record is not None:
+            path = self._path(key)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                os.link(record, path)
+                return
+            except FileExistsError:
+                return  # this answer is there already
+            except OSError:
+                pass  # another disk, a file system without links: an entry of its own
+        self.put(key, response, batch=batch)
 
     def _store(self, key: str, text: str) -> None:
         """Write an entry: once more on failure, then into the reserved space; else keep it

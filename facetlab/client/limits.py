@@ -80,7 +80,9 @@ WINDOW_SLACK_S = 0.010
 RATE_CUT = 0.9  # a 429 sets the rate to this share of the rate refused
 CUT_SPACING_S = 1.0  # at most one cut per this many seconds
 RECOVER_S = 1.0  # each this many seconds without a cut, one recovery step
-RATE_PROBE = 1.02  # above the rate last refused, a step raises the rate by this factor
+RATE_PROBE = 1.02  # above the rate last refused, the first step raises the rate by this
+# factor; each further step without a 429 doubles the raise (2%, 4%, ... 64%): a ceiling
+# learned low (a window another client had filled) is left in seconds, not minutes
 HOLD_ROUNDS = 8  # rounds a taken-back raise is not tried again (doubled each time, to 64)
 MIN_RPM = 60.0  # no cut goes below a request a second (retry-after pauses space the rest)
 LEARN_AFTER = 1  # a 429 after no more sends than this in the last second teaches no rate
@@ -273,6 +275,7 @@ class ProviderLimiter:
         self._told_rpm: float | None = None  # the provider's own limit (headers)
         self._ceiling = 0.0  # the learned rate last refused, per second
         self._last_change = self._last_cut = 0.0
+        self._probes = 0  # recovery steps above the ceiling since the last cut
         self._sent: deque[float] = deque()  # send times in the last second (learning)
         self._paused_until = 0.0
         self.in_flight = 0
@@ -357,7 +360,7 @@ class ProviderLimiter:
             return
         else:
             self._ceiling = self.learned_rpm / 60.0
-        self._last_cut = now
+        self._last_cut, self._probes = now, 0
         self._set_rate(RATE_CUT * self._ceiling, now)
 
     def observe(self, signal: RateSignal | None) -> None:
@@ -388,8 +391,11 @@ class ProviderLimiter:
             self._resize(self._rate_cap())
         if self._learn and self.learned_rpm is not None and now - self._last_change > RECOVER_S:
             rate = self.learned_rpm / 60.0  # half the way back to the rate refused, then beyond
-            step = (rate + self._ceiling) / 2 if rate < 0.99 * self._ceiling else rate * RATE_PROBE
-            self._set_rate(step, now)
+            if rate < 0.99 * self._ceiling:
+                self._set_rate((rate + self._ceiling) / 2, now)
+            else:
+                self._set_rate(rate * (1 + (RATE_PROBE - 1) * 2 ** min(self._probes, 5)), now)
+                self._probes += 1
         if not self._auto or self._rate_known() or self.capacity is not None:
             return
         start, answers, latencies, busy = self._round

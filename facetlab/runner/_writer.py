@@ -1,11 +1,13 @@
 """Durable writes off the event loop: one writer thread, records committed in groups.
 
-A trial hands its record (and, for a paid answer, the cache entry to write first) to
+A trial hands its record (and, for a paid answer, how to cache it) to
 :class:`RecordWriter` and awaits the outcome. The thread takes every job queued so
-far as one group: the cache entries, then the records, in one shard append and one
-fsync (``layout="shards"``) or one atomic file each (``layout="files"``). Only then
-is each job's future resolved, so a trial is counted (reported) only once its record
-is on disk, and the event loop never waits on a disk.
+far as one group: with ``layout="shards"`` the cache entries, then the records in one
+shard append and one fsync; with ``layout="files"`` one atomic file per record, each
+then linked into the cache as its entry (a record not written: an entry of its own).
+Either way a paid answer reaches the disk before its trial counts. Only then is each
+job's future resolved, so a trial is counted (reported) only once its record is on
+disk, and the event loop never waits on a disk.
 """
 
 from __future__ import annotations
@@ -42,10 +44,14 @@ class Written:
     record_error: OSError | None = None
 
 
+CacheEntry = Callable[[Path | None], None]
+"""Caches a paid answer: given the record's file to link (None: write an entry)."""
+
+
 @dataclass
 class _Job:
     record: TrialRecord
-    before: Callable[[], None] | None
+    cache: CacheEntry | None
     future: asyncio.Future[Written] | None
     cache_error: OSError | None = field(default=None)
 
@@ -57,7 +63,7 @@ class RecordWriter:
         self,
         folder: Path,
         layout: Layout,
-        write_file: Callable[[TrialRecord, Path], object] = write_record,
+        write_file: Callable[[TrialRecord, Path], Path | None] = write_record,
     ) -> None:
         self.folder = folder
         self.layout = layout
@@ -78,9 +84,9 @@ class RecordWriter:
             await self._drained.wait()
 
     def submit(
-        self, record: TrialRecord, before: Callable[[], None] | None = None
+        self, record: TrialRecord, cache: CacheEntry | None = None
     ) -> asyncio.Future[Written]:
-        """Queue ``record`` (``before`` runs first, in the thread: the cache entry)."""
+        """Queue ``record`` (``cache`` keeps its paid answer, in the thread)."""
         loop = asyncio.get_running_loop()
         if self._thread is None:
             self._loop = loop
@@ -88,7 +94,7 @@ class RecordWriter:
             self._thread.start()
         future: asyncio.Future[Written] = loop.create_future()
         self._backlog += 1
-        self._queue.put(_Job(record, before, future))
+        self._queue.put(_Job(record, cache, future))
         return future
 
     async def close(self) -> None:
@@ -132,28 +138,33 @@ class RecordWriter:
                 self._shard.close()
 
     def _write(self, group: list[_Job]) -> list[Written]:
-        for job in group:  # the answer first: a record never exists without its cache entry
-            if job.before is not None:
-                try:
-                    job.before()
-                except OSError as exc:
-                    job.cache_error = exc
-        results: list[Written]
         if self._shard is not None:
+            for job in group:  # the answer first: a record never exists without its entry
+                self._cache(job, None)
             try:
                 self._shard.append([job.record for job in group])
-                results = [Written(job.cache_error) for job in group]
+                return [Written(job.cache_error) for job in group]
             except OSError as exc:
-                results = [Written(job.cache_error, exc) for job in group]
-        else:
-            results = []
-            for job in group:
-                try:
-                    self._write_file(job.record, self.folder)
-                    results.append(Written(job.cache_error))
-                except OSError as exc:
-                    results.append(Written(job.cache_error, exc))
+                return [Written(job.cache_error, exc) for job in group]
+        results = []
+        for job in group:
+            try:
+                path = self._write_file(job.record, self.folder)
+            except OSError as exc:
+                self._cache(job, None)  # the answer in an entry of its own, at least
+                results.append(Written(job.cache_error, exc))
+            else:
+                self._cache(job, path)
+                results.append(Written(job.cache_error))
         return results
+
+    @staticmethod
+    def _cache(job: _Job, record: Path | None) -> None:
+        if job.cache is not None:
+            try:
+                job.cache(record)
+            except OSError as exc:
+                job.cache_error = exc
 
     def _deliver(self, group: list[_Job], results: list[Written]) -> None:
         self._backlog -= len(group)

@@ -45,7 +45,7 @@ from facetlab.records.inputs import trial_inputs
 from facetlab.records.own import write_record
 from facetlab.records.schema import TrialInputs, TrialRecord
 from facetlab.records.store import sweep_statuses
-from facetlab.runner._writer import Layout, RecordWriter, Written
+from facetlab.runner._writer import CacheEntry, Layout, RecordWriter, Written
 from facetlab.runner.options import RunOptions, limits_key
 from facetlab.runner.plan import ProbeSuite, Trial
 from facetlab.runner.progress import Progress, ProgressDisplay, RunStats
@@ -291,13 +291,13 @@ class Executor:
             self.stats.storage_error = f"cannot write {what}{where}: {reason}"
         self.stop = True
 
-    async def _finish(self, record: TrialRecord, before: Callable[[], None] | None = None) -> None:
+    async def _finish(self, record: TrialRecord, cache: CacheEntry | None = None) -> None:
         """Hand ``record`` to the writer thread; return once it is on disk and counted.
 
         It is counted when written even if this trial is cancelled meanwhile (an
         interrupt's grace period ran out): a record on disk is always reported.
         """
-        future = self.writer.submit(record, before)
+        future = self.writer.submit(record, cache)
         future.add_done_callback(lambda done: self._written(record, done.result()))
         await asyncio.shield(future)
 
@@ -389,14 +389,14 @@ class Executor:
             response = dataclasses.replace(
                 response, text=redact(response.text, self.options.secrets)
             )
-        before = None
-        if self._caches(trial):
-            before = functools.partial(self.cache.put, trial.key, response, batch=batch)
+        cache = None
+        if self._caches(trial):  # written with its record: a link to it, where it is a file
+            cache = functools.partial(self.cache.store, trial.key, response, batch=batch)
         cost = self._account(response, cost)
         record = self._record(
             trial, response, attempts=attempts, started_at=started_at, cost=cost, batch=batch
         )
-        await self._finish(record, before)
+        await self._finish(record, cache)
 
     async def finish_failure(
         self, trial: Trial, error: str, *, attempts: int, started_at: str, cause: str | None = None
