@@ -19,7 +19,7 @@ provider whose latency spikes, and a local server with one slot.
 Every figure is printed with the load average (2 shared cores: read differences of
 a few percent as noise).
 
-    python benchmarks/bench_client.py [--seconds 20] [--only spiky|one-slot]
+    python benchmarks/bench_client.py [--seconds 20] [--only spiky|one-slot] [--records shards]
 """
 
 from __future__ import annotations
@@ -178,11 +178,12 @@ async def client_loop(base_url: str, n: int) -> None:
     await client.aclose()
 
 
-def facetlab_sweep(base_url: str, n: int, out: Path) -> None:
-    from facetlab.runner import run
+def facetlab_sweep(base_url: str, n: int, out: Path, records: str = "auto") -> None:
+    from facetlab.runner import RunOptions, run
 
     result = run(_instances(n), "p2", MODEL, out=out, base_url=base_url, suite=BenchSuite(),
-                 progress="none", console=io.StringIO())  # fmt: skip
+                 progress="none", console=io.StringIO(),
+                 options=RunOptions(records=records))  # type: ignore[arg-type]  # fmt: skip
     assert result.stats is not None and result.stats.ok == n, result.stats
 
 
@@ -210,7 +211,7 @@ def measure(what: str, base: str, n: int, call: Any) -> dict[str, float]:
     return figures
 
 
-def spiky(seconds: float) -> bool:
+def spiky(seconds: float, records: str = "auto") -> bool:
     from facetlab.backends import get_backend
 
     get_backend(MODEL, base_url="http://127.0.0.1:9/v1", http_transport="aiohttp")  # imports
@@ -225,7 +226,9 @@ def spiky(seconds: float) -> bool:
             url, api, out = base + "/v1/chat/completions", base + "/v1", Path(tmp) / "sweep"
             bare = measure("bare", base, n, lambda u=url: asyncio.run(bare_loop(u, n, RATE)))
             measure("client", base, n, lambda a=api: asyncio.run(client_loop(a, n)))
-            ours = measure("facetlab", base, n, lambda a=api, o=out: facetlab_sweep(a, n, o))
+            ours = measure(
+                "facetlab", base, n, lambda a=api, o=out: facetlab_sweep(a, n, o, records)
+            )
         share = ours["calls_per_s"] / bare["calls_per_s"]
         cpu = ours["cpu_ms"] / bare["cpu_ms"]
         ok = share >= 0.80 and cpu <= 2.0
@@ -275,6 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=20.0, help="Length of each spiky run.")
     ap.add_argument("--only", choices=("spiky", "one-slot"))
+    ap.add_argument("--records", choices=("auto", "files", "shards"), default="auto",
+                    help="The sweep's record layout (auto: files below 5,000 trials).")  # fmt: skip
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--spiky", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -283,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     passed = True
     if args.only in (None, "spiky"):
-        passed &= spiky(args.seconds)
+        passed &= spiky(args.seconds, args.records)
     if args.only in (None, "one-slot"):
         passed &= one_slot()
     print("PASS" if passed else "FAIL")
