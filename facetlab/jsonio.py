@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import re
@@ -35,10 +36,12 @@ from typing import Any
 __all__ = [
     "MAX_BYTES",
     "MAX_DEPTH",
+    "RECEIVED_FIELDS",
     "container_depth",
     "json_type",
     "nesting_depth",
     "read_json_file",
+    "received_sha256",
 ]
 
 MAX_BYTES = 64 * 1024 * 1024
@@ -185,3 +188,17 @@ def json_type(value: object) -> str:
     ('an array', 'a string', 'null')
     """
     return _JSON_TYPE.get(type(value), type(value).__name__)
+
+
+RECEIVED_FIELDS = ("status", "raw_response", "probe", "n_factors", "template", "parsed",
+                   "parse_status")  # fmt: skip
+"""What a record's ``received_sha256`` covers: the reply and its parse, as recorded."""
+
+
+def received_sha256(record: dict[str, Any]) -> str:
+    """sha256 over canonical JSON of a record's :data:`RECEIVED_FIELDS` (its JSON form):
+    the one rule for a record object and a record file read as a dict (a cache entry
+    that is a record's file is checked with it)."""
+    received = ["facetlab.received/1", *(record.get(name) for name in RECEIVED_FIELDS)]
+    text = json.dumps(received, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -15,6 +15,7 @@ from fakes import FakeLLMServer
 from test_runner_helpers import StubSuite, make_instances
 
 from facetlab.client.cache import ResponseCache
+from facetlab.errors import RecordWarning
 from facetlab.runner import RunOptions, run
 
 
@@ -64,3 +65,21 @@ def test_where_a_link_is_refused_the_answer_gets_an_entry_of_its_own(
             assert os.stat(entry).st_nlink == 1 and '"batch"' in entry.read_text()
         assert sweep(server, tmp_path / "b", cache) == N
         assert len(server.requests) == N
+
+
+def test_a_record_edited_in_place_is_not_served_from_the_cache(tmp_path: Path) -> None:
+    # the entry is the record's inode: an editor that writes in place edits both, and an
+    # edited answer must not come back as a clean cached one (its received_sha256 says so)
+    cache = tmp_path / "cache"
+    with FakeLLMServer() as server:
+        sweep(server, tmp_path / "a", cache)
+        record = sorted((tmp_path / "a" / "records").glob("*.json"))[0]
+        text = record.read_text()
+        with open(record, "r+", encoding="utf-8") as handle:  # the same inode, rewritten
+            handle.write(text.replace('"raw_response": "', '"raw_response": "EDITED ', 1))
+            handle.truncate()
+        with pytest.warns(RecordWarning, match="record was edited after it was written"):
+            assert sweep(server, tmp_path / "b", cache) == N - 1
+        assert len(server.requests) == N + 1  # the edited one asked again, once
+    again = (tmp_path / "b" / "records" / record.name).read_text()
+    assert "EDITED" not in again

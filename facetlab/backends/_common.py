@@ -642,9 +642,10 @@ class SDKBackend(Backend, Generic[ClientT]):
         raise NotImplementedError
 
     async def _post(self, path: str, body: dict[str, Any], **options: Any) -> Any:
-        """POST the exact ``body`` through the SDK (its auth, errors and pool) and read the
-        reply's JSON as is: the SDK's typed models would cost more CPU than the rest of
-        the call (docs/running.md), and the reply converters read dicts too."""
+        """POST the exact ``body`` over the direct session (:attr:`sends_directly`) or
+        through the SDK (its auth, errors and pool), and read the reply's JSON as is: the
+        SDK's typed models would cost more CPU than the rest of the call (docs/running.md),
+        and the reply converters read dicts too."""
         if self.sends_directly:
             reply = await self._direct().post(path, body)
             headers = reply.headers

@@ -10,7 +10,9 @@ between still finds the answer on restart; an entry whose stored key is not the
 one asked for is not served. Where the answer's record is a file of its own, the entry
 is that file, hard-linked (:meth:`ResponseCache.store`): one file written per answer,
 not two (creating a file costs up to ~0.8 ms of kernel CPU on a busy virtual disk; a
-link ~0.02 ms), and the record, written first, is the durable copy.
+link ~0.02 ms), and the record, written first, is the durable copy. Such an entry is
+served only while its ``received_sha256`` matches: a record edited in place (the same
+inode) is asked again, never handed back as a clean cached answer.
 
 A write that fails is tried once more; a sweep sets space aside in the cache folder
 when it starts (:meth:`ResponseCache.reserve`) and frees it when a write fails for
@@ -47,7 +49,7 @@ from facetlab.backends.base import ModelResponse, Usage
 from facetlab.client.claims import claim_key
 from facetlab.errors import RecordWarning
 from facetlab.files import atomic_write_text
-from facetlab.jsonio import read_json_file
+from facetlab.jsonio import read_json_file, received_sha256
 
 
 def cache_key(
@@ -134,6 +136,14 @@ class ResponseCache:
             if raw.get("key") != key:
                 return None  # copied or renamed from another trial: not this answer
             if str(raw.get("format", "")).startswith("facetlab.record/"):  # a linked record
+                if raw.get("received_sha256") != received_sha256(raw):
+                    warnings.warn(
+                        f"{path}: not served from the cache, its record was edited after it "
+                        "was written (received_sha256 does not match); its trial is run again",
+                        RecordWarning,
+                        stacklevel=2,
+                    )
+                    return None
                 raw = {**raw, "text": raw["raw_response"], "model_id": raw["model_id_reported"]}
             usage = raw.get("usage") or {}
             return ModelResponse(

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -31,6 +30,7 @@ from facetlab.backends.base import (  # one token-usage type, as the provider re
     SamplingParams,
     Usage,
 )
+from facetlab.jsonio import RECEIVED_FIELDS, received_sha256
 from facetlab.models import canonical_model
 from facetlab.probes.base import Parsed, ParseResult, ParseStatus, ProbeName
 from facetlab.project import version
@@ -396,15 +396,4 @@ def received_digest(record: TrialRecord) -> str:
     >>> len(received_digest(rec))
     64
     """
-    received = [
-        "facetlab.received/1",
-        record.status,
-        record.raw_response,
-        record.probe,
-        record.n_factors,
-        record.template,
-        record.parsed.model_dump(mode="json"),
-        record.parse_status,
-    ]
-    text = json.dumps(received, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return received_sha256(record.model_dump(mode="json", include=set(RECEIVED_FIELDS)))
