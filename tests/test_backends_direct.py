@@ -97,3 +97,17 @@ def test_each_fault_ends_as_it_does_through_the_sdk(api: str, fault: Fault) -> N
     else:
         assert direct == sdk
     assert "0123456789abcdef" not in str(direct)  # the 401 echoes the key: redacted
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_a_server_that_never_answers_is_a_timeout_on_both_paths(api: str) -> None:
+    ended = {}
+    for pool in ("httpx", "aiohttp"):
+        with FakeLLMServer(script=[Fault.HANG], hang_s=5.0) as server:
+            url = server.openai_base_url if api == "openai" else server.url
+            model = "openai/m" if api == "openai" else "anthropic/claude-sonnet-4-6"
+            b = get_backend(model, base_url=url, api_key="k", timeout=0.5, http_transport=pool)
+            ended[pool] = outcome(ask(b))
+    assert ended["aiohttp"] == ended["httpx"]
+    assert ended["aiohttp"][:3] == ("TransientBackendError", None, None)
+    assert ended["aiohttp"][3] == f"{api}: request timed out"

@@ -70,7 +70,7 @@ class DirectSender:
             return await self._read(
                 self._session.post(self.base_url + path, data=data, allow_redirects=False)
             )
-        except TimeoutError:  # the run's own timer fires first: this is the HTTP timeout
+        except asyncio.TimeoutError:  # (asyncio's: not the builtin on 3.10) the HTTP timeout
             raise TransientBackendError(
                 f"{self.provider}: request timed out", provider=self.provider
             ) from None
