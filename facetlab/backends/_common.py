@@ -672,13 +672,13 @@ class SDKBackend(Backend, Generic[ClientT]):
         return data
 
     def _direct(self) -> Any:
-        """This event loop's :class:`~facetlab.backends._direct.DirectSender`, with the
-        SDK client's base URL, auth and default headers."""
+        """This event loop's :class:`~facetlab.backends._direct.DirectSender`, sent with
+        what :meth:`direct_target` says."""
         from asyncio import get_running_loop
 
-        from facetlab.backends._direct import DirectSender
-
         if self._sender is None or self._sender.loop is not get_running_loop():
+            from facetlab.backends._direct import DirectSender  # aiohttp: not at import
+
             url, headers, timeout = self.direct_target()
             self._sender = DirectSender(
                 url, headers, timeout=timeout, provider=self.provider, capped=CappedBody

@@ -4,15 +4,16 @@ The key is the sha256 of (model, sampling params, template, prompt, repeat, and
 the endpoint when one is set): the same question asked of the same model on the
 same server in the same repeat slot is answered from disk, in this sweep or any
 later one that shares the cache directory. Transport settings (timeouts) are not
-part of it. Entries are written atomically (temp file + ``os.replace``) the moment
-a paid response arrives, before its record is written, so a process killed in
-between still finds the answer on restart; an entry whose stored key is not the
-one asked for is not served. Where the answer's record is a file of its own, the entry
-is that file, hard-linked (:meth:`ResponseCache.store`): one file written per answer,
-not two (creating a file costs up to ~0.8 ms of kernel CPU on a busy virtual disk; a
-link ~0.02 ms), and the record, written first, is the durable copy. Such an entry is
-served only while its ``received_sha256`` matches: a record edited in place (the same
-inode) is asked again, never handed back as a clean cached answer.
+part of it. An entry whose stored key is not the one asked for is not served. Where
+the answer's record is a file of its own, the entry is that file, hard-linked once the
+record is written (:meth:`ResponseCache.store`): one file written per answer, not two
+(creating a file costs up to ~0.8 ms of kernel CPU on a busy virtual disk; a link ~0.02
+ms), and a process killed in between has the record, so its trial is done. Such an
+entry is served only while its ``received_sha256`` matches: a record edited in place
+(the same inode) is asked again, never handed back as a clean cached answer. Otherwise
+(records in shards, a cache on another disk) an entry of its own is written atomically
+(temp file + ``os.replace``) before the record, so a process killed in between still
+finds the answer on restart.
 
 A write that fails is tried once more; a sweep sets space aside in the cache folder
 when it starts (:meth:`ResponseCache.reserve`) and frees it when a write fails for

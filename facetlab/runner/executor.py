@@ -12,8 +12,9 @@ A budget stops the run cleanly: when the spend reaches it, calls in flight
 finish and are recorded, trials not yet started are left for the next run. An
 interrupt (:meth:`Executor.interrupt`: Ctrl-C, SIGTERM, a Jupyter interrupt) does
 the same, and cancels calls still in flight after a grace period. A write that
-fails (full disk) stops the run the same way: the answer is cached before its
-record is written, so a resume pays nothing twice.
+fails (full disk) stops the run the same way: a paid answer reaches the disk (its
+record, linked into the cache, or a cache entry of its own) before its trial counts, so
+a resume pays nothing twice.
 """
 
 from __future__ import annotations
@@ -380,7 +381,7 @@ class Executor:
         """Cache, price, parse and record a fresh (paid) response.
 
         ``cost`` is what the client charged; a batch result (``batch=True``) is priced here.
-        The answer is cached before its record is written.
+        The answer is cached with its record (:mod:`facetlab.runner._writer`).
         """
         if batch:  # priced here, not by a client: its usage is checked here too
             request = trial.request()
