@@ -106,7 +106,7 @@ def _reference_yes_no_line(text: str) -> tuple[str | None, bool, bool]:
         core = strip_markdown(line).strip().lstrip("-•:> \t").strip()
         m = _YES_NO_START.match(core)
         if m is not None:
-            return m.group(1).lower(), position > 0, strip_markdown(line) != line
+            return m.group(1).casefold(), position > 0, strip_markdown(line) != line
     return None, False, False
 
 
@@ -117,6 +117,13 @@ from hypothesis import strategies as st  # noqa: E402
 _ANSWERISH = st.text(
     alphabet=st.sampled_from([*"yesnoYESNO answerfinal:-•>*_`#\n\r\t", "\u2028", "\x0b", "ſ"])
 )
+
+
+def test_a_yes_spelt_with_a_long_s_is_a_yes() -> None:
+    # the patterns match case-insensitively, where "ſ" is an "s"; "YEſ".lower() keeps the
+    # "ſ", and the answer was taken as "no" (found by the property test below)
+    assert find_yes_no("YEſ") == ("yes", ())
+    assert find_yes_no("The answer is: yeſ.")[0] == "yes"
 
 
 @settings(max_examples=300, deadline=None)

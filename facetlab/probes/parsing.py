@@ -277,13 +277,20 @@ def parse_weights_strict(text: str, n_factors: int) -> ParseResult:
 # --------------------------------------------------------------------------- yes / no
 
 
+def _yes_no_word(word: str) -> YesNo:
+    """A matched yes/no word as the answer. The patterns match case-insensitively, where
+    ``ſ`` (long s) is an ``s``: ``YEſ`` is a yes (``.lower()`` keeps the ``ſ``; casefold
+    does not)."""
+    return "yes" if word.casefold() == "yes" else "no"
+
+
 def _line_answer(clean_line: str) -> YesNo | None:
     """The yes/no a line (already without markdown) starts with, or None."""
     core = clean_line.strip().lstrip("-•:> \t").strip()
     m = _YES_NO_START.match(core)
     if m is None:
         return None
-    return "yes" if m.group(1).lower() == "yes" else "no"
+    return _yes_no_word(m.group(1))
 
 
 def find_yes_no(text: str) -> tuple[YesNo | None, tuple[str, ...]]:
@@ -322,8 +329,7 @@ def find_yes_no(text: str) -> tuple[YesNo | None, tuple[str, ...]]:
         return answer, tuple(problems)
     found = _ANSWER_IS.findall(clean)
     if found:
-        answer_word = found[-1].lower()
-        return ("yes" if answer_word == "yes" else "no"), ("answer only found in prose",)
+        return _yes_no_word(found[-1]), ("answer only found in prose",)
     return None, ("no yes/no answer found",)
 
 
@@ -469,7 +475,7 @@ def parse_requirements(text: str, n_requirements: int) -> ParseResult:
         if not 1 <= i <= n_requirements:
             problems.append(f"extra requirement R{i}; dropped")
             continue
-        found[f"R{i}"] = "yes" if word.lower() == "yes" else "no"
+        found[f"R{i}"] = _yes_no_word(word)
     if clean != text and found:
         problems.append("markdown noise")
     missing = [f"R{i}" for i in range(1, n_requirements + 1) if f"R{i}" not in found]
