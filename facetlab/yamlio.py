@@ -20,11 +20,12 @@ facetlab.errors.ConfigError: s.yaml:1: a recursive alias (an anchor used inside 
 from __future__ import annotations
 
 import os
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from facetlab.errors import ConfigError
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "read_yaml"]
 
@@ -46,6 +47,8 @@ def read_yaml(
     after expanding aliases, a key given twice, or a value that cannot be read (a
     number of thousands of digits).
     """
+    import yaml  # on first use: ~15 ms that `facetlab --help` does not need
+
     loader = yaml.SafeLoader(text)
     try:
         _check_depth(text, source, max_depth)
@@ -67,6 +70,8 @@ def read_yaml(
 
 
 def _check_depth(text: str, source: str | os.PathLike[str], max_depth: int) -> None:
+    import yaml
+
     depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):  # a state machine: no recursion
         if isinstance(event, yaml.CollectionStartEvent):
@@ -79,6 +84,8 @@ def _check_depth(text: str, source: str | os.PathLike[str], max_depth: int) -> N
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         return [part for pair in node.value for part in pair]
     return list(node.value) if isinstance(node, yaml.SequenceNode) else []
@@ -88,6 +95,8 @@ def _check_graph(root: yaml.Node, source: str | os.PathLike[str], max_nodes: int
     """Depth-first over the distinct nodes (an alias is the node it names): a node met
     again while its own children are being walked is a cycle; the expanded size of each
     node is counted once, from its children's."""
+    import yaml
+
     size: dict[int, int] = {}
     open_nodes: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]

@@ -121,11 +121,11 @@ def test_full_disk_is_one_line_and_resume_pays_nothing_twice(
     real = execute.write_record
     written: list[Any] = []
 
-    def fills_up(record: Any, directory: Any) -> Any:
+    def fills_up(record: Any, directory: Any, **how: Any) -> Any:
         if len(written) >= 3:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(directory))
         written.append(record)
-        return real(record, directory)
+        return real(record, directory, **how)
 
     with FakeLLMServer() as server:
         args = run_args(server, folder, out, "--concurrency", "2")

@@ -40,7 +40,8 @@ import json
 import os
 import tempfile
 import warnings
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,10 @@ class ResponseCache:
     def get(self, key: str) -> ModelResponse | None:
         """The stored response, or ``None`` (a corrupt entry counts as a miss)."""
         path = self._path(key)
+        try:
+            os.stat(path)
+        except OSError:  # none (the common case: one cheap system call), or unreachable
+            return None
         raw, problem = read_json_file(path, expect=dict)  # bounded: a hostile entry is a miss
         if problem is not None:
             if path.is_file():  # a bad entry (not a missing one) is said, then asked again
@@ -190,8 +195,11 @@ class ResponseCache:
         if record is not None:
             path = self._path(key)
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                os.link(record, path)
+                try:
+                    os.link(record, path)
+                except FileNotFoundError:  # its folder first (made only when missing)
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    os.link(record, path)
                 return
             except FileExistsError:
                 return  # this answer is there already
@@ -319,15 +327,13 @@ class ResponseCache:
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.get(key) is not None
 
-    @contextlib.asynccontextmanager
-    async def claim(self, key: str, *, poll_s: float = 0.05) -> AsyncIterator[None]:
+    def claim(self, key: str, *, poll_s: float = 0.05) -> AbstractAsyncContextManager[None]:
         """Hold ``key``'s claim across processes (:mod:`facetlab.client.claims`).
 
         Waits (without blocking the event loop) while another sweep holds it: that
         sweep is paying for this answer, which is then read from the cache.
         """
-        async with claim_key(self.root, key, poll_s=poll_s):
-            yield
+        return claim_key(self.root, key, poll_s=poll_s)
 
 
 def _alive(pid: int) -> bool:

@@ -63,16 +63,17 @@ def serialize_record(record: TrialRecord, *, indent: int | None = None) -> str:
     return redact_secrets(record.model_dump_json(indent=indent))
 
 
-def write_record(record: TrialRecord, directory: Path | str) -> Path:
+def write_record(record: TrialRecord, directory: Path | str, *, durable: bool = True) -> Path:
     """Write ``record`` as ``<directory>/<trial_id>.json`` atomically; return the path.
 
     An existing record with the same ``trial_id`` is replaced (same content
-    address, so same trial). The directory is created if needed.
+    address, so same trial). The directory is created if needed. ``durable=False``
+    leaves the fsync to the caller (:func:`facetlab.files.sync_files`, once for a group).
     """
     if not record.trial_id or "/" in record.trial_id or "\\" in record.trial_id:
         raise RecordError(f"trial_id {record.trial_id!r} cannot be used as a file name")
     target = Path(directory) / f"{record.trial_id}.json"
-    atomic_write_text(target, serialize_record(record, indent=2) + "\n")
+    atomic_write_text(target, serialize_record(record, indent=2) + "\n", durable=durable)
     return target
 
 

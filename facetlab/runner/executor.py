@@ -221,9 +221,13 @@ class Executor:
         self._rng = random.Random(options.rng_seed)
         self._live: set[asyncio.Future[None]] = set()
         self._error: BaseException | None = None
+        self._calling = 0  # calls in flight: answers the writer's group may wait for
         # late-bound: the one record-file writer of this module (tests replace it)
         self.writer = RecordWriter(
-            records_dir(options.out), options.layout, lambda r, d: write_record(r, d)
+            records_dir(options.out),
+            options.layout,
+            lambda r, d: write_record(r, d, durable=False),  # the writer syncs each group
+            incoming=lambda: self._calling,
         )
         self.meter = CostMeter(options.run.budget_usd)
         self._clients: dict[str, ModelClient] = {}
@@ -473,9 +477,13 @@ class Executor:
         request = trial.request()
         started_at = now_iso()
         try:
-            answer = await client.call(
-                request, tokens=self._estimate(trial), hooks=self._hooks_of(trial.model)
-            )
+            self._calling += 1
+            try:
+                answer = await client.call(
+                    request, tokens=self._estimate(trial), hooks=self._hooks_of(trial.model)
+                )
+            finally:
+                self._calling -= 1
         except Stopped:  # no new call once stopped: no record, the next run asks again
             self.stats.not_started += 1
             return

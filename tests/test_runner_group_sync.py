@@ -1,0 +1,177 @@
+"""A group of records is made durable by one sync (issue 27: CPU per trial), and no trial
+counts before its group is synced; a failed sync counts none of them."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import errno
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from facetlab import files
+from facetlab.records.own import write_record
+from facetlab.records.schema import TrialRecord
+from facetlab.runner import _writer
+from facetlab.runner._writer import COMMIT_WINDOW_S, RecordWriter, Written
+
+
+def _record(i: int) -> TrialRecord:
+    return TrialRecord(
+        trial_id=f"t{i}", probe="p1", instance_id="i", n_factors=2, model="simulated/wadd",
+        provider="simulated", model_id="wadd", backend="simulated", template="facet-v3",
+        prompt=f"prompt {i}", prompt_sha256="0" * 64, status="ok", raw_response="F1",
+        started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T00:00:01Z",
+        facetlab_version="0",
+    )  # fmt: skip
+
+
+def _unsynced(record: TrialRecord, folder: Path) -> Path:
+    return write_record(record, folder, durable=False)
+
+
+def test_one_sync_serves_a_group_and_comes_before_its_cache_links(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[Any] = []
+    syncing, release = threading.Event(), threading.Event()
+
+    def sync(paths: list[Path]) -> None:
+        assert all(path.is_file() for path in paths)  # written (renamed in) before the sync
+        events.append(("sync", len(paths)))
+        syncing.set()
+        release.wait(30)  # the first group's sync holds the writer while the rest queue
+
+    monkeypatch.setattr(_writer, "sync_files", sync)
+    n = 12
+
+    async def scenario() -> list[Written]:
+        writer = RecordWriter(tmp_path, "files", _unsynced, incoming=lambda: 0)
+
+        def entry(i: int) -> Any:
+            return lambda path: events.append(("cache", i, path))
+
+        futures = [writer.submit(_record(0), entry(0))]
+        await asyncio.to_thread(syncing.wait, 30)
+        futures += [writer.submit(_record(i), entry(i)) for i in range(1, n)]
+        assert not any(future.done() for future in futures)  # none counted before its sync
+        release.set()
+        results = await asyncio.gather(*futures)
+        await writer.close()
+        return results
+
+    results = asyncio.run(scenario())
+    assert all(result == Written() for result in results)
+    syncs = [event for event in events if event[0] == "sync"]
+    assert syncs == [("sync", 1), ("sync", n - 1)]  # eleven records, one sync
+    assert events.index(("sync", n - 1)) < min(
+        i for i, event in enumerate(events) if event[0] == "cache" and event[1] > 0
+    )
+    linked = {event[1]: event[2] for event in events if event[0] == "cache"}
+    assert linked == {i: tmp_path / f"t{i}.json" for i in range(n)}
+
+
+def test_a_failed_sync_counts_no_record_of_its_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def sync(paths: list[Path]) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO), str(tmp_path))
+
+    monkeypatch.setattr(_writer, "sync_files", sync)
+    cached: list[Path | None] = []
+
+    async def scenario() -> list[Written]:
+        writer = RecordWriter(tmp_path, "files", _unsynced)
+        futures = [writer.submit(_record(i), cached.append) for i in range(3)]
+        results = await asyncio.gather(*futures)
+        await writer.close()
+        return results
+
+    results = asyncio.run(scenario())
+    assert [type(result.record_error) for result in results] == [OSError] * 3
+    assert all("Input/output error" in str(result.record_error) for result in results)
+    assert cached == [None, None, None]  # each answer in an entry of its own, not a link
+
+
+@pytest.mark.parametrize("in_flight", [0, 5])
+def test_a_group_waits_for_answers_only_while_calls_are_in_flight(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_flight: int
+) -> None:
+    writer = RecordWriter(tmp_path, "files", incoming=lambda: in_flight)
+    naps: list[float] = []
+    clock = [0.0]
+
+    def nap(seconds: float) -> None:  # an answer comes during each of the first two naps
+        naps.append(seconds)
+        clock[0] += seconds
+        if len(naps) < 3:
+            writer._queue.put(f"answer {len(naps)}")  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_writer.time, "sleep", nap)
+    monkeypatch.setattr(_writer.time, "monotonic", lambda: clock[0])
+    for job in ("a", "b"):
+        writer._queue.put(job)  # type: ignore[arg-type]
+    group, stopping = writer._gather()
+    assert not stopping
+    if in_flight:  # waited in naps, never past the window, then took what came
+        assert group == ["a", "b", "answer 1", "answer 2"]
+        assert naps and all(0 < nap <= COMMIT_WINDOW_S / 4 for nap in naps)
+        assert sum(naps) <= COMMIT_WINDOW_S + 1e-9
+    else:  # nothing on its way: what is queued, at once
+        assert group == ["a", "b"] and naps == []
+
+
+def test_sync_files_is_one_syncfs_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+
+    def syncfs(fd: int) -> int:
+        synced.append(os.fstat(fd).st_ino)
+        return 0
+
+    monkeypatch.setattr(files, "_syncfs", lambda: syncfs)
+    (tmp_path / "b").mkdir()
+    paths = [tmp_path / "a1", tmp_path / "a2", tmp_path / "b" / "b1", tmp_path / "a3"]
+    for path in paths:
+        path.write_text("x")
+    files.sync_files(paths)
+    assert synced == [tmp_path.stat().st_ino, (tmp_path / "b").stat().st_ino]
+
+
+def test_sync_files_says_which_folder_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def syncfs(fd: int) -> int:
+        ctypes.set_errno(errno.EIO)
+        return -1
+
+    monkeypatch.setattr(files, "_syncfs", lambda: syncfs)
+    (tmp_path / "r.json").write_text("{}")
+    with pytest.raises(OSError, match="Input/output error") as failed:
+        files.sync_files([tmp_path / "r.json"])
+    assert failed.value.filename == str(tmp_path)
+
+
+def test_without_syncfs_each_file_is_fsynced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fsynced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(files, "_syncfs", lambda: None)  # not Linux
+    monkeypatch.setattr(os, "fsync", lambda fd: fsynced.append(os.fstat(fd).st_ino) or real(fd))
+    paths = [tmp_path / f"r{i}.json" for i in range(3)]
+    for path in paths:
+        path.write_text("{}")
+    files.sync_files(paths)
+    assert fsynced == [path.stat().st_ino for path in paths]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="syncfs is Linux's")
+def test_the_real_syncfs_is_found_and_succeeds(tmp_path: Path) -> None:
+    assert files._syncfs() is not None
+    (tmp_path / "r.json").write_text("{}")
+    files.sync_files([tmp_path / "r.json"])  # raises on a failure
