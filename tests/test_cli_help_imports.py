@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 HEAVY = ("pydantic", "facetlab.instances", "facetlab.probes", "facetlab.paper.reproduce",
-         "facetlab.runner", "facetlab.client", "openai", "anthropic", "asyncio")  # fmt: skip
+         "facetlab.runner", "facetlab.client", "openai", "anthropic", "asyncio", "yaml",
+         "ctypes")  # fmt: skip
 
 
 def test_help_imports_no_heavy_module() -> None:
