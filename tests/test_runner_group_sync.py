@@ -7,6 +7,7 @@ import asyncio
 import ctypes
 import errno
 import os
+import queue
 import sys
 import threading
 from pathlib import Path
@@ -98,32 +99,39 @@ def test_a_failed_sync_counts_no_record_of_its_group(
     assert cached == [None, None, None]  # each answer in an entry of its own, not a link
 
 
+class _Queue:
+    """A writer queue that records how long each take may wait; an answer comes while
+    the first two waits last."""
+
+    def __init__(self, jobs: list[str]) -> None:
+        self.jobs, self.timeouts = jobs, []  # type: ignore[var-annotated]
+
+    def get(self, timeout: float | None = None) -> str:
+        self.timeouts.append(timeout)
+        if timeout and len(self.timeouts) <= 3:
+            return f"answer {len(self.timeouts) - 1}"
+        if self.jobs:
+            return self.jobs.pop(0)
+        raise queue.Empty
+
+    def get_nowait(self) -> str:
+        return self.get(0)
+
+
 @pytest.mark.parametrize("in_flight", [0, 5])
 def test_a_group_waits_for_answers_only_while_calls_are_in_flight(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_flight: int
+    tmp_path: Path, in_flight: int
 ) -> None:
     writer = RecordWriter(tmp_path, "files", incoming=lambda: in_flight)
-    naps: list[float] = []
-    clock = [0.0]
-
-    def nap(seconds: float) -> None:  # an answer comes during each of the first two naps
-        naps.append(seconds)
-        clock[0] += seconds
-        if len(naps) < 3:
-            writer._queue.put(f"answer {len(naps)}")  # type: ignore[arg-type]
-
-    monkeypatch.setattr(_writer.time, "sleep", nap)
-    monkeypatch.setattr(_writer.time, "monotonic", lambda: clock[0])
-    for job in ("a", "b"):
-        writer._queue.put(job)  # type: ignore[arg-type]
+    writer._queue = _Queue(["a", "b"])  # type: ignore[assignment]
     group, stopping = writer._gather()
     assert not stopping
-    if in_flight:  # waited in naps, never past the window, then took what came
-        assert group == ["a", "b", "answer 1", "answer 2"]
-        assert naps and all(0 < nap <= COMMIT_WINDOW_S / 4 for nap in naps)
-        assert sum(naps) <= COMMIT_WINDOW_S + 1e-9
+    waits = writer._queue.timeouts[1:]  # type: ignore[attr-defined]
+    if in_flight:  # woken by each answer, never waiting past the window
+        assert group == ["a", "answer 1", "answer 2", "b"]
+        assert all(0 < wait <= COMMIT_WINDOW_S for wait in waits)
     else:  # nothing on its way: what is queued, at once
-        assert group == ["a", "b"] and naps == []
+        assert group == ["a", "b"] and waits == [0, 0]
 
 
 def test_sync_files_is_one_syncfs_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -106,7 +106,7 @@ def redact_secrets(text: str) -> str:
     """
     if not text:
         return text
-    # Each pattern runs only where a substring it needs is present (a 6 KB record: ~20 us,
+    # Each pattern runs only where a substring it needs is present (a 6 KB record: ~50 us,
     # not ~1 ms). The hints are read in an ASCII-lowered copy: str.lower() of non-ASCII
     # text cost more than the patterns. The only non-ASCII letters an (?i) pattern reads
     # as ASCII ones (İ ı ſ K) make every pattern run.

@@ -73,11 +73,13 @@ class RecordWriter:
         self,
         folder: Path,
         layout: Layout,
-        write_file: Callable[[TrialRecord, Path], Path | None] = write_record,
+        write_file: Callable[[TrialRecord, Path], Path | None] = lambda r, d: write_record(
+            r, d, durable=False
+        ),
         incoming: Callable[[], int] = lambda: 0,
     ) -> None:
-        """``write_file`` writes one record's file (its sync is the group's); ``incoming``
-        says how many answers are on their way (calls in flight)."""
+        """``write_file`` writes one record's file, not synced (its group's sync makes it
+        durable); ``incoming`` says how many answers are on their way (calls in flight)."""
         self.folder = folder
         self.layout = layout
         self._write_file = write_file
@@ -144,16 +146,12 @@ class RecordWriter:
         if first is None:
             return [], True
         group, deadline = [first], time.monotonic() + COMMIT_WINDOW_S
-        # asleep, not woken by each answer: a wake-up costs both threads a lock hand-over
-        while (
-            self._incoming() > 0
-            and self._queue.qsize() < MAX_BACKLOG // 2
-            and (wait := deadline - time.monotonic()) > 0
-        ):
-            time.sleep(min(wait, COMMIT_WINDOW_S / 4))
         while len(group) < MAX_GROUP:
+            wait = deadline - time.monotonic()
+            # woken by each answer: the group ends as soon as no call is left in flight
+            waiting = wait > 0 and len(group) < MAX_BACKLOG // 2 and self._incoming() > 0
             try:
-                job = self._queue.get_nowait()
+                job = self._queue.get(timeout=wait) if waiting else self._queue.get_nowait()
             except queue.Empty:
                 break
             if job is None:
