@@ -60,7 +60,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
 def sync_files(paths: Sequence[Path]) -> None:
     """Make files written with ``durable=False`` durable, their names too: on Linux one
     ``syncfs`` of each folder's file system for all of them (a group of records costs
-    one journal commit, not one fsync each), elsewhere an fsync of each file.
+    one flush, not one fsync each), elsewhere an fsync of each file.
 
     Raises ``OSError`` naming the folder (or file) that could not be synced.
     """

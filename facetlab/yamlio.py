@@ -20,12 +20,11 @@ facetlab.errors.ConfigError: s.yaml:1: a recursive alias (an anchor used inside 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import yaml
 
 from facetlab.errors import ConfigError
-
-if TYPE_CHECKING:
-    import yaml
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "read_yaml"]
 
@@ -47,8 +46,6 @@ def read_yaml(
     after expanding aliases, a key given twice, or a value that cannot be read (a
     number of thousands of digits).
     """
-    import yaml  # on first use: ~15 ms that `facetlab --help` does not need
-
     loader = yaml.SafeLoader(text)
     try:
         _check_depth(text, source, max_depth)
@@ -70,8 +67,6 @@ def read_yaml(
 
 
 def _check_depth(text: str, source: str | os.PathLike[str], max_depth: int) -> None:
-    import yaml
-
     depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):  # a state machine: no recursion
         if isinstance(event, yaml.CollectionStartEvent):
@@ -84,8 +79,6 @@ def _check_depth(text: str, source: str | os.PathLike[str], max_depth: int) -> N
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
-    import yaml
-
     if isinstance(node, yaml.MappingNode):
         return [part for pair in node.value for part in pair]
     return list(node.value) if isinstance(node, yaml.SequenceNode) else []
@@ -95,8 +88,6 @@ def _check_graph(root: yaml.Node, source: str | os.PathLike[str], max_nodes: int
     """Depth-first over the distinct nodes (an alias is the node it names): a node met
     again while its own children are being walked is a cycle; the expanded size of each
     node is counted once, from its children's."""
-    import yaml
-
     size: dict[int, int] = {}
     open_nodes: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]

@@ -1,5 +1,8 @@
-"""A group of records is made durable by one sync (issue 27: CPU per trial), and no trial
-counts before its group is synced; a failed sync counts none of them."""
+"""The runner's record writer. A group of records is made durable by one sync (issue 27:
+CPU per trial), and no trial counts before its group is synced; a failed sync counts
+none of them. A slow disk holds back new calls, not paid answers: no call starts while
+``MAX_BACKLOG`` answered records wait for their group commit, so a SIGKILL loses at
+most those and the calls in flight (what the resumed run pays again)."""
 
 from __future__ import annotations
 
@@ -16,10 +19,9 @@ from typing import Any
 import pytest
 
 from facetlab import files
-from facetlab.records.own import write_record
 from facetlab.records.schema import TrialRecord
 from facetlab.runner import _writer
-from facetlab.runner._writer import COMMIT_WINDOW_S, RecordWriter, Written
+from facetlab.runner._writer import COMMIT_WINDOW_S, MAX_BACKLOG, RecordWriter, Written
 
 
 def _record(i: int) -> TrialRecord:
@@ -30,10 +32,6 @@ def _record(i: int) -> TrialRecord:
         started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T00:00:01Z",
         facetlab_version="0",
     )  # fmt: skip
-
-
-def _unsynced(record: TrialRecord, folder: Path) -> Path:
-    return write_record(record, folder, durable=False)
 
 
 def test_one_sync_serves_a_group_and_comes_before_its_cache_links(
@@ -52,7 +50,7 @@ def test_one_sync_serves_a_group_and_comes_before_its_cache_links(
     n = 12
 
     async def scenario() -> list[Written]:
-        writer = RecordWriter(tmp_path, "files", _unsynced, incoming=lambda: 0)
+        writer = RecordWriter(tmp_path, "files")
 
         def entry(i: int) -> Any:
             return lambda path: events.append(("cache", i, path))
@@ -87,7 +85,7 @@ def test_a_failed_sync_counts_no_record_of_its_group(
     cached: list[Path | None] = []
 
     async def scenario() -> list[Written]:
-        writer = RecordWriter(tmp_path, "files", _unsynced)
+        writer = RecordWriter(tmp_path, "files")
         futures = [writer.submit(_record(i), cached.append) for i in range(3)]
         results = await asyncio.gather(*futures)
         await writer.close()
@@ -183,3 +181,28 @@ def test_the_real_syncfs_is_found_and_succeeds(tmp_path: Path) -> None:
     assert files._syncfs() is not None
     (tmp_path / "r.json").write_text("{}")
     files.sync_files([tmp_path / "r.json"])  # raises on a failure
+
+
+def test_no_new_call_while_the_backlog_is_full(tmp_path: Path) -> None:
+    disk = threading.Event()
+    written: list[str] = []
+
+    def slow_write(record: TrialRecord, folder: Path) -> None:
+        disk.wait()  # the disk answers only when the test says so
+        written.append(record.trial_id)
+
+    async def scenario() -> None:
+        writer = RecordWriter(tmp_path, "files", write_file=slow_write)
+        futures = [writer.submit(_record(i)) for i in range(MAX_BACKLOG - 1)]
+        await asyncio.wait_for(writer.room(), 10)  # one short of the backlog: room
+        futures.append(writer.submit(_record(MAX_BACKLOG)))
+        room = asyncio.ensure_future(writer.room())
+        await asyncio.sleep(0.05)
+        assert not room.done()  # a full backlog: the next call waits
+        disk.set()
+        await asyncio.wait_for(room, 30)
+        await asyncio.gather(*futures)
+        await writer.close()
+
+    asyncio.run(scenario())
+    assert len(written) == MAX_BACKLOG

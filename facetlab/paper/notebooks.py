@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from facetlab.errors import ConfigError
-from facetlab.yamlio import read_yaml
 
 __all__ = [
     "CELL_TIMEOUT",
@@ -87,6 +86,8 @@ def parse_parameter(text: str) -> tuple[str, Any]:
     >>> parse_parameter("data_dir=null")
     ('data_dir', None)
     """
+    from facetlab.yamlio import read_yaml  # yaml on first use: not on `facetlab --help`
+
     name, sep, raw = text.partition("=")
     name = name.strip()
     if not sep or not name.isidentifier():
