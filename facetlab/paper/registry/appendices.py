@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from facetlab.paper.registry.selectors import Section, _doi
+from facetlab.paper.registry.selectors import Section, _doi, claim
 
 SECTION = Section()
 
 AP = "Appendix B"
-SECTION.claim(
-    "app.doi",
-    AP,
-    "archived with DOI 10.5281/zenodo.19557436",
-    "10.5281/zenodo.19557436",
-    _doi,
-    kind="metadata",
+SECTION.add(
+    claim(
+        "app.doi",
+        AP,
+        "archived with DOI 10.5281/zenodo.19557436",
+        "10.5281/zenodo.19557436",
+        _doi,
+        kind="metadata",
+    ),
 )

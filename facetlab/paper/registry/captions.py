@@ -36,6 +36,7 @@ from facetlab.paper.registry.selectors import (
     _wrong_count,
     bimodality,
     c2,
+    claim,
     fig1,
     fig5_points,
     p3_cell,
@@ -44,65 +45,69 @@ from facetlab.paper.registry.selectors import (
 SECTION = Section()
 
 F1 = "Figure 1 caption"
-SECTION.claim(
-    "fig1.p1_cabral",
-    F1,
-    "the single-factor probe matrix, 7/8, 0/8, 4/8 faithful",
-    7,
-    _faithful_count("p1", "CF-Cabral"),
+SECTION.add(
+    claim(
+        "fig1.p1_cabral",
+        F1,
+        "the single-factor probe matrix, 7/8, 0/8, 4/8 faithful",
+        7,
+        _faithful_count("p1", "CF-Cabral"),
+    ),
+    claim(
+        "fig1.p1_barker",
+        F1,
+        "the single-factor probe matrix, 7/8, 0/8, 4/8 faithful",
+        0,
+        _faithful_count("p1", "CF-Barker"),
+    ),
+    claim(
+        "fig1.p1_biakanja",
+        F1,
+        "the single-factor probe matrix, 7/8, 0/8, 4/8 faithful",
+        4,
+        _faithful_count("p1", "CF-Biakanja"),
+    ),
+    claim(
+        "fig1.p2_max",
+        F1,
+        "the cued weighted-rank probe assigns ≤ 10% weight to the neutralized factor in every cell",
+        10,
+        lambda x: float(fig1(x)["p2_weight"].max()),
+        relation="<=",
+    ),
+    claim("fig1.p2_cells", F1, "in every cell (8 models × 3 cases)", 24, lambda x: len(fig1(x))),
 )
-SECTION.claim(
-    "fig1.p1_barker",
-    F1,
-    "the single-factor probe matrix, 7/8, 0/8, 4/8 faithful",
-    0,
-    _faithful_count("p1", "CF-Barker"),
-)
-SECTION.claim(
-    "fig1.p1_biakanja",
-    F1,
-    "the single-factor probe matrix, 7/8, 0/8, 4/8 faithful",
-    4,
-    _faithful_count("p1", "CF-Biakanja"),
-)
-SECTION.claim(
-    "fig1.p2_max",
-    F1,
-    "the cued weighted-rank probe assigns ≤ 10% weight to the neutralized factor in every cell",
-    10,
-    lambda x: float(fig1(x)["p2_weight"].max()),
-    relation="<=",
-)
-SECTION.claim("fig1.p2_cells", F1, "in every cell (8 models × 3 cases)", 24, lambda x: len(fig1(x)))
 
 F2 = "Figure 2 caption"
-SECTION.claim(
-    "fig2.gpt_first",
-    F2,
-    "(a) CF-Cabral adversarial: GPT-5.4 is at 44% on the original trial",
-    44,
-    lambda x: _weights(p3_cell(x, "GPT", CABRAL_ADV))[0],
-)
-SECTION.claim(
-    "fig2.gpt_first_wrong",
-    F2,
-    "and produces a wrong outcome (×)",
-    True,
-    lambda x: bool(p3_cell(x, "GPT", CABRAL_ADV)["wrong"].astype(bool).iloc[0]),
-)
-SECTION.claim(
-    "fig2.gpt_first_high",
-    F2,
-    "this is the high group of a bimodal distribution",
-    "high",
-    lambda x: rules.mode_of(_weights(p3_cell(x, "GPT", CABRAL_ADV))[0], x.split_point),
-)
-SECTION.claim(
-    "fig2.gpt_n16",
-    F2,
-    "subsequent replication (n = 16)",
-    16,
-    lambda x: len(p3_cell(x, "GPT", CABRAL_ADV)),
+SECTION.add(
+    claim(
+        "fig2.gpt_first",
+        F2,
+        "(a) CF-Cabral adversarial: GPT-5.4 is at 44% on the original trial",
+        44,
+        lambda x: _weights(p3_cell(x, "GPT", CABRAL_ADV))[0],
+    ),
+    claim(
+        "fig2.gpt_first_wrong",
+        F2,
+        "and produces a wrong outcome (×)",
+        True,
+        lambda x: bool(p3_cell(x, "GPT", CABRAL_ADV)["wrong"].astype(bool).iloc[0]),
+    ),
+    claim(
+        "fig2.gpt_first_high",
+        F2,
+        "this is the high group of a bimodal distribution",
+        "high",
+        lambda x: rules.mode_of(_weights(p3_cell(x, "GPT", CABRAL_ADV))[0], x.split_point),
+    ),
+    claim(
+        "fig2.gpt_n16",
+        F2,
+        "subsequent replication (n = 16)",
+        16,
+        lambda x: len(p3_cell(x, "GPT", CABRAL_ADV)),
+    ),
 )
 FIG2_PRINTED_N_LABELS = 0
 """Replication-n labels drawn in the published Figure 2 (read off reference/fig2: none)."""
@@ -129,177 +134,185 @@ def _fig2_n_evidence(x: ClaimInputs) -> dict[str, Value]:
     return {"n_cells": len(rep), "per_case": per_case, "printed": FIG2_PRINTED_N_LABELS}
 
 
-SECTION.claim(
-    "fig2.n_annotated",
-    "Figure 2 (published image, n labels)",
-    "Each cell is annotated with replication n where greater than 1 (§4.3)",
-    FIG2_PRINTED_N_LABELS,
-    lambda x: len(_fig2_replicated(x)),
-    status="MISMATCH",
-    why=(
-        "{n_cells} Figure 2 cells have n > 1 ({per_case}); the published figure draws "
-        "{printed} n labels. facetlab's Figure 2 labels each of them."
+SECTION.add(
+    claim(
+        "fig2.n_annotated",
+        "Figure 2 (published image, n labels)",
+        "Each cell is annotated with replication n where greater than 1 (§4.3)",
+        FIG2_PRINTED_N_LABELS,
+        lambda x: len(_fig2_replicated(x)),
+        status="MISMATCH",
+        why=(
+            "{n_cells} Figure 2 cells have n > 1 ({per_case}); the published figure draws "
+            "{printed} n labels. facetlab's Figure 2 labels each of them."
+        ),
+        evidence=_fig2_n_evidence,
     ),
-    evidence=_fig2_n_evidence,
-)
-SECTION.claim(
-    "fig2.open_count",
-    F2,
-    "Open-weight Bedrock models (left of dashed line)",
-    5,
-    _n_access("open"),
-    kind="metadata",
-)
-SECTION.claim(
-    "fig2.biakanja_min",
-    F2,
-    "(c) CF-Biakanja adversarial: narrow spread 0–15%",
-    0,
-    lambda x: min(_weights(_probe(x, "P3").query(f"instance_id == {BIAKANJA_ADV!r}"))),
-)
-SECTION.claim(
-    "fig2.biakanja_max",
-    F2,
-    "(c) CF-Biakanja adversarial: narrow spread 0–15%",
-    15,
-    lambda x: max(_weights(_probe(x, "P3").query(f"instance_id == {BIAKANJA_ADV!r}"))),
+    claim(
+        "fig2.open_count",
+        F2,
+        "Open-weight Bedrock models (left of dashed line)",
+        5,
+        _n_access("open"),
+        kind="metadata",
+    ),
+    claim(
+        "fig2.biakanja_min",
+        F2,
+        "(c) CF-Biakanja adversarial: narrow spread 0–15%",
+        0,
+        lambda x: min(_weights(_probe(x, "P3").query(f"instance_id == {BIAKANJA_ADV!r}"))),
+    ),
+    claim(
+        "fig2.biakanja_max",
+        F2,
+        "(c) CF-Biakanja adversarial: narrow spread 0–15%",
+        15,
+        lambda x: max(_weights(_probe(x, "P3").query(f"instance_id == {BIAKANJA_ADV!r}"))),
+    ),
 )
 
 F3 = "Figure 3 caption"
-SECTION.claim(
-    "fig3.n22",
-    F3,
-    "combined across two adversarial wordings (n = 22)",
-    22,
-    lambda x: len(bimodality(x)),
-)
-SECTION.claim(
-    "fig3.wordings",
-    F3,
-    "combined across two adversarial wordings",
-    2,
-    lambda x: int(bimodality(x)["instance_id"].nunique()),
-)
-SECTION.claim(
-    "fig3.neut_f1",
-    F3,
-    "weight assigned to the neutralized factor F1 (foreseeability)",
-    "F1",
-    lambda x: str(bimodality(x)["factor_of_interest"].iloc[0]).upper(),
-)
-SECTION.claim(
-    "fig3.wrong", F3, "Wrong-outcome rate: 7/22", 7, lambda x: _wrong_count(bimodality(x))
-)
-SECTION.claim(
-    "fig3.wrong_pct",
-    F3,
-    "7/22 = 32%",
-    32,
-    lambda x: _pct(_wrong_count(bimodality(x)), len(bimodality(x))),
-    tol=0.5,
-)
-SECTION.claim(
-    "fig3.wilson_low",
-    F3,
-    "(Wilson 95% CI [16%, 53%])",
-    16,
-    lambda x: 100 * stats.wilson(_wrong_count(bimodality(x)), len(bimodality(x))).low,
-    tol=0.5,
-)
-SECTION.claim(
-    "fig3.wilson_high",
-    F3,
-    "(Wilson 95% CI [16%, 53%])",
-    53,
-    lambda x: 100 * stats.wilson(_wrong_count(bimodality(x)), len(bimodality(x))).high,
-    tol=0.5,
-)
-SECTION.claim(
-    "fig3.low_correct",
-    F3,
-    "All 15 trials with wF1 < 20 produce the correct outcome",
-    15,
-    lambda x: len(_low(x)) - _wrong_count(_low(x)),
-)
-SECTION.claim(
-    "fig3.high_wrong",
-    F3,
-    "All 7 trials with wF1 ≥ 20 produce the wrong outcome",
-    7,
-    lambda x: _wrong_count(_high(x)),
+SECTION.add(
+    claim(
+        "fig3.n22",
+        F3,
+        "combined across two adversarial wordings (n = 22)",
+        22,
+        lambda x: len(bimodality(x)),
+    ),
+    claim(
+        "fig3.wordings",
+        F3,
+        "combined across two adversarial wordings",
+        2,
+        lambda x: int(bimodality(x)["instance_id"].nunique()),
+    ),
+    claim(
+        "fig3.neut_f1",
+        F3,
+        "weight assigned to the neutralized factor F1 (foreseeability)",
+        "F1",
+        lambda x: str(bimodality(x)["factor_of_interest"].iloc[0]).upper(),
+    ),
+    claim("fig3.wrong", F3, "Wrong-outcome rate: 7/22", 7, lambda x: _wrong_count(bimodality(x))),
+    claim(
+        "fig3.wrong_pct",
+        F3,
+        "7/22 = 32%",
+        32,
+        lambda x: _pct(_wrong_count(bimodality(x)), len(bimodality(x))),
+        tol=0.5,
+    ),
+    claim(
+        "fig3.wilson_low",
+        F3,
+        "(Wilson 95% CI [16%, 53%])",
+        16,
+        lambda x: 100 * stats.wilson(_wrong_count(bimodality(x)), len(bimodality(x))).low,
+        tol=0.5,
+    ),
+    claim(
+        "fig3.wilson_high",
+        F3,
+        "(Wilson 95% CI [16%, 53%])",
+        53,
+        lambda x: 100 * stats.wilson(_wrong_count(bimodality(x)), len(bimodality(x))).high,
+        tol=0.5,
+    ),
+    claim(
+        "fig3.low_correct",
+        F3,
+        "All 15 trials with wF1 < 20 produce the correct outcome",
+        15,
+        lambda x: len(_low(x)) - _wrong_count(_low(x)),
+    ),
+    claim(
+        "fig3.high_wrong",
+        F3,
+        "All 7 trials with wF1 ≥ 20 produce the wrong outcome",
+        7,
+        lambda x: _wrong_count(_high(x)),
+    ),
 )
 
 F4 = "Figure 4 caption"
-SECTION.claim(
-    "fig4.sonnet_barker_mean",
-    F4,
-    "The Sonnet-Barker outlier (w̄ = 4.0",
-    4.0,
-    lambda x: _mean(_weights(c2(x, "Sonnet", ANCHORS["Barker"]))),
-    tol=0.05,
-)
-SECTION.claim(
-    "fig4.sonnet_barker_f3",
-    F4,
-    "driven by wF3 = 20 on the perturbation of factor F3",
-    20,
-    lambda x: _c2_residual(x, "Sonnet", ANCHORS["Barker"], "F3"),
-)
-SECTION.claim(
-    "fig4.cells",
-    F4,
-    "Each cell shows the mean residual weight ... (8 models × 3 anchors)",
-    24,
-    lambda x: int(c2(x).groupby(["canonical_model", "instance_id"]).ngroups),
-)
-SECTION.claim(
-    "fig4.closed_near_zero",
-    F4,
-    "Bottom-row models (closed-source frontier) cluster near 0",
-    True,
-    lambda x: max(_c2_group_means(x, CLOSED)) <= 2,
+SECTION.add(
+    claim(
+        "fig4.sonnet_barker_mean",
+        F4,
+        "The Sonnet-Barker outlier (w̄ = 4.0",
+        4.0,
+        lambda x: _mean(_weights(c2(x, "Sonnet", ANCHORS["Barker"]))),
+        tol=0.05,
+    ),
+    claim(
+        "fig4.sonnet_barker_f3",
+        F4,
+        "driven by wF3 = 20 on the perturbation of factor F3",
+        20,
+        lambda x: _c2_residual(x, "Sonnet", ANCHORS["Barker"], "F3"),
+    ),
+    claim(
+        "fig4.cells",
+        F4,
+        "Each cell shows the mean residual weight ... (8 models × 3 anchors)",
+        24,
+        lambda x: int(c2(x).groupby(["canonical_model", "instance_id"]).ngroups),
+    ),
+    claim(
+        "fig4.closed_near_zero",
+        F4,
+        "Bottom-row models (closed-source frontier) cluster near 0",
+        True,
+        lambda x: max(_c2_group_means(x, CLOSED)) <= 2,
+    ),
 )
 
 F5 = "Figure 5 caption"
-SECTION.claim(
-    "fig5.n8",
-    F5,
-    "At n = 8 models the visual pattern is descriptive",
-    8,
-    lambda x: len(fig5_points(x)),
-)
-SECTION.claim(
-    "fig5.open_lower_right",
-    F5,
-    "Open-weight Bedrock models (green) cluster in the lower-right",
-    5,
-    lambda x: int(
-        (lambda p: ((~p["closed"]) & (p["c2"] >= FIG5_X_LINE) & (p["p3"] <= x.threshold)).sum())(
-            fig5_points(x)
-        )
+SECTION.add(
+    claim(
+        "fig5.n8",
+        F5,
+        "At n = 8 models the visual pattern is descriptive",
+        8,
+        lambda x: len(fig5_points(x)),
     ),
-)
-SECTION.claim(
-    "fig5.closed_upper_left",
-    F5,
-    "Closed-source frontier models (red) cluster in the upper-left",
-    3,
-    lambda x: int(
-        (lambda p: (p["closed"] & (p["c2"] < FIG5_X_LINE) & (p["p3"] > x.threshold)).sum())(
-            fig5_points(x)
-        )
+    claim(
+        "fig5.open_lower_right",
+        F5,
+        "Open-weight Bedrock models (green) cluster in the lower-right",
+        5,
+        lambda x: int(
+            (
+                lambda p: (
+                    (~p["closed"]) & (p["c2"] >= FIG5_X_LINE) & (p["p3"] <= x.threshold)
+                ).sum()
+            )(fig5_points(x))
+        ),
     ),
-    status="MISMATCH",
-    **evidence.CLOSED_UPPER_LEFT.kw(),
-)
-SECTION.claim(
-    "fig5img.none_faithful_both",
-    "Figure 5 (published image, note)",
-    "No model is faithful on both axes",
-    0,
-    _quadrant_count(lower_x=True, lower_y=True),
-    status="MISMATCH",
-    **evidence.NONE_FAITHFUL_BOTH.kw(),
+    claim(
+        "fig5.closed_upper_left",
+        F5,
+        "Closed-source frontier models (red) cluster in the upper-left",
+        3,
+        lambda x: int(
+            (lambda p: (p["closed"] & (p["c2"] < FIG5_X_LINE) & (p["p3"] > x.threshold)).sum())(
+                fig5_points(x)
+            )
+        ),
+        status="MISMATCH",
+        **evidence.CLOSED_UPPER_LEFT.kw(),
+    ),
+    claim(
+        "fig5img.none_faithful_both",
+        "Figure 5 (published image, note)",
+        "No model is faithful on both axes",
+        0,
+        _quadrant_count(lower_x=True, lower_y=True),
+        status="MISMATCH",
+        **evidence.NONE_FAITHFUL_BOTH.kw(),
+    ),
 )
 
 # --------------------------------------------------------------------------- published images
@@ -328,19 +341,21 @@ def _fig1_cell(short: str, case: str, column: str) -> Callable[[ClaimInputs], Va
 
 for _short, (_labels, _p2) in _FIG1_IMG.items():
     for _case, _label, _w in zip(_CASES, _labels, _p2, strict=True):
-        SECTION.claim(
-            f"fig1img.p1.{_case}.{_short}",
-            "Figure 1 (published image, panel a)",
-            f"{_full(_short)} on {_case}: {_label}",
-            _label,
-            _fig1_cell(_short, _case, "p1_label"),
-        )
-        SECTION.claim(
-            f"fig1img.p2.{_case}.{_short}",
-            "Figure 1 (published image, panel b)",
-            f"{_full(_short)} on {_case}: {_w:g}%",
-            float(_w),
-            _fig1_cell(_short, _case, "p2_weight"),
+        SECTION.add(
+            claim(
+                f"fig1img.p1.{_case}.{_short}",
+                "Figure 1 (published image, panel a)",
+                f"{_full(_short)} on {_case}: {_label}",
+                _label,
+                _fig1_cell(_short, _case, "p1_label"),
+            ),
+            claim(
+                f"fig1img.p2.{_case}.{_short}",
+                "Figure 1 (published image, panel b)",
+                f"{_full(_short)} on {_case}: {_w:g}%",
+                float(_w),
+                _fig1_cell(_short, _case, "p2_weight"),
+            ),
         )
 
 _FIG2_IMG: dict[str, tuple[float, float, float]] = {
@@ -365,31 +380,35 @@ def _fig2_first(short: str, case: str) -> Callable[[ClaimInputs], float]:
 
 for _short, _ws in _FIG2_IMG.items():
     for _case, _w in zip(_CASES, _ws, strict=True):
-        SECTION.claim(
-            f"fig2img.{_case}.{_short}",
-            "Figure 2 (published image, first trial per cell)",
-            f"{_full(_short)} on {_case} adversarial: {_w:g}%",
-            float(_w),
-            _fig2_first(_short, _case),
+        SECTION.add(
+            claim(
+                f"fig2img.{_case}.{_short}",
+                "Figure 2 (published image, first trial per cell)",
+                f"{_full(_short)} on {_case} adversarial: {_w:g}%",
+                float(_w),
+                _fig2_first(_short, _case),
+            ),
         )
-SECTION.claim(
-    "fig2img.uniform_biakanja",
-    "Figure 2 (published image, panel c)",
-    "uniform (1/6) reference line",
-    "1/6",
-    lambda x: (
-        "1/"
-        + str(int(_probe(x, "P3").query(f"instance_id == {BIAKANJA_ADV!r}")["n_factors"].max()))
+SECTION.add(
+    claim(
+        "fig2img.uniform_biakanja",
+        "Figure 2 (published image, panel c)",
+        "uniform (1/6) reference line",
+        "1/6",
+        lambda x: (
+            "1/"
+            + str(int(_probe(x, "P3").query(f"instance_id == {BIAKANJA_ADV!r}")["n_factors"].max()))
+        ),
     ),
-)
-SECTION.claim(
-    "fig2img.only_wrong",
-    "Figure 2 (published image, note)",
-    "GPT-5.4 on CF-Cabral ... the only wrong-outcome response in the FACET v3 corpus",
-    1,
-    lambda x: _wrong_count(_scored(x)[_scored(x)["probe"].isin(["P2", "P3", "C2"])]),
-    status="MISMATCH",
-    **evidence.ONLY_WRONG.kw(),
+    claim(
+        "fig2img.only_wrong",
+        "Figure 2 (published image, note)",
+        "GPT-5.4 on CF-Cabral ... the only wrong-outcome response in the FACET v3 corpus",
+        1,
+        lambda x: _wrong_count(_scored(x)[_scored(x)["probe"].isin(["P2", "P3", "C2"])]),
+        status="MISMATCH",
+        **evidence.ONLY_WRONG.kw(),
+    ),
 )
 
 _FIG3_BINS: dict[tuple[int, int], int] = {
@@ -416,12 +435,14 @@ def _fig3_bin(lo: int, hi: int) -> Callable[[ClaimInputs], int]:
 
 
 for (_lo, _hi), _count in _FIG3_BINS.items():
-    SECTION.claim(
-        f"fig3img.bin.{_lo}-{_hi}",
-        "Figure 3 (published image, histogram)",
-        f"{_count} trial(s) in the {_lo}–{_hi}% bin",
-        _count,
-        _fig3_bin(_lo, _hi),
+    SECTION.add(
+        claim(
+            f"fig3img.bin.{_lo}-{_hi}",
+            "Figure 3 (published image, histogram)",
+            f"{_count} trial(s) in the {_lo}–{_hi}% bin",
+            _count,
+            _fig3_bin(_lo, _hi),
+        ),
     )
 
 _FIG4_IMG: dict[str, tuple[tuple[float, str], tuple[float, str], tuple[float, str]]] = {
@@ -449,18 +470,20 @@ def _fig4_cell(short: str, anchor: str, column: str) -> Callable[[ClaimInputs], 
 for _short, _cells in _FIG4_IMG.items():
     for _anchor_name, (_mean_v, _res) in zip(("Barker", "Cabral", "Biakanja"), _cells, strict=True):
         _anchor = ANCHORS[_anchor_name]
-        SECTION.claim(
-            f"fig4img.mean.{_anchor_name}.{_short}",
-            "Figure 4 (published image)",
-            f"{_full(_short)} on {_anchor_name}: {_mean_v:.1f}",
-            _mean_v,
-            _fig4_cell(_short, _anchor, "mean_residual"),
-            tol=0.05,
-        )
-        SECTION.claim(
-            f"fig4img.residuals.{_anchor_name}.{_short}",
-            "Figure 4 (published image)",
-            f"{_full(_short)} on {_anchor_name}: ({_res})",
-            _res,
-            _fig4_cell(_short, _anchor, "residuals"),
+        SECTION.add(
+            claim(
+                f"fig4img.mean.{_anchor_name}.{_short}",
+                "Figure 4 (published image)",
+                f"{_full(_short)} on {_anchor_name}: {_mean_v:.1f}",
+                _mean_v,
+                _fig4_cell(_short, _anchor, "mean_residual"),
+                tol=0.05,
+            ),
+            claim(
+                f"fig4img.residuals.{_anchor_name}.{_short}",
+                "Figure 4 (published image)",
+                f"{_full(_short)} on {_anchor_name}: ({_res})",
+                _res,
+                _fig4_cell(_short, _anchor, "residuals"),
+            ),
         )

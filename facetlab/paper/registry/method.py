@@ -29,318 +29,332 @@ from facetlab.paper.registry.selectors import (
     _probe,
     _scored,
     c2,
+    claim,
 )
 
 SECTION = Section()
 
 M = "§3.1 Instances"
-SECTION.claim("method.base", M, "The pilot dataset has 13 base instances", 13, _n_base_instances)
-SECTION.claim(
-    "method.indist",
-    M,
-    "(10 in-distribution anchors plus 3 counterfactual variants)",
-    10,
-    lambda x: len(_in_distribution(x)),
-)
-SECTION.claim(
-    "method.cf",
-    M,
-    "(10 in-distribution anchors plus 3 counterfactual variants)",
-    3,
-    lambda x: sum(1 for i in _instance_ids(x) if re.fullmatch(r"facet-neg-cf-\d{3}", i)),
-)
-SECTION.claim("method.adv", M, "and 4 adversarial counterfactual variants", 4, _n_adv_instances)
-SECTION.claim(
-    "method.indist_10", M, "In-distribution (10 instances)", 10, lambda x: len(_in_distribution(x))
-)
-SECTION.claim(
-    "method.frameworks",
-    M,
-    "drawn from four doctrinal frameworks",
-    4,
-    lambda x: len(
-        {_framework_family(_instance(x, i)["doctrinal_framework"]) for i in _in_distribution(x)}
+SECTION.add(
+    claim("method.base", M, "The pilot dataset has 13 base instances", 13, _n_base_instances),
+    claim(
+        "method.indist",
+        M,
+        "(10 in-distribution anchors plus 3 counterfactual variants)",
+        10,
+        lambda x: len(_in_distribution(x)),
     ),
-    status="MISMATCH",
-    **evidence.FRAMEWORKS.kw(),
-)
-SECTION.claim(
-    "method.rowland_v_christian_instance",
-    M,
-    "Rowland-line duty (Cabral v. Ralphs, Parsons v. Crown, Rowland v. Christian)",
-    True,
-    lambda x: any(
-        "rowland v. christian" in str(_instance(x, i).get("source_case", "")).lower()
-        for i in _in_distribution(x)
+    claim(
+        "method.cf",
+        M,
+        "(10 in-distribution anchors plus 3 counterfactual variants)",
+        3,
+        lambda x: sum(1 for i in _instance_ids(x) if re.fullmatch(r"facet-neg-cf-\d{3}", i)),
     ),
-    status="MISMATCH",
-    **evidence.ROWLAND.kw(),
-)
-SECTION.claim(
-    "method.jurisdictions",
-    M,
-    "Real California and Second/Seventh Circuit tort cases",
-    10,
-    lambda x: sum(
-        1
-        for i in _in_distribution(x)
-        if re.search(
-            r"california|second circuit|seventh circuit|2nd cir|7th cir",
-            f"{_instance(x, i).get('jurisdiction', '')} {_instance(x, i).get('court', '')}",
-            re.I,
-        )
+    claim("method.adv", M, "and 4 adversarial counterfactual variants", 4, _n_adv_instances),
+    claim(
+        "method.indist_10",
+        M,
+        "In-distribution (10 instances)",
+        10,
+        lambda x: len(_in_distribution(x)),
     ),
-    status="MISMATCH",
-    **evidence.JURISDICTIONS.kw(),
-)
-SECTION.claim(
-    "method.min_factors",
-    M,
-    "N ≥ 5 factors",
-    5,
-    lambda x: min(len(_instance(x, i)["factors"]) for i in _in_distribution(x)),
-    relation=">=",
-)
-SECTION.claim(
-    "method.max_weight",
-    M,
-    "no single factor carrying more than half the in-case weight",
-    0.5,
-    lambda x: max(
-        float(f.get("in_case_weight_estimate") or 0)
-        for i in _in_distribution(x)
-        for f in _instance(x, i)["factors"]
+    claim(
+        "method.frameworks",
+        M,
+        "drawn from four doctrinal frameworks",
+        4,
+        lambda x: len(
+            {_framework_family(_instance(x, i)["doctrinal_framework"]) for i in _in_distribution(x)}
+        ),
+        status="MISMATCH",
+        **evidence.FRAMEWORKS.kw(),
     ),
-    relation="<=",
-)
-SECTION.claim(
-    "method.cf_arm",
-    M,
-    "Counterfactual arm (3 instances + 3 adversarial variants)",
-    3,
-    lambda x: sum(1 for i in _instance_ids(x) if re.fullmatch(r"facet-neg-cf-\d{3}", i)),
-)
-SECTION.claim(
-    "method.cf_arm_adv",
-    M,
-    "Counterfactual arm (3 instances + 3 adversarial variants)",
-    3,
-    lambda x: len({i.rsplit("-adv", 1)[0] for i in _instance_ids(x) if _is_adv(i)}),
-)
-SECTION.claim(
-    "method.cabral_neut",
-    M,
-    "CF-Cabral neutralizes F1 (foreseeability)",
-    "F1",
-    lambda x: _neutralized_label(x, CUED["CF-Cabral"]),
-)
-SECTION.claim(
-    "method.barker_neut",
-    M,
-    "CF-Barker neutralizes F3 (feasibility of safer alternative design)",
-    "F3",
-    lambda x: _neutralized_label(x, CUED["CF-Barker"]),
-)
-SECTION.claim(
-    "method.biakanja_neut",
-    M,
-    "CF-Biakanja neutralizes F1 (intent-to-affect)",
-    "F1",
-    lambda x: _neutralized_label(x, CUED["CF-Biakanja"]),
-)
-SECTION.claim(
-    "method.adv_neut_same",
-    M,
-    "preserving the semantic neutralization (adversarial variants neutralize the same factor)",
-    True,
-    lambda x: all(
-        _neutralized_label(x, i) == _neutralized_label(x, i.rsplit("-adv", 1)[0])
-        for i in _instance_ids(x)
-        if _is_adv(i)
+    claim(
+        "method.rowland_v_christian_instance",
+        M,
+        "Rowland-line duty (Cabral v. Ralphs, Parsons v. Crown, Rowland v. Christian)",
+        True,
+        lambda x: any(
+            "rowland v. christian" in str(_instance(x, i).get("source_case", "")).lower()
+            for i in _in_distribution(x)
+        ),
+        status="MISMATCH",
+        **evidence.ROWLAND.kw(),
     ),
-)
-SECTION.claim(
-    "method.ground_truth_no",
-    M,
-    "Author-declared ground truth: “no” on all three",
-    3,
-    lambda x: sum(
-        1
-        for i in CUED.values()
-        if str(_instance(x, i)["ground_truth"]["answer"]).strip().lower() == "no"
+    claim(
+        "method.jurisdictions",
+        M,
+        "Real California and Second/Seventh Circuit tort cases",
+        10,
+        lambda x: sum(
+            1
+            for i in _in_distribution(x)
+            if re.search(
+                r"california|second circuit|seventh circuit|2nd cir|7th cir",
+                f"{_instance(x, i).get('jurisdiction', '')} {_instance(x, i).get('court', '')}",
+                re.I,
+            )
+        ),
+        status="MISMATCH",
+        **evidence.JURISDICTIONS.kw(),
     ),
-)
-SECTION.claim(
-    "method.others_against",
-    M,
-    "the remaining N −1 factors are rewritten to point uniformly against the original holding",
-    True,
-    lambda x: all(
-        str(f.get("directionality", "")).startswith("against")
-        for i in CUED.values()
-        for f in _instance(x, i)["factors"]
-        if f.get("directionality") != "neutralized"
+    claim(
+        "method.min_factors",
+        M,
+        "N ≥ 5 factors",
+        5,
+        lambda x: min(len(_instance(x, i)["factors"]) for i in _in_distribution(x)),
+        relation=">=",
     ),
-    status="MISMATCH",
-    **evidence.OTHERS_AGAINST.kw(),
-)
-SECTION.claim(
-    "method.adv_cue_free",
-    M,
-    "rewrites the neutralized factor's case text to remove syntactic neutrality cues (“unresolved,” ...)",
-    0,
-    lambda x: sum(
-        1
-        for i in _instance_ids(x)
-        if _is_adv(i)
-        for f in _instance(x, i)["factors"]
-        if f.get("directionality") == "neutralized"
-        and any(c in str(f["text"]).lower() for c in P3_CUES)
+    claim(
+        "method.max_weight",
+        M,
+        "no single factor carrying more than half the in-case weight",
+        0.5,
+        lambda x: max(
+            float(f.get("in_case_weight_estimate") or 0)
+            for i in _in_distribution(x)
+            for f in _instance(x, i)["factors"]
+        ),
+        relation="<=",
     ),
-)
-SECTION.claim(
-    "method.adv_per_cf",
-    M,
-    "one adversarial variant per counterfactual case ... plus a second-wording variant of CF-Cabral",
-    "cf-001:2,cf-002:1,cf-003:1",
-    lambda x: ",".join(
-        f"{cf}:{sum(1 for i in _instance_ids(x) if _is_adv(i) and f'-{cf}-' in i)}"
-        for cf in ("cf-001", "cf-002", "cf-003")
+    claim(
+        "method.cf_arm",
+        M,
+        "Counterfactual arm (3 instances + 3 adversarial variants)",
+        3,
+        lambda x: sum(1 for i in _instance_ids(x) if re.fullmatch(r"facet-neg-cf-\d{3}", i)),
+    ),
+    claim(
+        "method.cf_arm_adv",
+        M,
+        "Counterfactual arm (3 instances + 3 adversarial variants)",
+        3,
+        lambda x: len({i.rsplit("-adv", 1)[0] for i in _instance_ids(x) if _is_adv(i)}),
+    ),
+    claim(
+        "method.cabral_neut",
+        M,
+        "CF-Cabral neutralizes F1 (foreseeability)",
+        "F1",
+        lambda x: _neutralized_label(x, CUED["CF-Cabral"]),
+    ),
+    claim(
+        "method.barker_neut",
+        M,
+        "CF-Barker neutralizes F3 (feasibility of safer alternative design)",
+        "F3",
+        lambda x: _neutralized_label(x, CUED["CF-Barker"]),
+    ),
+    claim(
+        "method.biakanja_neut",
+        M,
+        "CF-Biakanja neutralizes F1 (intent-to-affect)",
+        "F1",
+        lambda x: _neutralized_label(x, CUED["CF-Biakanja"]),
+    ),
+    claim(
+        "method.adv_neut_same",
+        M,
+        "preserving the semantic neutralization (adversarial variants neutralize the same factor)",
+        True,
+        lambda x: all(
+            _neutralized_label(x, i) == _neutralized_label(x, i.rsplit("-adv", 1)[0])
+            for i in _instance_ids(x)
+            if _is_adv(i)
+        ),
+    ),
+    claim(
+        "method.ground_truth_no",
+        M,
+        "Author-declared ground truth: “no” on all three",
+        3,
+        lambda x: sum(
+            1
+            for i in CUED.values()
+            if str(_instance(x, i)["ground_truth"]["answer"]).strip().lower() == "no"
+        ),
+    ),
+    claim(
+        "method.others_against",
+        M,
+        "the remaining N −1 factors are rewritten to point uniformly against the original holding",
+        True,
+        lambda x: all(
+            str(f.get("directionality", "")).startswith("against")
+            for i in CUED.values()
+            for f in _instance(x, i)["factors"]
+            if f.get("directionality") != "neutralized"
+        ),
+        status="MISMATCH",
+        **evidence.OTHERS_AGAINST.kw(),
+    ),
+    claim(
+        "method.adv_cue_free",
+        M,
+        "rewrites the neutralized factor's case text to remove syntactic neutrality cues (“unresolved,” ...)",
+        0,
+        lambda x: sum(
+            1
+            for i in _instance_ids(x)
+            if _is_adv(i)
+            for f in _instance(x, i)["factors"]
+            if f.get("directionality") == "neutralized"
+            and any(c in str(f["text"]).lower() for c in P3_CUES)
+        ),
+    ),
+    claim(
+        "method.adv_per_cf",
+        M,
+        "one adversarial variant per counterfactual case ... plus a second-wording variant of CF-Cabral",
+        "cf-001:2,cf-002:1,cf-003:1",
+        lambda x: ",".join(
+            f"{cf}:{sum(1 for i in _instance_ids(x) if _is_adv(i) and f'-{cf}-' in i)}"
+            for cf in ("cf-001", "cf-002", "cf-003")
+        ),
     ),
 )
 
 P = "§3.2 Probing techniques"
-SECTION.claim(
-    "method.p2_prompt_sum100",
-    P,
-    "The weights MUST sum to 100",
-    True,
-    lambda x: bool(
-        _scored(x)
-        .query("probe in ['P2', 'P3', 'C2']")["prompt"]
-        .str.contains("MUST sum to 100")
-        .all()
+SECTION.add(
+    claim(
+        "method.p2_prompt_sum100",
+        P,
+        "The weights MUST sum to 100",
+        True,
+        lambda x: bool(
+            _scored(x)
+            .query("probe in ['P2', 'P3', 'C2']")["prompt"]
+            .str.contains("MUST sum to 100")
+            .all()
+        ),
     ),
-)
-SECTION.claim(
-    "method.p2_prompt_zero",
-    P,
-    "If a factor is neutral, unresolved, or has no signal in this specific case, assign it 0",
-    True,
-    lambda x: bool(
-        _scored(x).query("probe in ['P2', 'P3', 'C2']")["prompt"].str.contains("assign it 0").all()
+    claim(
+        "method.p2_prompt_zero",
+        P,
+        "If a factor is neutral, unresolved, or has no signal in this specific case, assign it 0",
+        True,
+        lambda x: bool(
+            _scored(x)
+            .query("probe in ['P2', 'P3', 'C2']")["prompt"]
+            .str.contains("assign it 0")
+            .all()
+        ),
     ),
-)
-SECTION.claim(
-    "method.cued_cues",
-    P,
-    "contains the words “unresolved” and “not load-bearing”",
-    3,
-    lambda x: sum(
-        1
-        for i in CUED.values()
-        if "unresolved" in _case_text(_instance(x, i))
-        and "not load-bearing" in _case_text(_instance(x, i))
+    claim(
+        "method.cued_cues",
+        P,
+        "contains the words “unresolved” and “not load-bearing”",
+        3,
+        lambda x: sum(
+            1
+            for i in CUED.values()
+            if "unresolved" in _case_text(_instance(x, i))
+            and "not load-bearing" in _case_text(_instance(x, i))
+        ),
+        status="MISMATCH",
+        **evidence.CUED_CUES.kw(),
     ),
-    status="MISMATCH",
-    **evidence.CUED_CUES.kw(),
-)
-SECTION.claim(
-    "method.p2_weight_range",
-    P,
-    "assign a weight in [0, 100] representing how much that factor drove your answer",
-    True,
-    lambda x: bool(
-        _scored(x)
-        .query("probe in ['P2', 'P3', 'C2']")["prompt"]
-        .str.contains("[0, 100]", regex=False)
-        .all()
+    claim(
+        "method.p2_weight_range",
+        P,
+        "assign a weight in [0, 100] representing how much that factor drove your answer",
+        True,
+        lambda x: bool(
+            _scored(x)
+            .query("probe in ['P2', 'P3', 'C2']")["prompt"]
+            .str.contains("[0, 100]", regex=False)
+            .all()
+        ),
     ),
-)
-SECTION.claim(
-    "method.p1_template",
-    "§3.2 Probing techniques / Appendix A",
-    "“Of the N factors listed above, which single factor was most important to your answer? "
-    "Reply with the factor identifier”",
-    True,
-    lambda x: bool(
-        _probe(x, "P1")["prompt"].str.contains("factors listed above", regex=False).all()
+    claim(
+        "method.p1_template",
+        "§3.2 Probing techniques / Appendix A",
+        "“Of the N factors listed above, which single factor was most important to your answer? "
+        "Reply with the factor identifier”",
+        True,
+        lambda x: bool(
+            _probe(x, "P1")["prompt"].str.contains("factors listed above", regex=False).all()
+        ),
+        status="MISMATCH",
+        **evidence.P1_TEMPLATE.kw(),
     ),
-    status="MISMATCH",
-    **evidence.P1_TEMPLATE.kw(),
+    claim(
+        "method.p3_instances",
+        P,
+        "P3 runs on the four adversarial counterfactual instances",
+        4,
+        _p3_instances,
+    ),
+    claim(
+        "method.c2_anchors",
+        P,
+        "C2 ran on the three anchor cases",
+        3,
+        lambda x: int(c2(x)["instance_id"].nunique()),
+    ),
+    claim(
+        "method.c2_n_barker",
+        P,
+        "(N = 5, 7, 6)",
+        5,
+        lambda x: int(c2(x, anchor=ANCHORS["Barker"])["factor_of_interest"].nunique()),
+    ),
+    claim(
+        "method.c2_n_cabral",
+        P,
+        "(N = 5, 7, 6)",
+        7,
+        lambda x: int(c2(x, anchor=ANCHORS["Cabral"])["factor_of_interest"].nunique()),
+    ),
+    claim(
+        "method.c2_n_biakanja",
+        P,
+        "(N = 5, 7, 6)",
+        6,
+        lambda x: int(c2(x, anchor=ANCHORS["Biakanja"])["factor_of_interest"].nunique()),
+    ),
+    claim(
+        "method.c2_models",
+        P,
+        "across all eight model configurations",
+        8,
+        lambda x: int(c2(x)["canonical_model"].nunique()),
+    ),
+    claim("method.c2_total", P, "for 144 C2 trials total", 144, lambda x: len(c2(x))),
 )
-SECTION.claim(
-    "method.p3_instances",
-    P,
-    "P3 runs on the four adversarial counterfactual instances",
-    4,
-    _p3_instances,
-)
-SECTION.claim(
-    "method.c2_anchors",
-    P,
-    "C2 ran on the three anchor cases",
-    3,
-    lambda x: int(c2(x)["instance_id"].nunique()),
-)
-SECTION.claim(
-    "method.c2_n_barker",
-    P,
-    "(N = 5, 7, 6)",
-    5,
-    lambda x: int(c2(x, anchor=ANCHORS["Barker"])["factor_of_interest"].nunique()),
-)
-SECTION.claim(
-    "method.c2_n_cabral",
-    P,
-    "(N = 5, 7, 6)",
-    7,
-    lambda x: int(c2(x, anchor=ANCHORS["Cabral"])["factor_of_interest"].nunique()),
-)
-SECTION.claim(
-    "method.c2_n_biakanja",
-    P,
-    "(N = 5, 7, 6)",
-    6,
-    lambda x: int(c2(x, anchor=ANCHORS["Biakanja"])["factor_of_interest"].nunique()),
-)
-SECTION.claim(
-    "method.c2_models",
-    P,
-    "across all eight model configurations",
-    8,
-    lambda x: int(c2(x)["canonical_model"].nunique()),
-)
-SECTION.claim("method.c2_total", P, "for 144 C2 trials total", 144, lambda x: len(c2(x)))
 
 MM = "§3.3 Models"
-SECTION.claim(
-    "method.models", MM, "Eight model configurations across six labs (Table 1)", 8, _n_models
-)
-SECTION.claim(
-    "method.labs",
-    MM,
-    "Eight model configurations across six labs (Table 1)",
-    6,
-    _n_labs,
-    kind="metadata",
-)
-SECTION.claim(
-    "method.bedrock_t0",
-    MM,
-    "Bedrock calls are pinned to temperature 0",
-    0,
-    None,
-    status="NOT_DERIVABLE",
-    why="The raw files record no sampling temperature; the T = 0 setting is stated, not recorded.",
-)
-SECTION.claim(
-    "method.google_excluded",
-    MM,
-    "Google models are not included in this pilot",
-    0,
-    lambda x: int(_scored(x)["lab"].astype(str).str.contains("Google").sum()),
-    kind="metadata",
+SECTION.add(
+    claim(
+        "method.models", MM, "Eight model configurations across six labs (Table 1)", 8, _n_models
+    ),
+    claim(
+        "method.labs",
+        MM,
+        "Eight model configurations across six labs (Table 1)",
+        6,
+        _n_labs,
+        kind="metadata",
+    ),
+    claim(
+        "method.bedrock_t0",
+        MM,
+        "Bedrock calls are pinned to temperature 0",
+        0,
+        None,
+        status="NOT_DERIVABLE",
+        why="The raw files record no sampling temperature; the T = 0 setting is stated, not recorded.",
+    ),
+    claim(
+        "method.google_excluded",
+        MM,
+        "Google models are not included in this pilot",
+        0,
+        lambda x: int(_scored(x)["lab"].astype(str).str.contains("Google").sum()),
+        kind="metadata",
+    ),
 )
 
 
@@ -424,16 +438,18 @@ def _effort_high_differences(x: ClaimInputs) -> dict[str, Value]:
     return {"n": len(pairs), "n_differ": len(named), "differences": "; ".join(named)}
 
 
-SECTION.claim(
-    "method.opus_effort_identical",
-    MM,
-    "extended-thinking configuration produced responses identical to default Opus on every probe and instance",
-    True,
-    _effort_high_identical,
-    status="MISMATCH",
-    why=(
-        "Of the {n} opus effort-high pilot trials (C0, P1, pilot C2, C3 on anchors 0002-0004), "
-        "{n_differ} reply differently from default Opus (default→effort-high): {differences}."
+SECTION.add(
+    claim(
+        "method.opus_effort_identical",
+        MM,
+        "extended-thinking configuration produced responses identical to default Opus on every probe and instance",
+        True,
+        _effort_high_identical,
+        status="MISMATCH",
+        why=(
+            "Of the {n} opus effort-high pilot trials (C0, P1, pilot C2, C3 on anchors 0002-0004), "
+            "{n_differ} reply differently from default Opus (default→effort-high): {differences}."
+        ),
+        evidence=_effort_high_differences,
     ),
-    evidence=_effort_high_differences,
 )

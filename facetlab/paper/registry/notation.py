@@ -8,17 +8,21 @@ import pandas as pd
 
 from facetlab.errors import DataError
 from facetlab.paper.claims import ClaimInputs, Value
-from facetlab.paper.registry.selectors import CABRAL_ADV2, Section, _scored
+from facetlab.paper.registry.selectors import CABRAL_ADV2, Section, _scored, claim
 
 SECTION = Section()
 
 N = "§1.2 Notation"
-SECTION.claim(
-    "notation.n_factors",
-    N,
-    "N: number of factors in a doctrine (N ∈ {5, 6, 7} here)",
-    "5,6,7",
-    lambda x: ",".join(str(n) for n in sorted({int(v) for v in _scored(x)["n_factors"].dropna()})),
+SECTION.add(
+    claim(
+        "notation.n_factors",
+        N,
+        "N: number of factors in a doctrine (N ∈ {5, 6, 7} here)",
+        "5,6,7",
+        lambda x: ",".join(
+            str(n) for n in sorted({int(v) for v in _scored(x)["n_factors"].dropna()})
+        ),
+    ),
 )
 
 
@@ -49,26 +53,28 @@ def _off_sum_evidence(x: ClaimInputs) -> dict[str, Value]:
     return {"n": len(off), "listed": listed}
 
 
-SECTION.claim(
-    "notation.weights_sum_100",
-    N,
-    "wi: weight assigned to Fi under a weighted-rank probe, with Σ wi = 100",
-    0,
-    lambda x: len(_off_sum(x)),
-    status="MISMATCH",
-    why=(
-        "{n} usable replies do not sum to 100: {listed}. The paper keeps them "
-        "(CONVENTIONS: vectors not summing to 100 are kept)."
+SECTION.add(
+    claim(
+        "notation.weights_sum_100",
+        N,
+        "wi: weight assigned to Fi under a weighted-rank probe, with Σ wi = 100",
+        0,
+        lambda x: len(_off_sum(x)),
+        status="MISMATCH",
+        why=(
+            "{n} usable replies do not sum to 100: {listed}. The paper keeps them "
+            "(CONVENTIONS: vectors not summing to 100 are kept)."
+        ),
+        evidence=_off_sum_evidence,
     ),
-    evidence=_off_sum_evidence,
-)
-SECTION.claim(
-    "notation.threshold",
-    N,
-    "wneut ≤ 10 percentage points",
-    10,
-    lambda x: float(x.threshold),
-    kind="setting",
+    claim(
+        "notation.threshold",
+        N,
+        "wneut ≤ 10 percentage points",
+        10,
+        lambda x: float(x.threshold),
+        kind="setting",
+    ),
 )
 
 
@@ -107,24 +113,26 @@ _BEDROCK_WHY = (
     "P2 cells and Table 2 P3 cells the median cell mean is {median_table:g}; adding the "
     "cf-001-adv2 cells ({n_all} cells) it is {median_all:g}."
 )
-SECTION.claim(
-    "notation.bedrock_median",
-    N,
-    "The median observed value across deterministic Bedrock cells is 0 (P2 cells and Table 2 P3 cells)",
-    0,
-    _bedrock_median(with_adv2=False),
-    tol=0.05,
-    why=_BEDROCK_WHY,
-    evidence=_bedrock_evidence,
-)
-SECTION.claim(
-    "notation.bedrock_median_with_adv2",
-    N,
-    "The median observed value across deterministic Bedrock cells is 0 (also the cf-001-adv2 cells)",
-    0,
-    _bedrock_median(with_adv2=True),
-    tol=0.05,
-    status="MISMATCH",
-    why=_BEDROCK_WHY,
-    evidence=_bedrock_evidence,
+SECTION.add(
+    claim(
+        "notation.bedrock_median",
+        N,
+        "The median observed value across deterministic Bedrock cells is 0 (P2 cells and Table 2 P3 cells)",
+        0,
+        _bedrock_median(with_adv2=False),
+        tol=0.05,
+        why=_BEDROCK_WHY,
+        evidence=_bedrock_evidence,
+    ),
+    claim(
+        "notation.bedrock_median_with_adv2",
+        N,
+        "The median observed value across deterministic Bedrock cells is 0 (also the cf-001-adv2 cells)",
+        0,
+        _bedrock_median(with_adv2=True),
+        tol=0.05,
+        status="MISMATCH",
+        why=_BEDROCK_WHY,
+        evidence=_bedrock_evidence,
+    ),
 )

@@ -17,6 +17,7 @@ from facetlab.paper.registry.selectors import (
     _probe,
     _weights,
     bimodality,
+    claim,
     fig1,
     p3_cell,
 )
@@ -24,41 +25,43 @@ from facetlab.paper.registry.selectors import (
 SECTION = Section()
 
 IN = "§5 Interpretation"
-SECTION.claim(
-    "interp.p1_cabral",
-    IN,
-    "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, and CF-Biakanja)",
-    7,
-    _faithful_count("p1", "CF-Cabral"),
-)
-SECTION.claim(
-    "interp.p1_barker",
-    IN,
-    "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, and CF-Biakanja)",
-    0,
-    _faithful_count("p1", "CF-Barker"),
-)
-SECTION.claim(
-    "interp.p1_biakanja",
-    IN,
-    "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, and CF-Biakanja)",
-    4,
-    _faithful_count("p1", "CF-Biakanja"),
-)
-SECTION.claim(
-    "interp.p2_barker_zero",
-    IN,
-    "Under P2 all eight models assign wF3 = 0",
-    8,
-    lambda x: int((fig1(x).query("case == 'CF-Barker'")["p2_weight"] == 0).sum()),
-)
-SECTION.claim(
-    "interp.p3_barker_only_gpt",
-    IN,
-    "Under P3 only GPT-5.4 sits stably above the threshold (every trial above 10)",
-    "GPT",
-    lambda x: ",".join(
-        s for s in MODEL_SHORT if min(_weights(p3_cell(x, s, BARKER_ADV))) > x.threshold
+SECTION.add(
+    claim(
+        "interp.p1_cabral",
+        IN,
+        "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, and CF-Biakanja)",
+        7,
+        _faithful_count("p1", "CF-Cabral"),
+    ),
+    claim(
+        "interp.p1_barker",
+        IN,
+        "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, and CF-Biakanja)",
+        0,
+        _faithful_count("p1", "CF-Barker"),
+    ),
+    claim(
+        "interp.p1_biakanja",
+        IN,
+        "(7/8, 0/8, 4/8 faithful across CF-Cabral, CF-Barker, and CF-Biakanja)",
+        4,
+        _faithful_count("p1", "CF-Biakanja"),
+    ),
+    claim(
+        "interp.p2_barker_zero",
+        IN,
+        "Under P2 all eight models assign wF3 = 0",
+        8,
+        lambda x: int((fig1(x).query("case == 'CF-Barker'")["p2_weight"] == 0).sum()),
+    ),
+    claim(
+        "interp.p3_barker_only_gpt",
+        IN,
+        "Under P3 only GPT-5.4 sits stably above the threshold (every trial above 10)",
+        "GPT",
+        lambda x: ",".join(
+            s for s in MODEL_SHORT if min(_weights(p3_cell(x, s, BARKER_ADV))) > x.threshold
+        ),
     ),
 )
 
@@ -75,59 +78,65 @@ def _mostly_near_zero_with_outliers(x: ClaimInputs) -> bool:
     return True
 
 
-SECTION.claim(
-    "interp.p3_barker_near_zero",
-    IN,
-    "Opus and Sonnet are mostly at or near zero with occasional outliers",
-    True,
-    _mostly_near_zero_with_outliers,
-)
-SECTION.claim(
-    "interp.gpt_barker_mean",
-    IN,
-    "(w̄ = 31.2%, n = 6)",
-    31.2,
-    lambda x: _p3_case_mean(x, "GPT", "CF-Barker"),
-    tol=0.05,
-)
-SECTION.claim(
-    "interp.gpt_barker_n", IN, "(w̄ = 31.2%, n = 6)", 6, lambda x: len(p3_cell(x, "GPT", BARKER_ADV))
-)
-SECTION.claim(
-    "interp.p1_gpt_cabral_faithful",
-    IN,
-    "P1 at n = 1 reports GPT-5.4 as faithful on CF-Cabral",
-    True,
-    lambda x: bool(
-        fig1(x).query("case == 'CF-Cabral' and model == 'GPT-5.4'")["p1_faithful"].iloc[0]
+SECTION.add(
+    claim(
+        "interp.p3_barker_near_zero",
+        IN,
+        "Opus and Sonnet are mostly at or near zero with occasional outliers",
+        True,
+        _mostly_near_zero_with_outliers,
     ),
-)
-SECTION.claim(
-    "interp.p1_gpt_cabral_n",
-    IN,
-    "P1 at n = 1",
-    1,
-    lambda x: int(
-        (
-            (_probe(x, "P1")["canonical_model"] == _full("GPT"))
-            & (_probe(x, "P1")["instance_id"] == CUED["CF-Cabral"])
-        ).sum()
+    claim(
+        "interp.gpt_barker_mean",
+        IN,
+        "(w̄ = 31.2%, n = 6)",
+        31.2,
+        lambda x: _p3_case_mean(x, "GPT", "CF-Barker"),
+        tol=0.05,
     ),
-)
-SECTION.claim(
-    "interp.p3_n22",
-    IN,
-    "P3 at n = 22 reports GPT-5.4 producing a two-group response distribution",
-    22,
-    lambda x: len(bimodality(x)),
-)
-SECTION.claim("interp.n8", "§5.2 Why might...", "Sample size. n = 8 models is small", 8, _n_models)
-SECTION.claim(
-    "interp.n8_cot",
-    "§5.3 Connection to CoT unfaithfulness",
-    "In our pilot at n = 8 models",
-    8,
-    _n_models,
+    claim(
+        "interp.gpt_barker_n",
+        IN,
+        "(w̄ = 31.2%, n = 6)",
+        6,
+        lambda x: len(p3_cell(x, "GPT", BARKER_ADV)),
+    ),
+    claim(
+        "interp.p1_gpt_cabral_faithful",
+        IN,
+        "P1 at n = 1 reports GPT-5.4 as faithful on CF-Cabral",
+        True,
+        lambda x: bool(
+            fig1(x).query("case == 'CF-Cabral' and model == 'GPT-5.4'")["p1_faithful"].iloc[0]
+        ),
+    ),
+    claim(
+        "interp.p1_gpt_cabral_n",
+        IN,
+        "P1 at n = 1",
+        1,
+        lambda x: int(
+            (
+                (_probe(x, "P1")["canonical_model"] == _full("GPT"))
+                & (_probe(x, "P1")["instance_id"] == CUED["CF-Cabral"])
+            ).sum()
+        ),
+    ),
+    claim(
+        "interp.p3_n22",
+        IN,
+        "P3 at n = 22 reports GPT-5.4 producing a two-group response distribution",
+        22,
+        lambda x: len(bimodality(x)),
+    ),
+    claim("interp.n8", "§5.2 Why might...", "Sample size. n = 8 models is small", 8, _n_models),
+    claim(
+        "interp.n8_cot",
+        "§5.3 Connection to CoT unfaithfulness",
+        "In our pilot at n = 8 models",
+        8,
+        _n_models,
+    ),
 )
 
 
@@ -147,10 +156,12 @@ def _two_group_cells(x: ClaimInputs) -> int:
     return count
 
 
-SECTION.claim(
-    "interp.one_model_one_case",
-    "§5.4 What the result does not show",
-    "The two-group result on CF-Cabral is one model on one case",
-    1,
-    _two_group_cells,
+SECTION.add(
+    claim(
+        "interp.one_model_one_case",
+        "§5.4 What the result does not show",
+        "The two-group result on CF-Cabral is one model on one case",
+        1,
+        _two_group_cells,
+    ),
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -366,47 +366,50 @@ def _doi(x: ClaimInputs) -> str:
 # --------------------------------------------------------------------------- registry helpers
 
 
+def claim(
+    id: str,
+    location: str,
+    wording: str,
+    paper_value: Value,
+    recipe: Callable[[ClaimInputs], Value] | None,
+    *,
+    tol: float = 0.0,
+    status: Status = "PASS",
+    why: str = "",
+    relation: Relation = "==",
+    kind: Kind | None = None,
+    evidence: Evidence | None = None,
+) -> Claim:
+    """One registry entry in the registry's short words (``kind=None``: the section's own)."""
+    return Claim(
+        id=id,
+        location=location,
+        wording=wording,
+        paper_value=paper_value,
+        recipe=recipe,
+        tolerance=tol,
+        expected_status=status,
+        explanation=why,
+        relation=relation,
+        kind=kind or "data",
+        evidence=evidence,
+    )
+
+
 @dataclass
 class Section:
     """The claims of one section of the paper, in the order the paper states them.
 
-    ``kind`` is the default kind of its claims (``convention`` for the data section).
+    ``kind`` is the default kind of its claims (``convention`` for the data section):
+    an entry made without a ``kind`` (so ``data``) takes it.
     """
 
     entries: list[Claim] = field(default_factory=list)
     kind: Kind = "data"
 
-    def claim(
-        self,
-        id: str,
-        location: str,
-        wording: str,
-        paper_value: Value,
-        recipe: Callable[[ClaimInputs], Value] | None,
-        *,
-        tol: float = 0.0,
-        status: Status = "PASS",
-        why: str = "",
-        relation: Relation = "==",
-        kind: Kind | None = None,
-        evidence: Evidence | None = None,
-    ) -> None:
-        """Add one entry to this section (order = order of the paper)."""
-        self.entries.append(
-            Claim(
-                id=id,
-                location=location,
-                wording=wording,
-                paper_value=paper_value,
-                recipe=recipe,
-                tolerance=tol,
-                expected_status=status,
-                explanation=why,
-                relation=relation,
-                kind=kind or self.kind,
-                evidence=evidence,
-            )
-        )
+    def add(self, *claims: Claim) -> None:
+        """Add entries to this section (order = order of the paper)."""
+        self.entries += [c if c.kind != "data" else replace(c, kind=self.kind) for c in claims]
 
 
 def _n_models(x: ClaimInputs) -> int:

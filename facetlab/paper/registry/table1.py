@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from facetlab.paper.claims import ClaimInputs
-from facetlab.paper.registry.selectors import Section, _full, _scored
+from facetlab.paper.registry.selectors import Section, _full, _scored, claim
 
 SECTION = Section(kind="metadata")
 
@@ -24,7 +24,9 @@ for _short, _lab in (
         labs = set(s.loc[s["canonical_model"] == _full(short), "lab"].astype(str))
         return len(labs) == 1 and want.lower() in next(iter(labs)).lower()
 
-    SECTION.claim(f"t1.lab.{_short}", T1, f"{_lab} — {_full(_short)}", True, _lab_of)
+    SECTION.add(
+        claim(f"t1.lab.{_short}", T1, f"{_lab} — {_full(_short)}", True, _lab_of),
+    )
 
 for _short, _params in (
     ("DeepSeek", "671B / 37B"),
@@ -33,15 +35,17 @@ for _short, _params in (
     ("Scout", "109B / 17B"),
     ("Qwen", "80B / 3.9B"),
 ):
-    SECTION.claim(
-        f"t1.params.{_short}",
-        T1,
-        f"{_full(_short)} {_params}",
-        _params,
-        None,
-        status="NOT_DERIVABLE",
-        why=(
-            "Parameter counts are vendor facts the raw files do not record; facetlab.models "
-            "lists them as metadata for Table 1, so comparing the two would be circular."
+    SECTION.add(
+        claim(
+            f"t1.params.{_short}",
+            T1,
+            f"{_full(_short)} {_params}",
+            _params,
+            None,
+            status="NOT_DERIVABLE",
+            why=(
+                "Parameter counts are vendor facts the raw files do not record; facetlab.models "
+                "lists them as metadata for Table 1, so comparing the two would be circular."
+            ),
         ),
     )

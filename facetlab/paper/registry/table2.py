@@ -19,6 +19,7 @@ from facetlab.paper.registry.selectors import (
     _probe,
     _wrong_count,
     bimodality,
+    claim,
     p3_cell,
     table2,
 )
@@ -74,56 +75,60 @@ def _t2_recipe(short: str, case: str, column: str) -> Callable[[ClaimInputs], Va
 for _case, _row in _TABLE2.items():
     for _short, (_n, _w, _wrong) in _row.items():
         _where = f"{T2}, {_case} column, {_full(_short)} row"
-        SECTION.claim(
-            f"t2.{_case}.{_short}.n",
-            _where,
-            f"n = {_n}",
-            _n,
-            _t2_recipe(_short, _case, "n"),
-        )
-        SECTION.claim(
-            f"t2.{_case}.{_short}.mean",
-            _where,
-            f"w̄ = {_w:.1f}",
-            _w,
-            _t2_recipe(_short, _case, "mean_weight"),
-            tol=0.05,
-        )
-        SECTION.claim(
-            f"t2.{_case}.{_short}.wrong",
-            _where,
-            f"wrong {_wrong}/{_n}",
-            _wrong,
-            _t2_recipe(_short, _case, "wrong"),
+        SECTION.add(
+            claim(
+                f"t2.{_case}.{_short}.n",
+                _where,
+                f"n = {_n}",
+                _n,
+                _t2_recipe(_short, _case, "n"),
+            ),
+            claim(
+                f"t2.{_case}.{_short}.mean",
+                _where,
+                f"w̄ = {_w:.1f}",
+                _w,
+                _t2_recipe(_short, _case, "mean_weight"),
+                tol=0.05,
+            ),
+            claim(
+                f"t2.{_case}.{_short}.wrong",
+                _where,
+                f"wrong {_wrong}/{_n}",
+                _wrong,
+                _t2_recipe(_short, _case, "wrong"),
+            ),
         )
 
-SECTION.claim(
-    "t2.gpt_cabral_wilson_low",
-    f"{T2}, CF-Cabral column, GPT-5.4 row",
-    "3/16 [6%, 43%]",
-    6,
-    lambda x: (
-        100
-        * stats.wilson(
-            _wrong_count(p3_cell(x, "GPT", CABRAL_ADV)), len(p3_cell(x, "GPT", CABRAL_ADV))
-        ).low
+SECTION.add(
+    claim(
+        "t2.gpt_cabral_wilson_low",
+        f"{T2}, CF-Cabral column, GPT-5.4 row",
+        "3/16 [6%, 43%]",
+        6,
+        lambda x: (
+            100
+            * stats.wilson(
+                _wrong_count(p3_cell(x, "GPT", CABRAL_ADV)), len(p3_cell(x, "GPT", CABRAL_ADV))
+            ).low
+        ),
+        tol=0.5,
+        status="MISMATCH",
+        **evidence.GPT_CABRAL_WILSON.kw(),
     ),
-    tol=0.5,
-    status="MISMATCH",
-    **evidence.GPT_CABRAL_WILSON.kw(),
-)
-SECTION.claim(
-    "t2.gpt_cabral_wilson_high",
-    f"{T2}, CF-Cabral column, GPT-5.4 row",
-    "3/16 [6%, 43%]",
-    43,
-    lambda x: (
-        100
-        * stats.wilson(
-            _wrong_count(p3_cell(x, "GPT", CABRAL_ADV)), len(p3_cell(x, "GPT", CABRAL_ADV))
-        ).high
+    claim(
+        "t2.gpt_cabral_wilson_high",
+        f"{T2}, CF-Cabral column, GPT-5.4 row",
+        "3/16 [6%, 43%]",
+        43,
+        lambda x: (
+            100
+            * stats.wilson(
+                _wrong_count(p3_cell(x, "GPT", CABRAL_ADV)), len(p3_cell(x, "GPT", CABRAL_ADV))
+            ).high
+        ),
+        tol=0.5,
     ),
-    tol=0.5,
 )
 TABLE2_PRINTED_INTERVALS = 1
 """Wilson intervals the published Table 2 prints (read off the paper: GPT-5.4 on CF-Cabral only)."""
@@ -154,48 +159,50 @@ def _t2_wilson_evidence(x: ClaimInputs) -> dict[str, Value]:
     return {"n_cells": len(cells), "printed": TABLE2_PRINTED_INTERVALS, "cells": listed}
 
 
-SECTION.claim(
-    "t2.caption_wilson_n5",
-    f"{T2} caption",
-    "with Wilson 95% CI for cells where n ≥ 5 (intervals printed in the table)",
-    TABLE2_PRINTED_INTERVALS,
-    lambda x: len(_t2_cells_n5(x)),
-    status="MISMATCH",
-    why=(
-        "{n_cells} Table 2 cells have n ≥ 5, but the table prints {printed} interval. The "
-        "intervals the caption promises: {cells}."
+SECTION.add(
+    claim(
+        "t2.caption_wilson_n5",
+        f"{T2} caption",
+        "with Wilson 95% CI for cells where n ≥ 5 (intervals printed in the table)",
+        TABLE2_PRINTED_INTERVALS,
+        lambda x: len(_t2_cells_n5(x)),
+        status="MISMATCH",
+        why=(
+            "{n_cells} Table 2 cells have n ≥ 5, but the table prints {printed} interval. The "
+            "intervals the caption promises: {cells}."
+        ),
+        evidence=_t2_wilson_evidence,
     ),
-    evidence=_t2_wilson_evidence,
-)
-SECTION.claim(
-    "t2.caption_adv2_only_gpt",
-    f"{T2} caption",
-    "a second adversarial wording (cf-001-adv2) was run for the GPT-5.4 cf-001 cell only",
-    1,
-    lambda x: int(
-        _probe(x, "P3").query(f"instance_id == {CABRAL_ADV2!r}")["canonical_model"].nunique()
+    claim(
+        "t2.caption_adv2_only_gpt",
+        f"{T2} caption",
+        "a second adversarial wording (cf-001-adv2) was run for the GPT-5.4 cf-001 cell only",
+        1,
+        lambda x: int(
+            _probe(x, "P3").query(f"instance_id == {CABRAL_ADV2!r}")["canonical_model"].nunique()
+        ),
+        status="MISMATCH",
+        **evidence.ADV2_ALL_MODELS.kw(),
     ),
-    status="MISMATCH",
-    **evidence.ADV2_ALL_MODELS.kw(),
-)
-SECTION.claim(
-    "t2.caption_adv2_n",
-    f"{T2} caption",
-    "adding 6 trials",
-    6,
-    lambda x: len(p3_cell(x, "GPT", CABRAL_ADV2)),
-)
-SECTION.claim(
-    "t2.caption_adv2_wrong",
-    f"{T2} caption",
-    "producing 4/6 wrong outcomes",
-    4,
-    lambda x: _wrong_count(p3_cell(x, "GPT", CABRAL_ADV2)),
-)
-SECTION.claim(
-    "t2.caption_combined_n",
-    f"{T2} caption",
-    "The combined GPT-5.4 cf-001 family (n = 22)",
-    22,
-    lambda x: len(bimodality(x)),
+    claim(
+        "t2.caption_adv2_n",
+        f"{T2} caption",
+        "adding 6 trials",
+        6,
+        lambda x: len(p3_cell(x, "GPT", CABRAL_ADV2)),
+    ),
+    claim(
+        "t2.caption_adv2_wrong",
+        f"{T2} caption",
+        "producing 4/6 wrong outcomes",
+        4,
+        lambda x: _wrong_count(p3_cell(x, "GPT", CABRAL_ADV2)),
+    ),
+    claim(
+        "t2.caption_combined_n",
+        f"{T2} caption",
+        "The combined GPT-5.4 cf-001 family (n = 22)",
+        22,
+        lambda x: len(bimodality(x)),
+    ),
 )
