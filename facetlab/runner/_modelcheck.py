@@ -17,6 +17,7 @@ import difflib
 import importlib
 from collections.abc import Iterable, Mapping, Sequence
 
+from facetlab.backends import parse_model_string, provider_declaration
 from facetlab.backends.base import Backend
 from facetlab.errors import ConfigError
 from facetlab.runner.plan import Trial
@@ -32,15 +33,11 @@ def did_you_mean(name: str, candidates: Iterable[str], *, prefix: str = "") -> s
 
 
 def _offline(provider: str) -> bool:
-    from facetlab.backends import provider_declaration
-
     return provider_declaration(provider).offline
 
 
 def _candidates(provider: str) -> list[str]:
     """Names a provider's model ids are checked against: its own list, else the price table's."""
-    from facetlab.backends import provider_declaration
-
     listing = provider_declaration(provider).model_names
     if listing:
         module_name, _, attr = listing.partition(":")
@@ -57,7 +54,7 @@ def build_offline(models: Mapping[str, str]) -> dict[str, Backend]:
 
     ``models`` maps each identity to the model string it was given as.
     """
-    from facetlab.backends import get_backend, parse_model_string
+    from facetlab.backends import get_backend  # looked up now: tests replace it
 
     built: dict[str, Backend] = {}
     for identity, original in models.items():
@@ -102,15 +99,11 @@ def unknown_model_notes(models: Sequence[str], *, local: bool) -> list[str]:
 
     ``local`` (a ``--base-url`` is set): any id may exist there, so no notes.
     """
-    from facetlab.backends import parse_model_string
-
     notes: list[str] = []
     for model in models:
         spec = parse_model_string(model)
         if local or "base_url" in spec.options:
             continue
-        from facetlab.backends import provider_declaration
-
         if provider_declaration(spec.provider).free:  # offline or local: any id may exist
             continue
         known = _candidates(spec.provider)

@@ -676,8 +676,6 @@ def _model_identities(
 
     Strings the caller supplied a backend for are taken as they are.
     """
-    from facetlab.backends import parse_model_string
-
     out: dict[str, str] = {}
     for m in models:
         if backends is not None and m in backends:

@@ -13,6 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from facetlab.errors import ConfigError, FacetlabError
+from facetlab.instances import (
+    find_perturbation_set,
+    load_compliance_set,
+    load_instances,
+    perturbation_issues,
+)
 from facetlab.instances.fingerprint import with_compliance
 from facetlab.instances.schema import ComplianceSet, Instance, PerturbationSet
 from facetlab.probes.base import ParseResult, Probe
@@ -44,8 +50,6 @@ class FacetSuite:
         """The C2 file ``<instances_dir>/perturbations/<id>-c2.json``, or None."""
         iid = instance.instance_id
         if iid not in self._psets:
-            from facetlab.instances import find_perturbation_set, perturbation_issues
-
             pset = find_perturbation_set(iid, self.instances_dir)
             if pset is not None:
                 # refused here as `validate` reports it: a rewrite of an unknown factor
@@ -64,8 +68,6 @@ class FacetSuite:
         """The C3 file ``<instances_dir>/compliance/<id>-c3.json``, or None."""
         iid = instance.instance_id
         if iid not in self._csets:
-            from facetlab.instances import load_compliance_set
-
             folder = self.instances_dir
             if folder is None:
                 from facetlab.datasets import data_dir
@@ -80,8 +82,6 @@ class FacetSuite:
         base_id = instance.base_instance_id
         if not base_id:
             return None
-        from facetlab.instances import load_instances
-
         source: Any = base_id
         if self.instances_dir is not None:
             source = self.instances_dir / f"{base_id}.json"

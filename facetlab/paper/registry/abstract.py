@@ -11,10 +11,8 @@ from facetlab.paper.registry.selectors import (
     claim,
 )
 
-SECTION = Section()
-
 A = "Abstract"
-SECTION.add(
+SECTION = Section.of(
     claim("abs.models", A, "We ran eight frontier models", 8, _n_models),
     claim(
         "abs.labs",

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from facetlab.paper.registry.selectors import Section, _doi, claim
 
-SECTION = Section()
-
 AP = "Appendix B"
-SECTION.add(
+SECTION = Section.of(
     claim(
         "app.doi",
         AP,

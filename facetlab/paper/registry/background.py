@@ -6,10 +6,8 @@ import re
 
 from facetlab.paper.registry.selectors import ANCHORS, Section, _instance, _outcome_rows, claim
 
-SECTION = Section()
-
 B = "§2.2 Why legal balancing tests"
-SECTION.add(
+SECTION = Section.of(
     claim(
         "bg.rowland_year",
         B,

@@ -42,10 +42,9 @@ from facetlab.paper.registry.selectors import (
     p3_cell,
 )
 
-SECTION = Section()
-
 F1 = "Figure 1 caption"
-SECTION.add(
+F2 = "Figure 2 caption"
+SECTION = Section.of(
     claim(
         "fig1.p1_cabral",
         F1,
@@ -76,10 +75,6 @@ SECTION.add(
         relation="<=",
     ),
     claim("fig1.p2_cells", F1, "in every cell (8 models × 3 cases)", 24, lambda x: len(fig1(x))),
-)
-
-F2 = "Figure 2 caption"
-SECTION.add(
     claim(
         "fig2.gpt_first",
         F2,
@@ -134,6 +129,9 @@ def _fig2_n_evidence(x: ClaimInputs) -> dict[str, Value]:
     return {"n_cells": len(rep), "per_case": per_case, "printed": FIG2_PRINTED_N_LABELS}
 
 
+F3 = "Figure 3 caption"
+F4 = "Figure 4 caption"
+F5 = "Figure 5 caption"
 SECTION.add(
     claim(
         "fig2.n_annotated",
@@ -170,10 +168,6 @@ SECTION.add(
         15,
         lambda x: max(_weights(_probe(x, "P3").query(f"instance_id == {BIAKANJA_ADV!r}"))),
     ),
-)
-
-F3 = "Figure 3 caption"
-SECTION.add(
     claim(
         "fig3.n22",
         F3,
@@ -234,10 +228,6 @@ SECTION.add(
         7,
         lambda x: _wrong_count(_high(x)),
     ),
-)
-
-F4 = "Figure 4 caption"
-SECTION.add(
     claim(
         "fig4.sonnet_barker_mean",
         F4,
@@ -267,10 +257,6 @@ SECTION.add(
         True,
         lambda x: max(_c2_group_means(x, CLOSED)) <= 2,
     ),
-)
-
-F5 = "Figure 5 caption"
-SECTION.add(
     claim(
         "fig5.n8",
         F5,

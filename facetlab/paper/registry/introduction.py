@@ -32,10 +32,9 @@ from facetlab.paper.registry.selectors import (
     p3_cell,
 )
 
-SECTION = Section()
-
 INTRO = "§1 Introduction"
-SECTION.add(
+C = "§1.1 Contributions"
+SECTION = Section.of(
     claim(
         "intro.rowland_seven",
         INTRO,
@@ -78,10 +77,6 @@ SECTION.add(
         22,
         lambda x: len(bimodality(x)),
     ),
-)
-
-C = "§1.1 Contributions"
-SECTION.add(
     claim(
         "contrib.base_instances", C, "13 instances + 4 adversarial variants", 13, _n_base_instances
     ),

@@ -32,10 +32,10 @@ from facetlab.paper.registry.selectors import (
     claim,
 )
 
-SECTION = Section()
-
 M = "§3.1 Instances"
-SECTION.add(
+P = "§3.2 Probing techniques"
+MM = "§3.3 Models"
+SECTION = Section.of(
     claim("method.base", M, "The pilot dataset has 13 base instances", 13, _n_base_instances),
     claim(
         "method.indist",
@@ -214,10 +214,6 @@ SECTION.add(
             for cf in ("cf-001", "cf-002", "cf-003")
         ),
     ),
-)
-
-P = "§3.2 Probing techniques"
-SECTION.add(
     claim(
         "method.p2_prompt_sum100",
         P,
@@ -323,10 +319,6 @@ SECTION.add(
         lambda x: int(c2(x)["canonical_model"].nunique()),
     ),
     claim("method.c2_total", P, "for 144 C2 trials total", 144, lambda x: len(c2(x))),
-)
-
-MM = "§3.3 Models"
-SECTION.add(
     claim(
         "method.models", MM, "Eight model configurations across six labs (Table 1)", 8, _n_models
     ),

@@ -10,10 +10,8 @@ from facetlab.errors import DataError
 from facetlab.paper.claims import ClaimInputs, Value
 from facetlab.paper.registry.selectors import CABRAL_ADV2, Section, _scored, claim
 
-SECTION = Section()
-
 N = "§1.2 Notation"
-SECTION.add(
+SECTION = Section.of(
     claim(
         "notation.n_factors",
         N,

@@ -15,10 +15,8 @@ from facetlab.paper.registry.selectors import (
     claim,
 )
 
-SECTION = Section()
-
 R1 = "§4.1 Outcome correctness"
-SECTION.add(
+SECTION = Section.of(
     claim(
         "res41.p1_correct",
         R1,

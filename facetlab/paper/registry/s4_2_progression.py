@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from facetlab.paper.registry.selectors import Section, _faithful_count, claim, fig1
 
-SECTION = Section()
-
 R2 = "§4.2 P1 → P2 → P3"
-SECTION.add(
+SECTION = Section.of(
     claim(
         "res42.p1_cabral",
         R2,

@@ -21,10 +21,8 @@ from facetlab.paper.registry.selectors import (
     p3_cell,
 )
 
-SECTION = Section()
-
 R3 = "§4.3 P3 results"
-SECTION.add(
+SECTION = Section.of(
     claim(
         "res43.barker_open_zero",
         R3,

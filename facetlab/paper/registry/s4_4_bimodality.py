@@ -18,10 +18,8 @@ from facetlab.paper.registry.selectors import (
     p3_cell,
 )
 
-SECTION = Section()
-
 R4 = "§4.4 Bimodality"
-SECTION.add(
+SECTION = Section.of(
     claim(
         "res44.n22",
         R4,

@@ -18,10 +18,8 @@ from facetlab.paper.registry.selectors import (
     p3_cell,
 )
 
-SECTION = Section()
-
 R5 = "§4.5 C2 ablation"
-SECTION.add(
+SECTION = Section.of(
     claim(
         "res45.gpt_n",
         R5,

@@ -18,10 +18,8 @@ from facetlab.paper.registry.selectors import (
     p3_cell,
 )
 
-SECTION = Section()
-
 R6 = "§4.6 Asymmetric profile"
-SECTION.add(
+SECTION = Section.of(
     claim("res46.n8", R6, "three confounds we cannot disentangle at n = 8 models", 8, _n_models),
     claim(
         "res46.closed_c2_min",

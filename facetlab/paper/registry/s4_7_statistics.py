@@ -22,10 +22,8 @@ from facetlab.paper.registry.selectors import (
     paired_p1_p2,
 )
 
-SECTION = Section()
-
 R7 = "§4.7 Statistical tests"
-SECTION.add(
+SECTION = Section.of(
     claim(
         "res47.pairs",
         R7,

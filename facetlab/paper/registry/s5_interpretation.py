@@ -22,10 +22,8 @@ from facetlab.paper.registry.selectors import (
     p3_cell,
 )
 
-SECTION = Section()
-
 IN = "§5 Interpretation"
-SECTION.add(
+SECTION = Section.of(
     claim(
         "interp.p1_cabral",
         IN,

@@ -27,10 +27,8 @@ from facetlab.paper.registry.selectors import (
     p3_cell,
 )
 
-SECTION = Section()
-
 L = "§6 Limitations"
-SECTION.add(
+SECTION = Section.of(
     claim("lim.base", L, "13 base instances plus 4 adversarial variants", 13, _n_base_instances),
     claim("lim.adv", L, "13 base instances plus 4 adversarial variants", 4, _n_adv_instances),
     claim(

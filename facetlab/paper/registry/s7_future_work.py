@@ -11,10 +11,8 @@ from facetlab.paper.registry.selectors import (
     claim,
 )
 
-SECTION = Section()
-
 FW = "§7 Future work"
-SECTION.add(
+SECTION = Section.of(
     claim("fw.base", FW, "The pilot is 13 base instances", 13, _n_base_instances),
     claim(
         "fw.full_spec",

@@ -407,6 +407,13 @@ class Section:
     entries: list[Claim] = field(default_factory=list)
     kind: Kind = "data"
 
+    @classmethod
+    def of(cls, *claims: Claim) -> Section:
+        """A section of ``data`` claims holding ``claims``, in this order."""
+        section = cls()
+        section.add(*claims)
+        return section
+
     def add(self, *claims: Claim) -> None:
         """Add entries to this section (order = order of the paper)."""
         self.entries += [c if c.kind != "data" else replace(c, kind=self.kind) for c in claims]
