@@ -276,12 +276,13 @@ class BedrockBatch:
         return out
 
     def _output_keys(self, bucket: str, prefix: str) -> list[str]:
-        keys: list[str] = []
-        for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-            keys += [
-                str(o["Key"]) for o in page.get("Contents") or [] if o["Key"].endswith(".jsonl.out")
-            ]
-        return sorted(keys)
+        pages = self.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        return sorted(
+            str(o["Key"])
+            for page in pages
+            for o in page.get("Contents") or []
+            if o["Key"].endswith(".jsonl.out")
+        )
 
     def _line(self, line: str) -> BatchResult:
         from facetlab.backends.bedrock import response_from_converse

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from facetlab.commands import fail
 from facetlab.errors import DataError
 
 data_app = typer.Typer(
@@ -17,11 +18,6 @@ data_app = typer.Typer(
     help="Obtain, verify and locate the FACET v3 data (pinned commit, sha256-checked).",
     no_args_is_help=True,
 )
-
-
-def _fail(exc: DataError) -> typer.Exit:
-    typer.echo(f"error: {exc}", err=True)
-    return typer.Exit(code=1)
 
 
 @data_app.command("fetch")
@@ -52,7 +48,7 @@ def fetch_command(
         else:
             report = datasets.fetch(mirror=mirror)
     except DataError as exc:
-        raise _fail(exc) from exc
+        fail(str(exc), 1)
     typer.echo(str(report))
     typer.echo(f"source: {report.source} ({report.seconds:.2f} s)")
     if report.cleaned:
@@ -122,7 +118,7 @@ def path_command(
     try:
         root = datasets.data_dir() if fetch else datasets.data_source().root
     except DataError as exc:
-        raise _fail(exc) from exc
+        fail(str(exc), 1)
     typer.echo(str(root))
 
 
