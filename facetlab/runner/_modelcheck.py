@@ -32,10 +32,6 @@ def did_you_mean(name: str, candidates: Iterable[str], *, prefix: str = "") -> s
     return f"; did you mean '{prefix}{by_lower[close[0]]}'?" if close else ""
 
 
-def _offline(provider: str) -> bool:
-    return provider_declaration(provider).offline
-
-
 def _candidates(provider: str) -> list[str]:
     """Names a provider's model ids are checked against: its own list, else the price table's."""
     listing = provider_declaration(provider).model_names
@@ -59,7 +55,7 @@ def build_offline(models: Mapping[str, str]) -> dict[str, Backend]:
     built: dict[str, Backend] = {}
     for identity, original in models.items():
         spec = parse_model_string(identity)
-        if not _offline(spec.provider):
+        if not provider_declaration(spec.provider).offline:
             continue
         try:
             built[identity] = get_backend(original)
