@@ -233,9 +233,9 @@ def scaffold_domain(name: str, directory: Path | str = "instances") -> Path:
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
         (folder / relative).write_text(text, encoding="utf-8")
     (folder / "README.md").write_text(_README.format(name=name, folder=folder), encoding="utf-8")
-    from facetlab.probes.hint import DEFAULT_HINTS
+    from facetlab.probes.hint import SCAFFOLD_HINTS
 
-    shutil.copyfile(DEFAULT_HINTS, folder / "hints.json")  # H1's hint kinds, to adapt
+    shutil.copyfile(SCAFFOLD_HINTS, folder / "hints.json")  # H1's hint kinds, to adapt
     return folder
 
 
