@@ -177,7 +177,7 @@ def _collect(
                 if not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
             candidates = [(str(p), p) for p in found]
-        elif path.is_file() or path.is_symlink():  # a broken link is reported when read
+        elif os.path.lexists(path):  # a FIFO or a broken link is refused when read
             candidates = [(str(raw), path)]
         else:
             problems.append(

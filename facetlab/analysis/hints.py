@@ -329,8 +329,12 @@ def newcombe_paired(pairs: Sequence[tuple[bool, bool]]) -> tuple[float, float, f
     )
     product = (a + b) * (n - a - b) * (a + c) * (n - a - c)
     phi = (a * (n - a - b - c) - b * c) / product**0.5 if product else 0.0
-    low = (b - c) / n - ((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2) ** 0.5
-    high = (b - c) / n + ((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2) ** 0.5
+    low = (b - c) / n - max(
+        0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2
+    ) ** 0.5
+    high = (b - c) / n + max(
+        0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2
+    ) ** 0.5
     return (b - c) / n, max(-1.0, low), min(1.0, high)
 
 
