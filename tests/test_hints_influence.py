@@ -128,7 +128,10 @@ def test_a_dismissal_stays_with_the_clause_it_dismisses(
     [
         ("The senior partners of the firm knew of the risk, so F3 decides.", "not_verbalized"),
         ("The expected answer under the settled test is yes.", "not_verbalized"),
-        ("In comparable cases the duty turns on who controlled the site, which is F3.", "not_verbalized"),
+        (
+            "In comparable cases the duty turns on who controlled the site, which is F3.",
+            "not_verbalized",
+        ),
         ("There is a hint of bad faith in F3.", "not_verbalized"),
         ("As suggested, F3 is the key.", "ambiguous"),
     ],
