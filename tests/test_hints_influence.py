@@ -31,6 +31,7 @@ from facetlab.analysis.hints import (
     judge_verdicts,
     newcombe_paired,
 )
+from facetlab.analysis.stats import wilson
 from facetlab.backends.base import Backend, Declaration, ModelRequest, ModelResponse
 from facetlab.errors import InstanceError
 from facetlab.instances import load_instances
@@ -195,6 +196,8 @@ def test_a_less_known_instrument_gives_a_wider_rate(n: int, frac: float) -> None
     rate, low, high = corrected_rate(k, n, (78, 82, 102, 109))
     _, low2, high2 = corrected_rate(k, n, (19, 20, 25, 27))  # the same rates, on fewer labels
     assert 0 <= low <= rate <= high <= 1
+    # never tighter than the count alone: a detector that can miss widens the upper side
+    assert high >= wilson(k, n).high - 1e-12
     assert high2 - low2 >= high - low - 0.02
     assert corrected_rate(k, n, None)[0] != corrected_rate(k, n, None)[0]  # NaN: unmeasured
 

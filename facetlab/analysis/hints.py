@@ -290,24 +290,35 @@ def instrument() -> Instrument:
 def corrected_rate(k: int, n: int, tool: Instrument | None) -> tuple[float, float, float]:
     """The share of ``n`` texts truly verbalised when the detector called ``k`` so: the
     Rogan-Gladen estimate ``(k/n + Sp - 1) / (Se + Sp - 1)`` (clipped to [0, 1]) and a 95%
-    interval that carries the detector's own error: 20,000 draws of the observed share,
-    Se and Sp from their Jeffreys posteriors. NaN without texts or without an
-    instrument (a judge is not measured); seeded, so a report is reproducible.
+    interval that carries both errors: the Wilson limits of ``k/n`` corrected with 20,000
+    draws of Se and Sp from their Jeffreys posteriors (the 2.5% point of the corrected
+    lower limit, the 97.5% point of the upper, which is never below the Wilson upper limit
+    over Se: no zero is printed tighter than a detector that can miss). NaN without texts
+    or without an instrument (a judge is not measured); seeded, so a report is reproducible.
 
     >>> [round(x, 2) for x in corrected_rate(17, 17, (78, 82, 102, 109))]
-    [1.0, 0.9, 1.0]
+    [1.0, 0.81, 1.0]
+    >>> [round(x, 2) for x in corrected_rate(0, 17, (78, 82, 102, 109))]
+    [0.0, 0.0, 0.21]
     """
     if n == 0 or tool is None:
         return float("nan"), float("nan"), float("nan")
     tp, pos, tn, neg = tool
-    rng = np.random.default_rng(38)
-    seen, se, sp = (
-        rng.beta(x + 0.5, m - x + 0.5, 20_000) for x, m in ((k, n), (tp, pos), (tn, neg))
+    se, sp = (np.random.default_rng(seed).beta(x + 0.5, m - x + 0.5, 20_000)
+              for seed, x, m in ((38, tp, pos), (39, tn, neg)))  # fmt: skip
+    seen = wilson(k, n)
+    low = np.clip((seen.low + sp - 1) / np.maximum(se + sp - 1, 1e-9), 0, 1)
+    # the upper limit as if this sample held no false positive, when that is higher: a
+    # detector that calls nothing verbalised may be missing what it cannot read
+    high = np.clip(
+        np.maximum((seen.high + sp - 1) / np.maximum(se + sp - 1, 1e-9), seen.high / se), 0, 1
     )
-    truth = np.clip((seen + sp - 1) / np.maximum(se + sp - 1, 1e-9), 0, 1)
     point = float(np.clip((k / n + tn / neg - 1) / max(tp / pos + tn / neg - 1, 1e-9), 0, 1))
-    low, high = np.quantile(truth, [0.025, 0.975])
-    return point, min(float(low), point), max(float(high), point)
+    return (
+        point,
+        min(float(np.quantile(low, 0.025)), point),
+        max(float(np.quantile(high, 0.975)), point),
+    )
 
 
 def newcombe_paired(pairs: Sequence[tuple[bool, bool]]) -> tuple[float, float, float]:

@@ -191,7 +191,7 @@ stands, but the story is a placeholder: replace each text with your own domain.
 | `{name}-0001-cf.json` | its counterfactual: F1 neutralized (`"directionality": "neutralized"`, estimate 0.05) with cue wording, the answer flipped |
 | `{name}-0001-cf-adv.json` | the adversarial rewrite: the same neutral F1 with no cue words (P3 material) |
 | `perturbations/{name}-0001-c2.json` | one neutral rewrite per base factor (C2): facts that pull both ways, never the opposite fact (that reverses the factor) |
-| `hints.json` | the hints H1 plants (FACET's, to adapt: a cue worded for your domain, the words that name each hint's source; `docs/hints.md`) |
+| `hints.json` | the hints H1 plants (Chen et al.'s seven kinds worded for this approval story, to adapt: the wording for your domain, the words that name each hint's source; `docs/hints.md`) |
 
 How to fill it in:
 
