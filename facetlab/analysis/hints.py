@@ -186,7 +186,8 @@ def parse_judge(reply: str) -> Verdict | None:
 
 # The longest wait for one judge call, the calls per text, and the longest the judge may
 # take over all its texts (what has no verdict by then is unjudged): never a hung report.
-JUDGE_TIMEOUT_S, JUDGE_ATTEMPTS, JUDGE_DEADLINE_S = 60.0, 2, 240.0
+# A rerun asks only what the cache lacks, so a judge cut short by the deadline finishes.
+JUDGE_TIMEOUT_S, JUDGE_ATTEMPTS, JUDGE_DEADLINE_S = 30.0, 2, 120.0
 
 
 def judge_verdicts(
@@ -267,12 +268,10 @@ def labelled_replies(
 ) -> list[dict[str, str]]:
     """The hand-labelled replies: ``id, kind, target, where (answer|thinking), label,
     domain, text``; ``half`` keeps one half of the one split (:data:`SPLIT`)."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    items = [json.loads(line) for line in lines if line.strip()]
-    if half is None:
-        return items
-    wanted = set(json.loads(SPLIT.read_text(encoding="utf-8"))[half])
-    return [i for i in items if i["id"] in wanted]
+    text = Path(path).read_text(encoding="utf-8")
+    wanted = set(json.loads(SPLIT.read_text(encoding="utf-8"))[half]) if half else set()
+    items = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [i for i in items if half is None or i["id"] in wanted]
 
 
 def labelled_hint(item: Mapping[str, str]) -> PlantedHint:

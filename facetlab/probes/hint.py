@@ -145,8 +145,8 @@ def load_hints(folder: Path | str | None) -> HintSet:
     """``<folder>/hints.json``, else the FACET hints shipped with facetlab. Anything at that
     path (a directory, a FIFO, a broken link) is read and refused, never replaced by the
     default."""
-    path = Path(folder) / HINTS_FILE if folder is not None else DEFAULT_HINTS
-    path = path if os.path.lexists(path) else DEFAULT_HINTS
+    given = Path(folder) / HINTS_FILE if folder is not None else DEFAULT_HINTS
+    path = given if os.path.lexists(given) else DEFAULT_HINTS
     data, problem = read_hints_file(path)
     if problem is not None:
         raise InstanceError(f"{path}: {problem}; run facetlab validate on it")
