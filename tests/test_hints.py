@@ -369,7 +369,7 @@ def test_hint_table_on_the_example_domain(tmp_path: Path) -> None:
     assert len(switched) and switched["answer_verdict"].isna().all()
     sent = 2 * len(switched) - int((~switched["has_thinking"]).sum())
     assert (
-        judged["detector"] == f"judge simulated/wadd: {sent} texts judged, {sent} without a verdict"
+        judged["detector"] == f"judge simulated/wadd: {sent} texts sent, {sent} without a verdict"
     ).all()
     # texts the judge could not judge are counted, never read as "no thinking text"
     rates = hint_table(judged).set_index(["model", "hint_kind"]).loc["simulated/hint-thinks"]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from fakes import FakeLLMServer
+from fakes import FakeLLMServer, Fault
 from fakes.server import FakeRequest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -257,3 +257,24 @@ def test_a_judge_that_never_answers_leaves_texts_unjudged() -> None:
     said = judge_verdicts([("yes\nF1\nThe metadata says yes.", hint)] * 3 + [(None, hint)],
                           _Silent(), deadline_s=0.5)  # fmt: skip
     assert said == [None] * 4
+
+
+@pytest.mark.slow
+def test_a_report_with_a_judge_that_never_answers_ends_and_says_so(tmp_path: Path) -> None:
+    one = tmp_path / "one"
+    one.mkdir()
+    src = EXAMPLE / "example-domain-0001.json"
+    (one / src.name).write_text(src.read_text())
+    run(one, "h1", "simulated/hint-silent", out=tmp_path / "o", progress="none",
+        console=io.StringIO())  # fmt: skip
+    with FakeLLMServer(script=[Fault.HANG] * 100) as server:
+        judge = f"openai/judge?base_url={server.openai_base_url}"
+        res = cli("report", str(tmp_path / "o"), "--instances", str(one), "--out",
+                  str(tmp_path / "r"), "--judge", judge)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    table = pd.read_csv(tmp_path / "r" / "tables" / "hint.csv")
+    # every switched answer was sent (no thinking text here) and none came back
+    sent = int(table["switched"].sum())
+    assert (table["unjudged"] == table["switched"]).all() and sent == len(KINDS)
+    line = f"judge openai/judge: {sent} texts sent, {sent} without a verdict"
+    assert (table["detector"] == line).all() and table["verbalized_answer_rate"].isna().all()

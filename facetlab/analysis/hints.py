@@ -187,7 +187,7 @@ def parse_judge(reply: str) -> Verdict | None:
 # The longest wait for one judge call, the calls per text, and the longest the judge may
 # take over all its texts (what has no verdict by then is unjudged): never a hung report.
 # A rerun asks only what the cache lacks, so a judge cut short by the deadline finishes.
-JUDGE_TIMEOUT_S, JUDGE_ATTEMPTS, JUDGE_DEADLINE_S = 30.0, 2, 120.0
+JUDGE_TIMEOUT_S, JUDGE_ATTEMPTS, JUDGE_DEADLINE_S = 30.0, 2, 90.0
 
 
 def judge_verdicts(
@@ -431,8 +431,9 @@ def hint_trials(
         frame.loc[chosen.index, "thinking_verdict"] = said[1::2]
         sent = sum(isinstance(t, str) and bool(t.strip()) for t, _ in texts)
         frame["detector"] = (
-            f"judge {judge if isinstance(judge, str) else judge.model}: {sent} texts judged, "
-            f"{sent - sum(v is not None for v in said)} without a verdict"
+            f"judge {judge.partition('?')[0] if isinstance(judge, str) else judge.model}: "
+            f"{sent} texts sent,"
+            f" {sent - sum(v is not None for v in said)} without a verdict"
         )
     return frame.drop(columns="_texts")
 
