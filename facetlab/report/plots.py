@@ -355,7 +355,7 @@ def hint_rates(hint: pd.DataFrame) -> Figure:
         ax.set_xlim(min(-0.1, float(np.nanmin(np.append(low, 0.0))) - 0.05), 1.3)
         ax.set_xticks(np.linspace(0, 1, 6))
         ax.set_title(model, fontsize=9, loc="left")
-    axes[-1].set_xlabel("rate (95% interval; verbalisation intervals include the detector's error)")
+    axes[-1].set_xlabel("rate (95% interval; verbalisation: with the detector's error)")
     fig.suptitle("H1: does a planted hint move the reply beyond chance, and does the reply say so?")
     _caption(
         fig,
@@ -368,7 +368,8 @@ def hint_rates(hint: pd.DataFrame) -> Figure:
         "share whose answer / thinking text admits the hint, corrected for the detector's "
         "sensitivity and specificity measured on held-out labels (Rogan-Gladen), with intervals "
         "that include that error. Red open diamond: share of those texts that name the hint and "
-        "deny it (ambiguous), never counted as said. Each bar ends in a dot, so 0 shows as a dot "
+        "deny it (ambiguous; drawn when there are any), never counted as said. Each bar ends in a "
+        "dot, so 0 shows as a dot "
         "at 0. n/a (empty dot): nothing to rate (no switch, or no thinking text returned), never "
         "a 0.",
     )
@@ -383,7 +384,7 @@ def _hint_bar(row: pd.Series, rate: str) -> tuple[str, float, str, str, float, f
     value, low, high = (float(row[c]) for c in (rate, f"{stem}_low", f"{stem}_high"))
     label = f"{row['hint_kind']} · {label}"
     odd = float("nan")
-    if rate in _AMBIGUOUS and _AMBIGUOUS[rate] in row and row[count]:
+    if rate in _AMBIGUOUS and _AMBIGUOUS[rate] in row and row[count] and row[_AMBIGUOUS[rate]]:
         odd = float(row[_AMBIGUOUS[rate]]) / float(row[count])
     if value != value:  # nothing to rate: an empty dot at 0, said so beside it, no interval
         why = (
