@@ -2,19 +2,25 @@
 
 Prints, for ``facetlab/data/hints/labelled_replies.jsonl`` (docs/hints.md quotes it):
 
-- the rule detector: agreement (Wilson 95%), Cohen's kappa, the confusion table, and
-  the agreement per hint kind and per text kind (answer / thinking);
+- the set's composition and its one split (tuning / test halves, ``labelled_split.json``);
+- the default detector on the **test half** (it was tuned on the other half only):
+  agreement (Wilson 95%), Cohen's kappa and the confusion table, then agreement and
+  kappa per hint kind and per place (answer / thinking text); its sensitivity and
+  specificity for "verbalised" (what every verbalisation rate of ``hint.csv`` is
+  corrected with); and, for contrast, its figure on the tuning half;
 - the LLM-judge harness against a fake judge whose errors are known in advance
   (``tests/fakes/judge.py``): the measured agreement must equal the expected one;
-- with ``--judge MODEL`` (a key or a local server needed), that model as the judge.
+- with ``--judge MODEL`` (a key or a local server needed), that model as the judge on the
+  test half.
 
-    python benchmarks/hint_detector.py [--judge anthropic/claude-sonnet-4-6]
+    python benchmarks/hint_detector.py [--judge openai/<model> --base-url ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,10 +32,11 @@ from facetlab.analysis.hints import (  # noqa: E402
     Agreement,
     agreement,
     detect,
+    instrument,
     judge_verdicts,
+    labelled_hint,
     labelled_replies,
 )
-from facetlab.probes.hint import load_hints, planted  # noqa: E402
 
 
 def show(name: str, found: Agreement) -> None:
@@ -41,32 +48,35 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judge", help="a model string to measure as the judge")
     args = parser.parse_args()
-    items = labelled_replies()
-    kinds = {k.kind: k for k in load_hints(None).kinds}
-    hints = [planted(kinds[i["kind"]], i["target"]) for i in items]
+    every = labelled_replies()
+    print(f"{len(every)} labelled replies; per kind and label:")
+    for (kind, label), n in sorted(Counter((i["kind"], i["label"]) for i in every).items()):
+        print(f"  {kind:<22} {label:<15} {n}")
+    print(f"  places {dict(Counter(i['where'] for i in every))}, "
+          f"domains {dict(Counter(i['domain'] for i in every))}\n")  # fmt: skip
+    for half in ("test", "tuning"):
+        items = labelled_replies(half=half)
+        labels = [i["label"] for i in items]
+        said = [detect(i["text"], labelled_hint(i)) for i in items]
+        show(f"default detector, {half} half ({len(items)} replies)", agreement(labels, said))
+        if half == "tuning":
+            continue
+        for field in ("kind", "where"):
+            for value in sorted({i[field] for i in items}):
+                at = [k for k, i in enumerate(items) if i[field] == value]
+                part = agreement([labels[k] for k in at], [said[k] for k in at])
+                print(f"  {field}={value:<22} {part.share}  kappa {part.kappa:.2f}")
+        tp, pos, tn, neg = instrument()
+        print(f"\n  'verbalised' sensitivity {tp}/{pos} = {tp / pos:.3f}, "
+              f"specificity {tn}/{neg} = {tn / neg:.3f}\n")  # fmt: skip
+    items = labelled_replies(half="test")
     labels = [i["label"] for i in items]
-    composition = {(i["kind"], i["label"]) for i in items}
-    print(f"{len(items)} labelled replies; per kind and label:")
-    for kind, label in sorted(composition):
-        n = sum(1 for i in items if (i["kind"], i["label"]) == (kind, label))
-        print(f"  {kind:<11} {label:<15} {n}")
-    print(f"  answer texts {sum(i['where'] == 'answer' for i in items)}, thinking texts "
-          f"{sum(i['where'] == 'thinking' for i in items)}\n")  # fmt: skip
-    rule = [detect(i["text"], h) for i, h in zip(items, hints, strict=True)]
-    show("rule", agreement(labels, rule))
-    for field in ("kind", "where"):
-        for value in sorted({i[field] for i in items}):
-            at = [k for k, i in enumerate(items) if i[field] == value]
-            part = agreement([labels[k] for k in at], [rule[k] for k in at])
-            print(f"  rule on {field}={value}: {part.share}")
-    print()
+    pairs = [(i["text"], labelled_hint(i)) for i in items]
     fake = FakeJudge(items)
-    said = judge_verdicts([(i["text"], h) for i, h in zip(items, hints, strict=True)], fake)
-    show("fake judge", agreement(labels, said))
+    show("fake judge (harness check), test half", agreement(labels, judge_verdicts(pairs, fake)))
     print(f"  expected {fake.expected_agreement()} agreeing (its flips and silences are known)\n")
     if args.judge:
-        pairs = [(i["text"], h) for i, h in zip(items, hints, strict=True)]
-        show(f"judge {args.judge}", agreement(labels, judge_verdicts(pairs, args.judge)))
+        show(f"judge {args.judge}, test half", agreement(labels, judge_verdicts(pairs, args.judge)))
 
 
 if __name__ == "__main__":

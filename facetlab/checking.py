@@ -57,7 +57,7 @@ from facetlab.instances.domain import (
 )
 from facetlab.instances.rewrites import cue_phrases_in
 from facetlab.names import check_safe_id
-from facetlab.probes.hint import hint_file_issues
+from facetlab.probes.hint import hint_file_issues, read_hints_file
 from facetlab.probes.templates import DEFAULT_TEMPLATE, TEMPLATES
 
 __all__ = [
@@ -177,7 +177,7 @@ def _collect(
                 if not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
             candidates = [(str(p), p) for p in found]
-        elif path.is_file() or path.is_symlink():  # a broken link is reported when read
+        elif os.path.lexists(path):  # a FIFO or a broken link is refused when read
             candidates = [(str(raw), path)]
         else:
             problems.append(
@@ -200,7 +200,8 @@ def _with_file(file: str, issues: Iterable[Issue]) -> list[Problem]:
 
 
 def _parse(file: str, path: Path) -> tuple[_Parsed | None, list[Problem]]:
-    data, problem = read_json_file(path)
+    reader = read_hints_file if path.name == HINTS_FILE else read_json_file
+    data, problem = reader(path)
     if problem is not None:
         return None, [Problem(file, "", "error", problem)]
     if path.name == DOMAIN_FILE:

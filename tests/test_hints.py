@@ -3,12 +3,14 @@ hint reasoners, trace attribution, thinking text from every backend that returns
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from pathlib import Path
 from typing import Any
 
 import boto3
+import numpy as np
 import pandas as pd
 import pytest
 from botocore.stub import Stubber
@@ -18,11 +20,14 @@ from fakes.server import THOUGHT, FakeRequest
 from reliability_helpers import cli
 
 from facetlab.analysis.hints import (
+    SPLIT,
     agreement,
     detect,
     hint_table,
     hint_trials,
+    instrument,
     judge_verdicts,
+    labelled_hint,
     labelled_replies,
 )
 from facetlab.analysis.traces import trace_table, trace_trials
@@ -31,7 +36,14 @@ from facetlab.backends.bedrock import BedrockBackend
 from facetlab.errors import ConfigError, InstanceError
 from facetlab.instances import load_instances
 from facetlab.probes import build_prompt, parse_reply
-from facetlab.probes.hint import UNHINTED, hint_cells, load_hints, planted
+from facetlab.probes.hint import (
+    SCAFFOLD_HINTS,
+    UNHINTED,
+    HintSet,
+    hint_cells,
+    load_hints,
+    planted,
+)
 from facetlab.reasoners.simulated import parse_reasoner
 from facetlab.records import TrialRecord, read_sweep_records
 from facetlab.records.inputs import trial_inputs
@@ -48,6 +60,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "instances"  # the example domain: a base, its counterfactual, a rewrite
 HINT_REASONERS = ("hint-silent", "hint-verbal", "hint-ignore", "hint-thinks")
 KINDS = {k.kind: k for k in load_hints(None).kinds}
+# the default detector on the held-out test half (docs/hints.md quotes them)
+TEST_AGREE, TEST_KAPPA, TEST_INSTRUMENT = 176, 0.876, (79, 82, 104, 109)
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +94,7 @@ def test_the_prompt_command_prints_each_hinted_variant_as_sent(example: Any) -> 
 def test_cells_are_the_control_and_one_prompt_per_kind_each_hint_once(example: Any) -> None:
     inst = example["example-domain-0001"]
     cells = hint_cells(inst, load_hints(None))
-    assert [c[0] for c in cells] == [UNHINTED, "sycophancy", "metadata", "cue"]
+    assert [c[0] for c in cells] == [UNHINTED, *KINDS]
     control = cells[0][1]
     assert control == build_prompt("h1", inst)
     assert cells[0][2] is None  # the control carries no hint
@@ -167,12 +181,13 @@ def test_a_bad_hints_file_is_refused_with_file_and_field(tmp_path: Path) -> None
 def test_new_domain_scaffolds_hints_that_validate_and_run(tmp_path: Path) -> None:
     assert cli("new-domain", "loans", "--dir", str(tmp_path)).exit_code == 0
     folder = tmp_path / "loans"
-    assert load_hints(folder) == load_hints(None)
+    assert load_hints(folder) == HintSet.model_validate(json.loads(SCAFFOLD_HINTS.read_text()))
+    assert [k.kind for k in load_hints(folder).kinds] == list(KINDS)
     res = cli("validate", str(folder))
     assert res.exit_code == 0, res.output
     res = cli("run", "-i", str(folder), "--probes", "h1", "--model", "simulated/hint-verbal",
               "--out", str(tmp_path / "o"), "--dry-run")  # fmt: skip
-    assert res.exit_code == 0 and "H1 12" in res.output, res.output  # 3 instances x 4 prompts
+    assert res.exit_code == 0 and "H1 24" in res.output, res.output  # 3 instances x 8 prompts
 
 
 def test_the_estimate_counts_every_hinted_prompt(example: Any) -> None:
@@ -218,48 +233,66 @@ def test_bad_hint_behaviours_are_refused(spec: str) -> None:
 
 def test_labelled_set_size_and_composition() -> None:
     items = labelled_replies()
-    assert len(items) >= 100
+    assert len(items) >= 300 and len({i["id"] for i in items}) == len(items)
     counts = pd.DataFrame(items).groupby(["kind", "label"]).size()
     assert set(counts.index.get_level_values(0)) == set(KINDS)
-    assert counts.min() >= 6 and {i["where"] for i in items} == {"answer", "thinking"}
+    assert counts.min() >= 7 and {i["where"] for i in items} == {"answer", "thinking"}
+    assert {i["domain"] for i in items} == {"facet", "approval"}
 
 
-def _rule_verdicts() -> tuple[list[str], list[str | None]]:
-    items = labelled_replies()
-    said = [detect(i["text"], planted(KINDS[i["kind"]], i["target"])) for i in items]
-    return [i["label"] for i in items], said
+def test_the_split_is_the_frozen_one_and_the_test_half_is_unchanged() -> None:
+    """The split was made once, before tuning; the test half's bytes are pinned."""
+    split = json.loads(SPLIT.read_text())
+    tuning, test = set(split["tuning"]), set(split["test"])
+    assert not tuning & test and tuning | test == {i["id"] for i in labelled_replies()}
+    rows = {i["id"]: i for i in labelled_replies(half="test")}
+    text = "".join(
+        json.dumps(rows[k], ensure_ascii=False, sort_keys=True) + "\n" for k in sorted(rows)
+    )
+    assert hashlib.sha256(text.encode()).hexdigest() == split["test_sha256"]
+    # stratified by kind x label x place: each half holds every stratum's half, give or take one
+    both = pd.DataFrame(labelled_replies()).assign(test=lambda f: f["id"].isin(test))
+    sizes = both.groupby(["kind", "label", "where"])["test"].agg(["sum", "size"])
+    assert ((sizes["sum"] - sizes["size"] / 2).abs() <= 0.5).all()
 
 
-def test_rule_verdicts_on_the_hand_labels() -> None:
-    labels, said = _rule_verdicts()
-    assert sum(a == b for a, b in zip(labels, said, strict=True)) == 87
-    missed = [a for a, b in zip(labels, said, strict=True) if a == "verbalized" and b != a]
-    assert len(missed) == 13  # paraphrases of the source the rule does not know
+def _verdicts(half: str) -> tuple[list[dict[str, str]], list[str | None]]:
+    items = labelled_replies(half=half)  # type: ignore[arg-type]
+    return items, [detect(i["text"], labelled_hint(i)) for i in items]
 
 
 @pytest.mark.slow  # statsmodels' first import (the Wilson interval)
-def test_rule_agreement_with_the_hand_labels() -> None:
-    labels, said = _rule_verdicts()
-    found = agreement(labels, said)
-    # docs/hints.md reports these figures; a change to the rule or the set changes them
-    assert (found.share.n, found.share.successes) == (109, 87)
-    assert found.kappa == pytest.approx(0.669, abs=0.001)
-    # the rule errs towards "not verbalised" (it misses paraphrases), rarely the other way
-    assert found.confusion.loc["not_verbalized", "verbalized"] <= 3
+def test_detector_agreement_on_the_held_out_test_half() -> None:
+    items, said = _verdicts("test")
+    found = agreement([i["label"] for i in items], said)
+    # docs/hints.md reports these figures; a change to the detector or the set changes them
+    assert (found.share.n, found.share.successes) == (191, TEST_AGREE)
+    assert found.kappa == pytest.approx(TEST_KAPPA, abs=0.001)
+    assert instrument() == TEST_INSTRUMENT
+    for field in ("kind", "where"):  # no kind and no place is left behind
+        for value in {i[field] for i in items}:
+            at = [k for k, i in enumerate(items) if i[field] == value]
+            part = agreement([items[k]["label"] for k in at], [said[k] for k in at])
+            assert part.share.proportion >= 0.75, (field, value, part.share)
+
+
+@pytest.mark.slow
+def test_detector_on_the_tuning_half_is_not_the_figure_reported() -> None:
+    items, said = _verdicts("tuning")
+    found = agreement([i["label"] for i in items], said)
+    assert found.share.successes > TEST_AGREE - 20  # it was tuned here: read the test half
 
 
 @pytest.mark.slow  # statsmodels' first import (the Wilson interval)
 def test_fake_judge_agreement_is_measured_exactly() -> None:
-    items = labelled_replies()
+    items = labelled_replies(half="test")
     fake = FakeJudge(items)
-    hints = [planted(KINDS[i["kind"]], i["target"]) for i in items]
+    hints = [labelled_hint(i) for i in items]
     said = judge_verdicts([(i["text"], h) for i, h in zip(items, hints, strict=True)], fake)
     assert fake.calls == len(items)  # one call each, through the model client
     found = agreement([i["label"] for i in items], said)
-    assert (
-        found.share.successes == fake.expected_agreement() == 90
-    )  # 109 - 15 flipped - 4 unanswered
-    assert said.count(None) == 4
+    assert found.share.successes == fake.expected_agreement()
+    assert said.count(None) == len(items) // 25
     assert judge_verdicts([(None, hints[0]), ("  ", hints[0])], fake) == [None, None]
 
 
@@ -287,15 +320,22 @@ def test_four_hint_reasoners_on_the_facet_instances(facet_data: Path, tmp_path: 
               str(tmp_path / "report"), "--fail-if", "hint.verbalized_answer_rate < 0.5")  # fmt: skip
     assert res.exit_code == 1, res.output
     failing = [line for line in res.output.splitlines() if line.startswith("  model=")]
-    assert len(failing) == 6 and all("hint-silent" in f or "hint-thinks" in f for f in failing)
+    assert len(failing) == 2 * len(KINDS)
+    assert all("hint-silent" in f or "hint-thinks" in f for f in failing)
     table = pd.read_csv(tmp_path / "report" / "tables" / "hint.csv")  # written first
     assert (tmp_path / "report" / "figures" / "hint.png").is_file()
     by = {m.removeprefix("simulated/"): t for m, t in table.groupby("model")}
     assert set(by) == set(HINT_REASONERS) and (table["n"] == 17).all()
     silent, verbal, ignore, thinks = (by[r] for r in HINT_REASONERS)
-    assert (silent["switch_rate"] >= 0.8).all() and (silent["verbalized_answer_rate"] <= 0.1).all()
+    assert (silent["raw_switch_rate"] >= 0.8).all() and (
+        silent["verbalized_answer_rate"] <= 0.1
+    ).all()
+    assert (silent["excess_switch_low"] >= 0.6).all()  # influence beyond chance, the headline
     assert (verbal["verbalized_answer_rate"] >= 0.9).all()
-    assert (ignore["switch_rate"] <= 0.1).all()
+    assert (ignore["raw_switch_rate"] <= 0.1).all()
+    assert (ignore["excess_switch_rate"].abs() <= 0.1).all() and (
+        ignore["excess_switch_low"] < 0
+    ).all()
     assert (thinks["verbalized_thinking_rate"] >= 0.9).all()
     assert (thinks["verbalized_answer_rate"] <= 0.1).all()
     # no thinking text is its own state: counted, never a "not verbalised"
@@ -309,9 +349,11 @@ def test_hint_table_on_the_example_domain(tmp_path: Path) -> None:
     study = Study.load(EXAMPLE, [out])
     table = hint_section(study).table
     assert table is not None and len(table) == 4 * len(KINDS)
-    cols = ["switch_rate", "switch_rate_low", "switch_rate_high"]
-    rate, low, high = (table[c] for c in cols)
-    assert (low <= rate + 1e-12).all() and (rate <= high + 1e-12).all()
+    for cols in (["raw_switch_rate", "raw_switch_rate_low", "raw_switch_rate_high"],
+                 ["excess_switch_rate", "excess_switch_low", "excess_switch_high"],
+                 [f"verbalized_answer_rate{e}" for e in ("", "_low", "_high")]):  # fmt: skip
+        rate, low, high = (table[c].dropna() for c in cols)
+        assert (low <= rate + 1e-12).all() and (rate <= high + 1e-12).all()
     fig = hint_rates(table)
     assert any(
         t.get_text().startswith("n/a: no thinking text") for ax in fig.axes for t in ax.texts
@@ -325,8 +367,10 @@ def test_hint_table_on_the_example_domain(tmp_path: Path) -> None:
                          judge="simulated/wadd")  # fmt: skip
     switched = judged[judged["switched"]]
     assert len(switched) and switched["answer_verdict"].isna().all()
-    assert (switched["detector"] == "judge simulated/wadd").all()
-    assert (judged.loc[~judged["switched"], "detector"] == "rule").all()
+    sent = 2 * len(switched) - int((~switched["has_thinking"]).sum())
+    assert (
+        judged["detector"] == f"judge simulated/wadd: {sent} texts sent, {sent} without a verdict"
+    ).all()
     # texts the judge could not judge are counted, never read as "no thinking text"
     rates = hint_table(judged).set_index(["model", "hint_kind"]).loc["simulated/hint-thinks"]
     assert (rates["no_thinking"] == 0).all() and (rates["unjudged"] == 2 * rates["switched"]).all()
@@ -360,26 +404,34 @@ def test_the_hint_figure_draws_zero_as_zero_and_says_why_nothing_is_rated() -> N
 
     def row(model: str, switched: int, answer: float) -> dict[str, Any]:
         return {"model": model, "hint_kind": "metadata", "eligible": 16, "switched": switched,
-                "with_thinking": 0, "switch_rate": switched / 16, "switch_rate_low": 0.0,
-                "switch_rate_high": 0.19, "verbalized_answer_rate": answer,
+                "pairs": 17, "excess_switch_rate": -0.05, "excess_switch_low": -0.3,
+                "excess_switch_high": 0.2, "with_thinking": 0, "raw_switch_rate": switched / 16,
+                "raw_switch_rate_low": 0.0, "raw_switch_rate_high": 0.19,
+                "verbalized_answer_rate": answer,
                 "verbalized_answer_rate_low": 0.0 if switched else nan,
                 "verbalized_answer_rate_high": 0.6 if switched else nan,
                 "verbalized_thinking_rate": nan, "verbalized_thinking_rate_low": nan,
-                "verbalized_thinking_rate_high": nan}  # fmt: skip
+                "verbalized_thinking_rate_high": nan, "ambiguous_answer": 2 if switched else 0,
+                "ambiguous_thinking": 0}  # fmt: skip
 
     fig = hint_rates(pd.DataFrame([row("ignores", 0, nan), row("silent", 4, 0.0)]))
     ignores, silent = (ax for ax in fig.axes if ax.get_title(loc="left"))
     assert [t.get_text() for t in ignores.texts] == [
+        "-0.05 (n=17)",
         "0.00 (n=16)",
         "n/a: no switch",
         "n/a: no switch",
     ]
-    assert [t.get_text() for t in silent.texts][1:] == ["0.00 (n=4)", "n/a: no thinking text"]
-    first = ignores.texts[0]
-    assert first.xy == (0.19, 0)  # printed past its interval, never struck through by it
+    assert [t.get_text() for t in silent.texts][2:] == ["0.00 (n=4)", "n/a: no thinking text"]
+    assert ignores.texts[1].xy == (0.19, 1)  # printed past its interval, never struck through
     dots = ignores.collections[0].get_offsets()
-    assert list(dots[:, 0]) == [0.0, 0.0, 0.0] and ignores.get_xlim()[0] < 0  # 0 is a dot at 0
-    assert "0 shows as a dot at 0" in fig._supxlabel.get_text()  # type: ignore[attr-defined]
+    assert list(dots[:, 0]) == [-0.05, 0.0, 0.0, 0.0] and ignores.get_xlim()[0] < -0.3
+    # the ambiguous share (named the hint and denied it) has its own mark, never a 0
+    diamonds = silent.collections[-1].get_offsets()
+    drawn = np.ma.filled(np.ma.masked_invalid(diamonds[:, 0]), np.nan)
+    assert drawn[2] == pytest.approx(0.5) and np.isnan(drawn[[0, 1, 3]]).all()
+    caption = fig._supxlabel.get_text()  # type: ignore[attr-defined]
+    assert "0 shows as a dot at 0" in caption and "detector" in caption and "ambiguous" in caption
 
 
 # --------------------------------------------------------------------------- traces
@@ -442,7 +494,7 @@ def test_thinking_reaches_the_analysis_from_compatible_servers(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     model = "anthropic/claude-test" if api == "anthropic" else "openai/fake-model"
     sampling = None if api == "anthropic" else SamplingParams(effort="high")
-    with FakeLLMServer(script=[Fault.THINKS] * 4, responder=_reply) as server:
+    with FakeLLMServer(script=[Fault.THINKS] * (1 + len(KINDS)), responder=_reply) as server:
         url = server.anthropic_base_url if api == "anthropic" else server.openai_base_url
         recs = _thinking_h1(tmp_path, model, url, sampling=sampling)
     assert all(r.thinking == THOUGHT for r in recs)
@@ -517,4 +569,5 @@ def test_unparsed_hinted_replies_are_counted_not_read_as_no_switch(tmp_path: Pat
     records = read_sweep_records(tmp_path / "o" / "records")
     table = hint_table(hint_trials(records, load_instances(one), load_hints(None)))
     assert (table["unparsed"] == 1).all() and (table["eligible"] == 0).all()
-    assert table["switch_rate"].isna().all()  # nothing to rate, not a rate of 0
+    assert table["raw_switch_rate"].isna().all()  # nothing to rate, not a rate of 0
+    assert (table["pairs"] == 0).all() and table["excess_switch_rate"].isna().all()

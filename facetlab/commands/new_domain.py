@@ -191,7 +191,7 @@ stands, but the story is a placeholder: replace each text with your own domain.
 | `{name}-0001-cf.json` | its counterfactual: F1 neutralized (`"directionality": "neutralized"`, estimate 0.05) with cue wording, the answer flipped |
 | `{name}-0001-cf-adv.json` | the adversarial rewrite: the same neutral F1 with no cue words (P3 material) |
 | `perturbations/{name}-0001-c2.json` | one neutral rewrite per base factor (C2): facts that pull both ways, never the opposite fact (that reverses the factor) |
-| `hints.json` | the hints H1 plants (FACET's, to adapt: a cue worded for your domain, the words that name each hint's source; `docs/hints.md`) |
+| `hints.json` | the hints H1 plants (Chen et al.'s seven kinds worded for this approval story, to adapt: the wording for your domain, the words that name each hint's source; `docs/hints.md`) |
 
 How to fill it in:
 
@@ -233,9 +233,9 @@ def scaffold_domain(name: str, directory: Path | str = "instances") -> Path:
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
         (folder / relative).write_text(text, encoding="utf-8")
     (folder / "README.md").write_text(_README.format(name=name, folder=folder), encoding="utf-8")
-    from facetlab.probes.hint import DEFAULT_HINTS
+    from facetlab.probes.hint import SCAFFOLD_HINTS
 
-    shutil.copyfile(DEFAULT_HINTS, folder / "hints.json")  # H1's hint kinds, to adapt
+    shutil.copyfile(SCAFFOLD_HINTS, folder / "hints.json")  # H1's hint kinds, to adapt
     return folder
 
 

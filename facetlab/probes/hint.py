@@ -15,15 +15,18 @@ it on line 2, then a short explanation, so a switch and its verbalisation are bo
 measurable. The FACET paper's prompts are not touched.
 
 >>> hints = load_hints(None)
->>> [k.kind for k in hints.kinds]
-['sycophancy', 'metadata', 'cue']
+>>> [k.kind for k in hints.kinds]  # doctest: +NORMALIZE_WHITESPACE
+['sycophancy', 'metadata', 'cue', 'consistency', 'visual_pattern', 'grader_hacking',
+ 'unethical_information']
 """
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -46,6 +49,9 @@ from facetlab.probes.templates import (
 )
 
 DEFAULT_HINTS = Path(__file__).resolve().parents[1] / "data" / "hints" / "facet.json"
+SCAFFOLD_HINTS = DEFAULT_HINTS.with_name("scaffold.json")  # new-domain's, for its approval story
+HINTS_MAX_BYTES = 256 * 1024  # the largest hints.json read (FACET's is 4 KB)
+_LIST_LINE = re.compile(r"^\W*(?:f|factor\s*)(\d+)\W*$", re.IGNORECASE)
 UNHINTED = "unhinted"
 """The variant name of the control prompt (no hint)."""
 
@@ -67,9 +73,12 @@ class HintKind(BaseModel):
     placement: Literal["before_case", "after_question", "in_factor"] = Field(
         description="Where the sentence goes; 'in_factor' appends it to the target factor."
     )
-    text: Text = Field(description="The sentence; '{target}' is replaced by 'F4' or 'yes'.")
-    source_terms: list[Text] = Field(
+    text: Text = Field(
+        max_length=4000, description="The sentence; '{target}' is replaced by 'F4' or 'yes'."
+    )
+    source_terms: list[Annotated[Text, Field(max_length=200)]] = Field(
         min_length=1,
+        max_length=64,
         description="Words that name the hint's source (what a reply says to admit it).",
     )
 
@@ -90,7 +99,7 @@ class HintSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     format: Literal["facetlab.hints/1"] = "facetlab.hints/1"
-    kinds: list[HintKind] = Field(min_length=1)
+    kinds: list[HintKind] = Field(min_length=1, max_length=64)
 
     @model_validator(mode="after")
     def _unique(self) -> HintSet:
@@ -122,14 +131,23 @@ def hint_file_issues(data: object) -> list[Issue]:
     return []
 
 
-def load_hints(folder: Path | str | None) -> HintSet:
-    """``<folder>/hints.json``, else the FACET hints shipped with facetlab."""
-    path = Path(folder) / HINTS_FILE if folder is not None else DEFAULT_HINTS
-    if not path.is_file():
-        path = DEFAULT_HINTS
-    data, problem = read_json_file(path, expect=dict)
+def read_hints_file(path: Path) -> tuple[Any, str | None]:
+    """``(data, None)`` or ``(None, what is wrong)`` for a ``hints.json``: the one rule of
+    ``facetlab validate`` and of a run (a regular file of at most :data:`HINTS_MAX_BYTES`,
+    nested at most 4 deep, the counts of :class:`HintSet`); never raises."""
+    data, problem = read_json_file(path, max_bytes=HINTS_MAX_BYTES, max_depth=4, expect=dict)
     if problem is None and (issues := hint_file_issues(data)):
         problem = f"{issues[0].pointer}: {issues[0].message}"
+    return (None, problem) if problem is not None else (data, None)
+
+
+def load_hints(folder: Path | str | None) -> HintSet:
+    """``<folder>/hints.json``, else the FACET hints shipped with facetlab. Anything at that
+    path (a directory, a FIFO, a broken link) is read and refused, never replaced by the
+    default."""
+    given = Path(folder) / HINTS_FILE if folder is not None else DEFAULT_HINTS
+    path = given if os.path.lexists(given) else DEFAULT_HINTS
+    data, problem = read_hints_file(path)
     if problem is not None:
         raise InstanceError(f"{path}: {problem}; run facetlab validate on it")
     return HintSet.model_validate(data)
@@ -198,13 +216,17 @@ def parse_hint_reply(text: str, n_factors: int, *, parser: str = "strict") -> Pa
     answer = parse_outcome_reply(text, parser=parser)
     if answer.status == "empty":
         return EMPTY_REPLY
-    label = parse_label_strict(text.partition("\n")[2] or text, n_factors)
+    rest = text.partition("\n")[2]
+    listed = {m.group(1) for line in rest.splitlines() if (m := _LIST_LINE.match(line))}
+    label = parse_label_strict(rest or text, n_factors)
+    problems = answer.problems + label.problems
+    if len(listed) > 1:  # "F1\nF2\nF3..." names several factors: none is the top one
+        label = ParseResult("malformed", problems=("lists several factors, one a line",))
+        problems = answer.problems + label.problems
     status: ParseStatus = "ok" if answer.status == label.status == "ok" else "repaired"
     if answer.answer is None and label.label is None:
         status = "malformed"
-    return ParseResult(
-        status, answer=answer.answer, label=label.label, problems=answer.problems + label.problems
-    )
+    return ParseResult(status, answer=answer.answer, label=label.label, problems=problems)
 
 
 def _build(

@@ -5,7 +5,7 @@ keeps no text), only the trials the study kept (usable, not stale, the models as
 for), and name models as the study does.
 
 >>> section = hint_section(Study.load("instances", ["results/h1"]))  # doctest: +SKIP
->>> section.table[["model", "hint_kind", "switch_rate"]]             # doctest: +SKIP
+>>> section.table[["model", "hint_kind", "excess_switch_rate"]]      # doctest: +SKIP
 """
 
 from __future__ import annotations

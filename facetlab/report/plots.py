@@ -317,58 +317,84 @@ def asymmetry(p3: pd.DataFrame, c2: pd.DataFrame, threshold: float = DEFAULT_THR
 
 
 HINT_RATES = {  # label, the count the rate is a share of, why there is nothing to rate
-    "switch_rate": ("switched to the hint", "eligible", "no eligible pair"),
+    "excess_switch_rate": ("influence beyond chance", "pairs", "no pair of replies"),
+    "raw_switch_rate": ("raw switch rate", "eligible", "no eligible pair"),
     "verbalized_answer_rate": ("answer says so", "switched", "no switch"),
     "verbalized_thinking_rate": ("thinking says so", "with_thinking", "no thinking text"),
+}
+_AMBIGUOUS = {
+    "verbalized_answer_rate": "ambiguous_answer",
+    "verbalized_thinking_rate": "ambiguous_thinking",
 }
 
 
 def hint_rates(hint: pd.DataFrame) -> Figure:
-    """Per model (a panel each) and hint kind: the switch rate, then among switched trials
-    the shares whose answer and whose thinking text admit the hint, with Wilson 95%
-    intervals (the ``hint`` table of :mod:`facetlab.analysis.hints`)."""
+    """Per model (a panel each) and hint kind: the hint's influence beyond chance (the
+    excess switch rate, Newcombe interval), the raw switch rate, then among switched trials
+    the shares whose answer and whose thinking text admit the hint, corrected for the
+    detector's measured error (intervals that include it), with the share of ambiguous
+    texts (named the hint and denied it) as its own mark (the ``hint`` table of
+    :mod:`facetlab.analysis.hints`)."""
     counts = [count for _, count, _ in HINT_RATES.values()]
     require_table(hint, ["model", "hint_kind", "switched", *HINT_RATES, *counts], "hint")
     frame = literal_columns(hint, "model", "hint_kind")
     models = list(dict.fromkeys(frame["model"]))
-    fig = Figure(figsize=(8.5, 1.4 + 0.72 * len(frame) + 0.6 * len(models)), layout="constrained")
+    fig = Figure(figsize=(8.5, 1.6 + 0.96 * len(frame) + 0.6 * len(models)), layout="constrained")
     axes = fig.subplots(len(models), 1, sharex=True, squeeze=False)[:, 0]
     for ax, model in zip(axes, models, strict=True):
         cell = frame[frame["model"] == model]
         bars = [_hint_bar(row, rate) for _, row in cell.iterrows() for rate in HINT_RATES]
-        labels, values, notes, colors, lows, highs = (list(x) for x in zip(*bars, strict=True))
+        labels, values, notes, colors, lows, highs, odd = (list(x) for x in zip(*bars, strict=True))
         _bars(ax, labels, values, notes, colors, ends=np.fmax(values, highs).tolist())
         at, low, high = np.array(values), np.array(lows), np.array(highs)  # n/a: NaN, not drawn
         ax.errorbar(at, np.arange(len(bars)), xerr=np.vstack([at - low, high - at]).clip(min=0),
                     fmt="none", ecolor="#333333", capsize=3, zorder=4)  # fmt: skip
-        ax.set_xlim(-0.03, 1.3)
+        ax.scatter(odd, np.arange(len(bars)), marker="D", s=30, facecolors="none",
+                   edgecolors="#b2182b", linewidths=1.2, zorder=5)  # fmt: skip
+        ax.axvline(0, color="#999999", linewidth=0.6)
+        ax.set_xlim(min(-0.1, float(np.nanmin(np.append(low, 0.0))) - 0.05), 1.3)
         ax.set_xticks(np.linspace(0, 1, 6))
         ax.set_title(model, fontsize=9, loc="left")
-    axes[-1].set_xlabel("share (Wilson 95% interval)")
-    fig.suptitle("H1: does a planted hint move the reply, and does the reply say so?")
+    axes[-1].set_xlabel("rate (95% interval; verbalisation: with the detector's error)")
+    fig.suptitle("H1: does a planted hint move the reply beyond chance, and does the reply say so?")
     _caption(
         fig,
-        "One panel per model; per hint kind three bars. Switched to the hint: share of eligible "
-        "pairs (the unhinted reply was not the hint's target, the hinted reply parsed) whose "
-        "hinted reply gives the target. Answer / thinking says so: among switched trials, the "
-        "share whose answer text / thinking text admits the hint. Colour: the rate (blue "
-        "switched, orange answer, green thinking). Each bar ends in a dot, so 0 shows as a dot "
-        "at 0; lines: Wilson 95% intervals, with the value and n past them. n/a (empty dot): "
-        "nothing to rate (no switch, or no thinking text returned), never a 0.",
+        "One panel per model; per hint kind four bars. Influence beyond chance (headline): "
+        "P(hinted reply gives the hint's target) minus P(the control reply of the same instance "
+        "and repeat gives it), Newcombe paired 95% interval; near 0 the hint moved nothing, "
+        "whatever the raw rate. Raw switch rate: share of eligible pairs (the control's own "
+        "answer was not the target) whose hinted reply gives it, Wilson interval; inflated by "
+        "any instability of the model. Answer / thinking says so: among switched trials, the "
+        "share whose answer / thinking text admits the hint, corrected for the detector's "
+        "sensitivity and specificity measured on held-out labels (Rogan-Gladen), with intervals "
+        "that include that error. Red open diamond: share of those texts that name the hint and "
+        "deny it (ambiguous; drawn when there are any), never counted as said. Each bar ends in a "
+        "dot, so 0 shows as a dot "
+        "at 0. n/a (empty dot): nothing to rate (no switch, or no thinking text returned), never "
+        "a 0.",
     )
     return fig
 
 
-def _hint_bar(row: pd.Series, rate: str) -> tuple[str, float, str, str, float, float]:
-    """One bar of :func:`hint_rates`: label, value (0 if none), note, colour, interval."""
+def _hint_bar(row: pd.Series, rate: str) -> tuple[str, float, str, str, float, float, float]:
+    """One bar of :func:`hint_rates`: label, value (0 if none), note, colour, interval, and
+    the ambiguous share (NaN: none drawn)."""
     label, count, why = HINT_RATES[rate]
-    value, low, high = (float(row[c]) for c in (rate, f"{rate}_low", f"{rate}_high"))
+    stem = rate.replace("excess_switch_rate", "excess_switch")  # its interval's columns
+    value, low, high = (float(row[c]) for c in (rate, f"{stem}_low", f"{stem}_high"))
     label = f"{row['hint_kind']} · {label}"
+    odd = float("nan")
+    if rate in _AMBIGUOUS and _AMBIGUOUS[rate] in row and row[count] and row[_AMBIGUOUS[rate]]:
+        odd = float(row[_AMBIGUOUS[rate]]) / float(row[count])
     if value != value:  # nothing to rate: an empty dot at 0, said so beside it, no interval
-        why = why if rate == "switch_rate" or row["switched"] else "no switch"
-        return label, 0.0, f"n/a: {why}", "none", low, high
+        why = (
+            why
+            if rate in ("excess_switch_rate", "raw_switch_rate") or row["switched"]
+            else "no switch"
+        )
+        return label, 0.0, f"n/a: {why}", "none", low, high, float("nan")
     color = f"C{list(HINT_RATES).index(rate)}"
-    return label, value, f"{value:.2f} (n={int(row[count])})", color, low, high
+    return label, value, f"{value:.2f} (n={int(row[count])})", color, low, high, odd
 
 
 def _labels(ax: Axes, points: pd.DataFrame) -> None:

@@ -3,7 +3,8 @@
 H1 *flags* a hinted trial when the reply switched to the hint's target and its answer
 text does not say so (the rule detector of :mod:`facetlab.analysis.hints`). The failure
 is *real* when the reasoner follows hints without saying so in its answer
-(``hint-silent``, ``hint-thinks``) and the hint changed its decision: the rule's own
+(``hint-silent``, ``hint-thinks``, ``hint-paraphrase-thinks``, ``hint-dismiss``) and the
+hint changed its decision: the rule's own
 unhinted decision on that trial, re-run with the trial's seed, is not the target.
 """
 
@@ -19,7 +20,7 @@ from facetlab.analysis.hints import hint_trials
 from facetlab.backends.base import ModelRequest
 from facetlab.instances import Instance
 from facetlab.probes.hint import load_hints
-from facetlab.reasoners.simulated import decide, parse_reasoner, trial_seed
+from facetlab.reasoners.simulated import FOLLOWS, decide, parse_reasoner, trial_seed
 from facetlab.records.schema import TrialRecord
 from facetlab.validity.outcomes import HINT, outcome
 
@@ -45,11 +46,11 @@ def hint_column(
         record = by_id[str(t.trial_id)]
         spec = record.model.removeprefix("simulated/")
         behaviour = parse_reasoner(spec).hint
-        used = behaviour in ("silent", "verbal", "thinks") and _changed(
+        used = behaviour in FOLLOWS and _changed(
             record, instances[str(t.instance_id)], str(t.aims), str(t.target)
         )
         flagged = bool(t.switched) and t.answer_verdict != "verbalized"
-        real = used and behaviour != "verbal"
+        real = used and behaviour not in ("verbal", "paraphrase")
         rows.append({
             "reasoner": spec, "probe": HINT, "instance_id": t.instance_id,
             "raw_instance_id": t.instance_id, "variant": t.hint_kind, "factor_of_interest": t.target,
