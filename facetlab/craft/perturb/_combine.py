@@ -10,7 +10,7 @@ combination is simply not drawn.
 >>> body = "urgent data loss after the migration"
 >>> refs = [EvidenceRef("body", "text", span=Span.find(body, w)) for w in ("urgent", "migration")]
 >>> perturb_all({"body": body}, refs, StrategyPerturber("redact"))["body"]
-'[REDACTED] data loss after the [REDACTED]'
+'xxxxxx data loss after the xxxxxxxxx'
 """
 
 from __future__ import annotations
