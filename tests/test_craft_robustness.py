@@ -123,6 +123,8 @@ def test_agent_raising_keyboard_interrupt_is_an_agent_error(
         (signal.SIGINT, [], 130, "craft: error: interrupted"),
         (signal.SIGINT, ["--timeout", "600"], 130, "craft: error: interrupted"),
         (signal.SIGHUP, [], 129, "craft: error: hung up (SIGHUP: the terminal or session closed)"),
+        (signal.SIGTERM, [], 143, "craft: error: terminated (SIGTERM)"),
+        (signal.SIGTERM, ["--timeout", "600"], 143, "craft: error: terminated (SIGTERM)"),
     ],
 )
 def test_ctrl_c_or_a_hang_up_exits_at_once_with_a_hung_agent(
