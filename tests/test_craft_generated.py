@@ -12,8 +12,8 @@ import pytest
 from craft_helpers import BENCHMARKS
 
 sys.path.insert(0, str(BENCHMARKS))
-import craft_generated as gen  # noqa: E402
-import craft_heldout_kinds as held  # noqa: E402
+import craft_generated as gen
+import craft_heldout_kinds as held
 
 
 @pytest.mark.parametrize(("design", "agents"), [("one", 36), ("population", 8)])
