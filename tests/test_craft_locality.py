@@ -29,7 +29,12 @@ from facetlab.craft.evidence.matching import matched_placebos
 from facetlab.craft.evidence.resolver import TOKEN, uncited_units
 from facetlab.craft.path import get_path
 from facetlab.craft.perturb._combine import perturb_all
-from facetlab.craft.perturb.strategies import STRATEGIES, StrategyPerturber, apply_strategy
+from facetlab.craft.perturb.strategies import (
+    STRATEGIES,
+    StrategyPerturber,
+    apply_strategy,
+    negate_phrase,
+)
 from facetlab.craft.types import EvidenceRef, Span
 
 EXAMPLES = int(os.environ.get("CRAFT_LOCALITY_EXAMPLES", "200"))
@@ -116,7 +121,8 @@ def test_every_strategy_changes_only_its_unit(
     }
     assert out["ticket"]["subject"] == inp["ticket"]["subject"]
     assert out["ticket"]["meta"] == inp["ticket"]["meta"]
-    if strategy == "delete":
+    removes = strategy == "delete" or (strategy == "negate" and not negate_phrase(ref.span.text))
+    if removes:  # a deletion, or a negation that drops its word ("not" -> "")
         # the left part may lose trailing spaces, the right part leading spaces: nothing else
         assert new.startswith(left.rstrip(" ")) and new.endswith(right.lstrip(" "))
         kept = len(new) - len(left.rstrip(" ")) - len(right.lstrip(" "))
@@ -124,7 +130,7 @@ def test_every_strategy_changes_only_its_unit(
         assert new[len(left.rstrip(" ")) : len(new) - len(right.lstrip(" "))].strip(" ") == ""
     else:
         assert new.startswith(left) and new.endswith(right)
-    middle = new[len(left) : len(new) - len(right)] if strategy != "delete" else ""
+    middle = "" if removes else new[len(left) : len(new) - len(right)]
     if strategy == "redact":
         assert len(new) == len(text)  # length-preserving
         assert set(re.sub(r"[^\w]", "", middle)) <= {"x"}
