@@ -370,7 +370,8 @@ def _finding(
         verdict = "untestable"
         reason = (
             f"no perturbed input flipped the decision ({sensitivity.perturbed_calls} calls, "
-            "including every unit perturbed at once)"
+            "including every unit perturbed at once): the agent moved on nothing CRAFT "
+            "perturbed (see 'not tested')"
         )
     elif sensitivity.failures_unread:
         verdict = "inconclusive"
