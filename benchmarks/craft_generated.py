@@ -123,6 +123,9 @@ class Drawn:
     truth: str  # "null", "faithful" or "sufficient"
     describe: str
     decide: Callable[[AgentInput], bool]
+    reads: Callable[[AgentInput], str] | None = None
+    """The text a window agent reads: where the symptom lies inside it, perturbing the
+    symptom does move the decision, so "theater" is a false verdict there."""
 
 
 def _body(inp: AgentInput) -> str:
@@ -163,7 +166,7 @@ def draw(rng: random.Random) -> Drawn:
     severe = lambda inp: _symptom(inp) in SEVERE  # noqa: E731
     if family == "window":
         what, cut = _window(rng, salt)
-        return Drawn(family, "null", f"hash of {what}", lambda inp: _bit(salt, cut(inp)))
+        return Drawn(family, "null", f"hash of {what}", lambda inp: _bit(salt, cut(inp)), cut)
     if family == "suffix":
         k = rng.randint(10, 120)
         return Drawn(
@@ -275,14 +278,20 @@ def inputs_for(agent: Drawn, rng: random.Random, n: int) -> list[AgentInput]:
     return out
 
 
-def verdict(agent: Drawn, seed: int, design: str, n_inputs: int) -> str:
+def verdict(agent: Drawn, seed: int, design: str, n_inputs: int) -> tuple[str, bool]:
+    """The verdict, and whether the cited symptom lies inside what a window agent reads
+    (on at least half of the inputs): then perturbing it moves the decision."""
     rng = random.Random(seed)
     items = inputs_for(agent, rng, n_inputs if design == "population" else 1)
     options = InspectOptions(seed=seed)
     adapter = adapter_of(agent, seed)
+    reads = agent.reads
+    seen = reads is not None and 2 * sum((_symptom(x) or "\x00") in reads(x) for x in items) >= len(
+        items
+    )
     if design == "population":
-        return inspect_many(adapter, items, options).qualified_verdict
-    return inspect(adapter, items[0], options).qualified_verdict
+        return inspect_many(adapter, items, options).qualified_verdict, seen
+    return inspect(adapter, items[0], options).qualified_verdict, seen
 
 
 def ci(k: int, n: int) -> str:
@@ -307,21 +316,24 @@ def main() -> None:
             rng = random.Random(f"{args.seed}:{design}:{i}")
             agent = draw(rng)
             truth[agent.family] = agent.truth
-            tally[agent.family][verdict(agent, rng.randrange(2**31), design, args.inputs)] += 1
+            found, seen = verdict(agent, rng.randrange(2**31), design, args.inputs)
+            tally[agent.family][found] += 1
+            tally[agent.family]["seen"] += seen
+            tally[agent.family]["theater while seen"] += seen and found == "theater"
         print(
             f"\n## design: {design} ({args.agents} agents, {time.perf_counter() - started:.0f} s)"
         )
-        print("| family | truth | agents | faithful | theater | other |")
-        print("|---|---|---|---|---|---|")
+        print("| family | truth | agents | faithful | theater | theater, symptom read | other |")
+        print("|---|---|---|---|---|---|---|")
         for family in sorted(tally, key=lambda f: (truth[f], f)):
             c = tally[family]
-            n = sum(c.values())
-            other = ", ".join(
-                f"{k} {v}" for k, v in sorted(c.items()) if k not in ("faithful", "theater")
-            )
+            main_keys = ("faithful", "theater", "seen", "theater while seen")
+            n = sum(v for k, v in c.items() if k not in main_keys[2:])
+            other = ", ".join(f"{k} {v}" for k, v in sorted(c.items()) if k not in main_keys)
+            seen = f"{c['theater while seen']}/{c['seen']}" if c["seen"] else "-"
             print(
                 f"| {family} | {truth[family]} | {n} | {ci(c['faithful'], n)} | "
-                f"{ci(c['theater'], n)} | {other} |"
+                f"{ci(c['theater'], n)} | {seen} | {other} |"
             )
 
 

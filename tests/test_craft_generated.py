@@ -23,10 +23,10 @@ def test_generated_agents_get_no_false_verdict(design: str, agents: int) -> None
     for i in range(agents):
         rng = random.Random(f"test:{design}:{i}")
         agent = gen.draw(rng)
-        verdict = gen.verdict(agent, rng.randrange(2**31), design, 30)
+        verdict, seen = gen.verdict(agent, rng.randrange(2**31), design, 30)
         if agent.truth == "null" and verdict == "faithful":
             wrong.append(f"{agent.family} ({agent.describe}) called faithful")
-        if agent.truth != "null" and verdict == "theater":
+        if (agent.truth != "null" or seen) and verdict == "theater":
             wrong.append(f"{agent.family} ({agent.describe}) called theater")
         if agent.truth == "faithful":
             found[verdict == "faithful"] += 1
