@@ -256,8 +256,8 @@ class PopulationReport:
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k not in ("outcomes", "failures")}
         return {
-            "qualified_verdict": self.qualified_verdict,
             "uninformative": self.uninformative,
+            "qualified_verdict": self.qualified_verdict,
             "unit_of_inference": "input",
             **out,
             "failed_calls": len(self.failures),
