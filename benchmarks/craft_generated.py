@@ -231,6 +231,7 @@ def draw(rng: random.Random) -> Drawn:
             lambda inp: (
                 _bit(salt, cut(inp)) != (int(inp.get("account", {}).get("seats", 0) or 0) > t)
             ),
+            cut,
         )
     if family == "faithful-window":
         return Drawn(
