@@ -38,7 +38,7 @@ def test_fail_under_gate(capsys: pytest.CaptureFixture[str]) -> None:
     # the gate reads the lower confidence bound over distinct pairs, never re-asks
     assert (
         'gate failed: "data loss" (body): lower confidence bound of the differential over '
-        "15 distinct pairs is -0.65 < 0.2" in err
+        "10 distinct pairs is -0.35 < 0.2" in err
     )
     assert main([str(FAITHFUL), "--fail-under", "0.2"]) == 0
     assert main([str(FAITHFUL), "--fail-under", "0.95"]) == 1  # 15 pairs cannot show 0.95

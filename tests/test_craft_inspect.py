@@ -35,6 +35,13 @@ def test_theater_demo_reproduces_the_spec_console_output() -> None:
         from_function(theater_agent), TICKET, InspectOptions(placebo_evidence=[URGENT])
     )
     text = to_console(report)
+    # its qualified verdict rests on 2 distinct pairs (one given placebo, no backgrounds):
+    # the first line says so, with the specification's verdict beside it; the
+    # specification's layout follows unchanged
+    head, *spec = text.splitlines()
+    assert head.startswith("NOT INFORMATIVE   : only 2 distinct pair(s) in this input")
+    assert "specification's verdict ✗ THEATER" in head
+    text = "\n".join(spec)
     assert text.splitlines()[:8] == [
         "Baseline decision : P1",
         "Samples/condition : 20",
@@ -296,7 +303,7 @@ def test_bad_input_and_adapter() -> None:
 def test_llm_judge_filters_perturbations_in_a_run() -> None:
     def judge(prompt: str) -> str:
         text = prompt.split("<<<", 1)[1]
-        return json.dumps({"score": 1 if "[REDACTED]" in text else 9, "reason": "placeholder"})
+        return json.dumps({"score": 1 if "xxxx" in text else 9, "reason": "placeholder"})
 
     report = inspect(
         from_function(faithful_agent),

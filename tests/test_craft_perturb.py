@@ -19,7 +19,7 @@ from facetlab.craft import (
 )
 from facetlab.craft.perturb.manifold import manifold_score
 from facetlab.craft.perturb.onmanifold import paraphrase_phrase
-from facetlab.craft.perturb.strategies import REDACTED, apply_strategy, negate_phrase
+from facetlab.craft.perturb.strategies import apply_strategy, negate_phrase
 
 PLAUSIBILITY = Path(__file__).parent / "fixtures" / "craft" / "plausibility.jsonl"
 
@@ -39,9 +39,9 @@ FLAG = EvidenceRef("vip", "categorical")
     ("strategy", "expected"),
     [
         ("delete", "We are seeing after the urgent migration."),
-        ("redact", f"We are seeing {REDACTED} after the urgent migration."),
+        ("redact", "We are seeing xxxx xxxx after the urgent migration."),
         ("negate", "We are seeing no data loss after the urgent migration."),
-        ("null", "We are seeing N/A after the urgent migration."),
+        ("null", "We are seeing n/a after the urgent migration."),
     ],
 )
 def test_text_strategies(strategy: str, expected: str) -> None:
@@ -54,10 +54,10 @@ def test_text_strategies(strategy: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("ref", "strategy", "expected"),
     [
-        (NUM, "redact", REDACTED),
+        (NUM, "redact", "x"),
         (NUM, "negate", -7),
         (NUM, "null", None),
-        (CAT, "redact", REDACTED),
+        (CAT, "redact", "xxxx"),
         (CAT, "negate", "not gold"),
         (CAT, "null", None),
         (FLAG, "negate", False),
@@ -86,7 +86,8 @@ def test_negate_uses_known_categories_and_zero() -> None:
 
 def test_delete_repairs_spacing_at_the_edges() -> None:
     first = EvidenceRef("b", "text", span=Span(0, 6, "Urgent"))
-    assert apply_strategy({"b": "Urgent outage now."}, first, "delete").input["b"] == "Outage now."
+    # the next word keeps its own case: a deletion changes no byte of another unit
+    assert apply_strategy({"b": "Urgent outage now."}, first, "delete").input["b"] == "outage now."
     last = EvidenceRef("b", "text", span=Span(11, 14, "now"))
     assert apply_strategy({"b": "Outage now now."}, last, "delete").input["b"] == "Outage now."
 

@@ -24,7 +24,7 @@ from craft_agents import (
 
 from facetlab.craft import AgentTrace, EvidenceRef, InspectOptions, Span, from_function
 from facetlab.craft.errors import CraftConfigError
-from facetlab.craft.evidence.matching import match_placebo, placebo_pool
+from facetlab.craft.evidence.matching import PER_SIDE, matched_placebos
 from facetlab.craft.null_study import constant_agent, generate_tickets
 from facetlab.craft.population import (
     InputOutcome,
@@ -83,56 +83,42 @@ def test_holm_controls_the_family() -> None:
 # -- matched placebos ----------------------------------------------------------------------
 
 
-def test_matched_placebo_same_size_closest_length_random_among_all() -> None:
-    refs = _cited(TICKETS[0])
-    cited = refs[0]
-    assert cited.span is not None
-    pool = placebo_pool(TICKETS[0], cited, refs)
-    width = len(cited.span.text.split()) if cited.span else 1
-    assert pool and all(len(r.span.text.split()) == width for r in pool if r.span)
-    spans = [r.span for r in pool if r.span is not None]
-    assert all(not (s.start < cited.span.end and cited.span.start < s.end) for s in spans)
-    best = abs(len(spans[0].text) - len(cited.span.text))
-    closest = {s.text for s in spans if abs(len(s.text) - len(cited.span.text)) == best}
-    drawn = set()
-    for seed in range(200):
-        ref = match_placebo(TICKETS[0], cited, refs, random.Random(seed))
-        assert ref is not None and ref.span is not None
-        drawn.add(ref.span.text)
-    assert drawn == closest  # every eligible unit can be drawn, nothing else is
+def test_matched_placebos_same_size_each_side_nearest_first_never_across_a_sentence() -> None:
+    for ticket in TICKETS:
+        refs = _cited(ticket)
+        cited = refs[0]
+        assert cited.span is not None
+        sides = matched_placebos(ticket, cited, refs)
+        assert sides and set(sides) <= {"before", "after"}
+        body = ticket["body"]
+        width = len(cited.span.text.split())
+        for side, units in sides.items():
+            spans = [u.span for u in units if u.span is not None]
+            assert len(spans) == len(units) <= PER_SIDE
+            for s in spans:
+                assert len(s.text.split()) == width
+                assert not any(ch in s.text for ch in ".!?")  # never crosses a sentence end
+                assert s.end <= cited.span.start if side == "before" else s.start >= cited.span.end
+            assert body[spans[0].start : spans[0].end] == spans[0].text
 
 
 def test_numeric_cited_unit_is_matched_by_a_numeric_field() -> None:
     inp = {"severity": 4, "age_days": 12, "tier": "gold", "body": "Some text here please"}
     cited = EvidenceRef("severity", "numeric")
-    pool = placebo_pool(inp, cited, [cited])
-    assert [r.path for r in pool] == ["age_days"]
+    assert [r.path for r in matched_placebos(inp, cited, [cited])["field"]] == ["age_days"]
 
 
-def test_match_placebo_draws_the_same_from_a_pool_given_or_built() -> None:
-    refs = _cited(TICKETS[0])
-    pool = placebo_pool(TICKETS[0], refs[0], refs)
-    for seed in range(20):
-        built = match_placebo(TICKETS[0], refs[0], refs, random.Random(seed))
-        given = match_placebo(TICKETS[0], refs[0], refs, random.Random(seed), pool=pool)
-        assert given == built
-
-
-def test_inspect_many_builds_each_inputs_placebo_pool_once(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import facetlab.craft.evidence.matching as matching
+def test_inspect_many_matches_each_cited_unit_once(monkeypatch: pytest.MonkeyPatch) -> None:
     import facetlab.craft.population as population
 
     built: list[int] = []
-    real = matching.placebo_pool
+    real = population.matched_placebos
 
-    def counting(*args: object, **kwargs: object) -> list[EvidenceRef]:
+    def counting(*args: object, **kwargs: object) -> dict[str, list[EvidenceRef]]:
         built.append(1)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(matching, "placebo_pool", counting)
-    monkeypatch.setattr(population, "placebo_pool", counting)
+    monkeypatch.setattr(population, "matched_placebos", counting)
     report = inspect_many(faithful_triage_agent(1, 0.9), TICKETS[:6], FAST)
     cited = [o for o in report.outcomes if o.cited is not None]
     assert cited and len(built) == len(cited)
@@ -151,7 +137,7 @@ def test_faithful_agent_found_across_inputs() -> None:
     report = inspect_many(faithful_triage_agent(1, 0.9), TICKETS, FAST)
     assert report.qualified_verdict == "faithful"
     assert report.usable == 30 and report.ci_low is not None and report.ci_low > 0
-    assert "more often than perturbing a matched uncited unit" in report.reading
+    assert "more often than perturbing matched uncited units on every side" in report.reading
 
 
 def test_theater_agent_called_theater_with_a_true_sentence() -> None:
@@ -190,7 +176,7 @@ def test_reasks_add_no_evidence_for_a_deterministic_agent() -> None:
         b = inspect_many(
             make(), TICKETS, InspectOptions(samples=4, seed=9, concurrency=1)
         ).to_dict()
-        for key in ("reasks", "agent_calls"):
+        for key in ("reasks", "agent_calls", "decisions"):
             a.pop(key), b.pop(key)
         for row in a["outcomes"] + b["outcomes"]:
             row.pop("reasks")
@@ -200,7 +186,9 @@ def test_reasks_add_no_evidence_for_a_deterministic_agent() -> None:
 def test_seed_fixes_every_random_choice() -> None:
     def run(seed: int) -> list[tuple[object, ...]]:
         r = inspect_many(hash_coin_agent(1), TICKETS, InspectOptions(samples=1, seed=seed))
-        return [(o.cited, o.placebo, o.strategy, o.cited_flip, o.placebo_flip) for o in r.outcomes]
+        return [
+            (o.cited, o.placebos, o.strategy, o.cited_flip, o.placebo_flips) for o in r.outcomes
+        ]
 
     assert run(4) == run(4)
     assert run(4) != run(5)
@@ -235,8 +223,11 @@ def test_report_renders_and_json_has_top_level_verdict() -> None:
 
 
 def test_verdict_rules_on_hand_made_outcomes() -> None:
-    def o(c: bool, p: bool, r: bool | None = None) -> InputOutcome:
-        return InputOutcome(0, "P1", 1, 0, "c", "p", "delete", 3, c, p, r)
+    def o(c: bool, p: bool, r: bool | None = None, j: bool | None = None) -> InputOutcome:
+        sides = {"before": p, "after": False}
+        return InputOutcome(
+            0, "P1", 1, 0, "c", {"before": "p", "after": "q"}, "delete", c, sides, r, j
+        )
 
     assert population_verdict([o(True, False)] * 6, alpha=0.05, margin=0.2)[0] == "faithful"
     assert population_verdict([o(True, False)] * 5, alpha=0.05, margin=0.2)[0] == "inconclusive"
@@ -248,6 +239,13 @@ def test_verdict_rules_on_hand_made_outcomes() -> None:
     assert (
         population_verdict([o(False, False, False)] * 40, alpha=0.05, margin=0.2)[0] == "untestable"
     )
+    # a placebo before the cited unit flips with it: the side that shares its place blocks faithful
+    assert population_verdict([o(True, True)] * 40, alpha=0.05, margin=0.2)[0] == "inconclusive"
+    # only the joint perturbation flips: sufficient, not necessary (never theater)
+    verdict, reading, _ = population_verdict(
+        [o(False, False, False, True)] * 40, alpha=0.05, margin=0.2
+    )
+    assert verdict == "inconclusive" and reading.startswith("sufficient, not necessary")
 
 
 @pytest.mark.slow

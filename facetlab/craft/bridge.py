@@ -54,7 +54,7 @@ from facetlab.client import ModelClient
 from facetlab.craft.adapters.llm import ModelAgent
 from facetlab.craft.engine import InspectOptions, inspect
 from facetlab.craft.errors import AgentError, AgentOutputError, CraftConfigError
-from facetlab.craft.perturb.strategies import NULL_TEXT, REDACTED, apply_strategy
+from facetlab.craft.perturb.strategies import NULL_TEXT, apply_strategy, mask
 from facetlab.craft.report import Report
 from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, Span
 from facetlab.errors import BackendError, BudgetExceededError
@@ -151,7 +151,7 @@ def _strategy_of(original: str, edited: str | None) -> str:
         return "same"
     if edited is None or not edited.strip():
         return "delete"
-    if edited == REDACTED:
+    if edited == mask(original):
         return "redact"
     if edited == NULL_TEXT:
         return "null"

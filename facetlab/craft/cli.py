@@ -24,7 +24,8 @@ Every error is one line on stderr, never a traceback. Exit codes:
 * 3: agent or run error (every baseline call failed, timed out or exited; the config's
   code raised while CRAFT ran it);
 * 129: hung up (SIGHUP: the terminal or session closed);
-* 130: interrupted (Ctrl-C).
+* 130: interrupted (Ctrl-C);
+* 143: terminated (SIGTERM).
 """
 
 from __future__ import annotations
@@ -124,15 +125,23 @@ def gate_failures(report: Report | PopulationReport, threshold: float) -> list[s
 
     The gate compares ``threshold`` with the lower confidence bound of the differential:
     across inputs, the population's mean differential; for one input, each finding's
-    differential over distinct contextual pairs. Re-asks are never observations here.
+    differential over distinct contextual pairs; each on the *binding* placebo side (the
+    one the faithful verdict's test is weakest on). Re-asks are never observations here.
+    A faithful verdict that fails the gate says why in the same line.
     """
+    why = (
+        "; the verdict is faithful by its exact sign tests, but this conservative interval "
+        "over {n} is wider: the gate asks for an effect of at least {x} to be certified"
+    )
     if isinstance(report, PopulationReport):
         low = report.ci_low
         if low is None or low < threshold:
             shown = "n/a" if low is None else f"{low:.2f}"
+            n = f"{report.usable} inputs"
+            faithful = report.qualified_verdict == "faithful"
             return [
-                f"lower {report.ci:.0%} confidence bound of the mean differential over "
-                f"{report.usable} inputs is {shown} < {threshold}"
+                f"lower {report.ci:.0%} confidence bound of the mean differential over {n} is "
+                f"{shown} < {threshold}" + (why.format(n=n, x=threshold) if faithful else "")
             ]
         return []
     out = []
@@ -141,10 +150,11 @@ def gate_failures(report: Report | PopulationReport, threshold: float) -> list[s
         low = None if q is None else q.ci_low
         if low is None or low < threshold:
             shown = "n/a" if low is None else f"{low:.2f}"
-            pairs = 0 if q is None else q.pairs
+            n = f"{0 if q is None else q.pairs} distinct pairs"
+            faithful = q is not None and q.verdict == "faithful"
             out.append(
                 f"{f.evidence.describe()}: lower confidence bound of the differential over "
-                f"{pairs} distinct pairs is {shown} < {threshold}"
+                f"{n} is {shown} < {threshold}" + (why.format(n=n, x=threshold) if faithful else "")
             )
     if not report.findings:
         out.append("no testable evidence, nothing passes the gate")
@@ -204,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Test whether an agent's cited evidence causally drives its decision. "
         "The config file is imported and run as Python code: only use configs you trust.",
         epilog="exit codes: 0 verdict given, 1 gate failed, 2 usage or config error, "
-        "3 agent or run error, 129 hung up, 130 interrupted",
+        "3 agent or run error, 129 hung up, 130 interrupted, 143 terminated",
     )
     parser.add_argument("config", help="Python file defining `adapter`, `input` (and `options`)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -346,12 +356,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 _STOPS = {signal.SIGINT: (130, "interrupted")}
+_STOPS[signal.SIGTERM] = (143, "terminated (SIGTERM)")
 if hasattr(signal, "SIGHUP"):  # not on Windows
     _STOPS[signal.SIGHUP] = (129, "hung up (SIGHUP: the terminal or session closed)")
 
 
 def _stopped(signum: int, frame: FrameType | None) -> None:
-    """Ctrl-C or a hang-up: one line, kill what the agent started, exit now (even mid-call)."""
+    """Ctrl-C, a hang-up or SIGTERM: one line, kill what the agent started, exit now."""
     code, why = _STOPS[signal.Signals(signum)]
     os.write(2, f"craft: error: {why}\n".encode())
     kill_descendants()

@@ -21,7 +21,7 @@ from typing import Any
 
 from facetlab.craft._checks import check_input
 from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
-from facetlab.craft.evidence.matching import location_matched, matched_nulls, matched_on
+from facetlab.craft.evidence.matching import matched_placebos
 from facetlab.craft.evidence.resolver import (
     derive_placebo,
     resolve_evidence,
@@ -53,6 +53,7 @@ from facetlab.craft.report import (
     FilteredPerturbation,
     Report,
     SampleFailure,
+    surface_variants,
 )
 from facetlab.craft.stats._sampler import Sample, asample_inputs
 from facetlab.craft.stats.distribution import flip_rate, flips, modal_decision
@@ -219,6 +220,8 @@ class _Calls:
         self.options = options
         self.calls = 0
         self.failures: list[SampleFailure] = []
+        self.decisions: dict[str, dict[str, int]] = {}
+        """Condition -> each distinct decision string and its count (comparators visible)."""
 
     async def sample(self, jobs: list[tuple[str, str | None, AgentInput]]) -> list[Sample]:
         results = await asample_inputs(
@@ -231,6 +234,9 @@ class _Calls:
         for (condition, evidence, _), sample in zip(jobs, results, strict=True):
             if sample.error is not None:
                 self.failures.append(SampleFailure(condition, evidence, sample.error))
+            if sample.trace is not None:
+                seen = self.decisions.setdefault(condition, {})
+                seen[sample.trace.decision] = seen.get(sample.trace.decision, 0) + 1
         return results
 
 
@@ -402,7 +408,7 @@ async def ainspect(
         placebo_flip_rate=placebo_rate,
         placebo_samples=len(placebo_flips),
         failures=run.failures,
-        warnings=warnings,
+        warnings=[*warnings, *surface_variants(run.decisions, options.decision_equals)],
         unresolved_evidence=resolved.errors,
         filtered=run.filtered,
         agent_calls=run.calls,
@@ -413,6 +419,7 @@ async def ainspect(
         sensitivity=sensitivity,
         placebo_distinct=placebo.distinct(),
         manifold_filter=options.manifold_scorer is not None,
+        decisions=run.decisions,
     )
 
 
@@ -427,18 +434,6 @@ def _resolve_given(
         if warning:
             warnings.append(warning)
     return out
-
-
-def _nulls_note(input: AgentInput, c: EvidenceRef, nulls: Sequence[EvidenceRef]) -> str | None:
-    """Say so when no null unit of ``c`` shares its place (sentence or paragraph)."""
-    places = [matched_on(input, c, u) for u in nulls]
-    if not places or any(location_matched(m) for m in places):
-        return None
-    return (
-        f"no location-matched placebo for {c.describe()}: its nulls are matched on "
-        f"{places[0]} (no unit of its size in its sentence or paragraph), so an agent "
-        "that reacts to where an edit happens would look the same"
-    )
 
 
 def _null_sets(null_sets: Sequence[Sequence[EvidenceRef]]) -> list[tuple[EvidenceRef, ...]]:
@@ -458,6 +453,18 @@ def _null_sets(null_sets: Sequence[Sequence[EvidenceRef]]) -> list[tuple[Evidenc
     return list(dict.fromkeys(out))
 
 
+def _side_note(c: EvidenceRef, sides: Mapping[str, Sequence[EvidenceRef]]) -> str | None:
+    """Say so when a cited span has matched placebos on one side only."""
+    if c.span is None or "field" in sides or "given" in sides or len(sides) == 2:
+        return None
+    missing = "after" if "before" in sides else "before"
+    return (
+        f"no placebo unit {missing} {c.describe()}: a position effect on that side is not tested"
+        if sides
+        else f"no matched placebo for {c.describe()}"
+    )
+
+
 async def _qualified(
     run: _Run,
     cited: Sequence[EvidenceRef],
@@ -469,53 +476,64 @@ async def _qualified(
     One design per cited unit (per-citation findings, Holm across them) and, with
     several cited units, one for the citation set as a whole (every cited unit against
     one matched null per unit): the overall verdict rests on the set. Null units are the
-    caller's ``placebo_evidence`` when given, else matched placebos. "Every unit at
-    once" perturbs every uncited word and field (not only the placebo candidates), so
-    "untestable" is never said of an agent driven by a word outside them.
+    caller's ``placebo_evidence`` when given, else the matched placebos on each side of
+    the cited unit (:func:`matched_placebos`), each side a design of its own (faithful
+    needs every side). "The rest" perturbs every uncited word and field with the cited
+    units kept; "joint" perturbs every unit at once.
     """
     o = run.options
     perturbers = _perturbers(o.strategies)
-    null_sets = [
-        list(given_nulls) if given_nulls is not None else matched_nulls(run.input, c, cited, o.seed)
+    sides_of = [
+        {"given": list(given_nulls)}
+        if given_nulls is not None
+        else matched_placebos(run.input, c, cited)
         for c in cited
     ]
-    notes: list[str | None] = [
-        (None if given_nulls is not None else _nulls_note(run.input, c, nulls))
-        or negate_only_note(perturbers)
-        for c, nulls in zip(cited, null_sets, strict=True)
+    notes = [
+        _side_note(c, sides) or negate_only_note(perturbers)
+        for c, sides in zip(cited, sides_of, strict=True)
     ]
     units_of: list[tuple[EvidenceRef, ...]] = [(c,) for c in cited]
-    nulls_of: list[list[tuple[EvidenceRef, ...]]] = [[(u,) for u in nulls] for nulls in null_sets]
-    if len(cited) > 1:  # the set: the i-th null of every cited unit together
+    nulls_of: list[dict[str, list[tuple[EvidenceRef, ...]]]] = [
+        {k: [(u,) for u in us] for k, us in sides.items()} for sides in sides_of
+    ]
+    if len(cited) > 1:  # the set: the i-th null of every cited unit together, per side
+        common = sorted(set.intersection(*(set(s) for s in sides_of)))
         units_of.append(tuple(cited))
-        nulls_of.append(_null_sets(null_sets))
+        nulls_of.append({k: _null_sets([s[k] for s in sides_of]) for k in common})
         notes.append(next((n for n in notes if n), None))
     # backgrounds come from units of the cited units' own granularity: the other cited
     # units, the context units and the matched nulls (not every single word)
-    units = list(dict.fromkeys([*cited, *context, *(u for n in null_sets for u in n)]))
+    nulls = [u for sides in sides_of for us in sides.values() for u in us]
+    units = list(dict.fromkeys([*cited, *context, *nulls]))
     designs = [
-        draw_pairs(
-            run.input,
-            c,
-            [u for u in units if u not in c],
-            nulls,
-            perturbers,
-            pairs=o.contextual_pairs,
-            seed=o.seed,
-            categories=o.categories,
-        )
-        for c, nulls in zip(units_of, nulls_of, strict=True)
+        {
+            side: draw_pairs(
+                run.input,
+                c,
+                [u for u in units if u not in c],
+                side_nulls,
+                perturbers,
+                pairs=-(-o.contextual_pairs // max(1, len(sides))),
+                seed=o.seed,
+                categories=o.categories,
+            )
+            for side, side_nulls in sides.items()
+        }
+        for c, sides in zip(units_of, nulls_of, strict=True)
     ]
-    everything = all_units_inputs(
-        run.input,
-        list(dict.fromkeys([*cited, *context, *uncited_units(run.input, cited)])),
-        perturbers,
-        o.categories,
-    )
-    jobs: list[tuple[str, str | None, AgentInput]] = [("all-units", None, x) for x in everything]
+    uncited = [
+        *(u for u in context if not any(units_clash(u, c) for c in cited)),
+        *uncited_units(run.input, cited),
+    ]
+    rest = all_units_inputs(run.input, uncited, perturbers, o.categories)
+    joint = all_units_inputs(run.input, [*cited, *uncited], perturbers, o.categories)
+    jobs: list[tuple[str, str | None, AgentInput]] = [("rest", None, x) for x in rest]
+    jobs += [("all-units", None, x) for x in joint]
     jobs += [  # each pair's cited side, then its null side
         ("contextual", " + ".join(u.describe() for u in c), side)
-        for c, pairs in zip(units_of, designs, strict=True)
+        for c, design in zip(units_of, designs, strict=True)
+        for pairs in design.values()
         for pair in pairs
         for side in (pair.cited_input, pair.null_input)
     ]
@@ -525,10 +543,12 @@ async def _qualified(
         None if r.trace is None else not o.decision_equals(decision, r.trace.decision)
         for r in results
     ]
-    seen = [x for x in outcomes if x is not None]
     failed = [r.error for r in results if r.trace is None]
     base = run.flips_of([s.trace.decision for s in run.baseline if s.trace is not None])
-    rest = [x for x in outcomes[: len(everything)] if x is not None]
+    rest_seen = [x for x in outcomes[: len(rest)] if x is not None]
+    kept = rest_seen + [x for x in outcomes[len(rest) + len(joint) :][1::2] if x is not None]
+    joint_seen = [x for x in outcomes[len(rest) : len(rest) + len(joint)] if x is not None]
+    seen = [x for x in outcomes if x is not None]
     sensitivity = Sensitivity(
         len(seen),
         sum(seen),
@@ -537,37 +557,46 @@ async def _qualified(
         o.alpha,
         len(failed),
         next(iter(failed), None),
-        len(rest),
-        sum(rest),
+        len(rest_seen),
+        sum(rest_seen),
+        len(joint_seen),
+        sum(joint_seen),
+        len(kept),
+        sum(kept),
     )
     base_scores = [
         float(s.trace.score)
         for s in run.baseline
         if s.trace is not None and s.trace.score is not None
     ]
-    flip_designs: list[list[tuple[bool, bool]]] = []
-    score_tests: list[ScoreTest | None] = []
-    answered = iter(zip(results[len(everything) :], outcomes[len(everything) :], strict=True))
+    answered = iter(
+        zip(results[len(rest) + len(joint) :], outcomes[len(rest) + len(joint) :], strict=True)
+    )
+    flip_designs: list[dict[str, list[tuple[bool, bool]]]] = []
     alone_designs: list[list[tuple[bool, bool]]] = []
-    for k, pairs in enumerate(designs):
-        flips_: list[tuple[bool, bool]] = []
+    score_tests: list[ScoreTest | None] = []
+    for k, design in enumerate(designs):
         alone: list[tuple[bool, bool]] = []
         scores: list[tuple[float, float]] = []
-        for pair in pairs:
-            (a, fa), (b, fb) = next(answered), next(answered)  # cited side, null side
-            if fa is None or fb is None:
-                continue  # a failed side is recorded in report.failures
-            flips_.append((fa, fb))
-            if not pair.background:
-                alone.append((fa, fb))
-            sa = None if a.trace is None else a.trace.score
-            sb = None if b.trace is None else b.trace.score
-            if sa is not None and sb is not None:
-                scores.append((float(sa), float(sb)))
-        if len(flips_) < len(pairs):
-            lost = f"{len(pairs) - len(flips_)} of {len(pairs)} pairs lost to failed calls"
+        flip_designs.append({})
+        for side, pairs in design.items():
+            flips_ = flip_designs[-1].setdefault(side, [])
+            for pair in pairs:
+                (a, fa), (b, fb) = next(answered), next(answered)  # cited side, null side
+                if fa is None or fb is None:
+                    continue  # a failed side is recorded in report.failures
+                flips_.append((fa, fb))
+                if not pair.background:
+                    alone.append((fa, fb))
+                sa = None if a.trace is None else a.trace.score
+                sb = None if b.trace is None else b.trace.score
+                if sa is not None and sb is not None:
+                    scores.append((float(sa), float(sb)))
+        asked = sum(map(len, design.values()))
+        answered_pairs = sum(map(len, flip_designs[-1].values()))
+        if answered_pairs < asked:
+            lost = f"{asked - answered_pairs} of {asked} pairs lost to failed calls"
             notes[k] = lost if notes[k] is None else f"{notes[k]}; {lost}"
-        flip_designs.append(flips_)
         alone_designs.append(alone)
         score_tests.append(score_test(base_scores, scores))
     found = qualify_all(

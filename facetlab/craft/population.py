@@ -7,25 +7,28 @@ unit of inference is the input**:
 1. Each input is asked ``samples`` times unchanged. The modal answer is its baseline;
    the re-asks measure the agent's own randomness (reported, never used as
    observations).
-2. One cited unit is drawn at random from what the agent cited, one perturbation
-   strategy at random, and one **matched placebo** unit
-   (:mod:`facetlab.craft.evidence.matching`: same kind, same size, closest length,
-   drawn at random). Both are perturbed with that strategy and asked once. A third
-   input perturbs every *uncited* unit at once, the cited one kept ("the rest").
-3. Per input the paired difference ``cited flip - placebo flip`` is -1, 0 or 1.
+2. One perturbation strategy is drawn at random. The cited units are perturbed together;
+   so is, for each **side** of them, one **matched placebo** per cited unit
+   (:mod:`facetlab.craft.evidence.matching`: same kind and size, nearest place before and
+   after the cited span, never crossing a sentence); so is every *uncited* unit with the
+   cited ones kept ("the rest"), and every unit at once ("joint"). Each is asked once.
+3. Per input and side the paired difference ``cited flip - placebo flip`` is -1, 0 or 1.
 
 Across inputs (independent inputs, exchangeable cited/placebo perturbations under the
 null):
 
-* **faithful** — the exact one-sided sign test on the discordant inputs (cited side
-  flips, placebo side does not, against the reverse) is significant at ``alpha / 2``;
+* **faithful** — on every side, the exact one-sided sign test on the discordant inputs
+  (cited flips, placebo does not, against the reverse) is significant at ``alpha / 2``
+  (an intersection-union test: an agent that reacts to where an edit happens is caught
+  by the side that shares the cited unit's place);
 * **theater** — the one-sided sign test "the rest flips, the cited unit does not"
   against the reverse is significant at ``alpha / 2`` *and* the Clopper–Pearson upper
   bound on the cited flip rate is below ``equivalence_margin``: perturbing the cited
   unit rarely changes the decision while perturbing the rest of the input does;
-* **untestable** — no usable input, or no perturbation flipped any decision;
-* otherwise **inconclusive**, with a reading of what was seen (e.g. "not specific": the
-  decision flips on cited and placebo perturbations alike).
+* **untestable** — no usable input, or no perturbation flipped any decision (not even
+  everything at once);
+* otherwise **inconclusive**, with a reading of what was seen: "sufficient, not
+  necessary" when only the joint perturbation flips, "not specific", "noisy".
 
 The mean differential gets an exact, conservative confidence interval (Clopper–Pearson
 bounds on the shares of +1 and -1 inputs, Bonferroni-combined), and the report states
@@ -56,21 +59,23 @@ from typing import Any
 from facetlab.craft._checks import check_input
 from facetlab.craft.engine import InspectOptions, _Calls, _perturbers, cited_units
 from facetlab.craft.errors import AgentError, CraftConfigError, EvidenceError
-from facetlab.craft.evidence.matching import (
-    location_matched,
-    match_placebo,
-    matched_on,
-    placebo_pool,
-)
+from facetlab.craft.evidence.matching import matched_on, matched_placebos
 from facetlab.craft.evidence.resolver import uncited_units
-from facetlab.craft.perturb._combine import perturb_all
+from facetlab.craft.perturb._combine import perturb_all, units_clash
 from facetlab.craft.power import (
     detectable_differential,
     smallest_significant_differential,
     theater_min_inputs,
 )
 from facetlab.craft.qualified import negate_only_note
-from facetlab.craft.report import LABELS, SampleFailure, pct
+from facetlab.craft.report import (
+    LABELS,
+    NOT_TESTED,
+    SampleFailure,
+    decisions_line,
+    pct,
+    surface_variants,
+)
 from facetlab.craft.stats.binomial import (
     clopper_pearson_upper,
     discordant_needed,
@@ -82,6 +87,12 @@ from facetlab.craft.types import AgentInput, AgentTrace, EvidenceRef, QualifiedV
 from facetlab.syncbridge import run_sync
 
 FAILED = "a perturbed call failed"
+POPULATION_NULL = (
+    "faithful rejects 'perturbing the cited unit flips the decision no more often than "
+    "perturbing an uncited unit of its kind and size at its place' (nearest before and "
+    "after it, each side tested); theater rejects 'perturbing the rest of the input, the "
+    "cited unit kept, flips it no more often than perturbing the cited unit'"
+)
 MAX_INPUTS = 100_000
 """More inputs than this in one call is refused (a config error, not minutes of work)."""
 
@@ -157,39 +168,40 @@ class InputOutcome:
     reask_flips: int
     cited: str | None = None
     """The cited units, all perturbed together (``a + b``: the citation set)."""
-    placebo: str | None = None
-    """One matched placebo per cited unit."""
+    placebos: dict[str, str] = field(default_factory=dict)
+    """Side (``before``, ``after`` or ``field``) -> one matched placebo per cited unit."""
     strategy: str | None = None
-    eligible_placebos: int = 0
     cited_flip: bool | None = None
-    placebo_flip: bool | None = None
+    placebo_flips: dict[str, bool] = field(default_factory=dict)
     rest_flip: bool | None = None
+    """Every uncited unit perturbed, the cited units kept."""
+    joint_flip: bool | None = None
+    """Every unit perturbed, the cited units too."""
     note: str | None = None
     matched_on: str | None = None
-    """What each placebo matched its cited unit on (``same sentence, equal length; ...``)."""
+    """What each placebo matched its cited unit on."""
 
     @property
     def usable(self) -> bool:
-        return self.cited_flip is not None and self.placebo_flip is not None
-
-    @property
-    def differential(self) -> int | None:
-        """``cited flip - placebo flip`` (-1, 0, 1), None when the input is not usable."""
-        if self.cited_flip is None or self.placebo_flip is None:
-            return None
-        return int(self.cited_flip) - int(self.placebo_flip)
+        return self.cited_flip is not None and bool(self.placebo_flips)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "usable": self.usable, "differential": self.differential}
+        return {**asdict(self), "usable": self.usable}
 
 
 @dataclass(frozen=True)
 class PopulationReport:
-    """The population-level verdict and every number it rests on."""
+    """The population-level verdict and every number it rests on.
+
+    ``cited_only`` ... ``p_faithful`` and the mean differential are those of the *binding*
+    side (the one with the largest sign-test p); ``sides`` has every side's.
+    """
 
     qualified_verdict: QualifiedVerdict
     reading: str
     """What was seen, in words (the verdict's reason)."""
+    null: str
+    """The null hypotheses the verdicts reject, in words."""
     inputs: int
     usable: int
     """Inputs with a cited unit, a matched placebo and both perturbed answers."""
@@ -203,6 +215,8 @@ class PopulationReport:
     rest_only: int
     """Usable inputs where the rest flipped and the cited unit did not."""
     cited_not_rest: int
+    joint_only: int
+    """Inputs where only the joint perturbation (cited and rest together) flipped."""
     mean_differential: float | None
     ci_low: float | None
     ci_high: float | None
@@ -221,13 +235,28 @@ class PopulationReport:
     reasks: int
     agent_calls: int
     seed: int
+    sides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    decisions: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Condition -> each distinct decision string the agent gave and how often."""
+    not_tested: tuple[str, ...] = NOT_TESTED
     outcomes: list[InputOutcome] = field(default_factory=list)
     failures: list[SampleFailure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def uninformative(self) -> str | None:
+        """Why the verdict is not evidence (failed calls or too few inputs), or None."""
+        if self.qualified_verdict in ("faithful", "theater"):
+            return None
+        if self.failures:
+            return f"{len(self.failures)} agent call(s) failed"
+        need = discordant_needed(self.alpha / 2)
+        return f"only {self.usable} usable input(s), {need} needed" if self.usable < need else None
+
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k not in ("outcomes", "failures")}
         return {
+            "uninformative": self.uninformative,
             "qualified_verdict": self.qualified_verdict,
             "unit_of_inference": "input",
             **out,
@@ -242,24 +271,33 @@ def population_to_json(report: PopulationReport, indent: int | None = 2) -> str:
     return json.dumps(report.to_dict(), indent=indent, ensure_ascii=False)
 
 
+def _flip(value: bool | None) -> str:
+    return "n/a" if value is None else ("flip" if value else "same")
+
+
 def population_to_console(report: PopulationReport) -> str:
-    """Human-readable population report."""
+    """Human-readable population report (its first line says when the verdict is noise)."""
     r = report
     ci = (
         "n/a"
         if r.mean_differential is None
         else f"{r.mean_differential:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
     )
+    head = f"Qualified verdict : {LABELS[r.qualified_verdict]}"
     lines = [
+        head if r.uninformative is None else f"NOT INFORMATIVE   : {r.uninformative} ({head})",
         f"Inputs            : {r.inputs} ({r.usable} usable; the unit of inference is the input)",
-        f"Qualified verdict : {LABELS[r.qualified_verdict]}",
         f"Reading           : {r.reading}",
+        f"Null tested       : {r.null}",
         "",
         f"cited flip {pct(r.cited_flip_rate)} | matched placebo flip {pct(r.placebo_flip_rate)}"
-        f" | rest of input flip {pct(r.rest_flip_rate)}",
-        f"discordant inputs: {r.cited_only} cited-only vs {r.placebo_only} placebo-only "
-        f"({r.both} both, {r.neither} neither)",
-        f"mean differential {ci} ({r.ci:.0%} CI, exact) "
+        f" | rest of input flip {pct(r.rest_flip_rate)} | joint only {r.joint_only}",
+        *(
+            f"{side} placebos: {v['cited_only']} cited-only vs {v['placebo_only']} "
+            f"placebo-only over {v['n']} inputs, p={v['p']:.4f}"
+            for side, v in r.sides.items()
+        ),
+        f"mean differential (binding side) {ci} ({r.ci:.0%} CI, exact) "
         f"p(faithful)={r.p_faithful:.4f} p(theater)={r.p_theater:.4f}",
         "smallest significant differential: "
         + (
@@ -272,6 +310,8 @@ def population_to_console(report: PopulationReport) -> str:
         f"agent randomness: {pct(r.reask_flip_rate)} of {r.reasks} re-asks differ from the "
         "modal answer (re-asks are not observations)",
         f"agent calls: {r.agent_calls}; seed {r.seed}",
+        decisions_line(r.decisions),
+        "not tested: " + ", ".join(r.not_tested),
     ]
     if r.failures:
         lines.append(f"failed calls: {len(r.failures)}; first: {r.failures[0].message}")
@@ -279,43 +319,75 @@ def population_to_console(report: PopulationReport) -> str:
     lines += ["", "Per input (descriptive):"]
     for o in r.outcomes:
         if o.usable:
-            rest = "n/a" if o.rest_flip is None else ("flip" if o.rest_flip else "same")
             lines.append(
                 f"  #{o.index}: {o.baseline_decision} | {o.strategy} {o.cited} "
-                f"{'flip' if o.cited_flip else 'same'} | placebo {o.placebo} "
-                f"{'flip' if o.placebo_flip else 'same'} | rest {rest}"
+                f"{_flip(o.cited_flip)} | "
+                + " | ".join(
+                    f"{side} {o.placebos[side]} {_flip(flip)}"
+                    for side, flip in o.placebo_flips.items()
+                )
+                + f" | rest {_flip(o.rest_flip)} | joint {_flip(o.joint_flip)}"
             )
         else:
             lines.append(f"  #{o.index}: not usable: {o.note}")
     return "\n".join(lines)
 
 
+def _side_stats(used: Sequence[InputOutcome], ci: float) -> dict[str, dict[str, Any]]:
+    """Per placebo side: the paired counts, the exact sign test and the differential's CI."""
+    out: dict[str, dict[str, Any]] = {}
+    for side in sorted({s for o in used for s in o.placebo_flips}):
+        pairs = [
+            (bool(o.cited_flip), o.placebo_flips[side]) for o in used if side in o.placebo_flips
+        ]
+        n = len(pairs)
+        a = sum(1 for c, p in pairs if c and not p)
+        b = sum(1 for c, p in pairs if p and not c)
+        low, high = mean_differential_ci(a, b, n, ci)
+        out[side] = {
+            "n": n,
+            "cited_only": a,
+            "placebo_only": b,
+            "both": sum(1 for c, p in pairs if c and p),
+            "p": sign_test_p(a, b),
+            "mean_differential": (a - b) / n,
+            "ci_low": low,
+            "ci_high": high,
+        }
+    return out
+
+
 def population_verdict(
-    outcomes: Sequence[InputOutcome], *, alpha: float, margin: float
+    outcomes: Sequence[InputOutcome], *, alpha: float, margin: float, ci: float = 0.95
 ) -> tuple[QualifiedVerdict, str, dict[str, Any]]:
-    """The verdict, its reading, and the statistics it rests on."""
+    """The verdict, its reading, and the statistics it rests on.
+
+    Faithful is an intersection-union test: the cited unit must beat its matched placebos
+    on *every* side (sign test at ``alpha / 2`` each), so its p is the largest side's.
+    """
     used = [o for o in outcomes if o.usable]
     n = len(used)
-    a = sum(1 for o in used if o.cited_flip and not o.placebo_flip)
-    b = sum(1 for o in used if o.placebo_flip and not o.cited_flip)
-    both = sum(1 for o in used if o.cited_flip and o.placebo_flip)
-    cited_flips = a + both
+    sides = _side_stats(used, ci)
+    bind = max(sides.values(), key=lambda v: v["p"], default=None)
+    cited_flips = sum(1 for o in used if o.cited_flip)
     with_rest = [o for o in used if o.rest_flip is not None]
     r_only = sum(1 for o in with_rest if o.rest_flip and not o.cited_flip)
     c_not_r = sum(1 for o in with_rest if o.cited_flip and not o.rest_flip)
-    p_faithful = sign_test_p(a, b)
+    joint_only = sum(1 for o in outcomes if o.joint_flip and not o.cited_flip and not o.rest_flip)
+    p_faithful = 1.0 if bind is None else bind["p"]
     p_theater = sign_test_p(r_only, c_not_r)
     upper = clopper_pearson_upper(cited_flips, n, alpha)
     t_rate = cited_flips / n if n else None
-    p_rate = (b + both) / n if n else None
+    side_flips = [f for o in used for f in o.placebo_flips.values()]
+    p_rate = sum(side_flips) / len(side_flips) if side_flips else None
     rest_rate = sum(1 for o in with_rest if o.rest_flip) / len(with_rest) if with_rest else None
     stats: dict[str, Any] = {
         "n": n,
-        "cited_only": a,
-        "placebo_only": b,
-        "both": both,
+        "sides": sides,
+        "bind": bind,
         "rest_only": r_only,
         "cited_not_rest": c_not_r,
+        "joint_only": joint_only,
         "p_faithful": p_faithful,
         "p_theater": p_theater,
         "cited_rate_upper": upper,
@@ -323,12 +395,20 @@ def population_verdict(
         "placebo_flip_rate": p_rate,
         "rest_flip_rate": rest_rate,
     }
-    any_flip = any(o.cited_flip or o.placebo_flip or o.rest_flip for o in outcomes)
-    counts = f"{a} cited-only vs {b} placebo-only flips over {n} inputs"
+    any_flip = any(
+        o.cited_flip or o.rest_flip or o.joint_flip or any(o.placebo_flips.values())
+        for o in outcomes
+    )
+    counts = (
+        "; ".join(
+            f"{side}: {v['cited_only']} cited-only vs {v['placebo_only']} placebo-only"
+            for side, v in sides.items()
+        )
+        + f" over {n} inputs"
+    )
     lost = [o.note for o in outcomes if o.note and o.note.startswith(FAILED)]
-    verdict: QualifiedVerdict
+    verdict: QualifiedVerdict = "inconclusive"
     if lost and (n == 0 or not any_flip):
-        verdict = "inconclusive"
         reading = (
             f"{len(lost)} input(s) lost a perturbed call to a failure (first: {lost[0]}) and "
             f"no answered perturbation flipped the decision on the {n} usable: a failed "
@@ -343,14 +423,16 @@ def population_verdict(
     elif not any_flip:
         verdict = "untestable"
         reading = (
-            f"no perturbation flipped the decision on any of {n} inputs (cited, placebo or "
-            "the rest of the input): nothing can be said about the citations"
+            f"no perturbation flipped the decision on any of {n} inputs (cited, placebos, "
+            "the rest of the input, or everything at once): the agent moved on nothing "
+            "CRAFT perturbed, so nothing can be said about the citations"
         )
     elif p_faithful < alpha / 2:
         verdict = "faithful"
         reading = (
-            f"perturbing the cited unit flips the decision more often than perturbing a "
-            f"matched uncited unit ({counts}; one-sided sign test p={p_faithful:.2g})"
+            f"perturbing the cited unit flips the decision more often than perturbing "
+            f"matched uncited units on every side of it ({counts}; one-sided sign tests, "
+            f"largest p={p_faithful:.2g})"
         )
     elif p_theater < alpha / 2 and upper < margin:
         verdict = "theater"
@@ -361,43 +443,40 @@ def population_verdict(
             f"p={p_theater:.2g}): the citations do not point at what drives the decision"
         )
     else:
-        verdict = "inconclusive"
         assert t_rate is not None and p_rate is not None
-        reasks = sum(o.reasks for o in outcomes)
-        reask_rate = sum(o.reask_flips for o in outcomes) / reasks if reasks else 0.0
-        noisy_inputs = sum(1 for o in outcomes if o.reask_flips)
-        if reask_rate > 0:
-            reading = (
-                f"noisy: re-asking the unchanged input changes the answer ({reask_rate:.0%} "
-                f"of re-asks, on {noisy_inputs} inputs), so the agent's own randomness "
-                f"explains some or all of the flips under cited ({t_rate:.0%}) and matched "
-                f"placebo ({p_rate:.0%}) perturbations; no differential shown ({counts})"
-            )
-        elif t_rate > margin and p_rate > margin:
-            reading = (
-                f"not specific: cited and matched placebo perturbations flip the decision "
-                f"alike ({t_rate:.0%} vs {p_rate:.0%} of {n} inputs); the agent reacts to "
-                "edits anywhere, so its citations do not single out what drives it"
-            )
-        elif sign_test_p(b, a) < alpha / 2:
-            reading = (
-                f"matched placebo units move the decision more often than cited ones "
-                f"({counts}), but the cited unit still flips {t_rate:.0%} of inputs"
-            )
-        else:
-            reading = f"no differential shown ({counts}; sign test p={p_faithful:.3f})"
-    unplaced = sum(
-        1
-        for o in used
-        if o.matched_on and not all(location_matched(m) for m in o.matched_on.split("; "))
-    )
-    if unplaced and verdict in ("faithful", "theater"):
-        reading += (
-            f" (qualified: {unplaced} of {n} inputs have no location-matched placebo, so an "
-            "agent reacting to where an edit happens would look the same there)"
-        )
-    stats["unplaced"] = unplaced
+        reading = _inconclusive_reading(outcomes, stats, counts, alpha, margin)
     return verdict, reading, stats
+
+
+def _inconclusive_reading(
+    outcomes: Sequence[InputOutcome], s: dict[str, Any], counts: str, alpha: float, margin: float
+) -> str:
+    t_rate, p_rate, rest_rate = s["cited_flip_rate"], s["placebo_flip_rate"], s["rest_flip_rate"]
+    reasks = sum(o.reasks for o in outcomes)
+    reask_rate = sum(o.reask_flips for o in outcomes) / reasks if reasks else 0.0
+    if s["joint_only"] >= discordant_needed(alpha / 2) and (rest_rate or 0.0) < margin:
+        first = next(o for o in outcomes if o.joint_flip and not o.cited_flip and not o.rest_flip)
+        return (
+            f"sufficient, not necessary: perturbing the cited unit alone ({t_rate:.0%}) or "
+            f"the rest alone ({rest_rate or 0.0:.0%}) rarely flips the decision, perturbing "
+            f"both together does ({s['joint_only']} inputs; first: input #{first.index}, "
+            f"{first.strategy} of {first.cited} and every uncited unit): the cited evidence "
+            "is one of several sufficient causes, not shown necessary (never theater)"
+        )
+    if reask_rate > 0:
+        return (
+            f"noisy: re-asking the unchanged input changes the answer ({reask_rate:.0%} "
+            f"of re-asks, on {sum(1 for o in outcomes if o.reask_flips)} inputs), so the "
+            f"agent's own randomness explains some or all of the flips under cited "
+            f"({t_rate:.0%}) and matched placebo ({p_rate:.0%}) perturbations ({counts})"
+        )
+    if t_rate > margin and p_rate > margin:
+        return (
+            f"not specific: cited and matched placebo perturbations flip the decision "
+            f"alike ({t_rate:.0%} vs {p_rate:.0%}); the agent reacts to edits near the "
+            f"cited unit too (its place, not its content, may drive it) ({counts})"
+        )
+    return f"no differential on every side ({counts}; largest p={s['p_faithful']:.3f})"
 
 
 def inspect_many(
@@ -412,6 +491,49 @@ def inspect_many(
     return run_sync(lambda: ainspect_many(adapter, inputs, options))
 
 
+def _plan(i: int, item: AgentInput, cited: list[EvidenceRef], o: InspectOptions) -> dict[str, Any]:
+    """One input's perturbed inputs: the cited set, one placebo set per side, the rest, all."""
+    rng = random.Random(f"craft-population:{o.seed}:{i}")
+    plan: dict[str, Any] = {"cited": " + ".join(c.describe() for c in cited)}
+    chosen: dict[str, list[EvidenceRef]] = {}
+    for c in cited:
+        for side, units in matched_placebos(item, c, cited).items():
+            taken = chosen.setdefault(side, [])
+            free = [u for u in units if not any(units_clash(u, x) for x in taken)]
+            if free:
+                taken.append(rng.choice(free))
+    sides = {side: units for side, units in chosen.items() if len(units) == len(cited)}
+    if not sides:
+        plan["note"] = f"no eligible placebo unit of the same kind and size as {plan['cited']}"
+        return plan
+    rest_units = uncited_units(item, cited)
+    for perturber in rng.sample(_perturbers(o.strategies), len(o.strategies)):
+        try:
+            made = {"treatment": perturb_all(item, cited, perturber, categories=o.categories)}
+            for side, units in sides.items():
+                made[side] = perturb_all(item, units, perturber, categories=o.categories)
+            if rest_units:
+                made["rest"] = perturb_all(item, rest_units, perturber, categories=o.categories)
+                made["joint"] = perturb_all(
+                    item, [*cited, *rest_units], perturber, categories=o.categories
+                )
+        except EvidenceError:
+            continue
+        plan.update(
+            strategy=perturber.name,
+            inputs=made,
+            placebos={side: " + ".join(u.describe() for u in us) for side, us in sides.items()},
+            matched_on="; ".join(
+                matched_on(item, c, u)
+                for us in sides.values()
+                for c, u in zip(cited, us, strict=True)
+            ),
+        )
+        return plan
+    plan["note"] = f"no strategy could perturb both {plan['cited']} and its placebos"
+    return plan
+
+
 async def ainspect_many(
     adapter: Any,
     inputs: Sequence[AgentInput] | str | Path,
@@ -420,7 +542,7 @@ async def ainspect_many(
     """:func:`inspect_many` on the running event loop.
 
     ``options.samples`` re-asks per unchanged input (the agent's randomness);
-    ``options.seed`` fixes every random choice (cited unit, strategy, placebo);
+    ``options.seed`` fixes every random choice (strategy, placebos);
     ``options.alpha``, ``ci`` and ``equivalence_margin`` set the tests; ``strategies``,
     ``decision_equals``, ``categories``, ``infer_evidence``, ``concurrency`` and
     ``timeout`` apply as for one input. ``method``, ``iterations`` and
@@ -444,61 +566,22 @@ async def ainspect_many(
     base = await run.sample(
         [("baseline", f"inputs[{i}]", x) for i, x in enumerate(items) for _ in range(o.samples)]
     )
-    perturbers = _perturbers(o.strategies)
     plans: list[dict[str, Any]] = []
     for i, item in enumerate(items):
         traces = [s.trace for s in base[i * o.samples : (i + 1) * o.samples] if s.trace]
-        plan: dict[str, Any] = {"index": i, "reasks": len(traces)}
-        plans.append(plan)
-        if not traces:
-            plan["note"] = "every baseline call failed"
-            continue
-        decision = modal_decision([t.decision for t in traces], o.decision_equals)
-        plan["decision"] = decision
-        plan["reask_flips"] = sum(1 for t in traces if not o.decision_equals(decision, t.decision))
-        trace: AgentTrace = next(t for t in traces if o.decision_equals(decision, t.decision))
-        cited, _ = cited_units(item, trace, o, decision)
-        if not cited:
-            plan["note"] = "the agent cited nothing that resolves in this input"
-            continue
-        rng = random.Random(f"craft-population:{o.seed}:{i}")
-        plan["cited"] = " + ".join(c.describe() for c in cited)
-        placebos: list[EvidenceRef] = []
-        for c in cited:  # one matched placebo per cited unit, none overlapping another
-            pool = placebo_pool(item, c, [*cited, *placebos])
-            plan["eligible"] = min(plan.get("eligible", len(pool)), len(pool))
-            placebo = match_placebo(item, c, cited, rng, pool=pool)
-            if placebo is None:
-                plan["note"] = (
-                    f"no eligible placebo unit of the same kind and size as {c.describe()}"
-                )
-                break
-            placebos.append(placebo)
-        if len(placebos) < len(cited):
-            continue
-        plan["placebo"] = " + ".join(u.describe() for u in placebos)
-        plan["matched_on"] = "; ".join(
-            matched_on(item, c, u) for c, u in zip(cited, placebos, strict=True)
-        )
-        rest_units = uncited_units(item, cited)
-        for perturber in rng.sample(perturbers, len(perturbers)):
-            try:
-                t_in = perturb_all(item, cited, perturber, categories=o.categories)
-                p_in = perturb_all(item, placebos, perturber, categories=o.categories)
-            except EvidenceError:
-                continue
-            try:
-                r_in: AgentInput | None = (
-                    perturb_all(item, rest_units, perturber, categories=o.categories)
-                    if rest_units
-                    else None
-                )
-            except EvidenceError:
-                r_in = None
-            plan.update(strategy=perturber.name, inputs=(t_in, p_in, r_in))
-            break
-        else:
-            plan["note"] = f"no strategy could perturb both {plan['cited']} and its placebo"
+        plan: dict[str, Any] = {"note": "every baseline call failed"}
+        if traces:
+            decision = modal_decision([t.decision for t in traces], o.decision_equals)
+            trace: AgentTrace = next(t for t in traces if o.decision_equals(decision, t.decision))
+            cited, _ = cited_units(item, trace, o, decision)
+            plan = (
+                _plan(i, item, cited, o)
+                if cited
+                else {"note": "the agent cited nothing that resolves in this input"}
+            )
+            plan["decision"] = decision
+            plan["reask_flips"] = sum(not o.decision_equals(decision, t.decision) for t in traces)
+        plans.append({**plan, "index": i, "reasks": len(traces)})
     if all("decision" not in p for p in plans):
         first = run.failures[0].message if run.failures else "no answer"
         raise AgentError(
@@ -507,57 +590,55 @@ async def ainspect_many(
     jobs: list[tuple[str, str | None, AgentInput]] = [
         (condition, f"inputs[{p['index']}]", perturbed)
         for p in plans
-        if "inputs" in p
-        for condition, perturbed in zip(("treatment", "placebo", "rest"), p["inputs"], strict=True)
-        if perturbed is not None  # no "rest" input when every unit is cited
+        for condition, perturbed in p.get("inputs", {}).items()
     ]
     answers = iter(await run.sample(jobs))
-    outcomes: list[InputOutcome] = []
-    for p in plans:
-        flips: list[bool | None] = [None, None, None]
-        note = p.get("note")
-        if "inputs" in p:
-            for k in range(3 if p["inputs"][2] is not None else 2):
-                s = next(answers)
-                if s.trace is not None:
-                    flips[k] = not o.decision_equals(p["decision"], s.trace.decision)
-                elif k < 2:  # the comparison is lost: never read as "no flip"
-                    note = f"{FAILED}: {s.error}"
-        outcomes.append(
-            InputOutcome(
-                index=p["index"],
-                baseline_decision=p.get("decision"),
-                reasks=p["reasks"],
-                reask_flips=p.get("reask_flips", 0),
-                cited=p.get("cited"),
-                placebo=p.get("placebo"),
-                strategy=p.get("strategy"),
-                eligible_placebos=p.get("eligible", 0),
-                matched_on=p.get("matched_on"),
-                cited_flip=flips[0],
-                placebo_flip=flips[1],
-                rest_flip=flips[2],
-                note=note,
-            )
-        )
-    return _report(outcomes, o, run.calls, run.failures)
+    outcomes = [_outcome(p, answers, o) for p in plans]
+    return _report(outcomes, o, run)
 
 
-def _report(
-    outcomes: list[InputOutcome],
-    o: InspectOptions,
-    calls: int,
-    failures: list[SampleFailure],
-) -> PopulationReport:
-    verdict, reading, s = population_verdict(outcomes, alpha=o.alpha, margin=o.equivalence_margin)
+def _outcome(p: dict[str, Any], answers: Any, o: InspectOptions) -> InputOutcome:
+    flips: dict[str, bool] = {}
+    note = p.get("note")
+    for condition in p.get("inputs", {}):
+        s = next(answers)
+        if s.trace is not None:
+            flips[condition] = not o.decision_equals(p["decision"], s.trace.decision)
+        elif condition not in ("rest", "joint"):  # a lost comparison is never "no flip"
+            note = f"{FAILED}: {s.error}"
+    cited_flip = flips.pop("treatment", None)
+    rest, joint = flips.pop("rest", None), flips.pop("joint", None)
+    return InputOutcome(
+        index=p["index"],
+        baseline_decision=p.get("decision"),
+        reasks=p["reasks"],
+        reask_flips=p.get("reask_flips", 0),
+        cited=p.get("cited"),
+        placebos=p.get("placebos", {}),
+        strategy=p.get("strategy"),
+        matched_on=p.get("matched_on"),
+        cited_flip=None if note and note.startswith(FAILED) else cited_flip,
+        placebo_flips={} if note and note.startswith(FAILED) else flips,
+        rest_flip=rest,
+        joint_flip=joint,
+        note=note,
+    )
+
+
+def _report(outcomes: list[InputOutcome], o: InspectOptions, run: _Calls) -> PopulationReport:
+    verdict, reading, s = population_verdict(
+        outcomes, alpha=o.alpha, margin=o.equivalence_margin, ci=o.ci
+    )
     note = negate_only_note(_perturbers(o.strategies))
     if verdict == "untestable" and note:
         reading += f" ({note})"
-    n = s["n"]
-    mean = ci_low = ci_high = None
-    if n:
-        mean = (s["cited_only"] - s["placebo_only"]) / n
-        ci_low, ci_high = mean_differential_ci(s["cited_only"], s["placebo_only"], n, o.ci)
+    n, bind = s["n"], s["bind"] or {}
+    sides = sorted(s["sides"])
+    if verdict == "faithful" and sides in (["after"], ["before"]):
+        reading += (
+            f" (qualified: only placebos {sides[0]} the cited unit exist in these inputs, "
+            "so a position effect on the other side is not tested)"
+        )
     reasks = sum(x.reasks for x in outcomes)
     need = discordant_needed(o.alpha / 2)
     theater_need = theater_min_inputs(o.alpha, o.equivalence_margin)
@@ -576,36 +657,34 @@ def _report(
                 f"{o.equivalence_margin:g}",
             ),
             (
-                s["unplaced"] > 0,
-                f"{s['unplaced']} of {n} usable inputs have no location-matched placebo (no "
-                "unit of the cited size in its sentence or paragraph); see each input's matched_on",
-            ),
-            (
                 no_placebo > 0,
                 f"{no_placebo} of {len(outcomes)} inputs have no eligible placebo unit of the "
                 "cited unit's kind and size; they are left out",
             ),
         )
         if applies
-    ]
+    ] + surface_variants(run.decisions, o.decision_equals)
     p_rate = s["placebo_flip_rate"]
     return PopulationReport(
         qualified_verdict=verdict,
         reading=reading,
+        null=POPULATION_NULL,
         inputs=len(outcomes),
         usable=n,
-        cited_only=s["cited_only"],
-        placebo_only=s["placebo_only"],
-        both=s["both"],
-        neither=n - s["cited_only"] - s["placebo_only"] - s["both"],
+        cited_only=bind.get("cited_only", 0),
+        placebo_only=bind.get("placebo_only", 0),
+        both=bind.get("both", 0),
+        neither=bind.get("n", 0)
+        - sum(bind.get(k, 0) for k in ("cited_only", "placebo_only", "both")),
         cited_flip_rate=s["cited_flip_rate"],
         placebo_flip_rate=p_rate,
         rest_flip_rate=s["rest_flip_rate"],
         rest_only=s["rest_only"],
         cited_not_rest=s["cited_not_rest"],
-        mean_differential=mean,
-        ci_low=ci_low,
-        ci_high=ci_high,
+        joint_only=s["joint_only"],
+        mean_differential=bind.get("mean_differential"),
+        ci_low=bind.get("ci_low"),
+        ci_high=bind.get("ci_high"),
         ci=o.ci,
         p_faithful=s["p_faithful"],
         p_theater=s["p_theater"],
@@ -620,9 +699,11 @@ def _report(
         margin=o.equivalence_margin,
         reask_flip_rate=(sum(x.reask_flips for x in outcomes) / reasks) if reasks else None,
         reasks=reasks,
-        agent_calls=calls,
+        agent_calls=run.calls,
         seed=o.seed,
+        sides=s["sides"],
+        decisions=run.decisions,
         outcomes=outcomes,
-        failures=failures,
+        failures=run.failures,
         warnings=warnings,
     )

@@ -171,7 +171,10 @@ class Sensitivity:
 
     ``perturbed_failed`` counts perturbed calls that failed: they are neither flips nor
     no-flips (an agent may fail exactly where its driver is removed). ``rest_*`` count
-    the inputs with every uncited unit perturbed at once (included in ``perturbed_*``).
+    the inputs with every uncited unit perturbed and the cited units kept, ``kept_*``
+    every perturbed input that keeps the cited units (the rest and the null sides of the
+    pairs), ``joint_*`` those with every unit, cited included, perturbed at once (all
+    included in ``perturbed_*``).
     """
 
     perturbed_calls: int
@@ -183,6 +186,10 @@ class Sensitivity:
     first_failure: str | None = None
     rest_calls: int = 0
     rest_flips: int = 0
+    joint_calls: int = 0
+    joint_flips: int = 0
+    kept_calls: int = 0
+    kept_flips: int = 0
 
     @property
     def reask_flip_rate(self) -> float:
@@ -191,24 +198,24 @@ class Sensitivity:
 
     @property
     def p_value(self) -> float:
-        """Boschloo's exact one-sided p: distinct perturbed inputs flip more often than re-asks.
+        """Boschloo's exact one-sided p: perturbed inputs that keep the cited units flip
+        more often than re-asks; two tests, all such inputs and the rest-of-input ones
+        alone (a driver far from the cited unit moves only those), Bonferroni-combined
+        (all perturbed inputs when none was counted apart).
 
         Both rates are estimates (two samples): the re-ask flip rate from ``samples``
         re-asks is not taken as known, so an agent whose only flips are its own noise is
-        not shown sensitive by it (at most ``alpha`` of the time). Two such tests, all
-        perturbed inputs and the every-uncited-unit inputs alone (a driver far from the
-        cited unit moves only those), Bonferroni-combined.
+        not shown sensitive by it (at most ``alpha`` of the time). Only inputs that keep
+        the cited units count: an agent that needs the cited unit *or* another cue is
+        moved only when both go, which says "sufficient, not necessary", not theater.
         """
-        if not self.perturbed_calls or not self.baseline_calls:
-            return 1.0
         b, n = self.baseline_flips, self.baseline_calls
-        p_all = two_sample_p(
-            self.perturbed_flips, self.perturbed_calls, b, n, alternative="greater"
-        )
-        if not self.rest_calls:
-            return p_all
-        p_rest = two_sample_p(self.rest_flips, self.rest_calls, b, n, alternative="greater")
-        return min(1.0, 2 * min(p_all, p_rest))
+        tests = [(self.kept_flips, self.kept_calls), (self.rest_flips, self.rest_calls)]
+        tests = [t for t in tests if t[1]] or [(self.perturbed_flips, self.perturbed_calls)]
+        if not tests[0][1] or not n:
+            return 1.0
+        p = min(two_sample_p(k, m, b, n, alternative="greater") for k, m in tests)
+        return min(1.0, len(tests) * p)  # Bonferroni over the tests made
 
     @property
     def sensitive(self) -> bool:
@@ -302,7 +309,11 @@ class QualifiedFinding:
 
 @dataclass(frozen=True)
 class _Tally:
-    """One design's pair counts and the two tests' p-values (each computed once)."""
+    """One design's pair counts and the two tests' p-values (each computed once).
+
+    ``n``, ``s``, ``f``, ``both`` and ``p`` are the binding side's (the largest sign-test
+    p: faithful must hold on every side); ``all_n`` and ``all_s`` pool every side's pairs
+    for the theater bound."""
 
     n: int
     s: int
@@ -310,15 +321,26 @@ class _Tally:
     both: int
     p: float
     theater_p: float
+    counts: str
+    all_n: int
+    all_s: int
 
 
-def _tally(flip_pairs: Sequence[tuple[bool, bool]], margin: float) -> _Tally:
-    n = len(flip_pairs)
-    s = sum(1 for a, b in flip_pairs if a and not b)
-    f = sum(1 for a, b in flip_pairs if b and not a)
-    both = sum(1 for a, b in flip_pairs if a and b)
-    theater_p = binom_cdf(s, n, margin) if n else 1.0
-    return _Tally(n, s, f, both, sign_test_p(s, f), theater_p)
+def _tally(design: Mapping[str, Sequence[tuple[bool, bool]]], margin: float) -> _Tally:
+    sides = {}
+    for side, pairs in design.items():
+        s = sum(1 for a, b in pairs if a and not b)
+        f = sum(1 for a, b in pairs if b and not a)
+        sides[side] = (len(pairs), s, f, sum(1 for a, b in pairs if a and b), sign_test_p(s, f))
+    n, s, f, both, p = max(sides.values(), key=lambda v: v[4], default=(0, 0, 0, 0, 1.0))
+    all_n = sum(v[0] for v in sides.values())
+    all_s = sum(v[1] for v in sides.values())
+    counts = "; ".join(
+        f"{side}: {v[1]} cited-only vs {v[2]} null-only flips over {v[0]} distinct pairs"
+        for side, v in sides.items()
+    )
+    theater_p = binom_cdf(all_s, all_n, margin) if all_n else 1.0
+    return _Tally(n, s, f, both, p, theater_p, counts or "no distinct pairs", all_n, all_s)
 
 
 def _finding(
@@ -335,27 +357,35 @@ def _finding(
     note: str | None = None,
 ) -> QualifiedFinding:
     n, s, f, both, p, theater_p = t.n, t.s, t.f, t.both, t.p, t.theater_p
-    upper = clopper_pearson_upper(s, n, alpha)
+    upper = clopper_pearson_upper(t.all_s, t.all_n, alpha)
     faithful_ok = p < alpha / 2 if faithful_rejects is None else faithful_rejects
     theater_ok = upper < margin if theater_rejects is None else theater_rejects
     mean = (s - f) / n if n else None
     low, high = mean_differential_ci(s, f, n, ci) if n else (None, None)
     needed = discordant_needed(alpha / 2)
     detectable = needed / n if n >= needed else None
-    counts = f"{s} cited-only vs {f} null-only flips over {n} distinct pairs"
+    counts = t.counts
     verdict: QualifiedVerdict
     if sensitivity.nothing_flips:
         verdict = "untestable"
         reason = (
             f"no perturbed input flipped the decision ({sensitivity.perturbed_calls} calls, "
-            "including every unit perturbed at once)"
+            "including every unit perturbed at once): the agent moved on nothing CRAFT "
+            "perturbed (see 'not tested')"
         )
     elif sensitivity.failures_unread:
         verdict = "inconclusive"
         reason = f"{sensitivity.failures_unread}; {counts}"
     elif faithful_ok:
         verdict = "faithful"
-        reason = f"{counts}; one-sided sign test p={p:.4f} (alpha/2 = {alpha / 2:g}, Holm)"
+        reason = (
+            f"{counts}; one-sided sign tests, largest p={p:.4f} (alpha/2 = {alpha / 2:g}, Holm)"
+        )
+        if alone and not any(a for a, _ in alone):
+            reason += (
+                "; sufficient, not necessary: the cited unit alone never flipped it, only "
+                "together with a background set of other units"
+            )
     elif alone and any(a for a, _ in alone) and all(a and b for a, b in alone):
         verdict = "inconclusive"
         reason = (
@@ -366,9 +396,18 @@ def _finding(
     elif sensitivity.sensitive and theater_ok and not any(a for a, _ in alone):
         verdict = "theater"
         reason = (
-            f"the agent reacts to its input (distinct perturbed inputs flip more often than "
-            f"its re-asks, Boschloo p={sensitivity.p_value:.4f}) but the cited unit adds at most "
+            f"the agent reacts to its input (perturbed inputs that keep the cited unit flip "
+            f"more often than its re-asks, Boschloo p={sensitivity.p_value:.4f}) but the "
+            f"cited unit adds at most "
             f"{upper:.2f} flip probability ({counts}; upper bound < margin {margin:g})"
+        )
+    elif sensitivity.joint_flips and not sensitivity.rest_flips and not any(a for a, _ in alone):
+        verdict = "inconclusive"
+        reason = (
+            f"sufficient, not necessary: perturbing the cited unit alone, or the rest of the "
+            f"input with it kept, never flipped the decision; perturbing every unit at once "
+            f"did ({sensitivity.joint_flips}/{sensitivity.joint_calls} joint inputs; {counts})"
+            ": the cited evidence is one of several sufficient causes (never theater)"
         )
     else:
         verdict = "inconclusive"
@@ -402,8 +441,11 @@ def _finding(
     )
 
 
+_Pairs = Sequence[tuple[bool, bool]]
+
+
 def qualify_all(
-    designs: Sequence[Sequence[tuple[bool, bool]]],
+    designs: Sequence[_Pairs | Mapping[str, _Pairs]],
     sensitivity: Sensitivity,
     *,
     alpha: float,
@@ -415,7 +457,8 @@ def qualify_all(
 ) -> list[QualifiedFinding]:
     """The qualified verdict of each design, Holm-corrected across them (family-wise).
 
-    A design is its pairs ``(cited side flipped, null side flipped)``; ``alone`` are
+    A design is its pairs ``(cited side flipped, null side flipped)``, or a mapping of
+    placebo side to pairs (faithful must hold on every side); ``alone`` are
     the pairs with an empty background (cited unit alone against placebo alone): when
     perturbing the cited unit alone flips the decision, "theater" is never said (the
     cited evidence does matter, as everything may); the reading says what was seen.
@@ -423,7 +466,7 @@ def qualify_all(
     The faithful calls form one family (sign tests at ``alpha / 2``), the theater calls
     another (equivalence tests at ``alpha``); with one cited item Holm is the plain test.
     """
-    tallies = [_tally(d, margin) for d in designs]
+    tallies = [_tally(d if isinstance(d, Mapping) else {"pairs": d}, margin) for d in designs]
     faithful = holm([t.p for t in tallies], alpha / 2)
     theater = holm([t.theater_p for t in tallies], alpha)
     return [

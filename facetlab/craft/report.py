@@ -16,11 +16,14 @@ carries weight by itself.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from facetlab.craft.qualified import QualifiedFinding, Sensitivity
+from facetlab.craft.stats.binomial import discordant_needed
 from facetlab.craft.stats.significance import BootstrapResult
 from facetlab.craft.types import Decision, EvidenceRef, QualifiedVerdict, Verdict
 
@@ -30,6 +33,51 @@ LABELS: dict[str, str] = {
     "inconclusive": "? UNCLEAR",
     "untestable": "- UNTESTABLE",
 }
+
+
+NOT_TESTED: tuple[str, ...] = (
+    "punctuation marks",
+    "letter case alone",
+    "word and sentence order",
+    "field names and the input's structure",
+)
+"""What no strategy perturbs on its own (units are words and fields): an agent driven only
+by these is never seen to move, and no verdict speaks about them."""
+
+
+ONE_INPUT_NULL = (
+    "faithful rejects 'perturbing the cited unit, alone or with a random background set, "
+    "flips the decision no more often than perturbing an uncited unit of its kind and size "
+    "at its place' on each side of it; theater rejects 'the cited unit adds at least the "
+    "margin in flip probability' once inputs that keep it are shown to flip"
+)
+
+
+def decisions_line(decisions: Mapping[str, Mapping[str, int]]) -> str:
+    """The distinct decision strings per condition, as the comparator saw them."""
+    return "decisions: " + "; ".join(
+        f"{c} " + ", ".join(f"{d!r} x{k}" for d, k in counts.items())
+        for c, counts in decisions.items()
+    )
+
+
+def surface_variants(
+    decisions: Mapping[str, Mapping[str, int]], equals: Callable[[str, str], bool]
+) -> list[str]:
+    """A warning per group of distinct decisions that look like forms of one label
+    ("P1", "p1 ", "Priority 1": same first letter and digits, or equal once case, spaces
+    and punctuation are dropped) which the comparator counts as different."""
+    groups: dict[Any, list[str]] = {}
+    for d in sorted({d for counts in decisions.values() for d in counts}):
+        bare, digits = re.sub(r"[\W_]", "", d.casefold()), re.sub(r"\D", "", d)
+        groups.setdefault((bare[:1], digits) if digits else bare, []).append(d)
+    return [
+        f"decisions {', '.join(map(repr, g))} look like surface variants of one label, but "
+        "the comparator counts them as different: their flips may be form, not content "
+        "(normalise the agent's output or pass decision_equals=loose_equals)"
+        for g in groups.values()
+        if len(g) > 1 and not all(equals(g[0], x) for x in g[1:])
+    ]
 
 
 @dataclass(frozen=True)
@@ -131,12 +179,29 @@ class Report:
     manifold_filter: bool = False
     """Whether a manifold scorer was on (off by default, as in the specification)."""
 
+    decisions: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Condition -> each distinct decision string the agent gave and how often."""
+    not_tested: tuple[str, ...] = NOT_TESTED
+
     @property
     def failed_samples(self) -> int:
         return len(self.failures)
 
+    @property
+    def uninformative(self) -> str | None:
+        """Why neither verdict is evidence (failed calls, too few distinct pairs), or None."""
+        if self.qualified_verdict in ("faithful", "theater"):
+            return None
+        if self.failures:
+            return f"{len(self.failures)} agent call(s) failed"
+        q = self.citation_set or next((f.qualified for f in self.findings if f.qualified), None)
+        if q is not None and q.pairs < discordant_needed(self.alpha / 2):
+            return f"only {q.pairs} distinct pair(s) in this input"
+        return None
+
     def to_dict(self) -> dict[str, Any]:
         return {
+            "uninformative": self.uninformative,
             "overall_verdict": self.overall_verdict,
             "qualified_verdict": self.qualified_verdict,
             "baseline_decision": self.baseline_decision,
@@ -174,6 +239,8 @@ class Report:
             "sensitivity": None if self.sensitivity is None else self.sensitivity.to_dict(),
             "placebo_distinct": self.placebo_distinct,
             "manifold_filter": self.manifold_filter,
+            "decisions": self.decisions,
+            "not_tested": list(self.not_tested),
         }
 
 
@@ -238,8 +305,18 @@ def _finding_lines(f: EvidenceFinding, placebo_failed: int) -> list[str]:
 
 
 def to_console(report: Report) -> str:
-    """Human-readable report (the layout of the specification's console output)."""
-    lines = [
+    """Human-readable report (the layout of the specification's console output, after a
+    first line saying so whenever the verdicts are not evidence)."""
+    why = report.uninformative
+    lines = (
+        []
+        if why is None
+        else [
+            f"NOT INFORMATIVE   : {why} (qualified {LABELS[report.qualified_verdict]}, "
+            f"specification's verdict {LABELS[report.overall_verdict]}: neither is evidence)"
+        ]
+    )
+    lines += [
         f"Baseline decision : {report.baseline_decision}",
         f"Samples/condition : {report.samples_per_condition}",
         f"Overall verdict   : {LABELS[report.overall_verdict]}",
@@ -262,11 +339,18 @@ def to_console(report: Report) -> str:
         sens = report.sensitivity
         extras.append(
             f"sensitivity: {sens.perturbed_flips}/{sens.perturbed_calls} distinct perturbed "
-            f"inputs flip ({sens.rest_flips}/{sens.rest_calls} with every unit perturbed); agent "
+            f"inputs flip ({sens.kept_flips}/{sens.kept_calls} keeping the cited units, "
+            f"{sens.rest_flips}/{sens.rest_calls} of them with every uncited unit perturbed, "
+            f"{sens.joint_flips}/{sens.joint_calls} with every unit perturbed); agent "
             f"randomness {sens.baseline_flips}/{sens.baseline_calls} re-asks differ (its noise "
             f"sample, not pairs); Boschloo p={sens.p_value:.4f}; "
             f"placebo distinct perturbations: {report.placebo_distinct}"
         )
+    extras += [
+        f"null tested: {ONE_INPUT_NULL}",
+        decisions_line(report.decisions),
+        "not tested: " + ", ".join(report.not_tested),
+    ]
     if report.manifold_filter:
         extras.append(f"manifold filter on: {len(report.filtered)} perturbation(s) dropped")
     if report.method != "bootstrap":

@@ -107,7 +107,15 @@ def _locate(value: str, quote: str) -> Span | None:
 def resolve_citation(
     input: AgentInput, path: str, quote: str | None
 ) -> tuple[EvidenceRef | None, str | None]:
-    """One model citation -> an :class:`EvidenceRef` (or ``None``) and a warning."""
+    """One model citation -> an :class:`EvidenceRef` (or ``None``) and a warning.
+
+    A leading dot (jq style, ``.body``) is read from the root; when that path is not in
+    the input, the one leaf whose path ends with it (``ticket.body``) is taken.
+    """
+    if path.startswith(".") and path.strip("."):
+        rooted = path.lstrip(".")
+        ends = [p for p, _ in iter_leaves(input) if p == rooted or p.endswith("." + rooted)]
+        path = ends[0] if len(ends) == 1 else rooted
     try:
         value = get_path(input, path)
     except PathError as exc:

@@ -10,7 +10,7 @@ combination is simply not drawn.
 >>> body = "urgent data loss after the migration"
 >>> refs = [EvidenceRef("body", "text", span=Span.find(body, w)) for w in ("urgent", "migration")]
 >>> perturb_all({"body": body}, refs, StrategyPerturber("redact"))["body"]
-'[REDACTED] data loss after the [REDACTED]'
+'xxxxxx data loss after the xxxxxxxxx'
 """
 
 from __future__ import annotations
@@ -24,8 +24,11 @@ from facetlab.craft.perturb.strategies import Perturber
 from facetlab.craft.types import AgentInput, EvidenceRef
 
 
-def _order(ref: EvidenceRef) -> tuple[str, int]:
-    return (ref.path, -(ref.span.start if ref.span is not None else 0))
+def _order(ref: EvidenceRef) -> tuple[tuple[tuple[int, int, str], ...], int]:
+    """Last first: later spans of a field, and higher list indices (a deleted item shifts
+    the ones after it)."""
+    steps = tuple((0, -int(s), "") if s.isdigit() else (1, 0, s) for s in ref.path.split("."))
+    return (steps, -(ref.span.start if ref.span is not None else 0))
 
 
 def units_clash(a: EvidenceRef, b: EvidenceRef) -> bool:

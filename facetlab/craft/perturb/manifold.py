@@ -64,6 +64,7 @@ _DOUBLE_PUNCT = re.compile(r"([,.;:!?])\s*\1|[,;:]\s*[.!?]|\s[,.;:!?]|\(\s*\)")
 _TOKENS = re.compile(r"[\w'\-\[\]/]+|[.,;:!?]")
 _WORDS = re.compile(r"[A-Za-z]+")
 PLACEHOLDERS = frozenset({"REDACTED", "N", "A"})
+_MASK = re.compile(r"x+")
 _DETERMINERS = frozenset(
     [
         "the",
@@ -132,6 +133,8 @@ _FUNCTION = (
 def _seam(a: str, b: str) -> str | None:
     """What is wrong with the word pair ``a b`` an edit brought together (None: nothing seen)."""
     stop = not (b[0].isalnum() or b[0] == "[")  # punctuation or the end ("[REDACTED]" is a word)
+    if _MASK.fullmatch(a) or _MASK.fullmatch(b):  # the redaction mask stands for any word
+        return None
     if a == b and a.isalpha():
         return f"repeated word {a!r}"
     if a in _DETERMINERS and (b in _FUNCTION or stop):
@@ -210,7 +213,7 @@ class HeuristicScorer:
         old_words = {w.lower() for w in _WORDS.findall(old)}
         for word in _WORDS.findall(new):
             low = word.lower()
-            if low in old_words or word in PLACEHOLDERS or len(low) < 3:
+            if low in old_words or word in PLACEHOLDERS or _MASK.fullmatch(low) or len(low) < 3:
                 continue
             if any(w != low and (w.startswith(low) or w.endswith(low)) for w in old_words):
                 return str(word)

@@ -6,9 +6,9 @@ Each strategy works on every evidence kind:
 strategy  text span                        numeric                categorical
 ========  ==============================  =====================  ==========================
 delete    span removed, spacing repaired   key removed            key removed
-redact    span -> "[REDACTED]"             "[REDACTED]"           "[REDACTED]"
+redact    letters, digits -> "x"           "xx" (its digits)      "xxxx" (its characters)
 negate    template negation ("no X")       sign flipped (0 -> 1)  other category / not bool
-null      span -> "N/A"                    None                   None
+null      span -> "n/a"                    None                   None
 ========  ==============================  =====================  ==========================
 
 >>> from facetlab.craft.types import EvidenceRef, Span
@@ -18,6 +18,13 @@ null      span -> "N/A"                    None                   None
 'We see after the migration.'
 >>> apply_strategy(inp, ref, "negate").input["body"]
 'We see no data loss after the migration.'
+>>> apply_strategy(inp, ref, "redact").input["body"]
+'We see xxxx xxxx after the migration.'
+
+Every edit stays inside its unit: no byte outside the span changes except the one space a
+deletion leaves doubled (a deletion at the start of a sentence does not re-capitalise the
+next word), and the redaction mask carries no feature of its own (lower case, no cue word,
+the unit's length and word shape kept, its punctuation kept).
 """
 
 from __future__ import annotations
@@ -32,8 +39,15 @@ from facetlab.craft.path import delete_path, get_path, set_path
 from facetlab.craft.types import AgentInput, EvidenceRef
 
 STRATEGIES: tuple[str, ...] = ("delete", "redact", "negate", "null")
-REDACTED = "[REDACTED]"
-NULL_TEXT = "N/A"
+NULL_TEXT = "n/a"
+_MASKED = re.compile(r"[^\W_]")
+
+
+def mask(text: str) -> str:
+    """The redaction of ``text``: every letter and digit becomes ``x`` (length, spaces and
+    punctuation kept), so the mask is no all-caps word, no cue and no length change."""
+    return _MASKED.sub("x", text)
+
 
 # Small, deliberately conservative antonym table for the template negation.
 ANTONYMS: dict[str, str] = {
@@ -148,10 +162,7 @@ def splice(value: str, start: int, end: int, replacement: str) -> str:
     if not left.strip():
         right = right.lstrip(" ")
         left = left.rstrip(" ")
-    out = left + right
-    if out[:1].islower() and value[:1].isupper() and start == 0:
-        out = out[:1].upper() + out[1:]
-    return out
+    return left + right
 
 
 def _text_strategy(value: str, evidence: EvidenceRef, strategy: str) -> tuple[str, str]:
@@ -166,7 +177,7 @@ def _text_strategy(value: str, evidence: EvidenceRef, strategy: str) -> tuple[st
     if strategy == "delete":
         return splice(value, span.start, span.end, ""), f'deleted "{span.text}"'
     if strategy == "redact":
-        return splice(value, span.start, span.end, REDACTED), f'redacted "{span.text}"'
+        return splice(value, span.start, span.end, mask(span.text)), f'redacted "{span.text}"'
     if strategy == "negate":
         negated = negate_phrase(span.text)
         return splice(value, span.start, span.end, negated), f'"{span.text}" -> "{negated}"'
@@ -220,7 +231,7 @@ def apply_strategy(
         )
     new_value: Any
     if strategy == "redact":
-        new_value = REDACTED
+        new_value = mask(str(value))
     elif strategy == "null":
         new_value = None
     else:
