@@ -36,6 +36,7 @@ from facetlab.errors import (
     PermanentBackendError,
     TransientBackendError,
 )
+from facetlab.jsonio import escaped
 
 _KEYLIKE = re.compile(r"\b(sk-(?:ant-|proj-)?[A-Za-z0-9_\-*]{6,}|AIza[0-9A-Za-z_\-]{10,})")
 
@@ -55,6 +56,15 @@ def resolve_api_key(
             f"that runs facetlab (or give api_key=... to get_backend() in Python)"
         )
     return None
+
+
+def stored_reply(response: ModelResponse) -> ModelResponse:
+    """``response`` as facetlab stores it (records, cache): every text field as received,
+    a lone surrogate escaped (:func:`~facetlab.jsonio.escaped`), so no bytes of a reply
+    can fail its record's write."""
+    texts = ("text", "model_id", "stop_reason", "provider_request_id", "thinking")
+    fields = {n: escaped(v) for n in texts if isinstance(v := getattr(response, n), str)}
+    return dataclasses.replace(response, **fields)
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:

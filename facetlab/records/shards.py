@@ -44,6 +44,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from facetlab.errors import RecordError, RecordWarning
+from facetlab.jsonio import digest_problem
 from facetlab.records.own import serialize_record
 from facetlab.records.schema import TrialRecord
 
@@ -203,49 +204,37 @@ def iter_shard_lines(shard: Path, start: int = 0) -> Iterator[tuple[int, bytes]]
 
 
 def shard_statuses(shard: Path) -> dict[str, str]:
-    """``trial_id -> status`` of the records in ``shard``: its index, then the shard past it.
-
-    Later lines of a trial replace earlier ones (a failed trial run again).
-    """
+    """``trial_id -> status`` of the records in ``shard``, every line read and checked (the
+    index would skip the digest check: an edited line must be asked again, as loading
+    excludes it). Later lines of a trial replace earlier ones (a failed trial run again);
+    an edited or unreadable line leaves its trial without a record."""
     found: dict[str, str] = {}
-    size = shard.stat().st_size
-    end = 0
-    idx = index_path(shard)
-    if idx.is_file():
-        with open(idx, "rb") as handle:
-            for raw in handle:
-                if not raw.endswith(b"\n"):
-                    break  # torn index entry
-                parts = raw.decode("utf-8", "replace").rstrip("\n").split("\t")
-                if len(parts) != 4 or not parts[2].isdigit() or not parts[3].isdigit():
-                    break  # a damaged index: read the rest from the shard itself
-                offset, length = int(parts[2]), int(parts[3])
-                if offset != end or offset + length > size:
-                    break
-                found[parts[0]] = parts[1]
-                end = offset + length
-    for offset, line in iter_shard_lines(shard, end):
-        status = _line_status(line)
-        if status is None:
+    for offset, line in iter_shard_lines(shard):
+        tid, status, problem = _line_status(line)
+        if problem is not None:
             warnings.warn(
-                f"{shard}: the line at byte {offset} is not a readable record; "
+                f"{shard}: the line at byte {offset} is {problem}; "
                 "skipped on resume, its trial is run again",
                 RecordWarning,
                 stacklevel=2,
             )
+            if tid is not None:
+                found.pop(tid, None)
             continue
-        found[status[0]] = status[1]
+        assert tid is not None and status is not None
+        found[tid] = status
     return found
 
 
-def _line_status(line: bytes) -> tuple[str, str] | None:
+def _line_status(line: bytes) -> tuple[str | None, str | None, str | None]:
+    """A shard line's trial id, status and what is wrong with it (None: nothing)."""
     try:
         data = json.loads(line)
     except (ValueError, RecursionError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    tid, status = data.get("trial_id"), data.get("status")
+        return None, None, "not a readable record"
+    tid = data.get("trial_id") if isinstance(data, dict) else None
+    status = data.get("status") if isinstance(data, dict) else None
     if not isinstance(tid, str) or not isinstance(status, str):
-        return None
-    return tid, status
+        return None, None, "not a readable record"
+    edited = digest_problem(data)
+    return tid, status, f"a record that {edited.removeprefix('it ')}" if edited else None
