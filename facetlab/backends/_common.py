@@ -63,7 +63,9 @@ def stored_reply(response: ModelResponse) -> ModelResponse:
     a lone surrogate escaped (:func:`~facetlab.jsonio.escaped`), so no bytes of a reply
     can fail its record's write."""
     texts = ("text", "model_id", "stop_reason", "provider_request_id", "thinking")
-    fields = {n: escaped(v) for n in texts if isinstance(v := getattr(response, n), str)}
+    fields: dict[str, Any] = {
+        n: escaped(v) for n in texts if isinstance(v := getattr(response, n), str)
+    }
     return dataclasses.replace(response, **fields)
 
 
@@ -282,13 +284,19 @@ def rate_signal(headers: Mapping[str, str], *, now: float | None = None) -> Rate
     return None
 
 
+MAX_RESET_S = 120.0
+"""The longest reset a reply's rate-limit headers may pause every call for (the default
+retry-after cap): a longer one is not waited out (its 429s, if they come, fail at the cap)."""
+
+
 def _reset_s(raw: str, now: float | None) -> float | None:
+    seconds = None
     if parts := _DURATION.findall(raw[:40]):
-        return sum(float(n) * _UNIT_S[unit] for n, unit in parts)
+        seconds = sum(float(n) * _UNIT_S[unit] for n, unit in parts)
     with contextlib.suppress(ValueError):
         when = datetime.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
-        return max(0.0, when.timestamp() - (time.time() if now is None else now))
-    return None
+        seconds = max(0.0, when.timestamp() - (time.time() if now is None else now))
+    return seconds if seconds is not None and seconds <= MAX_RESET_S else None
 
 
 def provider_message(body: object, fallback: str) -> str:
@@ -353,7 +361,7 @@ def map_sdk_error(
     - ``APITimeoutError`` / ``APIConnectionError`` (timeouts, refused or dropped
       connections, truncated bodies) → transient.
     - ``APIResponseValidationError`` or an undecodable 200 body → transient
-      ("unparseable response").
+      ("unparseable response"), with status 200: it was billed (the client charges it).
     Secrets are redacted from every message.
     """
     secrets = tuple(secrets)
@@ -385,10 +393,10 @@ def map_sdk_error(
             secrets=secrets, request_id_header=request_id_header,
         )  # fmt: skip
     if isinstance(exc, (sdk.APIResponseValidationError, json.JSONDecodeError, UnicodeDecodeError)):
-        return TransientBackendError(
+        return TransientBackendError(  # only a 2xx body is read as a reply: it was billed
             redact(f"{provider}: unparseable response body ({name}: {exc})", secrets),
             provider=provider,
-            status=status if isinstance(status, int) else None,
+            status=status if isinstance(status, int) else 200,
         )
     if isinstance(exc, sdk.APITimeoutError):  # a subclass of the connection error: first
         return TransientBackendError(f"{provider}: request timed out", provider=provider)
@@ -746,8 +754,10 @@ class SDKBackend(Backend, Generic[ClientT]):
             response = self.response_from_message(message, latency_s=time.perf_counter() - started)
         except MalformedReplyError as exc:
             # transient: retried, then recorded as failed; never ok, never cached
-            raise TransientBackendError(
-                f"{self.provider}: unparseable response body ({exc})", provider=self.provider
+            raise TransientBackendError(  # status 200: billed, so charged (client.model)
+                f"{self.provider}: unparseable response body ({exc})",
+                provider=self.provider,
+                status=200,
             ) from None
         if self._secret and self._secret in response.text:
             # a reply echoing the request's key must not carry it into records
