@@ -56,7 +56,7 @@ def test_a_lone_surrogate_in_the_reply_is_stored_escaped_and_never_paid_again(
 ) -> None:
     instances = instances_folder(tmp_path / "inst", 3)
     with RawServer(lambda body: response(completion('"F1 \\ud83d"'))) as server:
-        output, again = _twice(server, instances, tmp_path / "out")
+        _, again = _twice(server, instances, tmp_path / "out")
     records = _records(tmp_path / "out")
     assert len(records) == 3 and {r["status"] for r in records} == {"ok"}
     assert all(r["raw_response"] == "F1 \\ud83d" for r in records)  # as received, escaped
