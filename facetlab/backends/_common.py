@@ -101,6 +101,12 @@ _KEY_QUERY = re.compile(
     r"client[_\-]?secret|password|passwd|pwd|sig|signature|auth|x-goog-api-key)(?:=|%3D))"
     r"[^&\s\"\\#]+"
 )
+# "api_key": "..." — a string under a secret-looking key of any JSON object facetlab writes
+# (extra_body in sweep.json, records, cache entries): the key's name ends in the word
+_SECRET_KEY_VALUE = re.compile(
+    r'(?i)("[A-Za-z0-9_\-]{0,40}?(?:api[_\-]?key|access[_\-]?key|private[_\-]?key|secret|token'
+    r'|password|passwd|pwd|authorization|credentials?|cookie)"\s*:\s*")(?:[^"\\]|\\.)+(")'
+)
 REDACTED = "***"
 
 
@@ -109,7 +115,13 @@ def redact_secrets(text: str) -> str:
 
     API keys of Anthropic and OpenAI (``sk-...``), AWS (``AKIA...``, a secret access
     key after its name), Google (``AIza...``, ``ya29.`` tokens), bearer tokens, the
-    user name and password of a URL (also percent-encoded) and key-like query values.
+    user name and password of a URL (also percent-encoded), key-like query values, and a
+    JSON string under a secret-looking key (``"api_key"``, ``"token"``, ``"password"``,
+    ``"authorization"``, ...: an ``extra_body`` credential).
+
+    >>> redact_secrets('{"extra_body": {"api_key": "abc", "min_p": "0.1"}}')
+    '{"extra_body": {"api_key": "***", "min_p": "0.1"}}'
+
 
     >>> redact_secrets("http%3A%2F%2Fadmin%3Apw%40host/v1 and Bearer abcdefghijklmnop1234")
     'http%3A%2F%2F***%40host/v1 and Bearer ***'
@@ -140,6 +152,8 @@ def redact_secrets(text: str) -> str:
         text = _USERINFO_ANY.sub(rf"\1{REDACTED}\2", text)
     if needs(b"=", b"%3d") and needs(b"?", b"&", b";", b"%3f", b"%26"):
         text = _KEY_QUERY.sub(rf"\1{REDACTED}", text)
+    if needs(b'key"', b'secret"', b'token"', b'pass', b'pwd"', b'tion"', b'tial', b'cookie"'):
+        text = _SECRET_KEY_VALUE.sub(rf"\1{REDACTED}\2", text)
     return text
 
 
