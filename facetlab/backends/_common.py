@@ -152,7 +152,7 @@ def redact_secrets(text: str) -> str:
         text = _USERINFO_ANY.sub(rf"\1{REDACTED}\2", text)
     if needs(b"=", b"%3d") and needs(b"?", b"&", b";", b"%3f", b"%26"):
         text = _KEY_QUERY.sub(rf"\1{REDACTED}", text)
-    if needs(b'key"', b'secret"', b'token"', b'pass', b'pwd"', b'tion"', b'tial', b'cookie"'):
+    if needs(b'key"', b'secret"', b'token"', b"pass", b'pwd"', b'tion"', b"tial", b'cookie"'):
         text = _SECRET_KEY_VALUE.sub(rf"\1{REDACTED}\2", text)
     return text
 

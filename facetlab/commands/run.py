@@ -336,7 +336,7 @@ def _bounded(kind: type[BaseModel], given: dict[str, Any]) -> None:
         field = kind.model_fields[name]
         if not field.metadata:  # no bounds: its own check says what is wrong
             continue
-        bounded: Any = Annotated[field.annotation, *field.metadata]
+        bounded: Any = Annotated[(field.annotation, *field.metadata)]
         try:
             TypeAdapter(bounded).validate_python(value)
         except ValidationError as exc:
