@@ -518,6 +518,21 @@ def _proxied() -> bool:
     return any(scheme in getproxies() for scheme in ("http", "https", "all"))
 
 
+def check_proxy() -> None:
+    """A :class:`ConfigError` in one line, before any call, when the environment names a
+    proxy whose package is missing (``ALL_PROXY=socks5://...`` needs ``socksio``, httpx's
+    ``socks`` extra): otherwise every trial would fail on it."""
+    import importlib.util
+    from urllib.request import getproxies
+
+    for name, url in getproxies().items():
+        if url.lower().startswith("socks") and importlib.util.find_spec("socksio") is None:
+            raise ConfigError(
+                f"{name.upper()}_PROXY names a SOCKS proxy ({url.partition(':')[0]}://...), "
+                "which needs the socksio package: pip install 'httpx[socks]', or unset it"
+            )
+
+
 HTTP_TRANSPORTS = ("httpx", "aiohttp")
 """HTTP transports the official SDK backends take (``http_transport=``)."""
 
@@ -649,6 +664,8 @@ class SDKBackend(Backend, Generic[ClientT]):
         self._loop: object = None
         self.sends_directly = direct and client is None
         self._sender: Any = None
+        if client is None and not self.sends_directly:
+            check_proxy()  # httpx reads the environment's proxy: refused now, not per call
 
     @property
     def client(self) -> ClientT:
