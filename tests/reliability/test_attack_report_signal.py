@@ -28,7 +28,14 @@ def test_a_signal_mid_report_leaves_no_hand_off_behind(tmp_path: Path, signum: i
     temp = tmp_path / "tmp"
     temp.mkdir()
     env = {**os.environ, "TMPDIR": str(temp)}
-    args = ["report", str(sweep), "--instances", str(ROOT / "instances"), "--out", str(tmp_path / "r")]
+    args = [
+        "report",
+        str(sweep),
+        "--instances",
+        str(ROOT / "instances"),
+        "--out",
+        str(tmp_path / "r"),
+    ]
     proc = subprocess.Popen(
         [sys.executable, "-c", CLI, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
