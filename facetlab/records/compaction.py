@@ -43,7 +43,6 @@ from facetlab.records.own import is_other_artifact, record_from_object, serializ
 from facetlab.records.schema import TrialRecord
 from facetlab.records.shards import (
     SHARD_SUFFIX,
-    index_path,
     is_sealed,
     shard_files,
     sortable_stamp,
@@ -174,7 +173,7 @@ def _compact(root: Path, idle: bool) -> Compacted:
     removed = 0
     for shard in shards:
         shard.unlink(missing_ok=True)
-        index_path(shard).unlink(missing_ok=True)
+        shard.with_suffix(".idx").unlink(missing_ok=True)  # an older version's index
         removed += 1
     for file in files:
         if str(file) not in bad and str(file) not in others:
