@@ -306,7 +306,7 @@ def _sweep_config(ctx: typer.Context, path: Path | None) -> SweepConfig:
     if (url := given.get("base_url")) is not None and (problem := base_url_problem(url)):
         raise FacetlabError(f"--base-url: {problem} (not shown: it may hold a password)")
     _bounded(ModelSettings, settings)
-    _bounded(SweepConfig, {k: v for k, v in top.items() if isinstance(v, (int, float))})
+    _bounded(SweepConfig, top)
     if "model" in given:  # the command line's models replace the file's
         top["models"] = [ModelEntry.model_construct(model=m) for m in given["model"]]
     flags = SweepConfig.model_construct(  # no models given: the default model, or the preset's
@@ -328,20 +328,15 @@ def _sweep_config(ctx: typer.Context, path: Path | None) -> SweepConfig:
 
 
 def _bounded(kind: type[BaseModel], given: dict[str, Any]) -> None:
-    """Each flag given, held to the bounds of its sweep-file field (``--repeats`` at most
-    what ``repeats:`` takes): one line naming the flag, before anything is planned."""
-    from pydantic import TypeAdapter, ValidationError
-
+    """A whole-number flag above the bound of its sweep-file field (``--repeats`` at most what
+    ``repeats:`` takes) is one line naming the flag, before anything is planned (lower
+    bounds, and numbers with a fraction, are said by each setting's own check)."""
     for name, value in given.items():
-        field = kind.model_fields[name]
-        if not field.metadata:  # no bounds: its own check says what is wrong
-            continue
-        bounded: Any = Annotated[(field.annotation, *field.metadata)]
-        try:
-            TypeAdapter(bounded).validate_python(value)
-        except ValidationError as exc:
-            said = exc.errors()[0]["msg"]
-            raise FacetlabError(f"--{name.replace('_', '-')} {value!r}: {said}") from None
+        bounds = [m.le for m in kind.model_fields[name].metadata if hasattr(m, "le")]
+        if type(value) is int and bounds and value > min(bounds):
+            raise FacetlabError(
+                f"--{name.replace('_', '-')} is {value}; expected at most {min(bounds):,}"
+            )
 
 
 def _command_line(ctx: typer.Context) -> list[str]:
