@@ -392,7 +392,9 @@ def _edited_and_undigested(frame: pd.DataFrame, undigested: list[str]) -> None:
 
 def _one_design_per_model(frame: pd.DataFrame) -> None:
     """Refuse records of one model run under several designs (they would be pooled)."""
-    own = frame[(frame["source"] == "facetlab") & frame["design"].notna()]
+    reasons = frame["excluded_reason"].where(frame["excluded_reason"].notna(), "").astype(str)
+    edited = reasons.str.startswith(EDITED)  # an edited record is excluded, not a design
+    own = frame[(frame["source"] == "facetlab") & frame["design"].notna() & ~edited]
     for model, designs in own.groupby("model", sort=True)["design"]:
         found = sorted(set(designs))
         if len(found) > 1:
