@@ -142,14 +142,15 @@ def _kind(value: object) -> str | None:
 
 def type_problem(value: object, default: object) -> str | None:
     """Why ``value`` cannot replace a parameter whose default is ``default`` (None: it can):
-    a plain value (a string, number, boolean, list, mapping, null) of the default's kind;
-    a default of None, or one that is not a literal, takes any plain value."""
+    a plain value (a string, number, boolean, list, mapping, null) of the default's kind
+    (a list's also takes a string: ``-p formats=png,svg``); a default of None, or one that
+    is not a literal, takes any plain value."""
     kind = _kind(value)
     if kind is None:
         return f"got {type(value).__name__} ({value!r:.60}), which no notebook cell can be given"
     wanted = None if default is None or default is UNKNOWN else _kind(default)
-    if wanted is None or wanted == kind:
-        return None
+    if wanted is None or wanted == kind or (wanted, kind) == ("a list", "a string"):
+        return None  # a list's parameter also takes one string ("png,svg")
     return f"expected {wanted} (as its parameters cell has it), got {kind}: {value!r:.60}"
 
 
