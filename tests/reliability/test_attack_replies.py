@@ -80,8 +80,11 @@ _HEADER_NAMES = st.sampled_from(
     [b"x-request-id", b"request-id", b"retry-after", b"x-ratelimit-remaining-requests",
      b"x-ratelimit-reset-requests", b"content-type", b"x-junk"]
 )  # fmt: skip
+_SHORT_VALUES = st.binary(max_size=40).filter(lambda b: b"\r" not in b and b"\n" not in b)
+# a header past aiohttp's 8 KiB line limit fails the trial after its retries (~15 s of
+# backoff): one draw in eight, so the property's examples stay within the test's timeout
 _HEADER_VALUES = st.one_of(
-    st.binary(max_size=40).filter(lambda b: b"\r" not in b and b"\n" not in b),
+    *[_SHORT_VALUES] * 7,
     st.binary(min_size=9000, max_size=20000).map(
         lambda b: b.replace(b"\r", b"").replace(b"\n", b"")
     ),
@@ -98,7 +101,7 @@ _BODIES = st.one_of(_TEXTS.map(completion), st.binary(max_size=300))
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    headers=st.lists(st.tuples(_HEADER_NAMES, _HEADER_VALUES), max_size=4),
+    headers=st.lists(st.tuples(_HEADER_NAMES, _HEADER_VALUES), max_size=3),
     body=_BODIES,
 )
 def test_any_reply_bytes_end_in_a_record_and_are_never_paid_twice(
