@@ -14,6 +14,7 @@ Records written before the digest load without it; re-parsing still checks them.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from facetlab.jsonio import digest_problem
 from facetlab.probes import PROBES, WEIGHTED_PROBES
@@ -48,20 +49,21 @@ def _differences(record: TrialRecord, result: ParseResult) -> list[str]:
     return found
 
 
-def check_received(record: TrialRecord) -> str | None:
+def check_received(record: TrialRecord, data: dict[str, Any] | None = None) -> str | None:
     """What is wrong with ``record`` against its own reply (None when nothing is).
 
     A reply of a weighted probe, P1, C0 or H1 that this version parsed (``inputs.parser_sha256``
     is the current parser's) must parse to the stored values again (under either parser
     setting); the digest must match when the record has one (the older rule's digest of
     the reply and parse still proves a record written before the whole was covered).
+    ``data``: the record's JSON object as read (a file's), digested as is (no dump).
     """
     differences = _reparse_differences(record)
     if differences:
         return "; ".join(differences[:3])
     if record.received_sha256 is None:
         return None
-    return digest_problem(json.loads(record.model_dump_json()))
+    return digest_problem(data if data is not None else json.loads(record.model_dump_json()))
 
 
 def _reparse_differences(record: TrialRecord) -> list[str]:

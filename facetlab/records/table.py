@@ -510,13 +510,17 @@ def _own_rows(
     record = record_from_object(data, shown)
     if record.received_sha256 is None:
         undigested.append(shown)
-    return [record_row(record, shown, instances)]
+    return [record_row(record, shown, instances, data)]
 
 
 def record_row(
-    record: TrialRecord, source_file: str, instances: Mapping[str, InstanceInfo] | None = None
+    record: TrialRecord,
+    source_file: str,
+    instances: Mapping[str, InstanceInfo] | None = None,
+    data: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The table row of one facetlab :class:`TrialRecord`."""
+    """The table row of one facetlab :class:`TrialRecord` (``data``: its JSON object as
+    read, digest-checked as is)."""
     instances = instances or {}
     probe = probe_display(record.probe)
     instance_id = record.instance_id
@@ -543,7 +547,7 @@ def record_row(
         parse_status, weights = "malformed", None
         problems += (f"weights outside [0, 100]: {bad}",)
         reason = reason or f"malformed weights: {bad} outside [0, 100]"
-    if (edited := check_received(record)) is not None:  # named, counted, never used
+    if (edited := check_received(record, data)) is not None:  # named, counted, never used
         weights, reason = None, EDITED + edited + (f"; {reason}" if reason else "")
         problems += (reason,)
     foi = record.factor_of_interest.upper() if record.factor_of_interest else None
