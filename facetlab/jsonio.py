@@ -34,10 +34,12 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "DIGEST_EXCLUDED",
     "MAX_BYTES",
     "MAX_DEPTH",
-    "RECEIVED_FIELDS",
     "container_depth",
+    "digest_problem",
+    "escaped",
     "json_type",
     "nesting_depth",
     "read_json_file",
@@ -190,15 +192,54 @@ def json_type(value: object) -> str:
     return _JSON_TYPE.get(type(value), type(value).__name__)
 
 
-RECEIVED_FIELDS = ("status", "raw_response", "probe", "n_factors", "template", "parsed",
-                   "parse_status")  # fmt: skip
-"""What a record's ``received_sha256`` covers: the reply and its parse, as recorded."""
+DIGEST_EXCLUDED = ("received_sha256",)
+"""What a digest leaves out of the object it covers: the digest itself, nothing else. Every
+other field a record (or a cache entry) holds is covered — whatever a table, figure,
+gate, export or resume decision reads is in it, and a field added later is covered
+without a change here."""
+
+LEGACY_FIELDS = ("status", "raw_response", "probe", "n_factors", "template", "parsed",
+                 "parse_status")  # fmt: skip
+"""What the digests of records written before the whole record was covered cover."""
 
 
-def received_sha256(record: dict[str, Any]) -> str:
-    """sha256 over canonical JSON of a record's :data:`RECEIVED_FIELDS` (its JSON form):
-    the one rule for a record object and a record file read as a dict (a cache entry
-    that is a record's file is checked with it)."""
-    received = ["facetlab.received/1", *(record.get(name) for name in RECEIVED_FIELDS)]
-    text = json.dumps(received, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def received_sha256(entry: dict[str, Any]) -> str:
+    """sha256 over canonical JSON of ``entry`` without :data:`DIGEST_EXCLUDED`: the one rule
+    for a record (its JSON form: an object's, a file's, a shard line's, a part's) and a
+    cache entry. Text is hashed as stored, a lone surrogate escaped (never an error)."""
+    covered = {name: value for name, value in entry.items() if name not in DIGEST_EXCLUDED}
+    return _sha256(["facetlab.received/2", covered])
+
+
+def digest_problem(entry: dict[str, Any]) -> str | None:
+    """Why ``entry``'s ``received_sha256`` does not prove it (None: it does, or it has none).
+
+    A digest of the older rule (:data:`LEGACY_FIELDS`, records written before) still
+    proves those fields."""
+    stored = entry.get("received_sha256")
+    if stored is None or stored == received_sha256(entry):
+        return None
+    if stored == _sha256(["facetlab.received/1", *(entry.get(n) for n in LEGACY_FIELDS)]):
+        return None
+    return "it was changed after it was written (received_sha256 differs)"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escaped(text: str) -> str:
+    """``text`` as facetlab stores what it received: a lone surrogate (a cut emoji in a
+    reply's JSON, a non-UTF-8 header byte as aiohttp decodes it) becomes its escape text
+    (``\\ud83d``), which any file, JSON or Parquet holds; everything else is kept.
+
+    >>> escaped(json.loads('"a\\\\ud83d!"'))
+    'a\\\\ud83d!'
+    """
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _sha256(value: object) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -37,11 +37,18 @@ def test_an_entry_written_by_the_earlier_put_is_read_back(tmp_path: Path) -> Non
     assert ResponseCache(tmp_path).get(KEY) == RESPONSE
 
 
-def test_put_writes_the_same_bytes_as_before(tmp_path: Path) -> None:
+def test_put_writes_the_same_bytes_as_before_plus_the_digest(tmp_path: Path) -> None:
+    """Issue 39.2: an entry carries the digest of what was received, last; the rest is as
+    earlier versions wrote it (and their entries, without one, are still served)."""
+    import json
+
+    from facetlab.jsonio import received_sha256
+
     cache = ResponseCache(tmp_path)
     cache.put(KEY, RESPONSE, batch=True)
     written = (tmp_path / KEY[:2] / f"{KEY}.json").read_text(encoding="utf-8")
-    assert written == WRITTEN_BEFORE
+    digest = received_sha256(json.loads(WRITTEN_BEFORE))
+    assert written == WRITTEN_BEFORE[:-1] + f', "received_sha256": "{digest}"}}'
     assert cache.get(KEY) == RESPONSE
 
 

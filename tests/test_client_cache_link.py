@@ -78,7 +78,7 @@ def test_a_record_edited_in_place_is_not_served_from_the_cache(tmp_path: Path) -
         with open(record, "r+", encoding="utf-8") as handle:  # the same inode, rewritten
             handle.write(text.replace('"raw_response": "', '"raw_response": "EDITED ', 1))
             handle.truncate()
-        with pytest.warns(RecordWarning, match="record was edited after it was written"):
+        with pytest.warns(RecordWarning, match="changed after it was written"):
             assert sweep(server, tmp_path / "b", cache) == N - 1
         assert len(server.requests) == N + 1  # the edited one asked again, once
     again = (tmp_path / "b" / "records" / record.name).read_text()

@@ -15,7 +15,7 @@ from facetlab.probes.base import Parsed
 from facetlab.records import COLUMNS, load_trials, write_record
 from facetlab.records.compaction import compact
 from facetlab.records.schema import TrialRecord
-from facetlab.records.shards import ShardWriter, index_path, shard_files, shard_statuses
+from facetlab.records.shards import ShardWriter, shard_files, shard_statuses
 from facetlab.records.store import part_files, read_sweep_records, sweep_statuses
 
 
@@ -61,14 +61,9 @@ def _comparable(df: pd.DataFrame) -> pd.DataFrame:
     return df.drop(columns=["source_file"]).sort_values("trial_id").reset_index(drop=True)
 
 
-def test_torn_tail_is_ignored_with_a_warning_and_a_lagging_index_is_caught_up(
-    tmp_path: Path,
-) -> None:
+def test_torn_tail_is_ignored_with_a_warning(tmp_path: Path) -> None:
     shard = _shard(tmp_path, [_record(i) for i in range(6)])
-    # the index lost its last two entries (killed between the two writes)...
-    lines = index_path(shard).read_text().splitlines(keepends=True)
-    index_path(shard).write_text("".join(lines[:4]))
-    # ... and the shard ends with half a record (killed mid-write)
+    # the shard ends with half a record (killed mid-write)
     with open(shard, "ab") as handle:
         handle.write(b'{"format": "facetlab.record/1", "trial_id": "p2.case-9')
     with pytest.warns(RecordWarning, match="torn last line"):
@@ -78,10 +73,20 @@ def test_torn_tail_is_ignored_with_a_warning_and_a_lagging_index_is_caught_up(
         assert len(read_sweep_records(tmp_path)) == 6
 
 
-def test_a_damaged_index_entry_falls_back_to_the_shard(tmp_path: Path) -> None:
-    shard = _shard(tmp_path, [_record(i) for i in range(4)])
-    index_path(shard).write_text("garbage\tok\tx\t1\n")
-    assert len(shard_statuses(shard)) == 4
+def test_an_edited_shard_line_leaves_its_trial_to_be_asked_again(tmp_path: Path) -> None:
+    from facetlab.records.received import received_digest
+
+    records = [_record(i) for i in range(4)]
+    for record in records:  # as from_trial sets it
+        record.received_sha256 = received_digest(record)
+    shard = _shard(tmp_path, records)
+    lines = shard.read_bytes().splitlines(keepends=True)
+    edited = json.loads(lines[2])
+    edited["ground_truth"] = "no" if edited["ground_truth"] == "yes" else "yes"
+    shard.write_bytes(b"".join([*lines[:2], json.dumps(edited).encode() + b"\n", *lines[3:]]))
+    with pytest.warns(RecordWarning, match="received_sha256 differs"):
+        found = shard_statuses(shard)
+    assert sorted(found) == sorted(_record(i).trial_id for i in (0, 1, 3))
 
 
 def test_later_records_win_files_then_parts_then_shards(tmp_path: Path) -> None:
@@ -287,7 +292,8 @@ def test_a_part_compacted_before_the_structured_column_still_loads(tmp_path: Pat
     now = load_trials(records=tmp_path / "sweep")
     assert now["structured"].tolist() == [False] * 3
     table = pq.read_table(done.part)
-    pq.write_table(table.drop_columns(["structured"]), done.part)  # as an older version wrote it
+    # as an older version wrote it: no structured column and no row digest
+    pq.write_table(table.drop_columns(["structured", "row_sha256"]), done.part)
     before = load_trials(records=tmp_path / "sweep")
     assert before["structured"].isna().all()
     pd.testing.assert_frame_equal(before.drop(columns="structured"), now.drop(columns="structured"))

@@ -308,7 +308,7 @@ def test_concurrency_limit_is_respected_and_records_identical(tmp_path: Path) ->
         assert backend.max_in_flight <= conc
         outs.append(_records(tmp_path / str(conc)))
     assert backend.max_in_flight > 1
-    volatile = {"started_at", "finished_at", "latency_s", "sweep"}
+    volatile = {"started_at", "finished_at", "latency_s", "sweep", "received_sha256"}
     strip = [
         {k: {f: v for f, v in r.items() if f not in volatile} for k, r in o.items()} for o in outs
     ]

@@ -41,7 +41,8 @@ def _start(url: str, out: Path) -> subprocess.Popen[str]:
 
 def _records(out: Path) -> dict[str, dict[str, Any]]:
     volatile = {"started_at", "finished_at", "latency_s", "sweep", "attempts", "cached",
-                "cost_usd", "model_id_reported", "provider_request_id"}  # fmt: skip
+                "cost_usd", "model_id_reported", "provider_request_id",
+                "received_sha256"}  # fmt: skip
     out_recs = {}
     for p in sorted((out / "records").glob("*.json")):
         rec = json.loads(p.read_text())

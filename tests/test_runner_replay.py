@@ -122,7 +122,7 @@ def test_simulated_sweep_is_identical_at_concurrency_1_and_16(
         outs.append(
             {
                 r.trial_id: r.model_dump(
-                    exclude={"started_at", "finished_at", "latency_s", "sweep"}
+                    exclude={"started_at", "finished_at", "latency_s", "sweep", "received_sha256"}
                 )
                 for r in res.records()
             }

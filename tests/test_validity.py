@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "probe_validity.ipynb"
 BARKER = ("facet-neg-0002", "facet-neg-cf-002", "facet-neg-cf-002-adv")
 KEY_ENV = PROVIDER_KEY_ENV
-VOLATILE = {"started_at", "finished_at", "latency_s"}
+VOLATILE = {"started_at", "finished_at", "latency_s", "received_sha256"}  # the digest covers them
 PROBES_ALL = ("P1", "P2", "P3", "C2")
 
 

@@ -36,6 +36,7 @@ from facetlab.errors import (
     PermanentBackendError,
     TransientBackendError,
 )
+from facetlab.jsonio import escaped
 
 _KEYLIKE = re.compile(r"\b(sk-(?:ant-|proj-)?[A-Za-z0-9_\-*]{6,}|AIza[0-9A-Za-z_\-]{10,})")
 
@@ -55,6 +56,17 @@ def resolve_api_key(
             f"that runs facetlab (or give api_key=... to get_backend() in Python)"
         )
     return None
+
+
+def stored_reply(response: ModelResponse) -> ModelResponse:
+    """``response`` as facetlab stores it (records, cache): every text field as received,
+    a lone surrogate escaped (:func:`~facetlab.jsonio.escaped`), so no bytes of a reply
+    can fail its record's write."""
+    texts = ("text", "model_id", "stop_reason", "provider_request_id", "thinking")
+    fields: dict[str, Any] = {
+        n: escaped(v) for n in texts if isinstance(v := getattr(response, n), str)
+    }
+    return dataclasses.replace(response, **fields)
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
@@ -89,6 +101,12 @@ _KEY_QUERY = re.compile(
     r"client[_\-]?secret|password|passwd|pwd|sig|signature|auth|x-goog-api-key)(?:=|%3D))"
     r"[^&\s\"\\#]+"
 )
+# "api_key": "..." — a string under a secret-looking key of any JSON object facetlab writes
+# (extra_body in sweep.json, records, cache entries): the key's name ends in the word
+_SECRET_KEY_VALUE = re.compile(
+    r'(?i)("[A-Za-z0-9_\-]{0,40}?(?:api[_\-]?key|access[_\-]?key|private[_\-]?key|secret|token'
+    r'|password|passwd|pwd|authorization|credentials?|cookie)"\s*:\s*")(?:[^"\\]|\\.)+(")'
+)
 REDACTED = "***"
 
 
@@ -97,7 +115,13 @@ def redact_secrets(text: str) -> str:
 
     API keys of Anthropic and OpenAI (``sk-...``), AWS (``AKIA...``, a secret access
     key after its name), Google (``AIza...``, ``ya29.`` tokens), bearer tokens, the
-    user name and password of a URL (also percent-encoded) and key-like query values.
+    user name and password of a URL (also percent-encoded), key-like query values, and a
+    JSON string under a secret-looking key (``"api_key"``, ``"token"``, ``"password"``,
+    ``"authorization"``, ...: an ``extra_body`` credential).
+
+    >>> redact_secrets('{"extra_body": {"api_key": "abc", "min_p": "0.1"}}')
+    '{"extra_body": {"api_key": "***", "min_p": "0.1"}}'
+
 
     >>> redact_secrets("http%3A%2F%2Fadmin%3Apw%40host/v1 and Bearer abcdefghijklmnop1234")
     'http%3A%2F%2F***%40host/v1 and Bearer ***'
@@ -128,6 +152,8 @@ def redact_secrets(text: str) -> str:
         text = _USERINFO_ANY.sub(rf"\1{REDACTED}\2", text)
     if needs(b"=", b"%3d") and needs(b"?", b"&", b";", b"%3f", b"%26"):
         text = _KEY_QUERY.sub(rf"\1{REDACTED}", text)
+    if needs(b'key"', b'secret"', b'token"', b"pass", b'pwd"', b'tion"', b"tial", b'cookie"'):
+        text = _SECRET_KEY_VALUE.sub(rf"\1{REDACTED}\2", text)
     return text
 
 
@@ -272,13 +298,19 @@ def rate_signal(headers: Mapping[str, str], *, now: float | None = None) -> Rate
     return None
 
 
+MAX_RESET_S = 120.0
+"""The longest reset a reply's rate-limit headers may pause every call for (the default
+retry-after cap): a longer one is not waited out (its 429s, if they come, fail at the cap)."""
+
+
 def _reset_s(raw: str, now: float | None) -> float | None:
+    seconds = None
     if parts := _DURATION.findall(raw[:40]):
-        return sum(float(n) * _UNIT_S[unit] for n, unit in parts)
+        seconds = sum(float(n) * _UNIT_S[unit] for n, unit in parts)
     with contextlib.suppress(ValueError):
         when = datetime.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
-        return max(0.0, when.timestamp() - (time.time() if now is None else now))
-    return None
+        seconds = max(0.0, when.timestamp() - (time.time() if now is None else now))
+    return seconds if seconds is not None and seconds <= MAX_RESET_S else None
 
 
 def provider_message(body: object, fallback: str) -> str:
@@ -343,7 +375,7 @@ def map_sdk_error(
     - ``APITimeoutError`` / ``APIConnectionError`` (timeouts, refused or dropped
       connections, truncated bodies) → transient.
     - ``APIResponseValidationError`` or an undecodable 200 body → transient
-      ("unparseable response").
+      ("unparseable response"), with status 200: it was billed (the client charges it).
     Secrets are redacted from every message.
     """
     secrets = tuple(secrets)
@@ -375,10 +407,10 @@ def map_sdk_error(
             secrets=secrets, request_id_header=request_id_header,
         )  # fmt: skip
     if isinstance(exc, (sdk.APIResponseValidationError, json.JSONDecodeError, UnicodeDecodeError)):
-        return TransientBackendError(
+        return TransientBackendError(  # only a 2xx body is read as a reply: it was billed
             redact(f"{provider}: unparseable response body ({name}: {exc})", secrets),
             provider=provider,
-            status=status if isinstance(status, int) else None,
+            status=status if isinstance(status, int) else 200,
         )
     if isinstance(exc, sdk.APITimeoutError):  # a subclass of the connection error: first
         return TransientBackendError(f"{provider}: request timed out", provider=provider)
@@ -484,6 +516,21 @@ def _proxied() -> bool:
     from urllib.request import getproxies  # ~6 ms: only when a pool is being chosen
 
     return any(scheme in getproxies() for scheme in ("http", "https", "all"))
+
+
+def check_proxy() -> None:
+    """A :class:`ConfigError` in one line, before any call, when the environment names a
+    proxy whose package is missing (``ALL_PROXY=socks5://...`` needs ``socksio``, httpx's
+    ``socks`` extra): otherwise every trial would fail on it."""
+    import importlib.util
+    from urllib.request import getproxies
+
+    for name, url in getproxies().items():
+        if url.lower().startswith("socks") and importlib.util.find_spec("socksio") is None:
+            raise ConfigError(
+                f"{name.upper()}_PROXY names a SOCKS proxy ({url.partition(':')[0]}://...), "
+                "which needs the socksio package: pip install 'httpx[socks]', or unset it"
+            )
 
 
 HTTP_TRANSPORTS = ("httpx", "aiohttp")
@@ -617,6 +664,8 @@ class SDKBackend(Backend, Generic[ClientT]):
         self._loop: object = None
         self.sends_directly = direct and client is None
         self._sender: Any = None
+        if client is None and not self.sends_directly:
+            check_proxy()  # httpx reads the environment's proxy: refused now, not per call
 
     @property
     def client(self) -> ClientT:
@@ -736,8 +785,10 @@ class SDKBackend(Backend, Generic[ClientT]):
             response = self.response_from_message(message, latency_s=time.perf_counter() - started)
         except MalformedReplyError as exc:
             # transient: retried, then recorded as failed; never ok, never cached
-            raise TransientBackendError(
-                f"{self.provider}: unparseable response body ({exc})", provider=self.provider
+            raise TransientBackendError(  # status 200: billed, so charged (client.model)
+                f"{self.provider}: unparseable response body ({exc})",
+                provider=self.provider,
+                status=200,
             ) from None
         if self._secret and self._secret in response.text:
             # a reply echoing the request's key must not carry it into records

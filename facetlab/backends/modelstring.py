@@ -96,6 +96,7 @@ def _url_problem(value: str) -> str | None:
         return "a URL with a space or a control character"
     try:
         parts = urlsplit(value if "://" in value else "//" + value)
+        _ = parts.port  # an out-of-range or non-numeric port raises here
     except ValueError:
         return "a malformed URL"
     if "@" in parts.netloc:
@@ -104,6 +105,27 @@ def _url_problem(value: str) -> str | None:
         for name, _ in parse_qsl(part.replace(";", "&"), keep_blank_values=True):
             if _secret_name(name):
                 return "a URL with a key-like query parameter"
+    return None
+
+
+def base_url_problem(url: str) -> str | None:
+    """What makes ``url`` unusable as a server's base URL, in words that never quote it (it
+    may hold a password); None for ``http(s)://[user:password@]host[:port][/path]``.
+
+    >>> base_url_problem("http://admin:pw\uff20host/v1")
+    'a URL whose characters change under Unicode normalisation (a fullwidth ＠ or ：)'
+    """
+    if any(c.isspace() or unicodedata.category(c).startswith("C") for c in url):
+        return "a URL with a space or a control character"
+    if unicodedata.normalize("NFKC", url) != url:
+        return "a URL whose characters change under Unicode normalisation (a fullwidth ＠ or ：)"
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # an out-of-range or non-numeric port raises here
+    except ValueError:
+        return "a malformed URL (its host or port cannot be read)"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "not an http:// or https:// URL with a host"
     return None
 
 

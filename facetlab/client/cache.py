@@ -8,12 +8,14 @@ part of it. An entry whose stored key is not the one asked for is not served. Wh
 the answer's record is a file of its own, the entry is that file, hard-linked once the
 record is written (:meth:`ResponseCache.store`): one file written per answer, not two
 (creating a file costs up to ~0.8 ms of kernel CPU on a busy virtual disk; a link ~0.02
-ms), and a process killed in between has the record, so its trial is done. Such an
-entry is served only while its ``received_sha256`` matches: a record edited in place
-(the same inode) is asked again, never handed back as a clean cached answer. Otherwise
+ms), and a process killed in between has the record, so its trial is done. Otherwise
 (records in shards, a cache on another disk) an entry of its own is written atomically
 (temp file + ``os.replace``) before the record, so a process killed in between still
-finds the answer on restart.
+finds the answer on restart. Either way an entry proves itself before it is served: it
+carries the digest of what was received (``received_sha256``, the records' one rule,
+:func:`facetlab.jsonio.received_sha256`), and an entry whose content does not match it —
+its own file, a linked record, an answer restored from an emergency file — is named,
+removed and asked again, so the fresh answer replaces it.
 
 A write that fails is tried once more; a sweep sets space aside in the cache folder
 when it starts (:meth:`ResponseCache.reserve`) and frees it when a write fails for
@@ -46,12 +48,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from facetlab.backends._common import redact_secrets
+from facetlab.backends._common import redact_secrets, stored_reply
 from facetlab.backends.base import ModelResponse, Usage
 from facetlab.client.claims import claim_key
 from facetlab.errors import RecordWarning
 from facetlab.files import atomic_write_text
-from facetlab.jsonio import read_json_file, received_sha256
+from facetlab.jsonio import digest_problem, read_json_file, received_sha256
 
 
 def cache_key(
@@ -141,31 +143,34 @@ class ResponseCache:
         try:
             if raw.get("key") != key:
                 return None  # copied or renamed from another trial: not this answer
+            if (edited := digest_problem(raw)) is not None:  # never served: asked, replaced
+                warnings.warn(
+                    f"{path}: not served from the cache, {edited}; its trial is asked again "
+                    "and the entry replaced",
+                    RecordWarning,
+                    stacklevel=2,
+                )
+                path.unlink(missing_ok=True)
+                return None
             if str(raw.get("format", "")).startswith("facetlab.record/"):  # a linked record
-                if raw.get("received_sha256") != received_sha256(raw):
-                    warnings.warn(
-                        f"{path}: not served from the cache, its record was edited after it "
-                        "was written (received_sha256 does not match); its trial is run again",
-                        RecordWarning,
-                        stacklevel=2,
-                    )
-                    return None
                 raw = {**raw, "text": raw["raw_response"], "model_id": raw["model_id_reported"]}
             usage = raw.get("usage") or {}
-            return ModelResponse(
-                text=str(raw["text"]),
-                model_id=str(raw["model_id"] or ""),
-                usage=Usage(
-                    usage.get("input_tokens"),
-                    usage.get("output_tokens"),
-                    usage.get("cached_input_tokens"),
-                    usage.get("reasoning_tokens"),
-                ),
-                stop_reason=raw.get("stop_reason"),
-                latency_s=raw.get("latency_s"),
-                refusal=bool(raw.get("refusal", False)),
-                provider_request_id=raw.get("provider_request_id"),
-                thinking=raw.get("thinking"),
+            return stored_reply(
+                ModelResponse(
+                    text=str(raw["text"]),
+                    model_id=str(raw["model_id"] or ""),
+                    usage=Usage(
+                        usage.get("input_tokens"),
+                        usage.get("output_tokens"),
+                        usage.get("cached_input_tokens"),
+                        usage.get("reasoning_tokens"),
+                    ),
+                    stop_reason=raw.get("stop_reason"),
+                    latency_s=raw.get("latency_s"),
+                    refusal=bool(raw.get("refusal", False)),
+                    provider_request_id=raw.get("provider_request_id"),
+                    thinking=raw.get("thinking"),
+                )
             )
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
@@ -184,7 +189,9 @@ class ResponseCache:
             "thinking": response.thinking,
             "batch": batch,
         }
-        self._store(key, redact_secrets(json.dumps(entry, ensure_ascii=False)))
+        stored = json.loads(redact_secrets(json.dumps(entry, ensure_ascii=False)))
+        stored["received_sha256"] = received_sha256(stored)  # proves itself when served
+        self._store(key, json.dumps(stored, ensure_ascii=False))
 
     def store(
         self, key: str, response: ModelResponse, record: Path | None = None, *, batch: bool = False

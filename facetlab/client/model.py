@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
+from facetlab.backends._common import stored_reply
 from facetlab.backends.base import (
     DEFAULT_TIMEOUT_S,
     Backend,
@@ -171,6 +172,7 @@ class ModelClient:
         """The server asked (a loopback one is free unless FACETLAB_PRICES names the model)."""
         self.declaration = declaration_of(backend)
         self.unusable_usage = 0  # replies whose usage was not counts (charged the worst case)
+        self.refused_replies = 0  # 200 replies refused (charged the worst case, retried once)
         self._rng = rng or random.Random()
         self.price = price_for(self.price_model, endpoint=self.endpoint)  # read once
         if self.meter.budget_usd is not None and self.price is None:
@@ -198,6 +200,9 @@ class ModelClient:
         hooks: CallHooks | None = None,
     ) -> Answer:
         """Answer ``request``: from the cache under ``key`` if there, else by calling the model.
+
+        A 200 reply that cannot be accepted (not JSON, not a reply) was billed all the same:
+        it is charged the call's worst case against the budget and asked again once, no more.
 
         Raises :class:`CallFailed` when every attempt failed, :class:`Stopped` when
         ``hooks`` said stop, :class:`~facetlab.errors.BudgetExceededError` when the
@@ -229,7 +234,12 @@ class ModelClient:
         limiter = self.limiter
         waiting = [False]  # between a failed attempt and the next one
 
+        refused = [0]  # paid replies refused so far: such a reply is asked again at most once
+
         def retryable(error: BaseException) -> bool:
+            refused[0] += getattr(error, "status", None) == 200
+            if refused[0] > 1:
+                return False
             return self.backend.should_retry(error) and not self._too_long(error)
 
         def before_sleep(state: RetryCallState) -> None:
@@ -290,6 +300,11 @@ class ModelClient:
             except asyncio.CancelledError:
                 hooks.cancelled()
                 raise
+            except BackendError as error:
+                if error.status == 200:  # a reply came, so it was billed: refused, still charged
+                    paid = True
+                    self.charge_refused(request, reservation, error)
+                raise
             finally:
                 hooks.call_ended()
                 self.limiter.observe(self.backend.rate_signal)
@@ -312,7 +327,7 @@ class ModelClient:
         cannot be priced is charged the call's worst case, so a budget holds whatever the
         provider reports. A batch result, which came through no call, has no reservation.
         """
-        response, problem = checked_usage(response)
+        response, problem = checked_usage(stored_reply(response))  # as stored: any bytes
         cost = self.cost_of(response, batch=batch)
         worst = self.worst_cost(request) if problem is not None and cost is None else None
         if worst is not None:
@@ -327,6 +342,19 @@ class ModelClient:
                 )
         self.settle(reservation, cost)
         return response, cost
+
+    def charge_refused(
+        self, request: ModelRequest, reservation: Reservation, error: BackendError
+    ) -> None:
+        """Charge a 200 reply facetlab could not accept (no usage to read): the call's worst
+        case, against the budget like any paid call (None without a price: unpriced)."""
+        cost = self.worst_cost(request)
+        self.refused_replies += 1
+        if self.refused_replies == 1:
+            logger.warning(
+                "%s: %s; the reply was paid for: charged the call's worst case", self.name, error
+            )
+        self.settle(reservation, cost)
 
     async def _reserve(self, request: ModelRequest, hooks: CallHooks) -> Reservation:
         """Reserve the call's worst case; while calls in flight hold reservations that may

@@ -21,6 +21,8 @@ from facetlab.commands import fail, one_line_errors
 from facetlab.errors import FacetlabError, SweepInterrupted
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from facetlab.runner.sweepconfig import SweepConfig
 
 SweepFile = Annotated[
@@ -285,6 +287,7 @@ def _sweep_config(ctx: typer.Context, path: Path | None) -> SweepConfig:
     Not validated here: :class:`SamplingParams`, :class:`Limits` and :class:`RunOptions`
     check each flag's value with its own name.
     """
+    from facetlab.backends.modelstring import base_url_problem
     from facetlab.runner.sweepconfig import (
         ModelEntry,
         ModelSettings,
@@ -300,6 +303,10 @@ def _sweep_config(ctx: typer.Context, path: Path | None) -> SweepConfig:
     # --base-url is the sweep's one server (model strings stay bare), not each model's own
     settings = {k: given[k] for k in ModelSettings.model_fields if k in given and k != "base_url"}
     top: dict[str, Any] = {k: given[k] for k in SweepConfig.model_fields if k in given}
+    if (url := given.get("base_url")) is not None and (problem := base_url_problem(url)):
+        raise FacetlabError(f"--base-url: {problem} (not shown: it may hold a password)")
+    _bounded(ModelSettings, settings)
+    _bounded(SweepConfig, top)
     if "model" in given:  # the command line's models replace the file's
         top["models"] = [ModelEntry.model_construct(model=m) for m in given["model"]]
     flags = SweepConfig.model_construct(  # no models given: the default model, or the preset's
@@ -318,6 +325,18 @@ def _sweep_config(ctx: typer.Context, path: Path | None) -> SweepConfig:
             f"${price['output']:g} out per 1M tokens"
         )
     return from_file.overlay(flags)
+
+
+def _bounded(kind: type[BaseModel], given: dict[str, Any]) -> None:
+    """A whole-number flag above the bound of its sweep-file field (``--repeats`` at most what
+    ``repeats:`` takes) is one line naming the flag, before anything is planned (lower
+    bounds, and numbers with a fraction, are said by each setting's own check)."""
+    for name, value in given.items():
+        bounds = [m.le for m in kind.model_fields[name].metadata if hasattr(m, "le")]
+        if type(value) is int and bounds and value > min(bounds):
+            raise FacetlabError(
+                f"--{name.replace('_', '-')} is {value}; expected at most {min(bounds):,}"
+            )
 
 
 def _command_line(ctx: typer.Context) -> list[str]:

@@ -6,7 +6,9 @@ in a part: the shards (``shard-*.jsonl``, a torn last line ignored) and the per-
 into its table row (:func:`facetlab.records.table.record_row`, so a part loads with
 no per-record work) and written, with the full record as JSON in a ``record`` column,
 to ``trials-<time>-<token>.parquet`` (zstd; atomically: a temporary file, fsync,
-rename), in one pass and in the order they were written, 2,000 at a time: a trial
+rename), each row with its digest (``row_sha256``) and the file with the digest of its
+rows' bytes (``data_sha256``, in the footer: :func:`facetlab.records.store.edited_part_rows`
+checks it, and every row only when it differs), in one pass and in the order they were written, 2,000 at a time: a trial
 recorded twice keeps both rows and readers take the later. Only then are the shards
 and files it holds removed. A crash in between leaves the same records in both
 places, which readers take once (same trial, the later place wins); a reader that
@@ -41,12 +43,18 @@ from facetlab.records.own import is_other_artifact, record_from_object, serializ
 from facetlab.records.schema import TrialRecord
 from facetlab.records.shards import (
     SHARD_SUFFIX,
-    index_path,
     is_sealed,
     shard_files,
     sortable_stamp,
 )
-from facetlab.records.store import PART_FORMAT, iter_shard_records
+from facetlab.records.store import (
+    DATA_DIGEST,
+    PART_FORMAT,
+    ROW_DIGEST,
+    data_sha256,
+    iter_shard_records,
+    row_sha256,
+)
 from facetlab.records.table import PART_COLUMNS, part_schema, record_row
 
 __all__ = ["Compacted", "compact", "records_folder"]
@@ -133,7 +141,8 @@ def _compact(root: Path, idle: bool) -> Compacted:
     stamp = sortable_stamp()
     target = root / f"trials-{stamp}-{secrets.token_hex(3)}.parquet"
     temp = root / f".{target.name}.tmp"
-    schema = part_schema().with_metadata({"format": PART_FORMAT})
+    schema = part_schema().append(pa.field(ROW_DIGEST, pa.string()))
+    schema = schema.with_metadata({"format": PART_FORMAT})
     written = 0
     try:
         # One pass, in the order of writing (files, then shards by name): a trial recorded
@@ -150,6 +159,8 @@ def _compact(root: Path, idle: bool) -> Compacted:
             if batch:
                 writer.write_table(_table(pa, batch, schema))
                 written += len(batch)
+            # the rows are on disk before the footer: their digest goes into it
+            writer.add_key_value_metadata({DATA_DIGEST.decode(): data_sha256(temp)})
         if not written:
             return Compacted(None, 0, 0, tuple(problems), left)
         with open(temp, "rb") as handle:
@@ -162,7 +173,7 @@ def _compact(root: Path, idle: bool) -> Compacted:
     removed = 0
     for shard in shards:
         shard.unlink(missing_ok=True)
-        index_path(shard).unlink(missing_ok=True)
+        shard.with_suffix(".idx").unlink(missing_ok=True)  # an older version's index
         removed += 1
     for file in files:
         if str(file) not in bad and str(file) not in others:
@@ -210,10 +221,12 @@ def _part_row(record: TrialRecord) -> dict[str, Any]:
 
 
 def _table(pa: Any, rows: list[dict[str, Any]], schema: Any) -> Any:
-    return pa.table(
+    table = pa.table(
         # from_pandas: a missing float (P1's foi_weight, NaN in the row) is a Parquet null
         {name: pa.array([row.get(name) for row in rows], type=schema.field(name).type,
                         from_pandas=True)
          for name in PART_COLUMNS},
-        schema=schema,
     )  # fmt: skip
+    # each row's digest over its columns as stored (read back, they are these values)
+    digests = [row_sha256(values) for values in table.to_pylist()]
+    return table.append_column(ROW_DIGEST, pa.array(digests, pa.string())).cast(schema)

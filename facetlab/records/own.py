@@ -31,7 +31,7 @@ from facetlab.backends._common import redact_secrets
 from facetlab.errors import RecordError, RecordWarning
 from facetlab.files import atomic_write_text
 from facetlab.instances import json_type
-from facetlab.jsonio import read_json_file
+from facetlab.jsonio import digest_problem, read_json_file
 from facetlab.records.schema import RECORD_FORMAT, TrialRecord
 
 __all__ = [
@@ -175,7 +175,8 @@ def record_statuses(folder: Path | str) -> dict[str, str]:
     """``trial_id -> status`` of every readable record in ``folder`` (a sweep's ``records/``).
 
     This is what a resume needs; a file that is not a readable record (bad JSON, a
-    top-level ``42``, a record without ``trial_id``) is reported as a
+    top-level ``42``, a record without ``trial_id``, one edited after it was written:
+    :func:`~facetlab.jsonio.digest_problem`) is reported as a
     :class:`RecordWarning` and skipped, so its trial is simply run again.
     """
     found: dict[str, str] = {}
@@ -186,6 +187,7 @@ def record_statuses(folder: Path | str) -> dict[str, str]:
         raw, problem = read_json_file(path, expect=dict)  # bounded: a hostile file is a miss
         if problem is None and not ("trial_id" in raw and "status" in raw):
             problem = "expected a facetlab record with trial_id and status"
+        problem = problem or digest_problem(raw)  # edited: asked again, as loading excludes it
         if problem is not None:
             warn_unreadable(path, problem, "records")
             continue

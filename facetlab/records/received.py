@@ -1,8 +1,10 @@
-"""A record proves what it received: the digest of its reply and parse, checked on loading.
+"""A record proves what it holds: the digest of the whole record, checked on loading.
 
 :meth:`TrialRecord.from_trial` sets a new record's ``received_sha256``: the sha256 of the
-reply and what was made of it (:func:`received_digest`: status, raw reply, the parse inputs — probe, number
-of factors, template — and the parse). :func:`check_received` recomputes it and, where
+record as written, every field but the digest itself (:func:`received_digest`; one rule,
+:func:`facetlab.jsonio.received_sha256`, for files, shard lines, parts and cache entries:
+an edited ``ground_truth``, ``factor_of_interest``, ``model`` or ``thinking`` is caught
+like an edited reply). :func:`check_received` recomputes it and, where
 that is cheap and comparable (the record's parser is this version's), parses the raw
 reply again: a record whose parsed values were edited (``parsed.weights.F1`` 16 → 99
 while the reply says 16) is named, and the table excludes it (counted, never used).
@@ -11,6 +13,10 @@ Records written before the digest load without it; re-parsing still checks them.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+from facetlab.jsonio import digest_problem
 from facetlab.probes import PROBES, WEIGHTED_PROBES
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.schema import TrialRecord, received_digest
@@ -43,19 +49,21 @@ def _differences(record: TrialRecord, result: ParseResult) -> list[str]:
     return found
 
 
-def check_received(record: TrialRecord) -> str | None:
+def check_received(record: TrialRecord, data: dict[str, Any] | None = None) -> str | None:
     """What is wrong with ``record`` against its own reply (None when nothing is).
 
     A reply of a weighted probe, P1, C0 or H1 that this version parsed (``inputs.parser_sha256``
     is the current parser's) must parse to the stored values again (under either parser
-    setting); the digest must match when the record has one.
+    setting); the digest must match when the record has one (the older rule's digest of
+    the reply and parse still proves a record written before the whole was covered).
+    ``data``: the record's JSON object as read (a file's), digested as is (no dump).
     """
     differences = _reparse_differences(record)
     if differences:
         return "; ".join(differences[:3])
-    if record.received_sha256 is not None and record.received_sha256 != received_digest(record):
-        return "its reply or parse was changed after it was recorded (received_sha256 differs)"
-    return None
+    if record.received_sha256 is None:
+        return None
+    return digest_problem(data if data is not None else json.loads(record.model_dump_json()))
 
 
 def _reparse_differences(record: TrialRecord) -> list[str]:

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from facetlab.backends._common import redact_secrets, stored_reply
 from facetlab.backends.base import (  # one token-usage type, as the provider reported it
     DEFAULT_DECLARATION,
     Declaration,
@@ -30,7 +32,7 @@ from facetlab.backends.base import (  # one token-usage type, as the provider re
     SamplingParams,
     Usage,
 )
-from facetlab.jsonio import RECEIVED_FIELDS, received_sha256
+from facetlab.jsonio import escaped, received_sha256
 from facetlab.models import canonical_model
 from facetlab.probes.base import Parsed, ParseResult, ParseStatus, ProbeName
 from facetlab.project import version
@@ -281,8 +283,9 @@ class TrialRecord(BaseModel):
     """Fingerprints of the instance content, perturbation, template and parser used;
     None in records written before facetlab recorded them."""
     received_sha256: str | None = None
-    """sha256 of the reply and its parse as recorded (:func:`received_digest`);
-    loading checks it. None in records written before facetlab recorded it."""
+    """sha256 of the whole record as written, this field excepted (:func:`received_digest`,
+    :data:`facetlab.jsonio.DIGEST_EXCLUDED`): loading, resume and the cache check it. None
+    in records written before facetlab recorded it."""
 
     started_at: str
     finished_at: str
@@ -326,6 +329,7 @@ class TrialRecord(BaseModel):
         config); ``inspect`` is (task, eval id, sample id, epoch) of an imported sample.
         """
         given, slash, given_id = trial.model.partition("/")
+        response = stored_reply(response) if response is not None else None
         known = canonical_model(trial.model)
         weights = parsed.weights if parsed is not None else None
         parse = parsed if parsed is not None else ParseResult("not_parsed")
@@ -356,7 +360,7 @@ class TrialRecord(BaseModel):
             prompt=trial.prompt,
             prompt_sha256=prompt_sha256(trial.prompt),
             status="ok" if response is not None and error is None else "failed",
-            error=error,
+            error=escaped(error) if error is not None else None,
             attempts=attempts,
             raw_response=response.text if response is not None else None,
             parsed=parse.to_parsed(),
@@ -381,12 +385,17 @@ class TrialRecord(BaseModel):
             inspect_sample_id=sample_id,
             inspect_epoch=epoch,
         )
-        record.received_sha256 = received_digest(record)  # what was received, as made now
+        dumped = record.model_dump_json()
+        stored = redact_secrets(dumped)  # what a record must not carry is never what it proves
+        if stored != dumped:
+            record = cls.model_validate_json(stored)
+        record.received_sha256 = received_sha256(json.loads(stored))  # as written, made now
         return record
 
 
 def received_digest(record: TrialRecord) -> str:
-    """sha256 over canonical JSON of the reply and its parse, as the record holds them.
+    """The digest of ``record`` as it is now: :func:`~facetlab.jsonio.received_sha256` of its
+    JSON form (every field but the digest itself).
 
     >>> from facetlab.records.schema import TrialRecord
     >>> rec = TrialRecord(trial_id="t", probe="p1", instance_id="i", n_factors=2, model="m",
@@ -396,4 +405,4 @@ def received_digest(record: TrialRecord) -> str:
     >>> len(received_digest(rec))
     64
     """
-    return received_sha256(record.model_dump(mode="json", include=set(RECEIVED_FIELDS)))
+    return received_sha256(json.loads(record.model_dump_json()))

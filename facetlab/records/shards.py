@@ -2,9 +2,8 @@
 
 A large sweep writes its records to ``<sweep>/records/shard-<time>-<pid>-<token>.jsonl``
 instead of one file per trial. Records are appended in groups (group commit): the
-lines of a group are written and fsynced together, then their entries are appended to
-the shard's index ``<same name>.idx`` (``trial_id, status, offset, length`` per line),
-which a resume reads instead of the records themselves.
+lines of a group are written and fsynced together. A resume reads every line (each
+record's digest is checked, as loading checks it); shards have no index.
 
 A shard is *live* while its writer has it open: the writer holds an OS lock on it
 (``flock``; the kernel drops it when the writer closes the shard or dies), and it only
@@ -14,9 +13,7 @@ becomes visible under its name once locked. Compaction takes *sealed* shards onl
 Crash safety: a process killed mid-write leaves at most a torn last line in its
 shard (no newline at the end). Readers detect it and ignore it, with a
 :class:`RecordWarning`; it is never fatal, and that trial's answer, cached before its
-record, is recorded again on resume without being paid twice. An index behind its
-shard (killed between the two writes) is completed by reading the shard past the
-last indexed line; an index entry past the shard's end is ignored.
+record, is recorded again on resume without being paid twice.
 
 >>> import tempfile
 >>> from facetlab.records.schema import TrialRecord
@@ -44,6 +41,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from facetlab.errors import RecordError, RecordWarning
+from facetlab.jsonio import digest_problem
 from facetlab.records.own import serialize_record
 from facetlab.records.schema import TrialRecord
 
@@ -53,10 +51,8 @@ except ImportError:  # pragma: no cover - Windows: shards are not locked
     fcntl = None  # type: ignore[assignment]
 
 __all__ = [
-    "INDEX_SUFFIX",
     "SHARD_SUFFIX",
     "ShardWriter",
-    "index_path",
     "is_sealed",
     "iter_shard_lines",
     "shard_files",
@@ -65,7 +61,6 @@ __all__ = [
 ]
 
 SHARD_SUFFIX = ".jsonl"
-INDEX_SUFFIX = ".idx"
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A shard line longer than this is not read (a hostile or broken file)."""
 
@@ -75,11 +70,6 @@ def sortable_stamp() -> str:
     (``20260101T120000.123456789``)."""
     now = time.time_ns()
     return time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 10**9)) + f".{now % 10**9:09d}"
-
-
-def index_path(shard: Path) -> Path:
-    """The index file of a shard (same name, ``.idx``)."""
-    return shard.with_suffix(INDEX_SUFFIX)
 
 
 def is_sealed(shard: Path) -> bool:
@@ -115,11 +105,9 @@ class ShardWriter:
         stamp = sortable_stamp()
         self.path = self.folder / f"shard-{stamp}-{os.getpid()}-{secrets.token_hex(3)}.jsonl"
         self._shard: int | None = None
-        self._index: int | None = None
-        self._size = 0
 
     def append(self, records: Sequence[TrialRecord]) -> None:
-        """Write ``records`` as one group: the lines, fsync, then their index entries.
+        """Write ``records`` as one group: the lines, then one fsync.
 
         Raises ``OSError`` (full disk, ...) with nothing of the group counted as written;
         a partial line left behind is a torn tail, ignored by every reader.
@@ -128,12 +116,9 @@ class ShardWriter:
             return
         lines: list[bytes] = []
         for record in records:
-            tid = record.trial_id
-            if not tid or any(c in tid for c in "\t\n\r"):
-                raise RecordError(f"trial_id {tid!r} cannot be stored in a shard")
             line = serialize_record(record).encode()
             if b"\n" in line:  # cannot happen with compact JSON; a torn shard if it did
-                raise RecordError(f"record {tid}: its serialisation spans lines")
+                raise RecordError(f"record {record.trial_id}: its serialisation spans lines")
             lines.append(line + b"\n")
         if self._shard is None:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -143,30 +128,14 @@ class ShardWriter:
             if fcntl is not None:  # live until closed; visible only once locked
                 fcntl.flock(self._shard, fcntl.LOCK_EX)
                 os.rename(hidden, self.path)
-            self._index = os.open(index_path(self.path), flags, 0o644)
-        assert self._index is not None
-        start = self._size
-        data = b"".join(lines)
-        _write_all(self._shard, data)
+        _write_all(self._shard, b"".join(lines))
         os.fsync(self._shard)
-        entries: list[str] = []
-        offset = start
-        for record, line in zip(records, lines, strict=True):
-            entries.append(f"{record.trial_id}\t{record.status}\t{offset}\t{len(line)}\n")
-            offset += len(line)
-        self._size = offset
-        # the index may lag its shard after a crash (readers catch up from the shard)
-        _write_all(self._index, "".join(entries).encode())
 
     def close(self) -> None:
-        """Flush the index to disk and close both files."""
-        for fd in (self._index, self._shard):
-            if fd is not None:
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-        self._shard = self._index = None
+        """Close the shard (each group was synced when written)."""
+        if self._shard is not None:
+            os.close(self._shard)
+        self._shard = None
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -203,49 +172,36 @@ def iter_shard_lines(shard: Path, start: int = 0) -> Iterator[tuple[int, bytes]]
 
 
 def shard_statuses(shard: Path) -> dict[str, str]:
-    """``trial_id -> status`` of the records in ``shard``: its index, then the shard past it.
-
-    Later lines of a trial replace earlier ones (a failed trial run again).
-    """
+    """``trial_id -> status`` of the records in ``shard``, every line read and its digest
+    checked (an edited line is asked again, as loading excludes it). Later lines of a trial replace earlier ones (a failed trial run again);
+    an edited or unreadable line leaves its trial without a record."""
     found: dict[str, str] = {}
-    size = shard.stat().st_size
-    end = 0
-    idx = index_path(shard)
-    if idx.is_file():
-        with open(idx, "rb") as handle:
-            for raw in handle:
-                if not raw.endswith(b"\n"):
-                    break  # torn index entry
-                parts = raw.decode("utf-8", "replace").rstrip("\n").split("\t")
-                if len(parts) != 4 or not parts[2].isdigit() or not parts[3].isdigit():
-                    break  # a damaged index: read the rest from the shard itself
-                offset, length = int(parts[2]), int(parts[3])
-                if offset != end or offset + length > size:
-                    break
-                found[parts[0]] = parts[1]
-                end = offset + length
-    for offset, line in iter_shard_lines(shard, end):
-        status = _line_status(line)
-        if status is None:
+    for offset, line in iter_shard_lines(shard):
+        tid, status, problem = _line_status(line)
+        if problem is not None:
             warnings.warn(
-                f"{shard}: the line at byte {offset} is not a readable record; "
+                f"{shard}: the line at byte {offset} is {problem}; "
                 "skipped on resume, its trial is run again",
                 RecordWarning,
                 stacklevel=2,
             )
+            if tid is not None:
+                found.pop(tid, None)
             continue
-        found[status[0]] = status[1]
+        assert tid is not None and status is not None
+        found[tid] = status
     return found
 
 
-def _line_status(line: bytes) -> tuple[str, str] | None:
+def _line_status(line: bytes) -> tuple[str | None, str | None, str | None]:
+    """A shard line's trial id, status and what is wrong with it (None: nothing)."""
     try:
         data = json.loads(line)
     except (ValueError, RecursionError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    tid, status = data.get("trial_id"), data.get("status")
+        return None, None, "not a readable record"
+    tid = data.get("trial_id") if isinstance(data, dict) else None
+    status = data.get("status") if isinstance(data, dict) else None
     if not isinstance(tid, str) or not isinstance(status, str):
-        return None
-    return tid, status
+        return None, None, "not a readable record"
+    edited = digest_problem(data)
+    return tid, status, f"a record that {edited.removeprefix('it ')}" if edited else None

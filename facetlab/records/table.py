@@ -48,7 +48,13 @@ from facetlab.records.own import (
 from facetlab.records.received import EDITED, check_received
 from facetlab.records.schema import TrialRecord
 from facetlab.records.shards import SHARD_SUFFIX, shard_files
-from facetlab.records.store import PART_FORMAT, iter_shard_records, part_files, settled
+from facetlab.records.store import (
+    PART_FORMAT,
+    edited_part_rows,
+    iter_shard_records,
+    part_files,
+    settled,
+)
 
 if TYPE_CHECKING:
     from facetlab.instances import Instance
@@ -348,6 +354,10 @@ def _read_own(
     return stored
 
 
+MAX_NAMED = 100
+"""At most this many edited records named one by one in the warning (all in ``attrs``)."""
+
+
 def _edited_and_undigested(frame: pd.DataFrame, undigested: list[str]) -> None:
     """Name the records that do not match their own reply (excluded by :func:`record_row`)
     and say once how many carry no digest: ``attrs["edited"]``, ``attrs["undigested"]``."""
@@ -356,11 +366,17 @@ def _edited_and_undigested(frame: pd.DataFrame, undigested: list[str]) -> None:
     frame.attrs["edited"] = list(zip(edited["source_file"], edited["excluded_reason"], strict=True))
     frame.attrs["undigested"] = len(undigested)
     if len(edited):
-        first, why = frame.attrs["edited"][0]
+        named = [
+            f"trial {tid} ({shown}: {why.removeprefix(EDITED)})"
+            for tid, shown, why in edited[["trial_id", "source_file", "excluded_reason"]]
+            .head(MAX_NAMED)
+            .itertuples(index=False)
+        ]
+        more = f"; and {len(edited) - MAX_NAMED} more" if len(edited) > MAX_NAMED else ""
         warnings.warn(
-            f"{len(edited)} record(s) do not match the reply they recorded (edited?), "
-            f"excluded: {first} ({why.removeprefix(EDITED)})"
-            + (f" and {len(edited) - 1} more" if len(edited) > 1 else ""),
+            f"{len(edited)} record(s) do not match what they recorded (edited?), excluded: "
+            + "; ".join(named)
+            + more,
             RecordWarning,
             stacklevel=3,
         )
@@ -376,7 +392,9 @@ def _edited_and_undigested(frame: pd.DataFrame, undigested: list[str]) -> None:
 
 def _one_design_per_model(frame: pd.DataFrame) -> None:
     """Refuse records of one model run under several designs (they would be pooled)."""
-    own = frame[(frame["source"] == "facetlab") & frame["design"].notna()]
+    reasons = frame["excluded_reason"].where(frame["excluded_reason"].notna(), "").astype(str)
+    edited = reasons.str.startswith(EDITED)  # an edited record is excluded, not a design
+    own = frame[(frame["source"] == "facetlab") & frame["design"].notna() & ~edited]
     for model, designs in own.groupby("model", sort=True)["design"]:
         found = sorted(set(designs))
         if len(found) > 1:
@@ -492,13 +510,17 @@ def _own_rows(
     record = record_from_object(data, shown)
     if record.received_sha256 is None:
         undigested.append(shown)
-    return [record_row(record, shown, instances)]
+    return [record_row(record, shown, instances, data)]
 
 
 def record_row(
-    record: TrialRecord, source_file: str, instances: Mapping[str, InstanceInfo] | None = None
+    record: TrialRecord,
+    source_file: str,
+    instances: Mapping[str, InstanceInfo] | None = None,
+    data: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The table row of one facetlab :class:`TrialRecord`."""
+    """The table row of one facetlab :class:`TrialRecord` (``data``: its JSON object as
+    read, digest-checked as is)."""
     instances = instances or {}
     probe = probe_display(record.probe)
     instance_id = record.instance_id
@@ -525,7 +547,7 @@ def record_row(
         parse_status, weights = "malformed", None
         problems += (f"weights outside [0, 100]: {bad}",)
         reason = reason or f"malformed weights: {bad} outside [0, 100]"
-    if (edited := check_received(record)) is not None:  # named, counted, never used
+    if (edited := check_received(record, data)) is not None:  # named, counted, never used
         weights, reason = None, EDITED + edited + (f"; {reason}" if reason else "")
         problems += (reason,)
     foi = record.factor_of_interest.upper() if record.factor_of_interest else None
@@ -856,6 +878,9 @@ def _part_frame(part: Path, read: frozenset[str]) -> pd.DataFrame:
         if column not in data and column not in ("trial", "source_file"):
             data[column] = unread
     data["source_file"] = np.full(n, str(part), dtype=object)  # one object, n pointers
+    for row, (_, why) in edited_part_rows(part).items():  # named, counted, never used
+        data["excluded_reason"][row] = f"{EDITED}{why}"
+        data["weights"][row] = None
     # object stays object (pandas 3 would infer its str dtype from the strings)
     frame = pd.DataFrame(
         {

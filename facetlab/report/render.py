@@ -18,9 +18,12 @@ port and the kernel has no reason to warn that it runs "over TCP without encrypt
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,6 +108,27 @@ def _ipc_kernel() -> Any:
     return Config({"KernelManager": {"transport": "ipc"}})
 
 
+@contextlib.contextmanager
+def _signals_end_the_report() -> Iterator[None]:
+    """SIGTERM and SIGHUP end the report as Ctrl-C does (128 + the signal): the hand-off's
+    temp folder is removed and the kernel shut down on the way out (by default they kill
+    the process where it stands, leaving both behind)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _: object) -> None:
+        raise SystemExit(128 + signum)
+
+    ending = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
+    before = {s: signal.signal(s, stop) for s in ending}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+
+
 def render_report(
     records: Sequence[str | Path],
     instances: str | Path,
@@ -170,7 +194,10 @@ def render_report(
     # The kernel's Study.load takes the study loaded above instead of reading and checking
     # every trial again (at 10^6 trials that is most of the report's time), as long as
     # its arguments are the same and no file under the folders changed since `state`.
-    with tempfile.TemporaryDirectory(prefix="facetlab-report-") as private:
+    with (
+        _signals_end_the_report(),
+        tempfile.TemporaryDirectory(prefix="facetlab-report-") as private,
+    ):
         handoff = Path(private) / "study.pickle"
         signed = write_handoff(study, handoff, state, **checks)
         previous = os.environ.get(HANDOFF)

@@ -12,12 +12,14 @@ facetlab.errors.ConfigError: --out is empty; expected a sweep folder such as res
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from facetlab.backends._common import redact_secrets
 from facetlab.client.pricing import price_table
 from facetlab.errors import ConfigError
 from facetlab.files import check_writable_dir
@@ -128,6 +130,7 @@ def check_design(previous: Mapping[str, Any] | None, design: Mapping[str, Any], 
                 str(previous.get("template")),
             )
         ]
+    design = json.loads(redact_secrets(json.dumps(design)))  # as sweep.json stores it
     if not known or any(_same(d, design) for d in known):
         return
     recorded = known[-1]

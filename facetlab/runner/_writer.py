@@ -8,7 +8,9 @@ cache entries, then the records in one shard append and one fsync; with
 ``layout="files"`` one atomic file per record, one sync of the group (a ``syncfs``
 on Linux), then each file linked into the cache as its entry (a record not written:
 an entry of its own). Either way a paid answer reaches the disk before its trial
-counts. Only then is each job's future resolved, so a trial is counted (reported)
+counts. A write that fails for any reason (not only the disk's) is that job's error: the
+run stops on one line, the answer kept in the cache, and the thread goes on. Only then
+is each job's future resolved, so a trial is counted (reported)
 only once its record is on disk, and the event loop never waits on a disk.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import queue
 import threading
 import time
@@ -52,6 +55,16 @@ class Written:
 
     cache_error: OSError | None = None
     record_error: OSError | None = None
+
+
+def write_failure(exc: Exception) -> OSError:
+    """Any failure of a write as the :class:`OSError` the run stops on, in one line: a
+    record that cannot be written (whatever the reason) never kills the writer thread."""
+    if isinstance(exc, OSError):
+        return exc
+    return OSError(
+        errno.EIO, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    )
 
 
 CacheEntry = Callable[[Path | None], None]
@@ -129,7 +142,10 @@ class RecordWriter:
         while not stopping:
             group, stopping = self._gather()
             if group:
-                results = self._write(group)
+                try:
+                    results = self._write(group)
+                except Exception as exc:  # never a dead writer: the run stops on this line
+                    results = [Written(job.cache_error, write_failure(exc)) for job in group]
                 assert self._loop is not None
                 # a closed loop: the records are on disk all the same
                 with contextlib.suppress(RuntimeError):
@@ -166,17 +182,17 @@ class RecordWriter:
             try:
                 self._shard.append([job.record for job in group])
                 return [Written(job.cache_error) for job in group]
-            except OSError as exc:
-                return [Written(job.cache_error, exc) for job in group]
+            except Exception as exc:
+                return [Written(job.cache_error, write_failure(exc)) for job in group]
         paths: list[Path | None] = []
         errors: list[OSError | None] = []
         for job in group:
             try:
                 paths.append(self._write_file(job.record, self.folder))
                 errors.append(None)
-            except OSError as exc:
+            except Exception as exc:
                 paths.append(None)
-                errors.append(exc)
+                errors.append(write_failure(exc))
         try:  # one sync for the group: a record counts only once it is durable
             sync_files([path for path in paths if path is not None])
         except OSError as exc:
@@ -190,8 +206,8 @@ class RecordWriter:
         if job.cache is not None:
             try:
                 job.cache(record)
-            except OSError as exc:
-                job.cache_error = exc
+            except Exception as exc:
+                job.cache_error = write_failure(exc)
 
     def _deliver(self, group: list[_Job], results: list[Written]) -> None:
         self._backlog -= len(group)

@@ -327,12 +327,14 @@ class Executor:
         st.parse_status[record.parse_status] = st.parse_status.get(record.parse_status, 0) + 1
         self.refresh_display()
 
-    def _account(self, response: ModelResponse, cost: float | None) -> float | None:
-        """Count a paid response's tokens and cost (already settled on the meter)."""
-        self.stats.input_tokens += response.usage.input_tokens or 0
-        self.stats.output_tokens += response.usage.output_tokens or 0
-        if cost is None:
-            self.stats.unpriced += 1
+    def _account(self, response: ModelResponse | None, cost: float | None) -> float | None:
+        """Count a paid response's tokens and cost (already settled on the meter); None: a
+        failed call, whose refused replies may have been charged too."""
+        if response is not None:
+            self.stats.input_tokens += response.usage.input_tokens or 0
+            self.stats.output_tokens += response.usage.output_tokens or 0
+            if cost is None:
+                self.stats.unpriced += 1
         self.stats.spend_usd = self.meter.spent_usd
         if self.meter.exhausted and not self.stop:
             self.stop = True
@@ -398,9 +400,16 @@ class Executor:
         if self._caches(trial):  # written with its record: a link to it, where it is a file
             cache = functools.partial(self.cache.store, trial.key, response, batch=batch)
         cost = self._account(response, cost)
-        record = self._record(
-            trial, response, attempts=attempts, started_at=started_at, cost=cost, batch=batch
-        )
+        try:
+            record = self._record(
+                trial, response, attempts=attempts, started_at=started_at, cost=cost, batch=batch
+            )
+        except Exception as exc:  # never outside the trial: the answer kept, the trial failed
+            with contextlib.suppress(Exception):
+                self.cache.put(trial.key, response, batch=batch)
+            why = f"the reply could not be recorded ({describe(exc)}); it is kept in the cache"
+            await self.finish_failure(trial, why, attempts=attempts, started_at=started_at)
+            return
         await self._finish(record, cache)
 
     async def finish_failure(
@@ -493,6 +502,7 @@ class Executor:
             self.stop = True
             return
         except CallFailed as failure:
+            self._account(None, None)  # a refused 200 was charged: the budget sees it
             await self.finish_failure(
                 trial, str(failure), attempts=failure.attempts, started_at=started_at,
                 cause=failure.cause,

@@ -50,7 +50,7 @@ from pydantic import (
 )
 
 from facetlab.backends.base import EFFORTS, SamplingParams
-from facetlab.backends.modelstring import redact_userinfo
+from facetlab.backends.modelstring import base_url_problem, redact_userinfo
 from facetlab.client.limits import Limits
 from facetlab.client.retry import RetryPolicy
 from facetlab.errors import ConfigError
@@ -79,6 +79,8 @@ class PriceOverride(BaseModel):
 
 def _no_credentials(value: str | None) -> str | None:
     # the server becomes part of the model string, which every record carries
+    if value is not None and (problem := base_url_problem(value)) is not None:
+        raise ValueError(f"{problem} (not shown: it may hold a password)")
     if value is not None and redact_userinfo(value) != value:
         raise ValueError(
             "a URL with a user name or password; keys come from the provider's "
