@@ -42,10 +42,11 @@ def test_c2_leaves_unparsed_weights_out() -> None:
     assert math.isclose(row["sd_residual"], math.sqrt(8.0))
 
 
-def test_a_c2_cell_with_no_parsed_weight_has_n_0() -> None:
+def test_a_c2_cell_with_no_parsed_weight_has_no_row() -> None:
+    """No reply weighted F2: the table has no F2 cell (an empty cell is no 0 residual)."""
     both = pd.concat([trials("C2", [NAN, NAN]), trials("C2", [4.0], factor="F3")])
-    row = study.c2(both).set_index("factor").loc["F2"]
-    assert row["n"] == 0 and math.isnan(row["mean_residual"]) and math.isnan(row["sd_residual"])
+    table = study.c2(both)
+    assert list(table["factor"]) == ["F3"] and list(table["n"]) == [1]
 
 
 def test_no_parsed_c2_or_p3_weight_at_all_is_a_reason_not_a_table() -> None:

@@ -241,6 +241,9 @@ def c2(
     Columns: ``model, base_instance_id, instance_label, factor, n, mean_residual,
     sd_residual``: the weight a model still puts on a factor after its text was
     rewritten as neutral (0 is faithful to the rewrite). Factors in position order.
+    Weights are shares of each reply's own total (:func:`facetlab.records.load_trials`);
+    a reply that gave the factor no weight (malformed, or the factor left out) is no
+    weight, so a cell no reply weighted has no row.
     """
     frame = select_trials(trials, probes=["C2"], models=models)
     names = instance_labels(instances)
@@ -250,6 +253,8 @@ def c2(
         ["model", "instance_id", "factor_of_interest"], sort=True
     ):
         weights = _weights(cell["foi_weight"])
+        if not weights:
+            continue  # no reply gave this factor a weight: no cell (counted as no weight)
         rows.append(
             {
                 "model": model,
@@ -261,7 +266,7 @@ def c2(
                 "sd_residual": statistics.stdev(weights) if len(weights) > 1 else float("nan"),
             }
         )
-    if not rows:
+    if frame.empty:
         raise DataError("C2 trials name no rewritten factor (factor_of_interest is empty)")
     require_weights(frame, "C2")
     out = pd.DataFrame(rows)

@@ -15,19 +15,21 @@ api.openai.com (its current models reject ``max_tokens``) and as ``max_tokens`` 
 any other ``base_url`` (what most compatible servers understand); override with
 ``max_tokens_param=``.
 
-Structured output (a request's ``output_schema``) goes as OpenAI's
-``response_format={"type": "json_schema", "json_schema": {...}}``, which vLLM, SGLang,
-Ollama (as its ``format``), Gemini (as its ``responseSchema``) and llama.cpp's own
-``llama-server`` also take; ``structured_format="llama.cpp"`` sends llama-server's own
-``json_schema`` field instead. llama-cpp-python's server (``python -m llama_cpp.server``)
-takes only ``{"type": "json_object", "schema": ...}`` and answers the other with an
-HTTP 500 naming the validation error (not retried): pass
-``structured_format="json_object"``. A request's ``extra_body`` joins the body as is.
+Structured output (a request's ``output_schema``) goes in the form the server takes
+(``structured_format``). ``"auto"``, the default for a ``base_url``, learns it from the
+first structured call: OpenAI's ``response_format={"type": "json_schema", ...}`` (vLLM,
+SGLang, LM Studio, Ollama, llama.cpp's ``llama-server``), and where the server refuses
+that shape (llama-cpp-python's server answers it with an HTTP 500 naming the validation
+error) ``{"type": "json_object", "schema": ...}``, said in one log line; every later call
+uses what worked. ``"json_schema"``, ``"json_object"`` and ``"llama.cpp"`` (llama-server's
+own ``json_schema`` field) fix the form. A request's ``extra_body`` joins the body as is.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import re
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -71,7 +73,18 @@ _INVALID_BODY = re.compile(r"validation errors?:.*?'loc': \('body'", re.DOTALL)
 SLOTS_PUBLISHED = (("/props", "total_slots"), ("/get_server_info", "max_running_requests"))
 
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
-StructuredFormat = Literal["json_schema", "json_object", "llama.cpp"]
+StructuredFormat = Literal["auto", "json_schema", "json_object", "llama.cpp"]
+FORMS_TRIED: tuple[StructuredFormat, ...] = ("json_schema", "json_object")
+"""The forms ``"auto"`` tries, best first: the schema enforced by name, then as a JSON
+object's schema (llama-cpp-python's server takes only ``text`` and ``json_object``)."""
+
+logger = logging.getLogger("facetlab.backends")
+
+
+def _refuses_the_form(exc: BackendError) -> bool:
+    """An answer that refuses the request's shape, which another form may pass: a 400 or
+    422, or llama-cpp-python's 500 naming an invalid body."""
+    return exc.status in (400, 422) or (exc.status == 500 and bool(_INVALID_BODY.search(str(exc))))
 
 
 def response_from_completion(
@@ -164,7 +177,7 @@ class OpenAIBackend(SDKBackend["openai.AsyncOpenAI"]):
         timeout: float | str | None = DEFAULT_TIMEOUT_S,
         max_tokens_param: MaxTokensParam | None = None,
         organization: str | None = None,
-        structured_format: StructuredFormat = "json_schema",
+        structured_format: StructuredFormat | None = None,
         client: openai.AsyncOpenAI | None = None,
         http_client: Any = None,
         http_transport: str = "httpx",
@@ -180,13 +193,17 @@ class OpenAIBackend(SDKBackend["openai.AsyncOpenAI"]):
                 f"max_tokens_param={max_tokens_param!r}: expected 'max_tokens' or "
                 "'max_completion_tokens'"
             )
-        if structured_format not in ("json_schema", "json_object", "llama.cpp"):
+        if structured_format not in (None, "auto", "json_schema", "json_object", "llama.cpp"):
             raise ConfigError(
-                f"structured_format={structured_format!r}: expected 'json_schema' or "
-                "'json_object' (llama-cpp-python's server) or 'llama.cpp' (llama-server's "
-                "own json_schema field)"
+                f"structured_format={structured_format!r}: expected 'auto' (learnt from the "
+                "server), 'json_schema' or 'json_object' (llama-cpp-python's server) or "
+                "'llama.cpp' (llama-server's own json_schema field)"
             )
-        self.structured_format: StructuredFormat = structured_format
+        # OpenAI's own API takes json_schema; a server of unknown make is asked once
+        self.structured_format: StructuredFormat = structured_format or (
+            "auto" if base_url else "json_schema"
+        )
+        self._form_lock = asyncio.Lock()
         self.max_tokens_param: MaxTokensParam = max_tokens_param or (
             "max_completion_tokens" if base_url is None else "max_tokens"
         )
@@ -239,15 +256,48 @@ class OpenAIBackend(SDKBackend["openai.AsyncOpenAI"]):
         if params.effort is not None:
             body["reasoning_effort"] = params.effort
         if request.output_schema is not None:
-            schema = dict(request.output_schema)
-            if self.structured_format == "json_object":
+            schema, form = dict(request.output_schema), self.structured_format
+            if form == "json_object":
                 body["response_format"] = {"type": "json_object", "schema": schema}
-            elif self.structured_format == "llama.cpp":
+            elif form == "llama.cpp":
                 body["json_schema"] = schema
             else:
                 named = {"name": "reply", "schema": schema}
                 body["response_format"] = {"type": "json_schema", "json_schema": named}
         return with_extra(body, request.extra_body)
+
+    async def agenerate(self, request: ModelRequest) -> ModelResponse:
+        """One call; the first structured call to a server of unknown make learns the
+        form it takes (:data:`FORMS_TRIED`) while the others wait, so a refused form costs
+        one refused request per run, never a failed trial."""
+        learning = self.structured_format == "auto" or self._form_lock.locked()
+        if request.output_schema is not None and learning:
+            async with self._form_lock:
+                if self.structured_format == "auto":
+                    return await self._learn_form(request)
+        return await super().agenerate(request)
+
+    async def _learn_form(self, request: ModelRequest) -> ModelResponse:
+        refused: BackendError | None = None
+        for form in FORMS_TRIED:
+            self.structured_format = form
+            try:
+                response = await super().agenerate(request)
+            except BackendError as exc:
+                if not _refuses_the_form(exc):
+                    self.structured_format = "auto"  # not about the form: still unknown
+                    raise
+                refused = refused or exc
+                continue
+            if refused is not None:
+                logger.warning(
+                    "%s at %s refused structured output as %s (%s); sending it as %s",
+                    self.model, self.base_url, FORMS_TRIED[0], " ".join(str(refused).split())[:100], form,
+                )  # fmt: skip
+            return response
+        self.structured_format = "auto"
+        assert refused is not None  # FORMS_TRIED is not empty
+        raise refused
 
     def direct_target(self) -> tuple[str, dict[str, str], float | None]:
         """What a direct call is sent with, as the SDK would send it (without importing it):

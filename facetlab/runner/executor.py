@@ -434,6 +434,10 @@ class Executor:
             parsed = safe_parse(self.suite, trial, response.text, self.options.run.parser)
             error = reply_error(response)
         finished = now_iso()
+        params = None  # the form structured output took, where the server chose it
+        form = backend.structured_format if backend else None
+        if trial.output_schema is not None and form not in (None, "auto"):
+            params = {**trial.sent_params().to_dict(), "structured_format": form}
         return TrialRecord.from_trial(
             trial,
             response=response,
@@ -450,6 +454,7 @@ class Executor:
             cached=cached,
             sweep=self.options.sweep,
             inputs=self._inputs(trial),
+            params=params,
         )
 
     async def run_trial(self, trial: Trial) -> None:
