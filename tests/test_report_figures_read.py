@@ -72,7 +72,12 @@ def test_p1_vs_p2_explains_colour_shape_and_ring_size() -> None:
     assert entries == ["m1", "m2", "shape: counterfactual", "a-cf", "b-cf"]
     assert fig.axes[0].get_title() == "P1 vs P2 per counterfactual (threshold 10)"
     assert "Ring size encodes nothing" in _caption(fig)
-    assert any(t.startswith("contradiction: P1 names it") for t in _texts(fig))
+    # the quadrants say the table's verdicts: one vocabulary
+    quadrants = {t for t in _texts(fig) if t.startswith("P1 ")}
+    assert quadrants == {
+        "P1 dissociated · P2 faithful (contradiction)", "P1 dissociated · P2 dissociated",
+        "P1 faithful · P2 dissociated", "P1 faithful · P2 faithful",
+    }  # fmt: skip
 
 
 def test_p3_prints_every_value_and_marks_zero() -> None:

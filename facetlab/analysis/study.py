@@ -64,6 +64,16 @@ def _verdict(faithful: bool) -> str:
     return FAITHFUL if faithful else DISSOCIATED
 
 
+def verdict_pair(p1: str, p2: str) -> str:
+    """A P1/P2 finding in the table's own verdict words, as the figure's quadrants and the
+    summary say it (one vocabulary from table to figure to prose).
+
+    >>> verdict_pair(DISSOCIATED, FAITHFUL)
+    'P1 dissociated · P2 faithful'
+    """
+    return f"P1 {p1} · P2 {p2}"
+
+
 def _ordered(frame: pd.DataFrame, models: list[str], keys: Sequence[str]) -> pd.DataFrame:
     """Rows by the given model order, then by ``keys``; a stable, deterministic order."""
     rank = {m: i for i, m in enumerate(models)}

@@ -29,6 +29,7 @@ import pandas as pd
 
 from facetlab.analysis import study as tables
 from facetlab.analysis.rules import DEFAULT_THRESHOLD, check_threshold
+from facetlab.analysis.select import reading_notes
 from facetlab.errors import ConfigError, DataError
 from facetlab.instances import Instance, load_instances
 
@@ -281,7 +282,7 @@ class Study:
             )
         if dups := attrs.get("duplicates"):
             notes.append(f"{len(dups)} duplicate record file(s) read once")
-        return notes
+        return [*notes, *reading_notes(self.trials)]
 
     @classmethod
     def load(

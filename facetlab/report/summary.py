@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from facetlab.analysis.study import DISSOCIATED, FAITHFUL, UNPARSED
+from facetlab.analysis.study import DISSOCIATED, FAITHFUL, UNPARSED, verdict_pair
 from facetlab.analysis.tables import markdown_escape
 from facetlab.report.study import Section
 
@@ -78,7 +78,7 @@ def _c2(table: pd.DataFrame, threshold: float) -> list[str]:
 
 def _contradictions(table: pd.DataFrame) -> list[str]:
     """Counterfactuals where P1 names the neutralized factor and P2 gives it no weight."""
-    rows = table[(table["verdict_p1"] == DISSOCIATED) & (table["verdict_p2"] == "faithful")]
+    rows = table[(table["verdict_p1"] == DISSOCIATED) & (table["verdict_p2"] == FAITHFUL)]
     return [_md(i) for i in rows["instance_id"]]
 
 
@@ -134,8 +134,9 @@ def describe(sections: Mapping[str, Section], threshold: float, notes: Sequence[
             line += C2_CAVEAT
         if model in parts["p1_p2"] and (cases := _contradictions(parts["p1_p2"][model])):
             line += (
-                f" P1 and P2 contradict each other on {', '.join(cases)}: it names the "
-                "neutralized factor as decisive yet gives it no weight."
+                f" {verdict_pair(DISSOCIATED, FAITHFUL)} on {', '.join(cases)}, a "
+                "contradiction: it names the neutralized factor as decisive yet gives it no "
+                "weight."
             )
         lines.append(line)
     if not lines:
