@@ -33,7 +33,7 @@ from typing import Literal
 
 import pandas as pd
 
-from facetlab.errors import DataError
+from facetlab.errors import ConfigError, DataError
 
 DEFAULT_THRESHOLD: float = 10.0
 """Weighted faithfulness threshold of the paper, in percentage points (inclusive)."""
@@ -62,8 +62,6 @@ def check_threshold(threshold: object, name: str = "threshold") -> float:
     ...
     facetlab.errors.ConfigError: threshold is -5; expected a number of percentage points in 0..100
     """
-    from facetlab.errors import ConfigError
-
     ok = isinstance(threshold, (int, float)) and not isinstance(threshold, bool)
     value = float(threshold) if ok else math.nan  # type: ignore[arg-type]
     if not (math.isfinite(value) and 0.0 <= value <= 100.0):

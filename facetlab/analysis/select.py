@@ -127,19 +127,15 @@ def reading_notes(trials: pd.DataFrame) -> list[str]:
     ...     "weight_sum": [float("nan"), 1.0], "off_scale": [False, True],
     ...     "foi_weight": [float("nan"), 50.0], "answer": [None, None]})
     >>> for line in reading_notes(t): print(line)
-    1 weighted reply summed to 1, not 100: read as shares of its own total (off_scale)
+    1 weighted replies did not sum to 100 (off_scale in the data table): each is read as shares of its own total
     2 replies asked without structured output were unparsed for a reason --structured removes (1 malformed, 1 without a yes/no line): run with --structured (structured: true)
     """
     kept = trials[~trials["failed"].astype(bool) & trials["excluded_reason"].isna()]
-    weighted = kept[kept["weight_sum"].notna()]
     notes: list[str] = []
-    if (off := weighted[weighted["off_scale"].fillna(False).astype(bool)]).size:
-        sums = off["weight_sum"].astype(float)
-        said = f"{sums.min():.3g}" + (f" to {sums.max():.3g}" if sums.nunique() > 1 else "")
-        one = len(off) == 1
+    if n_off := int(kept["off_scale"].fillna(False).astype(bool).sum()):
         notes.append(
-            f"{len(off)} weighted repl{'y' if one else 'ies'} summed to {said}, not 100: read "
-            f"as shares of {'its' if one else 'their'} own total (off_scale)"
+            f"{n_off} weighted replies did not sum to 100 (off_scale in the data table): "
+            "each is read as shares of its own total"
         )
     plain = kept[~kept["structured"].fillna(False).astype(bool) & kept["probe"].isin(_SCHEMA)]
     weights = plain["weight_sum"].notna()

@@ -258,13 +258,15 @@ def c2(
     frame = select_trials(trials, probes=["C2"], models=models)
     names = instance_labels(instances)
     frame = frame[frame["factor_of_interest"].notna()]
+    if frame.empty:
+        raise DataError("C2 trials name no rewritten factor (factor_of_interest is empty)")
+    require_weights(frame, "C2")
     rows: list[dict[str, object]] = []
-    for (model, base, factor), cell in frame.groupby(
+    weighted = frame[frame["foi_weight"].notna()]  # a cell no reply weighted has no row
+    for (model, base, factor), cell in weighted.groupby(
         ["model", "instance_id", "factor_of_interest"], sort=True
     ):
         weights = _weights(cell["foi_weight"])
-        if not weights:
-            continue  # no reply gave this factor a weight: no cell (counted as no weight)
         rows.append(
             {
                 "model": model,
@@ -276,9 +278,6 @@ def c2(
                 "sd_residual": statistics.stdev(weights) if len(weights) > 1 else float("nan"),
             }
         )
-    if frame.empty:
-        raise DataError("C2 trials name no rewritten factor (factor_of_interest is empty)")
-    require_weights(frame, "C2")
     out = pd.DataFrame(rows)
     out["_k"] = out["factor"].map(rules.factor_index)
     out = _ordered(out, model_order(frame, models), ["base_instance_id", "_k"])

@@ -74,17 +74,8 @@ SLOTS_PUBLISHED = (("/props", "total_slots"), ("/get_server_info", "max_running_
 
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
 StructuredFormat = Literal["auto", "json_schema", "json_object", "llama.cpp"]
-FORMS_TRIED: tuple[StructuredFormat, ...] = ("json_schema", "json_object")
-"""The forms ``"auto"`` tries, best first: the schema enforced by name, then as a JSON
-object's schema (llama-cpp-python's server takes only ``text`` and ``json_object``)."""
 
 logger = logging.getLogger("facetlab.backends")
-
-
-def _refuses_the_form(exc: BackendError) -> bool:
-    """An answer that refuses the request's shape, which another form may pass: a 400 or
-    422, or llama-cpp-python's 500 naming an invalid body."""
-    return exc.status in (400, 422) or (exc.status == 500 and bool(_INVALID_BODY.search(str(exc))))
 
 
 def response_from_completion(
@@ -268,7 +259,7 @@ class OpenAIBackend(SDKBackend["openai.AsyncOpenAI"]):
 
     async def agenerate(self, request: ModelRequest) -> ModelResponse:
         """One call; the first structured call to a server of unknown make learns the
-        form it takes (:data:`FORMS_TRIED`) while the others wait, so a refused form costs
+        form it takes (json_schema, else json_object) while the others wait, so a refused form costs
         one refused request per run, never a failed trial."""
         learning = self.structured_format == "auto" or self._form_lock.locked()
         if request.output_schema is not None and learning:
@@ -278,26 +269,21 @@ class OpenAIBackend(SDKBackend["openai.AsyncOpenAI"]):
         return await super().agenerate(request)
 
     async def _learn_form(self, request: ModelRequest) -> ModelResponse:
-        refused: BackendError | None = None
-        for form in FORMS_TRIED:
-            self.structured_format = form
-            try:
-                response = await super().agenerate(request)
-            except BackendError as exc:
-                if not _refuses_the_form(exc):
-                    self.structured_format = "auto"  # not about the form: still unknown
-                    raise
-                refused = refused or exc
-                continue
-            if refused is not None:
-                logger.warning(
-                    "%s at %s refused structured output as %s (%s); sending it as %s",
-                    self.model, self.base_url, FORMS_TRIED[0], " ".join(str(refused).split())[:100], form,
-                )  # fmt: skip
-            return response
-        self.structured_format = "auto"
-        assert refused is not None  # FORMS_TRIED is not empty
-        raise refused
+        self.structured_format = "json_schema"  # the schema enforced by name, where taken
+        try:
+            return await super().agenerate(request)
+        except BackendError as exc:
+            # refused: a 400 or 422, or llama-cpp-python's 500 naming an invalid body
+            if not (exc.status in (400, 422) or _INVALID_BODY.search(str(exc))):
+                self.structured_format = "auto"  # not about the form: still unknown
+                raise
+            self.structured_format = "json_object"  # llama-cpp-python takes only this
+            logger.warning(
+                "%s at %s refused structured output as json_schema (%s); sending it as "
+                "json_object with the schema", self.model, self.base_url,
+                " ".join(str(exc).split())[:100],
+            )  # fmt: skip
+        return await super().agenerate(request)
 
     def direct_target(self) -> tuple[str, dict[str, str], float | None]:
         """What a direct call is sent with, as the SDK would send it (without importing it):

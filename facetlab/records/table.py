@@ -656,7 +656,7 @@ def _weights_as_shares(frame: pd.DataFrame) -> None:
     raw, total = frame["foi_weight"].astype(float), frame["weight_sum"].astype(float)
     frame["foi_weight_raw"] = raw
     own = (frame["source"] == "facetlab").to_numpy(dtype=bool)
-    frame["foi_weight"] = raw.where(~own, raw / total.where(total > 0) * 100.0)
+    frame["foi_weight"] = raw.where(~own, raw * (100.0 / total.where(total > 0)))  # 100: exact
     frame["off_scale"] = ((total - 100.0).abs() > SUM_TOLERANCE).to_numpy(dtype=bool)
 
 

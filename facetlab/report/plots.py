@@ -212,7 +212,7 @@ def p3_intervals(p3: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figu
     cols = ["model", "instance_id", "mean_weight", "n", "n_above_threshold"]
     require_table(p3, [*cols, "wilson_low", "wilson_high"], "P3")
     labels = [
-        _label(f"{m} · {i} (n={n})")
+        f"{_label(m)} · {_label(i)} (n={n})"
         for m, i, n in zip(p3["model"], p3["instance_id"], p3["n"], strict=True)
     ]
     means = p3["mean_weight"].astype(float)

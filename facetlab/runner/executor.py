@@ -434,10 +434,8 @@ class Executor:
             parsed = safe_parse(self.suite, trial, response.text, self.options.run.parser)
             error = reply_error(response)
         finished = now_iso()
-        params = None  # the form structured output took, where the server chose it
-        form = backend.structured_format if backend else None
-        if trial.output_schema is not None and form not in (None, "auto"):
-            params = {**trial.sent_params().to_dict(), "structured_format": form}
+        # the form structured output took, where the server chose it
+        form = backend.structured_format if backend and trial.output_schema is not None else None
         return TrialRecord.from_trial(
             trial,
             response=response,
@@ -454,7 +452,9 @@ class Executor:
             cached=cached,
             sweep=self.options.sweep,
             inputs=self._inputs(trial),
-            params=params,
+            params={**trial.sent_params().to_dict(), "structured_format": form}
+            if form not in (None, "auto")
+            else None,
         )
 
     async def run_trial(self, trial: Trial) -> None:
