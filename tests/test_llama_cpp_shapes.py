@@ -152,3 +152,19 @@ def test_a_raw_newline_inside_a_json_string_is_parsed() -> None:
     reply = '{"decision": "P1", "rationale": "line one\nline two", "cited_evidence": []}'
     trace = parse_reply(reply, TICKET, decisions=["P1", "P3"])
     assert trace.decision == "P1" and trace.rationale == "line one\nline two"
+
+
+def test_an_error_that_is_not_about_the_form_is_the_calls_own() -> None:
+    """A 400 that does not name the structured-output field (a bad model name, a token
+    limit) fails the call as it is: nothing is learnt, no second form is tried."""
+
+    def refuse(request: FakeRequest) -> tuple[int, dict[str, str], bytes]:
+        error = {"message": "model 'smollm3' not found", "type": "invalid_request_error"}
+        return 400, {"content-type": "application/json"}, json.dumps({"error": error}).encode()
+
+    with FakeLLMServer(extra_routes={("POST", PATH): refuse}) as server:
+        backend = get_backend("openai/smollm3", base_url=server.openai_base_url)
+        with pytest.raises(CallFailed, match="not found"):
+            asyncio.run(ModelClient(backend).generate(structured_request()))
+        forms = [r.body["response_format"]["type"] for r in server.requests]
+    assert forms == ["json_schema"] and backend.structured_format == "auto"

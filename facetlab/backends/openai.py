@@ -68,6 +68,11 @@ _NO_KEY = "no-key-needed"  # local servers ignore the key, but the SDK wants a n
 # repeat of that body fails the same way.
 _INVALID_BODY = re.compile(r"validation errors?:.*?'loc': \('body'", re.DOTALL)
 
+# A refusal that names the structured-output field (llama-cpp-python's 500 names
+# ('body', 'response_format', 'type'); vLLM's and LM Studio's 400s name it too): another
+# form may pass; any other 400 would fail whatever the form
+_FORM_REFUSED = re.compile(r"response_format|json_schema")
+
 # Where a self-hosted server says how many requests it runs at once: llama.cpp's
 # llama-server and SGLang (vLLM publishes no such figure over HTTP)
 SLOTS_PUBLISHED = (("/props", "total_slots"), ("/get_server_info", "max_running_requests"))
@@ -273,8 +278,8 @@ class OpenAIBackend(SDKBackend["openai.AsyncOpenAI"]):
         try:
             return await super().agenerate(request)
         except BackendError as exc:
-            # refused: a 400 or 422, or llama-cpp-python's 500 naming an invalid body
-            if not (exc.status in (400, 422) or _INVALID_BODY.search(str(exc))):
+            # the form refused: an answer about the request's body that names the field
+            if not (exc.status in (400, 422, 500) and _FORM_REFUSED.search(str(exc))):
                 self.structured_format = "auto"  # not about the form: still unknown
                 raise
             self.structured_format = "json_object"  # llama-cpp-python takes only this
