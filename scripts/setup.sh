@@ -82,7 +82,7 @@ if [ "$REPRODUCE" = 1 ]; then check_data_source; fi  # install-only needs no dat
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 # Only what the main job needs (and the notebook git filter's nbstripout): the test
-# extras (dev, inspect, browser: ~half the install time, measured in docs/backends.md)
+# extras (dev, inspect, browser: more than half the install time, docs/reproduction.md)
 # are installed by scripts/test.sh the first time it runs.
 .venv/bin/python -m pip install --quiet -e . "nbstripout>=0.7"
 bash scripts/git-notebook-filter.sh
