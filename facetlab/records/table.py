@@ -122,8 +122,8 @@ PART_COLUMNS: tuple[str, ...] = (
     "record_ground_truth",
     "record",
 )
-"""The columns of a compacted Parquet part: the table's (but the derived ones), what the instance files may complete
-(``record_*``), and the full record as JSON (``record``)."""
+"""The columns of a compacted Parquet part: the table's (but the derived ones), what the
+instance files may complete (``record_*``), and the full record as JSON (``record``)."""
 
 
 def probe_display(key: str) -> str:
