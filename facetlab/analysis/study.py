@@ -65,13 +65,14 @@ def _verdict(faithful: bool) -> str:
 
 
 def verdict_pair(p1: str, p2: str) -> str:
-    """A P1/P2 finding in the table's own verdict words, as the figure's quadrants and the
-    summary say it (one vocabulary from table to figure to prose).
+    """A P1/P2 finding in the table's own verdict words: the ``p1_p2`` table's ``finding``,
+    the figure's quadrants and the summary say it so (one vocabulary from table to prose).
 
     >>> verdict_pair(DISSOCIATED, FAITHFUL)
-    'P1 dissociated · P2 faithful'
+    'P1 dissociated · P2 faithful (contradiction)'
     """
-    return f"P1 {p1} · P2 {p2}"
+    contradiction = (p1, p2) == (DISSOCIATED, FAITHFUL)  # names it, gives it no weight
+    return f"P1 {p1} · P2 {p2}" + (" (contradiction)" if contradiction else "")
 
 
 def _ordered(frame: pd.DataFrame, models: list[str], keys: Sequence[str]) -> pd.DataFrame:
@@ -123,13 +124,14 @@ def p1_p2(
     """P1 (name the one factor) against P2 (weights) per (model, counterfactual).
 
     Columns: ``model, instance_id, instance_label, neutralized_factor, n_p1, p1_named,
-    p1_names_neutralized, n_p2, p2_mean_weight, verdict_p1, verdict_p2``.
+    p1_names_neutralized, n_p2, p2_mean_weight, verdict_p1, verdict_p2, finding``.
     ``p1_named`` is the most common label (ties: the lowest); ``p1_names_neutralized``
     the share of P1 trials naming the neutralized factor (unparsed replies count in
     the denominator). ``verdict_p1`` is dissociated iff ``p1_named`` is the neutralized
     factor; ``verdict_p2`` is dissociated iff ``p2_mean_weight > threshold``.
     A probe without trials in a row has n 0 and verdict ``"no trials"``; one whose trials
     all came back unparsed (no factor named, no weight) has verdict ``"unparsed"``.
+    ``finding`` says the two verdicts as one (:func:`verdict_pair`), as the figure does.
     """
     threshold = rules.check_threshold(threshold)
     frame = select_trials(trials, probes=["P1", "P2"], models=models)
@@ -172,7 +174,9 @@ def p1_p2(
             f"{sorted({str(i) for i in frame['instance_id']})} are not counterfactuals "
             "(no factor with directionality 'neutralized' and no factor_of_interest)"
         )
-    return _ordered(pd.DataFrame(rows), model_order(frame, models), ["instance_id"])
+    table = pd.DataFrame(rows)
+    table["finding"] = list(map(verdict_pair, table["verdict_p1"], table["verdict_p2"]))
+    return _ordered(table, model_order(frame, models), ["instance_id"])
 
 
 def p3(

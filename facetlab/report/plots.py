@@ -175,7 +175,7 @@ def p1_vs_p2(p1_p2: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figur
     _reference(ax, x=0.5)
     top = max(100.0, float(both["p2_mean_weight"].max()) + 5)
     for x, y, text, ha in (  # each quadrant's reading in the table's verdict words
-        (0.52, threshold / 2, verdict_pair(DISSOCIATED, FAITHFUL) + " (contradiction)", "left"),
+        (0.52, threshold / 2, verdict_pair(DISSOCIATED, FAITHFUL), "left"),
         (0.52, top - 3, verdict_pair(DISSOCIATED, DISSOCIATED), "left"),
         (0.48, top - 3, verdict_pair(FAITHFUL, DISSOCIATED), "right"),
         (0.48, threshold / 2, verdict_pair(FAITHFUL, FAITHFUL), "right"),

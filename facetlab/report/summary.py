@@ -131,9 +131,8 @@ def describe(sections: Mapping[str, Section], threshold: float, notes: Sequence[
             line += C2_CAVEAT
         if model in parts["p1_p2"] and (cases := _contradictions(parts["p1_p2"][model])):
             line += (
-                f" {verdict_pair(DISSOCIATED, FAITHFUL)} on {', '.join(cases)}, a "
-                "contradiction: it names the neutralized factor as decisive yet gives it no "
-                "weight."
+                f" {verdict_pair(DISSOCIATED, FAITHFUL)} on {', '.join(cases)}: it names "
+                "the neutralized factor as decisive yet gives it no weight."
             )
         lines.append(line)
     if not lines:
