@@ -52,9 +52,14 @@ def test_a_c2_cell_with_no_parsed_weight_has_no_row() -> None:
 def test_no_parsed_c2_or_p3_weight_at_all_is_a_reason_not_a_table() -> None:
     """All-malformed C2 (a small model's every reply): the section says why."""
     frame = trials("C2", [NAN, NAN]).assign(parse_status="malformed")
-    with pytest.raises(DataError, match="none of the 2 usable C2 trials gave a weight "):
+    with pytest.raises(
+        DataError, match=r"none of the 2 C2 trials \(not failed or excluded\) gave a weight "
+    ):
         study.c2(frame)
-    with pytest.raises(DataError, match=r"P3 trials gave a weight \(parse status: 3 malformed"):
+    with pytest.raises(
+        DataError,
+        match=r"P3 trials \(not failed or excluded\) gave a weight \(parse status: 3 malformed",
+    ):
         study.p3(trials("P3", [NAN, NAN, NAN]).assign(parse_status="malformed"))
 
 

@@ -238,7 +238,7 @@ def require_weights(frame: pd.DataFrame, probe: str) -> None:
     status = frame.get("parse_status", pd.Series(dtype=str)).value_counts()
     counted = "; ".join(f"{n} {s}" for s, n in sorted(status.items()))
     raise DataError(
-        f"none of the {len(frame)} usable {probe} trials gave a weight"
+        f"none of the {len(frame)} {probe} trials (not failed or excluded) gave a weight"
         + (f" (parse status: {counted})" if counted else "")
         + ": the replies did not follow the format; see the data table's malformed count"
     )
