@@ -125,7 +125,8 @@ def reading_notes(trials: pd.DataFrame) -> list[str]:
     >>> t = pd.DataFrame({"probe": ["P2"] * 2, "failed": [False] * 2, "excluded_reason": [None] * 2,
     ...     "structured": [False] * 2, "parse_status": ["malformed", "repaired"],
     ...     "weight_sum": [float("nan"), 1.0], "off_scale": [False, True],
-    ...     "foi_weight": [float("nan"), 50.0], "answer": [None, None]})
+    ...     "foi_weight": [float("nan"), 50.0], "answer": [None, None],
+    ...     "factor_of_interest": ["F1", "F1"]})
     >>> for line in reading_notes(t): print(line)
     1 weighted replies did not sum to 100 (off_scale in the data table): each is read as shares of its own total
     2 replies asked without structured output were unparsed for a reason --structured removes (1 malformed, 1 without a yes/no line): run with --structured (structured: true)
@@ -138,7 +139,7 @@ def reading_notes(trials: pd.DataFrame) -> list[str]:
             "each is read as shares of its own total"
         )
     plain = kept[~kept["structured"].fillna(False).astype(bool) & kept["probe"].isin(_SCHEMA)]
-    weights = plain["weight_sum"].notna()
+    weights = plain["weight_sum"].notna() & plain["factor_of_interest"].notna()  # no anchors
     causes = {  # a reply may have several: counted once in the total
         "malformed": plain["parse_status"] == "malformed",
         "without a yes/no line": weights & plain["answer"].isna(),

@@ -263,9 +263,9 @@ class OpenAIBackend(SDKBackend["openai.AsyncOpenAI"]):
         return with_extra(body, request.extra_body)
 
     async def agenerate(self, request: ModelRequest) -> ModelResponse:
-        """One call; the first structured call to a server of unknown make learns the
-        form it takes (json_schema, else json_object) while the others wait, so a refused form costs
-        one refused request per run, never a failed trial."""
+        """One call; the first structured call to a server of unknown make learns the form
+        it takes (json_schema, else json_object) while the others wait, so a refused form
+        costs one refused request per run, never a failed trial."""
         learning = self.structured_format == "auto" or self._form_lock.locked()
         if request.output_schema is not None and learning:
             async with self._form_lock:
