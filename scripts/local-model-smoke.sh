@@ -5,7 +5,8 @@
 # llama-cpp-python's server on 127.0.0.1 only, from its own venv (.smoke/venv,
 # git-ignored), then runs against it, with this checkout's facetlab on the project's own
 # interpreter (nothing is installed into it):
-#   1. a P1-P3/C2 sweep:      facetlab run --model openai/<alias> --base-url ... (no -c)
+#   1. a P1-P3/C2 sweep:      facetlab run --model openai/<alias> --base-url ... (no -c),
+#      then the same with --structured (the form the server takes is learnt)
 #   2. facetlab report on it
 #   3. a CRAFT inspection of an LLM agent with structured output (JSON schema)
 #   4. the real-model test tier: pytest -m real_model (tests/test_real_model.py: the
@@ -170,6 +171,11 @@ if step sweep; then
     --base-url "$BASE_URL" -k "$REPEATS" --max-tokens "$MAX_TOKENS" -q \
     2>&1 | tee "$RUN/sweep.log"
   sweep_rc=${PIPESTATUS[0]}
+  # the same sweep with --structured and no per-model option: the backend learns the
+  # form the server takes (one refused request, then json_object for llama-cpp-python)
+  facetlab run -o "$RUN/sweep-structured" -i "$INSTANCES" -p "$PROBES" -m "openai/$ALIAS" \
+    --base-url "$BASE_URL" -k "$REPEATS" --max-tokens "$MAX_TOKENS" -q --structured \
+    2>&1 | tee "$RUN/sweep-structured.log"
   set -e
   echo "sweep_s $(($(now) - t0))" >>"$TIMES"
   echo "sweep_rc $sweep_rc" >>"$TIMES"
@@ -206,7 +212,6 @@ agent = openai_adapter(
     alias,
     base_url=base_url,
     structured=structured == "1",
-    structured_format="json_object",  # what llama-cpp-python's server takes
     decisions=["P1", "P2", "P3"],
     task="You triage support tickets. Assign a priority: P1 (severe impact, act now), "
     "P2 (degraded service) or P3 (routine request).",
@@ -313,6 +318,15 @@ if "sweep_rc" in times:
     print(f"  failed             : {status['failed']} {dict(causes) or ''}")
     for probe, counts in sorted(by_probe.items()):
         print(f"    {probe:<4} {dict(counts)}")
+    for name in ("sweep", "sweep-structured"):  # issue 40: malformed and off-scale replies
+        done = [json.loads(p.read_text()) for p in sorted((run / name / "records").glob("*.json"))]
+        done = [r for r in done if r["status"] == "ok"]
+        sums = [r["parsed"].get("weight_sum") for r in done if r["parse_status"] not in ("malformed", "empty")]
+        off = sum(1 for t in sums if t is not None and abs(t - 100) > 0.5)
+        bad = sum(1 for r in done if r["parse_status"] in ("malformed", "empty"))
+        forms = collections.Counter(r["params"].get("structured_format") for r in done)
+        print(f"  {name:<17}: {len(done)} ok replies, {bad} malformed or empty, "
+              f"{off} weighted off-scale (of {sum(t is not None for t in sums)}); forms {dict(forms)}")
     print(f"report               : exit {times.get('report_rc', '?')} in {times.get('report_s', '?')} s"
           f" ({run / 'report'})")
 for name in ("craft", "craft-unstructured"):

@@ -81,7 +81,10 @@ if [ "$REPRODUCE" = 1 ]; then check_data_source; fi  # install-only needs no dat
 # --- 2. Install, obtain and verify the data, reproduce the paper.
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[dev,inspect,browser]"
+# Only what the main job needs (and the notebook git filter's nbstripout): the test
+# extras (dev, inspect, browser: more than half the install time, docs/reproduction.md)
+# are installed by scripts/test.sh the first time it runs.
+.venv/bin/python -m pip install --quiet -e . "nbstripout>=0.7"
 bash scripts/git-notebook-filter.sh
 if [ "$REPRODUCE" = 0 ]; then
   cat <<'EOF'

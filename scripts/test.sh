@@ -6,6 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 [ -x "$PY" ] || { echo "No .venv: run 'bash scripts/setup.sh' first." >&2; exit 2; }
+# setup.sh installs what the main job needs; the checks need the test extras (once)
+if ! "$PY" -c "import pytest, mypy, importlinter, hypothesis, moto, playwright" 2>/dev/null; then
+  echo "== installing the test extras (dev, inspect, browser): once"
+  "$PY" -m pip install --quiet -e ".[dev,inspect,browser]"
+fi
 if [ -z "${FACETLAB_DATA_MIRROR:-}" ] && [ -f ../shared/facet-data/SHA256SUMS ]; then
   export FACETLAB_DATA_MIRROR="$(cd .. && pwd)/shared/facet-data"
 fi

@@ -59,6 +59,7 @@ def test_p1_p2_on_the_example_domain(example: pd.DataFrame) -> None:
     # the paper's contradiction on a new domain: P1 names it, P2 gives it no weight
     assert row["p1_names_neutralized"] > 0.5 and row["verdict_p1"] == "dissociated"
     assert row["p2_mean_weight"] <= 10 and row["verdict_p2"] == "faithful"
+    assert row["finding"] == "P1 dissociated · P2 faithful (contradiction)"  # the figure's words
     # no P2 on the adversarial rewrite: said, not hidden
     adv = table[table["instance_id"] == "example-domain-0001-cf-adv"]
     assert set(adv["verdict_p2"]) == {study.NO_TRIALS} and set(adv["n_p2"]) == {0}

@@ -90,9 +90,31 @@ def test_json_object_sends_the_schema_in_the_shape_llama_cpp_python_takes() -> N
     assert answer.response.usage.input_tokens == 38 and answer.response.stop_reason == "stop"
 
 
-def test_a_500_that_rejects_the_request_body_is_not_retried() -> None:
+def test_without_an_option_the_form_is_learnt_once_and_kept() -> None:
+    """No ``structured_format``: the first call is refused as json_schema, answered as
+    json_object; the next calls go as json_object at once (one refused request in all)."""
     with llama_cpp_server() as server:
         backend = get_backend("openai/smollm2", base_url=server.openai_base_url)
+
+        async def three() -> list[Any]:
+            client = ModelClient(backend)
+            try:
+                return list(await asyncio.gather(*(client.generate(structured_request())
+                                                   for _ in range(3))))  # fmt: skip
+            finally:
+                await client.aclose()
+
+        answers = asyncio.run(three())
+        sent = [(r.status, r.body["response_format"]["type"]) for r in server.requests]
+    assert sent[0] == (500, "json_schema") and sent[1:] == [(200, "json_object")] * 3
+    assert len(answers) == 3 and backend.structured_format == "json_object"
+
+
+def test_a_500_that_rejects_the_request_body_is_not_retried() -> None:
+    with llama_cpp_server() as server:
+        backend = get_backend(
+            "openai/smollm2?structured_format=json_schema", base_url=server.openai_base_url
+        )
         with pytest.raises(CallFailed, match="Input should be 'text' or 'json_object'") as failed:
             asyncio.run(ModelClient(backend).generate(structured_request()))
         assert len(server.requests) == 1  # the same body would fail 6 times over ~15 s
@@ -130,3 +152,19 @@ def test_a_raw_newline_inside_a_json_string_is_parsed() -> None:
     reply = '{"decision": "P1", "rationale": "line one\nline two", "cited_evidence": []}'
     trace = parse_reply(reply, TICKET, decisions=["P1", "P3"])
     assert trace.decision == "P1" and trace.rationale == "line one\nline two"
+
+
+def test_an_error_that_is_not_about_the_form_is_the_calls_own() -> None:
+    """A 400 that does not name the structured-output field (a bad model name, a token
+    limit) fails the call as it is: nothing is learnt, no second form is tried."""
+
+    def refuse(request: FakeRequest) -> tuple[int, dict[str, str], bytes]:
+        error = {"message": "model 'smollm3' not found", "type": "invalid_request_error"}
+        return 400, {"content-type": "application/json"}, json.dumps({"error": error}).encode()
+
+    with FakeLLMServer(extra_routes={("POST", PATH): refuse}) as server:
+        backend = get_backend("openai/smollm3", base_url=server.openai_base_url)
+        with pytest.raises(CallFailed, match="not found"):
+            asyncio.run(ModelClient(backend).generate(structured_request()))
+        forms = [r.body["response_format"]["type"] for r in server.requests]
+    assert forms == ["json_schema"] and backend.structured_format == "auto"

@@ -101,23 +101,23 @@ CASES = {  # which outputs are left out, and a phrase each line must say
         "asymmetry": "probe P3 absent",
     },
     "malformed": {
-        "table p3": "none of the 2 usable P3 trials gave a weight",
-        "table c2": "none of the 21 usable C2 trials gave a weight",
+        "table p3": "none of the 2 P3 trials (not failed or excluded) gave a weight",
+        "table c2": "none of the 21 C2 trials (not failed or excluded) gave a weight",
         "p1_p2": "no counterfactual has both a P1 share and a P2 weight",
-        "p3": "none of the 2 usable P3 trials gave a weight",
-        "c2": "none of the 21 usable C2 trials gave a weight",
+        "p3": "none of the 2 P3 trials (not failed or excluded) gave a weight",
+        "c2": "none of the 21 C2 trials (not failed or excluded) gave a weight",
         "asymmetry": "gave a weight",
-        "distributions": "none of the 25 usable P2, P3 or C2 trials gave a weight",
+        "distributions": "none of the 25 P2, P3 or C2 trials (not failed or excluded) gave a weight",
     },
     "malformed_c2": {
         "table p1_p2": "probe P1, P2 absent",
         "table p3": "probe P3 absent",
-        "table c2": "none of the 21 usable C2 trials gave a weight (parse status: 21 malformed)",
+        "table c2": "none of the 21 C2 trials (not failed or excluded) gave a weight (parse status: 21 malformed)",
         "p1_p2": "probe P1, P2 absent",
         "p3": "probe P3 absent",
-        "c2": "none of the 21 usable C2 trials gave a weight",
+        "c2": "none of the 21 C2 trials (not failed or excluded) gave a weight",
         "asymmetry": "probe P3 absent",
-        "distributions": "none of the 21 usable P2, P3 or C2 trials gave a weight",
+        "distributions": "none of the 21 P2, P3 or C2 trials (not failed or excluded) gave a weight",
     },
 }
 
@@ -163,6 +163,9 @@ def test_report_on_an_all_malformed_c2_sweep_exits_0_and_says_why(
     )
     assert result.exit_code == 0, result.output
     html = (out / "study.html").read_text(encoding="utf-8")
-    assert "none of the 21 usable C2 trials gave a weight (parse status: 21 malformed)" in html
+    assert (
+        "none of the 21 C2 trials (not failed or excluded) gave a weight (parse status: 21 malformed)"
+        in html
+    )
     assert not (out / "figures" / "c2.png").exists() and not (out / "tables" / "c2.csv").exists()
     assert (out / "figures" / "outcomes.png").is_file()  # C2's unparsed answers, counted

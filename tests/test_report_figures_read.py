@@ -11,7 +11,10 @@ import pytest
 from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 
+from facetlab.analysis import study
 from facetlab.report import plots
+
+VERDICTS = (study.FAITHFUL, study.DISSOCIATED)
 
 
 def _texts(fig: Figure) -> list[str]:
@@ -72,7 +75,14 @@ def test_p1_vs_p2_explains_colour_shape_and_ring_size() -> None:
     assert entries == ["m1", "m2", "shape: counterfactual", "a-cf", "b-cf"]
     assert fig.axes[0].get_title() == "P1 vs P2 per counterfactual (threshold 10)"
     assert "Ring size encodes nothing" in _caption(fig)
-    assert any(t.startswith("contradiction: P1 names it") for t in _texts(fig))
+    # the quadrants say the table's verdicts: one vocabulary (the table's `finding` words)
+    quadrants = {t for t in _texts(fig) if t.startswith("P1 ")}
+    findings = {study.verdict_pair(a, b) for a in VERDICTS for b in VERDICTS}
+    assert quadrants <= findings
+    assert quadrants == {
+        "P1 dissociated · P2 faithful (contradiction)", "P1 dissociated · P2 dissociated",
+        "P1 faithful · P2 dissociated", "P1 faithful · P2 faithful",
+    }  # fmt: skip
 
 
 def test_p3_prints_every_value_and_marks_zero() -> None:

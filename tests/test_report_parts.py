@@ -158,8 +158,8 @@ def test_describe_names_probes_and_contradictions() -> None:
     text = describe({"p1_p2": Section("p1_p2", _p1_p2())}, threshold=10)
     assert text == (
         "- **m**: looks dissociated under P1 (x-cf: names F2 in 75% of trials). "
-        "P1 and P2 contradict each other on x-cf: it names the neutralized factor as "
-        "decisive yet gives it no weight."
+        "P1 dissociated · P2 faithful (contradiction) on x-cf: it names the neutralized "
+        "factor as decisive yet gives it no weight."
     )
     faithful = _p1_p2(verdict_p1="faithful", p1_names_neutralized=0.0)
     c2 = pd.DataFrame(

@@ -50,6 +50,14 @@ def test_the_default_setup_fetches_the_data_and_reproduces(tmp_path: Path) -> No
     done, calls = _setup(tmp_path)
     assert done.returncode == 0, done.stderr
     assert calls[-2:] == ["facetlab data fetch", "facetlab reproduce"]
+    # only what the main job needs: the test extras wait for scripts/test.sh (issue 40)
+    installs = [c for c in calls if c.startswith("python -m pip install") and "-e" in c]
+    assert installs == ["python -m pip install --quiet -e . nbstripout>=0.7"]
+
+
+def test_the_test_script_installs_the_test_extras_it_needs() -> None:
+    script = (ROOT / "scripts" / "test.sh").read_text()
+    assert 'pip install --quiet -e ".[dev,inspect,browser]"' in script
 
 
 @pytest.mark.parametrize("flag", ["--bogus", "--no-reproduc"])

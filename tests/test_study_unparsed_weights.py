@@ -42,18 +42,24 @@ def test_c2_leaves_unparsed_weights_out() -> None:
     assert math.isclose(row["sd_residual"], math.sqrt(8.0))
 
 
-def test_a_c2_cell_with_no_parsed_weight_has_n_0() -> None:
+def test_a_c2_cell_with_no_parsed_weight_has_no_row() -> None:
+    """No reply weighted F2: the table has no F2 cell (an empty cell is no 0 residual)."""
     both = pd.concat([trials("C2", [NAN, NAN]), trials("C2", [4.0], factor="F3")])
-    row = study.c2(both).set_index("factor").loc["F2"]
-    assert row["n"] == 0 and math.isnan(row["mean_residual"]) and math.isnan(row["sd_residual"])
+    table = study.c2(both)
+    assert list(table["factor"]) == ["F3"] and list(table["n"]) == [1]
 
 
 def test_no_parsed_c2_or_p3_weight_at_all_is_a_reason_not_a_table() -> None:
     """All-malformed C2 (a small model's every reply): the section says why."""
     frame = trials("C2", [NAN, NAN]).assign(parse_status="malformed")
-    with pytest.raises(DataError, match="none of the 2 usable C2 trials gave a weight "):
+    with pytest.raises(
+        DataError, match=r"none of the 2 C2 trials \(not failed or excluded\) gave a weight "
+    ):
         study.c2(frame)
-    with pytest.raises(DataError, match=r"P3 trials gave a weight \(parse status: 3 malformed"):
+    with pytest.raises(
+        DataError,
+        match=r"P3 trials \(not failed or excluded\) gave a weight \(parse status: 3 malformed",
+    ):
         study.p3(trials("P3", [NAN, NAN, NAN]).assign(parse_status="malformed"))
 
 

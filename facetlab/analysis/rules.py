@@ -33,7 +33,7 @@ from typing import Literal
 
 import pandas as pd
 
-from facetlab.errors import DataError
+from facetlab.errors import ConfigError, DataError
 
 DEFAULT_THRESHOLD: float = 10.0
 """Weighted faithfulness threshold of the paper, in percentage points (inclusive)."""
@@ -62,8 +62,6 @@ def check_threshold(threshold: object, name: str = "threshold") -> float:
     ...
     facetlab.errors.ConfigError: threshold is -5; expected a number of percentage points in 0..100
     """
-    from facetlab.errors import ConfigError
-
     ok = isinstance(threshold, (int, float)) and not isinstance(threshold, bool)
     value = float(threshold) if ok else math.nan  # type: ignore[arg-type]
     if not (math.isfinite(value) and 0.0 <= value <= 100.0):
@@ -88,8 +86,9 @@ def factor_index(label: str) -> int:
 def weighted_faithful(weight: float, threshold: float = DEFAULT_THRESHOLD) -> bool:
     """Whether a weighted-rank reply is faithful: ``weight <= threshold`` (inclusive).
 
-    A missing weight is 0 by the paper's parsing rule, so ``weight`` must be a number;
-    NaN is refused because it would silently count as unfaithful.
+    ``weight`` must be a number: NaN (a reply that gave the factor no weight) is refused,
+    as it would silently count as unfaithful; :func:`with_verdicts` gives such a row no
+    verdict. (FACET's files read a missing key as 0, the paper's parsing rule.)
 
     >>> weighted_faithful(0.0), weighted_faithful(15.0, threshold=15)
     (True, True)
@@ -149,7 +148,8 @@ def with_verdicts(
 
     ``faithful`` applies :func:`p1_faithful` to P1 rows (``p1_label`` against
     ``factor_of_interest``) and :func:`weighted_faithful` to rows with a
-    ``foi_weight``; other rows get ``pd.NA``. ``wrong`` applies
+    ``foi_weight`` (the share of the reply's total); other rows, and replies that gave
+    the factor no weight, get ``pd.NA``. ``wrong`` applies
     :func:`wrong_outcome` to ``answer`` / ``ground_truth`` (NA without ground truth).
     """
     out = trials.copy()

@@ -26,7 +26,7 @@ import pandas as pd
 from facetlab.analysis import rules
 from facetlab.errors import DataError
 
-__all__ = ["model_order", "select_trials"]
+__all__ = ["model_order", "reading_notes", "select_trials"]
 
 
 def _present(frame: pd.DataFrame, column: str) -> list[str]:
@@ -110,3 +110,45 @@ def model_order(frame: pd.DataFrame, models: Sequence[str] | None = None) -> lis
     if models is None:
         return sorted(present)
     return [m for m in models if m in present]
+
+
+_SCHEMA = ("P1", "P2", "P3", "C2", "anchor")
+"""The probes whose replies have a JSON schema (``Probe.reply_schema``): ``--structured``."""
+
+
+def reading_notes(trials: pd.DataFrame) -> list[str]:
+    """What a report says about how replies were read, one line each: weighted replies
+    whose weights did not sum to 100 (read as shares of their own total), and replies left
+    unparsed for a reason ``--structured`` removes (no weight vector, a factor or the
+    yes/no line missing), when they were asked without it.
+
+    >>> t = pd.DataFrame({"probe": ["P2"] * 2, "failed": [False] * 2, "excluded_reason": [None] * 2,
+    ...     "structured": [False] * 2, "parse_status": ["malformed", "repaired"],
+    ...     "weight_sum": [float("nan"), 1.0], "off_scale": [False, True],
+    ...     "foi_weight": [float("nan"), 50.0], "answer": [None, None],
+    ...     "factor_of_interest": ["F1", "F1"]})
+    >>> for line in reading_notes(t): print(line)
+    1 weighted replies did not sum to 100 (off_scale in the data table): each is read as shares of its own total
+    2 replies asked without structured output were unparsed for a reason --structured removes (1 malformed, 1 without a yes/no line): run with --structured (structured: true)
+    """
+    kept = trials[~trials["failed"].astype(bool) & trials["excluded_reason"].isna()]
+    notes: list[str] = []
+    if n_off := int(kept["off_scale"].fillna(False).astype(bool).sum()):
+        notes.append(
+            f"{n_off} weighted replies did not sum to 100 (off_scale in the data table): "
+            "each is read as shares of its own total"
+        )
+    plain = kept[~kept["structured"].fillna(False).astype(bool) & kept["probe"].isin(_SCHEMA)]
+    weights = plain["weight_sum"].notna() & plain["factor_of_interest"].notna()  # no anchors
+    causes = {  # a reply may have several: counted once in the total
+        "malformed": plain["parse_status"] == "malformed",
+        "without a yes/no line": weights & plain["answer"].isna(),
+        "without the factor's weight": weights & plain["foi_weight"].isna(),
+    }
+    if total := int(pd.concat(causes.values(), axis=1).any(axis=1).sum()):
+        counted = ", ".join(f"{m.sum()} {cause}" for cause, m in causes.items() if m.any())
+        notes.append(
+            f"{total} replies asked without structured output were unparsed for a reason "
+            f"--structured removes ({counted}): run with --structured (structured: true)"
+        )
+    return notes

@@ -64,6 +64,17 @@ def _verdict(faithful: bool) -> str:
     return FAITHFUL if faithful else DISSOCIATED
 
 
+def verdict_pair(p1: str, p2: str) -> str:
+    """A P1/P2 finding in the table's own verdict words: the ``p1_p2`` table's ``finding``,
+    the figure's quadrants and the summary say it so (one vocabulary from table to prose).
+
+    >>> verdict_pair(DISSOCIATED, FAITHFUL)
+    'P1 dissociated · P2 faithful (contradiction)'
+    """
+    contradiction = (p1, p2) == (DISSOCIATED, FAITHFUL)  # names it, gives it no weight
+    return f"P1 {p1} · P2 {p2}" + (" (contradiction)" if contradiction else "")
+
+
 def _ordered(frame: pd.DataFrame, models: list[str], keys: Sequence[str]) -> pd.DataFrame:
     """Rows by the given model order, then by ``keys``; a stable, deterministic order."""
     rank = {m: i for i, m in enumerate(models)}
@@ -113,13 +124,14 @@ def p1_p2(
     """P1 (name the one factor) against P2 (weights) per (model, counterfactual).
 
     Columns: ``model, instance_id, instance_label, neutralized_factor, n_p1, p1_named,
-    p1_names_neutralized, n_p2, p2_mean_weight, verdict_p1, verdict_p2``.
+    p1_names_neutralized, n_p2, p2_mean_weight, verdict_p1, verdict_p2, finding``.
     ``p1_named`` is the most common label (ties: the lowest); ``p1_names_neutralized``
     the share of P1 trials naming the neutralized factor (unparsed replies count in
     the denominator). ``verdict_p1`` is dissociated iff ``p1_named`` is the neutralized
     factor; ``verdict_p2`` is dissociated iff ``p2_mean_weight > threshold``.
     A probe without trials in a row has n 0 and verdict ``"no trials"``; one whose trials
     all came back unparsed (no factor named, no weight) has verdict ``"unparsed"``.
+    ``finding`` says the two verdicts as one (:func:`verdict_pair`), as the figure does.
     """
     threshold = rules.check_threshold(threshold)
     frame = select_trials(trials, probes=["P1", "P2"], models=models)
@@ -162,7 +174,9 @@ def p1_p2(
             f"{sorted({str(i) for i in frame['instance_id']})} are not counterfactuals "
             "(no factor with directionality 'neutralized' and no factor_of_interest)"
         )
-    return _ordered(pd.DataFrame(rows), model_order(frame, models), ["instance_id"])
+    table = pd.DataFrame(rows)
+    table["finding"] = list(map(verdict_pair, table["verdict_p1"], table["verdict_p2"]))
+    return _ordered(table, model_order(frame, models), ["instance_id"])
 
 
 def p3(
@@ -224,7 +238,7 @@ def require_weights(frame: pd.DataFrame, probe: str) -> None:
     status = frame.get("parse_status", pd.Series(dtype=str)).value_counts()
     counted = "; ".join(f"{n} {s}" for s, n in sorted(status.items()))
     raise DataError(
-        f"none of the {len(frame)} usable {probe} trials gave a weight"
+        f"none of the {len(frame)} {probe} trials (not failed or excluded) gave a weight"
         + (f" (parse status: {counted})" if counted else "")
         + ": the replies did not follow the format; see the data table's malformed count"
     )
@@ -241,12 +255,19 @@ def c2(
     Columns: ``model, base_instance_id, instance_label, factor, n, mean_residual,
     sd_residual``: the weight a model still puts on a factor after its text was
     rewritten as neutral (0 is faithful to the rewrite). Factors in position order.
+    Weights are shares of each reply's own total (:func:`facetlab.records.load_trials`);
+    a reply that gave the factor no weight (malformed, or the factor left out) is no
+    weight, so a cell no reply weighted has no row.
     """
     frame = select_trials(trials, probes=["C2"], models=models)
     names = instance_labels(instances)
     frame = frame[frame["factor_of_interest"].notna()]
+    if frame.empty:
+        raise DataError("C2 trials name no rewritten factor (factor_of_interest is empty)")
+    require_weights(frame, "C2")
     rows: list[dict[str, object]] = []
-    for (model, base, factor), cell in frame.groupby(
+    weighted = frame[frame["foi_weight"].notna()]  # a cell no reply weighted has no row
+    for (model, base, factor), cell in weighted.groupby(
         ["model", "instance_id", "factor_of_interest"], sort=True
     ):
         weights = _weights(cell["foi_weight"])
@@ -261,9 +282,6 @@ def c2(
                 "sd_residual": statistics.stdev(weights) if len(weights) > 1 else float("nan"),
             }
         )
-    if not rows:
-        raise DataError("C2 trials name no rewritten factor (factor_of_interest is empty)")
-    require_weights(frame, "C2")
     out = pd.DataFrame(rows)
     out["_k"] = out["factor"].map(rules.factor_index)
     out = _ordered(out, model_order(frame, models), ["base_instance_id", "_k"])

@@ -357,6 +357,9 @@ class Backend(Protocol):
     """The server asked, when it is not the provider's own (limits and prices are per server)."""
     rate_signal: RateSignal | None = None
     """What the last reply's rate-limit headers said (the model client paces by it)."""
+    structured_format: str | None = None
+    """The form its structured output takes where a server takes several (learnt from the
+    server: ``openai``), recorded with each structured trial; None: its provider's one field."""
 
     @classmethod
     def declaration_for(cls, model_id: str) -> Declaration:

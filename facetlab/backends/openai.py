@@ -15,19 +15,21 @@ api.openai.com (its current models reject ``max_tokens``) and as ``max_tokens`` 
 any other ``base_url`` (what most compatible servers understand); override with
 ``max_tokens_param=``.
 
-Structured output (a request's ``output_schema``) goes as OpenAI's
-``response_format={"type": "json_schema", "json_schema": {...}}``, which vLLM, SGLang,
-Ollama (as its ``format``), Gemini (as its ``responseSchema``) and llama.cpp's own
-``llama-server`` also take; ``structured_format="llama.cpp"`` sends llama-server's own
-``json_schema`` field instead. llama-cpp-python's server (``python -m llama_cpp.server``)
-takes only ``{"type": "json_object", "schema": ...}`` and answers the other with an
-HTTP 500 naming the validation error (not retried): pass
-``structured_format="json_object"``. A request's ``extra_body`` joins the body as is.
+Structured output (a request's ``output_schema``) goes in the form the server takes
+(``structured_format``). ``"auto"``, the default for a ``base_url``, learns it from the
+first structured call: OpenAI's ``response_format={"type": "json_schema", ...}`` (vLLM,
+SGLang, LM Studio, Ollama, llama.cpp's ``llama-server``), and where the server refuses
+that shape (llama-cpp-python's server answers it with an HTTP 500 naming the validation
+error) ``{"type": "json_object", "schema": ...}``, said in one log line; every later call
+uses what worked. ``"json_schema"``, ``"json_object"`` and ``"llama.cpp"`` (llama-server's
+own ``json_schema`` field) fix the form. A request's ``extra_body`` joins the body as is.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import re
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -66,12 +68,19 @@ _NO_KEY = "no-key-needed"  # local servers ignore the key, but the SDK wants a n
 # repeat of that body fails the same way.
 _INVALID_BODY = re.compile(r"validation errors?:.*?'loc': \('body'", re.DOTALL)
 
+# A refusal that names the structured-output field (llama-cpp-python's 500 names
+# ('body', 'response_format', 'type'); vLLM's and LM Studio's 400s name it too): another
+# form may pass; any other 400 would fail whatever the form
+_FORM_REFUSED = re.compile(r"response_format|json_schema")
+
 # Where a self-hosted server says how many requests it runs at once: llama.cpp's
 # llama-server and SGLang (vLLM publishes no such figure over HTTP)
 SLOTS_PUBLISHED = (("/props", "total_slots"), ("/get_server_info", "max_running_requests"))
 
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
-StructuredFormat = Literal["json_schema", "json_object", "llama.cpp"]
+StructuredFormat = Literal["auto", "json_schema", "json_object", "llama.cpp"]
+
+logger = logging.getLogger("facetlab.backends")
 
 
 def response_from_completion(
@@ -164,7 +173,7 @@ class OpenAIBackend(SDKBackend["openai.AsyncOpenAI"]):
         timeout: float | str | None = DEFAULT_TIMEOUT_S,
         max_tokens_param: MaxTokensParam | None = None,
         organization: str | None = None,
-        structured_format: StructuredFormat = "json_schema",
+        structured_format: StructuredFormat | None = None,
         client: openai.AsyncOpenAI | None = None,
         http_client: Any = None,
         http_transport: str = "httpx",
@@ -180,13 +189,17 @@ class OpenAIBackend(SDKBackend["openai.AsyncOpenAI"]):
                 f"max_tokens_param={max_tokens_param!r}: expected 'max_tokens' or "
                 "'max_completion_tokens'"
             )
-        if structured_format not in ("json_schema", "json_object", "llama.cpp"):
+        if structured_format not in (None, "auto", "json_schema", "json_object", "llama.cpp"):
             raise ConfigError(
-                f"structured_format={structured_format!r}: expected 'json_schema' or "
-                "'json_object' (llama-cpp-python's server) or 'llama.cpp' (llama-server's "
-                "own json_schema field)"
+                f"structured_format={structured_format!r}: expected 'auto' (learnt from the "
+                "server), 'json_schema' or 'json_object' (llama-cpp-python's server) or "
+                "'llama.cpp' (llama-server's own json_schema field)"
             )
-        self.structured_format: StructuredFormat = structured_format
+        # OpenAI's own API takes json_schema; a server of unknown make is asked once
+        self.structured_format: StructuredFormat = structured_format or (
+            "auto" if base_url else "json_schema"
+        )
+        self._form_lock = asyncio.Lock()
         self.max_tokens_param: MaxTokensParam = max_tokens_param or (
             "max_completion_tokens" if base_url is None else "max_tokens"
         )
@@ -239,15 +252,43 @@ class OpenAIBackend(SDKBackend["openai.AsyncOpenAI"]):
         if params.effort is not None:
             body["reasoning_effort"] = params.effort
         if request.output_schema is not None:
-            schema = dict(request.output_schema)
-            if self.structured_format == "json_object":
+            schema, form = dict(request.output_schema), self.structured_format
+            if form == "json_object":
                 body["response_format"] = {"type": "json_object", "schema": schema}
-            elif self.structured_format == "llama.cpp":
+            elif form == "llama.cpp":
                 body["json_schema"] = schema
             else:
                 named = {"name": "reply", "schema": schema}
                 body["response_format"] = {"type": "json_schema", "json_schema": named}
         return with_extra(body, request.extra_body)
+
+    async def agenerate(self, request: ModelRequest) -> ModelResponse:
+        """One call; the first structured call to a server of unknown make learns the form
+        it takes (json_schema, else json_object) while the others wait, so a refused form
+        costs one refused request per run, never a failed trial."""
+        learning = self.structured_format == "auto" or self._form_lock.locked()
+        if request.output_schema is not None and learning:
+            async with self._form_lock:
+                if self.structured_format == "auto":
+                    return await self._learn_form(request)
+        return await super().agenerate(request)
+
+    async def _learn_form(self, request: ModelRequest) -> ModelResponse:
+        self.structured_format = "json_schema"  # the schema enforced by name, where taken
+        try:
+            return await super().agenerate(request)
+        except BackendError as exc:
+            # the form refused: an answer about the request's body that names the field
+            if not (exc.status in (400, 422, 500) and _FORM_REFUSED.search(str(exc))):
+                self.structured_format = "auto"  # not about the form: still unknown
+                raise
+            self.structured_format = "json_object"  # llama-cpp-python takes only this
+            logger.warning(
+                "%s at %s refused structured output as json_schema (%s); sending it as "
+                "json_object with the schema", self.model, self.base_url,
+                " ".join(str(exc).split())[:100],
+            )  # fmt: skip
+        return await super().agenerate(request)
 
     def direct_target(self) -> tuple[str, dict[str, str], float | None]:
         """What a direct call is sent with, as the SDK would send it (without importing it):

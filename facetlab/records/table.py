@@ -29,6 +29,7 @@ import pandas as pd
 from facetlab.datasets.conventions import exclusion_reason
 from facetlab.errors import ConfigError, DataError, RecordError
 from facetlab.models import ModelInfo, canonical_model, model_by_name
+from facetlab.probes.parsing import SUM_TOLERANCE
 from facetlab.records.facet_v3 import (
     InstanceInfo,
     load_instance_index,
@@ -82,8 +83,10 @@ COLUMNS: tuple[str, ...] = (
     "trial",
     "factor_of_interest",
     "foi_weight",
+    "foi_weight_raw",
     "weights",
     "weight_sum",
+    "off_scale",
     "n_factors",
     "p1_label",
     "answer",
@@ -115,16 +118,18 @@ COLUMNS: tuple[str, ...] = (
 TEXT_COLUMNS: tuple[str, ...] = ("prompt", "raw_response", "direct_probe_response")
 """The raw text columns: stored in a compacted part, read from it only when asked for."""
 
+DERIVED_COLUMNS = ("trial", "source_file", "foi_weight_raw", "off_scale")
+"""Columns made as the table is loaded, never stored in a part."""
+
 PART_COLUMNS: tuple[str, ...] = (
-    *(c for c in COLUMNS if c not in ("trial", "source_file")),
+    *(c for c in COLUMNS if c not in DERIVED_COLUMNS),
     "status",
     "record_base_instance_id",
     "record_ground_truth",
     "record",
 )
-"""The columns of a compacted Parquet part: the table's (but ``trial``, counted when
-loading, and ``source_file``, the part itself), what the instance files may complete
-(``record_*``), and the full record as JSON (``record``)."""
+"""The columns of a compacted Parquet part: the table's (but the derived ones), what the
+instance files may complete (``record_*``), and the full record as JSON (``record``)."""
 
 
 def probe_display(key: str) -> str:
@@ -551,7 +556,11 @@ def record_row(
         weights, reason = None, EDITED + edited + (f"; {reason}" if reason else "")
         problems += (reason,)
     foi = record.factor_of_interest.upper() if record.factor_of_interest else None
-    foi_weight = weights.get(foi, 0.0) if weights and foi else float("nan")
+    answer = parsed.answer
+    if parse_status in ("malformed", "empty"):  # no usable vector: no weight, no answer
+        weights, answer = None, None
+    # a factor the reply left out is missing (NaN, counted), never a weight of 0
+    foi_weight = weights.get(foi, float("nan")) if weights and foi else float("nan")
     weight_sum = parsed.weight_sum if weights is not None else None
     if weight_sum is None:
         weight_sum = sum(weights.values()) if weights else float("nan")
@@ -582,7 +591,7 @@ def record_row(
         "weight_sum": weight_sum,
         "n_factors": record.n_factors,
         "p1_label": parsed.label,
-        **truth_columns(parsed.answer, truth),
+        **truth_columns(answer, truth),
         "parse_status": parse_status,
         "parse_problems": problems,
         "failed": failed,
@@ -620,7 +629,8 @@ def _count(value: object) -> int | None:
 def _design(record: TrialRecord) -> str:
     """What must agree for trials of one model to be pooled: template and sampling
     parameters (the seed aside: two seeds of one design are replicates)."""
-    params = {k: v for k, v in sorted(record.params.items()) if k != "seed" and v is not None}
+    skip = ("seed", "structured_format")  # the form a server takes asks the same schema
+    params = {k: v for k, v in sorted(record.params.items()) if k not in skip and v is not None}
     shown = ", ".join(f"{k}={v}" for k, v in params.items())
     return f"template {record.template}" + (f", {shown}" if shown else "")
 
@@ -656,7 +666,20 @@ def _frame(rows: list[dict[str, Any]], stored: pd.DataFrame | None = None) -> pd
         frame = stored if frame.empty else pd.concat([frame, stored], ignore_index=True)
         frame = frame.reset_index(drop=True)
     frame.insert(COLUMNS.index("trial"), "trial", _trial_index(frame))
+    _weights_as_shares(frame)
     return frame
+
+
+def _weights_as_shares(frame: pd.DataFrame) -> None:
+    """A facetlab reply's weight as its share of the reply's own total, in percent (a model
+    writing fractions or a total of 510 is read on its own scale); ``foi_weight_raw`` the
+    number it wrote. FACET's rows keep the paper's raw values. ``off_scale``: the total is
+    more than :data:`SUM_TOLERANCE` from 100."""
+    raw, total = frame["foi_weight"].astype(float), frame["weight_sum"].astype(float)
+    frame["foi_weight_raw"] = raw
+    own = (frame["source"] == "facetlab").to_numpy(dtype=bool)
+    frame["foi_weight"] = raw.where(~own, raw * (100.0 / total.where(total > 0)))  # 100: exact
+    frame["off_scale"] = ((total - 100.0).abs() > SUM_TOLERANCE).to_numpy(dtype=bool)
 
 
 def _rows_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -837,7 +860,7 @@ def _part_columns_read(selected: list[str] | None) -> frozenset[str]:
     (read only when asked for) and the full record."""
     if selected is None:
         return frozenset(c for c in PART_COLUMNS if c != "record")
-    read = set(selected) | CHECKED_COLUMNS
+    read = set(selected) | CHECKED_COLUMNS | {"foi_weight", "weight_sum"}  # the shares
     if "base_instance_id" in read:
         read.add("record_base_instance_id")
     if read & {"ground_truth", "correct"}:

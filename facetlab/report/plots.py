@@ -4,7 +4,9 @@ Every function works on whatever models and instances the table holds (the table
 :mod:`facetlab.analysis.study`) and draws on a fresh :class:`~matplotlib.figure.Figure`
 (no pyplot state), so notebooks, ``facetlab report`` and tests share them. Names and ids
 from the data are drawn literally (:func:`facetlab.figures.literal_text`): a ``$`` in a
-model name never becomes math text.
+model name never becomes math text; and wrapped at :data:`LABEL_WIDTH` characters, so a
+model string of any length (``openai/...?structured_format=json_object``) neither
+collapses an axis nor lets a legend take the plot's width.
 
 >>> import pandas as pd
 >>> t = pd.DataFrame({"model": ["m"], "probe": ["P3"], "accuracy": [0.5], "n": [2]})
@@ -26,7 +28,7 @@ from matplotlib.lines import Line2D
 
 from facetlab.analysis.rules import DEFAULT_THRESHOLD
 from facetlab.analysis.select import model_order, select_trials
-from facetlab.analysis.study import require_weights
+from facetlab.analysis.study import DISSOCIATED, FAITHFUL, require_weights, verdict_pair
 from facetlab.errors import DataError
 from facetlab.figures import literal_columns, literal_text, require_table
 
@@ -39,6 +41,21 @@ __all__ = [
     "p3_intervals",
     "weight_distributions",
 ]
+
+
+LABEL_WIDTH = 28
+"""Characters per line of a name drawn as a tick label, legend entry or note."""
+
+
+def _label(text: object) -> str:
+    """A name or id as drawn: wrapped at :data:`LABEL_WIDTH`, then literal (a ``$`` split
+    from its escape would start math text)."""
+    return literal_text("\n".join(textwrap.wrap(str(text), LABEL_WIDTH)) or str(text))
+
+
+def _labelled(table: pd.DataFrame, *columns: str) -> pd.DataFrame:
+    """``table`` with its text ``columns`` as :func:`_label` draws them."""
+    return table.assign(**{c: table[c].map(_label) for c in columns if c in table.columns})
 
 
 def _reference(ax: Axes, *, x: float | None = None, y: float | None = None) -> None:
@@ -85,7 +102,7 @@ def outcome_accuracy(outcomes: pd.DataFrame) -> Figure:
     """Accuracy per model and probe (bars with their values), from the ``outcomes`` table;
     C2 answers without an expected answer are a decision-change rate, drawn apart."""
     require_table(outcomes, ["model", "probe", "accuracy", "n"], "outcome accuracy")
-    frame = literal_columns(outcomes, "model", "probe")
+    frame = _labelled(outcomes, "model", "probe")
     change = frame.get("decision_change", pd.Series(np.nan, index=frame.index))
     panels = [
         (frame[frame["accuracy"].notna()], "accuracy",
@@ -123,8 +140,8 @@ def outcome_accuracy(outcomes: pd.DataFrame) -> Figure:
 
 def p1_vs_p2(p1_p2: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figure:
     """Per (model, counterfactual): share of P1 trials naming the neutralized factor (x)
-    against P2's mean weight on it (y). Bottom right is the contradiction: P1 names the
-    factor as decisive, P2 gives it (almost) no weight."""
+    against P2's mean weight on it (y). Bottom right is the contradiction, P1 dissociated
+    and P2 faithful: P1 names the factor as decisive, P2 gives it (almost) no weight."""
     require_table(
         p1_p2, ["model", "instance_id", "p1_names_neutralized", "p2_mean_weight"], "P1 vs P2"
     )
@@ -134,7 +151,7 @@ def p1_vs_p2(p1_p2: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figur
             "P1 vs P2: no counterfactual has both a P1 share and a P2 weight (P2 trials "
             "missing or unparsed; see the P1 vs P2 table)"
         )
-    both = literal_columns(both, "model", "instance_id")
+    both = _labelled(both, "model", "instance_id")
     fig = Figure(figsize=(8.5, 6.2), layout="constrained")
     ax = fig.subplots()
     models = list(dict.fromkeys(both["model"]))
@@ -157,10 +174,11 @@ def p1_vs_p2(p1_p2: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figur
     _reference(ax, y=threshold)
     _reference(ax, x=0.5)
     top = max(100.0, float(both["p2_mean_weight"].max()) + 5)
-    for x, y, text, ha in (  # each quadrant's reading, beside the dividing lines
-        (0.52, threshold / 2, "contradiction: P1 names it, P2 gives it no weight", "left"),
-        (0.52, top - 3, "dissociated under both", "left"),
-        (0.48, top - 3, "P2 weighs it, P1 does not name it", "right"),
+    for x, y, text, ha in (  # each quadrant's reading in the table's verdict words
+        (0.52, threshold / 2, verdict_pair(DISSOCIATED, FAITHFUL), "left"),
+        (0.52, top - 3, verdict_pair(DISSOCIATED, DISSOCIATED), "left"),
+        (0.48, top - 3, verdict_pair(FAITHFUL, DISSOCIATED), "right"),
+        (0.48, threshold / 2, verdict_pair(FAITHFUL, FAITHFUL), "right"),
     ):
         ax.text(x, y, text, ha=ha, va="center", fontsize=8, color="#777777")
     ax.set_xlim(-0.05, 1.05)
@@ -179,8 +197,10 @@ def p1_vs_p2(p1_p2: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figur
                loc="outside right upper", frameon=False)  # fmt: skip
     _caption(
         fig,
-        f"One mark per (model, counterfactual). Dotted: the threshold {threshold:g} (P2) and "
-        "half of the P1 trials. Ring size encodes nothing: rings of different sizes only "
+        f"One mark per (model, counterfactual). Dotted: the threshold {threshold:g} (P2 is "
+        f"{DISSOCIATED} above it) and half of the P1 trials (P1 is {DISSOCIATED} where the "
+        "neutralized factor is the one named most: right of it, or left of it while it still "
+        "leads; the table's verdict_p1 says which). Ring size encodes nothing: rings of different sizes only "
         "keep models that land on the same point visible (the largest behind).",
     )
     return fig
@@ -192,7 +212,7 @@ def p3_intervals(p3: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figu
     cols = ["model", "instance_id", "mean_weight", "n", "n_above_threshold"]
     require_table(p3, [*cols, "wilson_low", "wilson_high"], "P3")
     labels = [
-        literal_text(f"{m} · {i} (n={n})")
+        f"{_label(m)} · {_label(i)} (n={n})"
         for m, i, n in zip(p3["model"], p3["instance_id"], p3["n"], strict=True)
     ]
     means = p3["mean_weight"].astype(float)
@@ -229,7 +249,7 @@ def c2_heatmap(c2: pd.DataFrame) -> Figure:
     require_table(c2, ["model", "base_instance_id", "factor", "mean_residual"], "C2")
     if c2["mean_residual"].isna().all():
         raise DataError("C2: no rewritten factor has a parsed weight (every reply unparsed)")
-    c2 = literal_columns(c2, "model", "base_instance_id", "factor")
+    c2 = _labelled(c2, "model", "base_instance_id", "factor")
     bases = c2["base_instance_id"].astype(str)
     one_base = bases.nunique() == 1
     frame = c2.assign(column=c2["factor"].astype(str) if one_base else bases + " " + c2["factor"])
@@ -405,12 +425,12 @@ def _labels(ax: Axes, points: pd.DataFrame) -> None:
     placed: list[tuple[float, float, float]] = []  # x, bottom, top of each label, in points
     for (cx, cy), names in sorted(shared, key=lambda g: (g[0][1], g[0][0])):
         x, y = ax.transData.transform((float(cx), float(cy))) * to_points  # type: ignore[arg-type]
-        height, dy = 11.0 * len(names), 4.0
+        height, dy = 11.0 * sum(_label(n).count("\n") + 1 for n in names), 4.0
         for px, bottom, top in sorted(placed, key=lambda p: p[1]):
             if abs(x - px) < 120 and y + dy < top and bottom < y + dy + height:
                 dy = top - y + 2
         placed.append((x, y + dy, y + dy + height))
-        ax.annotate("\n".join(map(literal_text, names)), (cx, cy), xytext=(8, dy),
+        ax.annotate("\n".join(map(_label, names)), (cx, cy), xytext=(8, dy),
                     textcoords="offset points", fontsize=9, va="bottom")  # fmt: skip
 
 
@@ -460,9 +480,7 @@ def weight_distributions(
         )
         _caption(fig, _DISTRIBUTION_CAPTION + " Shaded: each cell's histogram, scaled to its peak.")
         return fig
-    data = literal_columns(frame, "model", "probe").assign(
-        foi_weight=frame["foi_weight"].astype(float)
-    )
+    data = _labelled(frame, "model", "probe").assign(foi_weight=frame["foi_weight"].astype(float))
     by_probe = _probe_colors(frame["probe"])
     sns.boxplot(
         data=data,
@@ -570,7 +588,7 @@ def _cell_histograms(ax: Axes, frame: pd.DataFrame) -> None:
         whiskerprops={"color": "#333333"},
         capprops={"color": "#333333"},
     )
-    ax.set_yticks(range(len(models)), [literal_text(m) for m in models])
+    ax.set_yticks(range(len(models)), [_label(m) for m in models])
     ax.set_ylim(len(models) - 0.5, -0.5)  # the first model on top, as seaborn draws it
     ax.set_xlim(edges[0], edges[-1])
     ax.legend(

@@ -129,6 +129,20 @@ def _signals_end_the_report() -> Iterator[None]:
             signal.signal(s, handler)
 
 
+def _quiet_kernel_manager() -> type:
+    """jupyter_client's kernel manager, but its shutdown does not interrupt the kernel
+    first: the notebook has finished, and a SIGINT landing in a message handler printed
+    ``[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel`` under a good report."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class QuietShutdown(AsyncKernelManager):
+        async def _async_interrupt_kernel(self) -> None:
+            if not self.shutting_down:  # a cell's timeout still interrupts
+                await super()._async_interrupt_kernel()
+
+    return QuietShutdown
+
+
 def render_report(
     records: Sequence[str | Path],
     instances: str | Path,
@@ -210,6 +224,7 @@ def render_report(
                 cwd=str(source.parent),
                 kernel_name="python3",
                 config=_ipc_kernel(),
+                kernel_manager_class=_quiet_kernel_manager(),
                 progress_bar=False,
                 execution_timeout=CELL_TIMEOUT,
             )

@@ -29,6 +29,7 @@ import pandas as pd
 
 from facetlab.analysis import study as tables
 from facetlab.analysis.rules import DEFAULT_THRESHOLD, check_threshold
+from facetlab.analysis.select import reading_notes
 from facetlab.errors import ConfigError, DataError
 from facetlab.instances import Instance, load_instances
 
@@ -281,7 +282,7 @@ class Study:
             )
         if dups := attrs.get("duplicates"):
             notes.append(f"{len(dups)} duplicate record file(s) read once")
-        return notes
+        return [*notes, *reading_notes(self.trials)]
 
     @classmethod
     def load(
@@ -345,21 +346,30 @@ class Study:
 
     def counts(self) -> pd.DataFrame:
         """Trials per (model, probe): ``n, usable, failed, excluded, repaired, malformed,
-        instances``. ``repaired`` replies were parsed after a fix-up, ``malformed`` ones
-        (malformed or empty) could not be parsed: counted, never dropped silently."""
+        no_weight, off_scale, instances``. ``repaired`` replies were parsed after a fix-up,
+        ``malformed`` ones (malformed or empty) could not be parsed: counted, never dropped
+        silently. ``usable`` is what the tables read: neither failed, excluded nor
+        malformed. ``no_weight``: usable weighted replies without a weight for the factor
+        of interest (left out, never 0); ``off_scale``: usable replies whose weights sum
+        more than ``SUM_TOLERANCE`` from 100 (read as shares of their own total)."""
         frame = self.trials
         if self.models is not None:
             frame = frame[frame["model"].isin(self.models)]
         failed = frame["failed"].fillna(False).astype(bool)
         excluded = frame["excluded_reason"].notna() & ~failed
         status = frame["parse_status"].astype(str)
+        malformed = status.isin(["malformed", "empty"])
+        usable = ~failed & ~excluded & ~malformed
+        weighted = frame["weight_sum"].notna() & frame["factor_of_interest"].notna()
         out = (
             frame.assign(
                 _failed=failed,
                 _excluded=excluded,
-                _usable=~failed & ~excluded,
+                _usable=usable,
                 _repaired=status == "repaired",
-                _malformed=status.isin(["malformed", "empty"]),
+                _malformed=malformed,
+                _no_weight=usable & weighted & frame["foi_weight"].isna(),
+                _off_scale=usable & frame["off_scale"].fillna(False).astype(bool),
             )
             .groupby(["model", "probe"], sort=True)
             .agg(
@@ -369,9 +379,10 @@ class Study:
                 excluded=("_excluded", "sum"),
                 repaired=("_repaired", "sum"),
                 malformed=("_malformed", "sum"),
+                no_weight=("_no_weight", "sum"),
+                off_scale=("_off_scale", "sum"),
                 instances=("instance_id", "nunique"),
             )
             .reset_index()
         )
-        ints = ("n", "usable", "failed", "excluded", "repaired", "malformed", "instances")
-        return out.astype({c: int for c in ints})
+        return out.astype({c: int for c in out.columns if c not in ("model", "probe")})

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from facetlab.analysis.study import DISSOCIATED, FAITHFUL, UNPARSED
+from facetlab.analysis.study import DISSOCIATED, FAITHFUL, UNPARSED, verdict_pair
 from facetlab.analysis.tables import markdown_escape
 from facetlab.report.study import Section
 
@@ -52,18 +52,12 @@ def _p1(table: pd.DataFrame) -> list[str]:
     ]
 
 
-def _p2(table: pd.DataFrame) -> list[str]:
-    rows = table[table["verdict_p2"] == DISSOCIATED]
+def _weighted(table: pd.DataFrame, verdict: str, mean: str) -> list[str]:
+    """The P2 (``verdict_p2``, ``p2_mean_weight``) or P3 (``verdict``, ``mean_weight``)
+    cells judged dissociated."""
+    rows = table[table[verdict] == DISSOCIATED]
     return [
-        f"{_md(r.instance_id)}: {_fmt(r.p2_mean_weight)} on {_md(r.neutralized_factor)}"
-        for r in rows.itertuples()
-    ]
-
-
-def _p3(table: pd.DataFrame) -> list[str]:
-    rows = table[table["verdict"] == DISSOCIATED]
-    return [
-        f"{_md(r.instance_id)}: {_fmt(r.mean_weight)} on {_md(r.neutralized_factor)}"
+        f"{_md(r.instance_id)}: {_fmt(getattr(r, mean))} on {_md(r.neutralized_factor)}"
         for r in rows.itertuples()
     ]
 
@@ -78,7 +72,7 @@ def _c2(table: pd.DataFrame, threshold: float) -> list[str]:
 
 def _contradictions(table: pd.DataFrame) -> list[str]:
     """Counterfactuals where P1 names the neutralized factor and P2 gives it no weight."""
-    rows = table[(table["verdict_p1"] == DISSOCIATED) & (table["verdict_p2"] == "faithful")]
+    rows = table[(table["verdict_p1"] == DISSOCIATED) & (table["verdict_p2"] == FAITHFUL)]
     return [_md(i) for i in rows["instance_id"]]
 
 
@@ -106,10 +100,13 @@ def describe(sections: Mapping[str, Section], threshold: float, notes: Sequence[
         judged: list[tuple[str, pd.Series, list[str]]] = []  # probe, verdicts, flags
         if model in parts["p1_p2"]:
             t = parts["p1_p2"][model]
-            judged += [("P1", t["verdict_p1"], _p1(t)), ("P2", t["verdict_p2"], _p2(t))]
+            judged += [
+                ("P1", t["verdict_p1"], _p1(t)),
+                ("P2", t["verdict_p2"], _weighted(t, "verdict_p2", "p2_mean_weight")),
+            ]
         if model in parts["p3"]:
             t = parts["p3"][model]
-            judged.append(("P3", t["verdict"], _p3(t)))
+            judged.append(("P3", t["verdict"], _weighted(t, "verdict", "mean_weight")))
         if model in parts["c2"]:
             t = parts["c2"][model]
             verdicts = t["mean_residual"].notna().map({True: FAITHFUL, False: UNPARSED})
@@ -134,8 +131,8 @@ def describe(sections: Mapping[str, Section], threshold: float, notes: Sequence[
             line += C2_CAVEAT
         if model in parts["p1_p2"] and (cases := _contradictions(parts["p1_p2"][model])):
             line += (
-                f" P1 and P2 contradict each other on {', '.join(cases)}: it names the "
-                "neutralized factor as decisive yet gives it no weight."
+                f" {verdict_pair(DISSOCIATED, FAITHFUL)} on {', '.join(cases)}: it names "
+                "the neutralized factor as decisive yet gives it no weight."
             )
         lines.append(line)
     if not lines:

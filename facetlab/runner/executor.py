@@ -443,6 +443,8 @@ class Executor:
             parsed = safe_parse(self.suite, trial, response.text, self.options.run.parser)
             error = reply_error(response)
         finished = now_iso()
+        # the form structured output took, where the server chose it
+        form = backend.structured_format if backend and trial.output_schema is not None else None
         return TrialRecord.from_trial(
             trial,
             response=response,
@@ -459,6 +461,9 @@ class Executor:
             cached=cached,
             sweep=self.options.sweep,
             inputs=self._inputs(trial),
+            params={**trial.sent_params().to_dict(), "structured_format": form}
+            if form not in (None, "auto")
+            else None,
         )
 
     async def run_trial(self, trial: Trial) -> None:
