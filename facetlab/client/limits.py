@@ -72,8 +72,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from facetlab.backends.base import RateSignal
-from facetlab.client.retry import is_rate_limit
+from facetlab.backends.base import RateSignal, RetryDecision, retry_decision
 from facetlab.errors import ConfigError
 from facetlab.numbers import check_number
 
@@ -416,7 +415,7 @@ class ProviderLimiter:
 
     def _recover(self, rate: float, now: float) -> None:
         """One step up: half the way to just below the rate refused; at it, after the hold,
-        a probe above it; never above the rate the provider's headers said is left."""
+        a probe above it; never more than the headers said is left (remaining / reset)."""
         target = RATE_MARGIN * self._ceiling
         if rate < 0.99 * target:
             step = (rate + target) / 2
@@ -425,8 +424,8 @@ class ProviderLimiter:
             self._probes += 1
         else:
             return
-        room, until = self._room
-        self._set_rate(min(step, max(room, rate)) if now < until else step, now)
+        room, until = self._room  # no more than the requests left until the reset on top
+        self._set_rate(min(step, rate + room) if now < until else step, now)
 
     # -- the calls in flight -------------------------------------------------------------
     def _answered(self, started: float) -> None:
@@ -463,8 +462,9 @@ class ProviderLimiter:
             self._raised = (cap, throughput, mean, 1)
             self._resize(2 * cap if self._doubling else cap + max(1, cap // 4))
 
-    def _failed(self, exc: BaseException, place: list[float] | None, started: float) -> None:
-        if is_rate_limit(exc):
+    def _failed(self, decision: RetryDecision, exc: BaseException, place: list[float] | None,
+                started: float) -> None:  # fmt: skip
+        if decision.kind == "rate_limit":
             if isinstance(self._requests, _Window) and place is not None:
                 # A refused request frees its place: the retry-after pause says when to
                 # send again, whether or not the provider counted the refusal.
@@ -475,7 +475,9 @@ class ProviderLimiter:
             self._resize(self._slots.size // 2)
 
     @asynccontextmanager
-    async def slot(self, tokens: int = 0) -> AsyncIterator[float]:
+    async def slot(
+        self, tokens: int = 0, decide: Callable[[BaseException], RetryDecision] = retry_decision
+    ) -> AsyncIterator[float]:
         """Hold one request's worth of every limit for the duration of the call.
 
         Yields the call's start time (``clock.now()``). The call's end teaches the
@@ -501,7 +503,7 @@ class ProviderLimiter:
             try:
                 yield started
             except BaseException as exc:
-                self._failed(exc, place if isinstance(place, list) else None, started)
+                self._failed(decide(exc), exc, place if isinstance(place, list) else None, started)
                 raise
             else:
                 self._answered(started)
