@@ -12,13 +12,11 @@ Without a configured rate a 429 sets the rate to :data:`RATE_CUT` of what the pr
 took in the second before it refused (the sends of that second whose 429 has not come
 back), at most once per :data:`CUT_SPACING_S` (a burst of 429s from one overshoot is one
 signal); after a ``retry-after`` pause that second says nothing, and the rate itself is
-cut. Until the rate is back up, no second carries more sends than the rate refused: the
-provider's last second is still full of the overshoot. Every :data:`RECOVER_S` without a
-cut the rate regains half its distance to :data:`RATE_MARGIN` of the rate refused; only
-after :data:`PROBE_HOLD_S` there without a 429 does a step go above the rate refused
-(:data:`RATE_PROBE`, the raise doubling while no 429 comes, at most :data:`MAX_PROBE`),
-and a refused probe doubles the hold (up to :data:`MAX_HOLD_S`). A step never goes above
-what the provider's headers said is left until their reset (remaining / reset). A
+cut. Every :data:`RECOVER_S` without a cut the rate regains half its distance to
+:data:`RATE_MARGIN` of the rate refused; only :data:`PROBE_HOLD_S` after a cut does a
+step go above the rate refused (:data:`RATE_PROBE`, the raise doubling while no 429
+comes, at most :data:`MAX_PROBE`). A step adds no more than the provider's headers said
+is left until their reset (remaining / reset). A
 ``retry-after`` pauses every call; it is never read as a lower rate.
 
 A configured rate is enforced the way providers enforce theirs: quantised to windows
@@ -86,8 +84,7 @@ RATE_CUT = 0.95  # a 429 sets the rate to this share of what the provider took i
 CUT_SPACING_S = 1.0  # at most one cut per this many seconds
 RECOVER_S = 1.0  # each this many seconds without a cut, one recovery step
 RATE_MARGIN = 0.98  # recovery heads for this share of the rate refused (arrival jitter)
-PROBE_HOLD_S = 8.0  # seconds after a cut before a step above the rate refused; doubled
-MAX_HOLD_S = 64.0  # after each probe that was refused, up to this
+PROBE_HOLD_S = 8.0  # seconds after a cut before a step above the rate refused
 RATE_PROBE = 1.02  # the first step above the rate refused; each further step without a
 MAX_PROBE = 0.10  # 429 doubles the raise, up to this share (2%, 4%, 8%, 10%, 10%, ...)
 HOLD_ROUNDS = 8  # rounds a taken-back raise is not tried again (doubled each time, to 64)
@@ -283,7 +280,6 @@ class ProviderLimiter:
         self._ceiling = 0.0  # the learned rate last refused, per second
         self._last_change = self._last_cut = 0.0
         self._probes = 0  # recovery steps above the ceiling since the last cut
-        self._hold_s = PROBE_HOLD_S
         self._room = (0.0, 0.0)  # the rate the headers said is left, until when
         self._sent: deque[float] = deque()  # sends of the last second (refused ones taken out)
         self._paused_until = 0.0
@@ -354,18 +350,17 @@ class ProviderLimiter:
         if self.capacity is None:
             self._resize(self.limits.max_concurrency)  # the pacing holds in flight now
 
-    def rate_limited(self, sent: float | None = None) -> None:
+    def rate_limited(self, sent: float) -> None:
         """The provider refused (429) the request ``sent`` then: cut the learned rate (or
         learn it, the first time) to a share of what it took in the last second."""
         if not self._learn:
             return
         now = self.clock.now()
-        at = now if sent is None else sent
         with contextlib.suppress(ValueError):
-            self._sent.remove(at)  # refused: not taken
+            self._sent.remove(sent)  # refused: not taken
         # what the provider held in the second before it refused this one (a send refused
         # too is taken out as its 429 comes back: most come back before this one)
-        took = sum(1 for t in self._sent if at - 1.0 < t <= at)
+        took = sum(1 for t in self._sent if sent - 1.0 < t <= sent)
         if self.learned_rpm is None:
             if took < LEARN_AFTER:  # too few to say (another client used the quota): the
                 return  # retry-after pause is the whole answer
@@ -375,8 +370,6 @@ class ProviderLimiter:
         else:  # after a pause the last second says nothing: the rate itself was refused
             full = took > LEARN_AFTER and self._paused_until <= now - 1.0
             self._ceiling = min(self.learned_rpm / 60.0, took if full else math.inf)
-            if self._probes:  # a probe above the rate refused was refused again
-                self._hold_s = min(MAX_HOLD_S, 2 * self._hold_s)
         self._last_cut, self._probes = now, 0
         self._set_rate(RATE_CUT * self._ceiling, now)
 
@@ -397,18 +390,6 @@ class ProviderLimiter:
         """Hold every new request for ``seconds`` (the provider said retry-after)."""
         self._paused_until = max(self._paused_until, self.clock.now() + seconds)
 
-    async def _wait_window(self) -> None:
-        """Below the rate refused, no more sends in any second than it: after an overshoot
-        the provider's last second is full of it (pacing alone would send into it)."""
-        while self.learned_rpm is not None and self.learned_rpm / 60.0 < self._ceiling:
-            now = self.clock.now()
-            span = 1.0 + WINDOW_SLACK_S  # the provider counts arrivals: a little later
-            while self._sent and self._sent[0] + span <= now:  # as the sleep below counts
-                self._sent.popleft()
-            if len(self._sent) < self._ceiling:
-                return
-            await self.clock.sleep(self._sent[0] + span - now)
-
     async def _wait_pause(self) -> None:
         while (left := self._paused_until - self.clock.now()) > 0:
             await self.clock.sleep(left)
@@ -419,7 +400,7 @@ class ProviderLimiter:
         target = RATE_MARGIN * self._ceiling
         if rate < 0.99 * target:
             step = (rate + target) / 2
-        elif now - self._last_cut >= self._hold_s:
+        elif now - self._last_cut >= PROBE_HOLD_S:
             step = rate * (1 + min(MAX_PROBE, (RATE_PROBE - 1) * 2 ** min(self._probes, 5)))
             self._probes += 1
         else:
@@ -491,14 +472,13 @@ class ProviderLimiter:
             await self._wait_pause()
             requests = self._requests  # last: a window place is dated as the call leaves
             place = await requests.take() if requests is not None else None
-            await self._wait_window()
             self.in_flight += 1
             if self._slots.used >= self._slots.size:
                 self._round = (*self._round[:3], True)
             started = self.clock.now()
             if self._learn:  # what a 429 is measured on
                 self._sent.append(started)
-                while started - self._sent[0] >= 1.0 + WINDOW_SLACK_S:
+                while started - self._sent[0] >= 1.0:
                     self._sent.popleft()
             try:
                 yield started

@@ -52,8 +52,8 @@ def _lines(source: Path, wanted: set[str]) -> Iterator[str]:
         import pyarrow.parquet as pq
 
         for batch in pq.ParquetFile(source).iter_batches(1000, columns=["trial_id", "record"]):
-            ids, texts = batch.column(0).to_pylist(), batch.column(1)
-            yield from (texts[i].as_py() for i, tid in enumerate(ids) if tid in wanted)
+            rows = zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True)
+            yield from (text for tid, text in rows if tid in wanted)
     elif source.suffix == SHARD_SUFFIX:
         yield from (line.decode() for _, line in iter_shard_lines(source))
     else:
