@@ -340,10 +340,9 @@ def retry_decision(exc: BaseException) -> RetryDecision:
         retry = exc.transient or (exc.status is not None and is_transient_status(exc.status))
     else:
         retry = isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError))
-    rate = isinstance(exc, BackendError) and exc.status == 429
     return RetryDecision(
         retry,
-        "rate_limit" if rate else "transient" if retry else None,
+        "rate_limit" if getattr(exc, "status", None) == 429 else "transient" if retry else None,
         float(wait) if isinstance(wait, (int, float)) and wait >= 0 else None,  # NaN is not >= 0
     )
 

@@ -234,9 +234,8 @@ class ModelClient:
 
         def before_sleep(state: RetryCallState) -> None:
             error = state.outcome.exception() if state.outcome is not None else None
-            decision = decide(error) if error is not None else None
-            if decision is not None and decision.kind == "rate_limit":  # every call waits it out
-                limiter.pause(decision.retry_after or 0.0)
+            if error is not None and (said := decide(error)).kind == "rate_limit":
+                limiter.pause(said.retry_after or 0.0)  # every call waits it out
             waiting[0] = True
             hooks.retry_waiting(error or RuntimeError("retry"))
 
