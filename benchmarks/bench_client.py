@@ -10,7 +10,11 @@ provider whose latency spikes, and a local server with one slot.
    ratios: acceptance >= 0.80 of the bare loop's calls/s, CPU <= 2x the bare loop's.
    Between them, the model client alone (``ModelClient.call``: limits, retries, the
    backend, no runner) shows which share of the CPU is the client's.
-2. ``one-slot``: ``tests/fakes/engine.py`` with one slot, 0.5 s a request, with and
+2. ``polite``: the same fake at 20 requests/s with 300 ms latency (issue 41): ~406 P2
+   trials through ``facetlab.run`` without ``--rpm``, three runs. Prints calls/s as a share
+   of the limit and the refused requests (429) as a share of the answered ones:
+   acceptance >= 0.90 of the limit with <= 5% refused.
+3. ``one-slot``: ``tests/fakes/engine.py`` with one slot, 0.5 s a request, with and
    without ``/props`` (``total_slots: 1``): 34 P1 trials, ``--timeout 3``, no ``-c``.
    Prints ok / failed, the requests the server got, the most it held at once, and the
    wall time against sequential service: acceptance 34/34 ok, <= 36 calls, wall <=
@@ -19,7 +23,7 @@ provider whose latency spikes, and a local server with one slot.
 Every figure is printed with the load average (2 shared cores: read differences of
 a few percent as noise).
 
-    python benchmarks/bench_client.py [--seconds 20] [--only spiky|one-slot] [--records shards]
+    python benchmarks/bench_client.py [--seconds 20] [--only spiky|polite|one-slot] [--records shards]
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ def serve(rate: int, latency: float, spiky: bool) -> None:
     from aiohttp import web
 
     accepted: deque[float] = deque()
-    counts = {"ok": 0, "refused": 0}
+    counts: dict[str, float] = {"ok": 0, "refused": 0, "first": 0.0, "last": 0.0}
     started = time.monotonic()
 
     async def chat(request: web.Request) -> web.Response:
@@ -83,6 +87,7 @@ def serve(rate: int, latency: float, spiky: bool) -> None:
             return web.json_response(error, status=429, headers=headers)
         accepted.append(now)
         counts["ok"] += 1
+        counts["first"], counts["last"] = counts["first"] or now, now
         spike = spiky and (now - started) % SPIKE_EVERY_S >= SPIKE_EVERY_S - SPIKE_FOR_S
         await asyncio.sleep(latency + (SPIKE_S if spike else 0.0))
         return web.json_response(COMPLETION)
@@ -91,7 +96,7 @@ def serve(rate: int, latency: float, spiky: bool) -> None:
         return web.json_response(counts)
 
     async def reset(request: web.Request) -> web.Response:
-        counts.update(ok=0, refused=0)
+        counts.update(ok=0, refused=0, first=0.0, last=0.0)
         return web.json_response(counts)
 
     async def main() -> None:
@@ -187,13 +192,13 @@ def facetlab_sweep(base_url: str, n: int, out: Path, records: str = "auto") -> N
     assert result.stats is not None and result.stats.ok == n, result.stats
 
 
-def server_counts(base: str, *, reset: bool = False) -> dict[str, int]:
+def server_counts(base: str, *, reset: bool = False) -> dict[str, Any]:
     import urllib.request
 
     request = urllib.request.Request(base + ("/reset" if reset else "/stats"),
                                      method="POST" if reset else "GET")  # fmt: skip
     with urllib.request.urlopen(request) as reply:
-        counts: dict[str, int] = json.loads(reply.read())
+        counts: dict[str, Any] = json.loads(reply.read())
         return counts
 
 
@@ -238,6 +243,42 @@ def spiky(seconds: float, records: str = "auto") -> bool:
     return passed
 
 
+# --------------------------------------------------------------------------- polite
+
+
+POLITE_RATE, POLITE_LATENCY_S, POLITE_CALLS = 20, 0.3, 406
+
+
+def polite(runs: int = 3) -> bool:
+    """A steady limit well below what the sweep could send: held, with few refusals."""
+    from facetlab.backends import get_backend
+
+    get_backend(MODEL, base_url="http://127.0.0.1:9/v1", http_transport="aiohttp")  # imports
+    rate, n, passed = POLITE_RATE, POLITE_CALLS, True
+    args = [sys.executable, __file__, "--serve", "--rate", str(rate),
+            "--latency", str(POLITE_LATENCY_S)]  # fmt: skip
+    print(f"polite: {rate} requests/s, {POLITE_LATENCY_S * 1000:.0f} ms, {n} calls, no --rpm")
+    with child(args) as port:
+        base = f"http://127.0.0.1:{port}"
+        for run_number in range(runs):
+            with tempfile.TemporaryDirectory() as tmp:
+                server_counts(base, reset=True)
+                load, start = load_average(), time.perf_counter()
+                facetlab_sweep(base + "/v1", n, Path(tmp) / "sweep")
+                wall = time.perf_counter() - start
+                counts = server_counts(base)
+            share, refused = n / wall / rate, counts["refused"] / max(1, counts["ok"])
+            served = (n - 1) / (counts["last"] - counts["first"]) / rate
+            ok = share >= 0.90 and refused <= 0.05
+            passed &= ok
+            print(f"  run {run_number + 1}: {n / wall:.2f} calls/s = {share:.3f} of the limit "
+                  f"(first to last answer at the server: {served:.3f}), "
+                  f"{counts['refused']} refused / {counts['ok']} answered = {refused:.1%} "
+                  f"(>= 0.90, <= 5%): {'PASS' if ok else 'FAIL'}; load {load}", flush=True)  # fmt: skip
+            time.sleep(1.5)  # the fake's window empties between runs
+    return passed
+
+
 # --------------------------------------------------------------------------- one slot
 
 
@@ -277,18 +318,22 @@ def one_slot() -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=20.0, help="Length of each spiky run.")
-    ap.add_argument("--only", choices=("spiky", "one-slot"))
+    ap.add_argument("--only", choices=("spiky", "polite", "one-slot"))
     ap.add_argument("--records", choices=("auto", "files", "shards"), default="auto",
                     help="The sweep's record layout (auto: files below 5,000 trials).")  # fmt: skip
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--spiky", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--rate", type=int, default=RATE, help=argparse.SUPPRESS)
+    ap.add_argument("--latency", type=float, default=LATENCY_S, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.serve:
-        serve(RATE, LATENCY_S, args.spiky)
+        serve(args.rate, args.latency, args.spiky)
         return 0
     passed = True
     if args.only in (None, "spiky"):
         passed &= spiky(args.seconds, args.records)
+    if args.only in (None, "polite"):
+        passed &= polite()
     if args.only in (None, "one-slot"):
         passed &= one_slot()
     print("PASS" if passed else "FAIL")

@@ -9,11 +9,16 @@ import json
 from collections.abc import Awaitable, Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from virtual_clock import VirtualClock, together
 
 from facetlab.backends.base import RateSignal
 from facetlab.client.limits import (
+    MAX_PROBE,
+    PROBE_HOLD_S,
     RATE_CUT,
+    RATE_MARGIN,
     START_CONCURRENCY,
     WINDOW_SLACK_S,
     Limits,
@@ -22,6 +27,7 @@ from facetlab.client.limits import (
     _request_limit,
     _Window,
 )
+from facetlab.client.retry import RetryPolicy
 from facetlab.errors import TransientBackendError
 
 REFUSED = TransientBackendError("slow down", status=429, provider="openai")
@@ -127,7 +133,7 @@ def test_the_first_429_learns_what_the_provider_accepted_then_cuts_and_recovers(
             await call(lim, clock, error=REFUSED)
         rates.append(lim.learned_rpm)
         await clock.sleep(0.6)
-        with pytest.raises(TransientBackendError):  # a second later: cut again
+        with pytest.raises(TransientBackendError):  # a second after the first: cut again
             await call(lim, clock, error=REFUSED)
         rates.append(lim.learned_rpm)
         for _ in range(4):  # quiet seconds: half the way back each
@@ -139,12 +145,13 @@ def test_the_first_429_learns_what_the_provider_accepted_then_cuts_and_recovers(
     rates = clock.run(main())
     first = RATE_CUT * 50 * 60
     assert rates[0] == pytest.approx(first) and rates[1] == rates[0]
+    # one send in the second before the third refusal: the rate itself is cut
     assert rates[2] == pytest.approx(RATE_CUT * first)
-    ceiling = first
-    expected = rates[2]
-    for got in rates[3:]:
-        expected = (expected + ceiling) / 2
+    expected, target = rates[2], RATE_MARGIN * first
+    for got in rates[3:]:  # then held just below the rate last refused (no probe yet)
+        expected = (expected + target) / 2 if expected < 0.99 * target else expected
         assert got == pytest.approx(expected)
+    assert rates[-1] == rates[-2] < target
     assert lim.concurrency == 64  # a fixed concurrency stays fixed
 
 
@@ -336,11 +343,11 @@ def test_a_429_after_a_few_sends_teaches_no_rate() -> None:
     assert lim.learned_rpm is None
 
 
-def test_a_ceiling_learned_low_is_left_in_seconds() -> None:
+def test_a_ceiling_learned_low_is_left_after_the_hold() -> None:
     """A first 429 in a window another client had filled teaches a ceiling far below the
-    provider's rate: above it each quiet step doubles its raise (2%, 4%, ... 64%), so the
-    rate passes twice that ceiling within ~10 s (at a fixed 2% it took ~40 s); a new 429
-    starts the probing again from 2%."""
+    provider's rate: after the hold each quiet step doubles its raise (2%, 4%, 8%, then
+    10% a step), so the rate passes twice that ceiling within ~25 s; a probe refused starts
+    the probing again from 2%, after the hold."""
     clock = VirtualClock()
     lim = limiter(clock, concurrency=64)
 
@@ -356,24 +363,117 @@ def test_a_ceiling_learned_low_is_left_in_seconds() -> None:
         await asyncio.gather(*(call(lim, clock, 0.01) for _ in range(20)))
         with pytest.raises(TransientBackendError):
             await call(lim, clock, error=REFUSED)
-        first = await quiet_steps(10)
+        first = await quiet_steps(22)
         with pytest.raises(TransientBackendError):
             await call(lim, clock, error=REFUSED)
-        return first, await quiet_steps(5)
+        return first, await quiet_steps(18)
 
     first, again = clock.run(main())
 
-    def expected(ceiling: float, steps: int) -> list[float]:
+    def expected(ceiling: float, steps: int, hold: float) -> list[float]:
         rate, probes, out = RATE_CUT * ceiling, 0, []
-        for _ in range(steps):
-            if rate < 0.99 * ceiling:
-                rate = (rate + ceiling) / 2
-            else:
-                rate, probes = rate * (1 + 0.02 * 2 ** min(probes, 5)), probes + 1
+        for step in range(1, steps + 1):
+            if rate < 0.99 * RATE_MARGIN * ceiling:
+                rate = (rate + RATE_MARGIN * ceiling) / 2
+            elif 1.1 * step >= hold - 1e-9:
+                rate, probes = rate * (1 + min(MAX_PROBE, 0.02 * 2 ** min(probes, 5))), probes + 1
             out.append(rate)
         return out
 
-    assert first == pytest.approx(expected(20 * 60, 10))
-    assert first[-1] > 2 * 20 * 60  # 4 steps back to the ceiling, 6 beyond it
-    assert again == pytest.approx(expected(first[-1], 5))  # ends on the 2% step
-    assert again[-1] == pytest.approx(again[-2] * 1.02)
+    assert first == pytest.approx(expected(20 * 60, 22, PROBE_HOLD_S), rel=1e-3)
+    assert first[5] < 20 * 60 and first[-1] > 2 * 20 * 60  # held below it, then left
+    assert again == pytest.approx(expected(first[-1], 18, PROBE_HOLD_S), rel=1e-3)
+    assert max(again[:7]) < first[-1]  # the hold below the probe refused
+
+
+# --------------------------------------------------------------------------- polite at a limit
+
+
+def sliding_window_provider(
+    clock: VirtualClock, limit: int, latency: float, lim: ProviderLimiter, *, headers: bool = False
+) -> tuple[Callable[[], Awaitable[None]], dict[str, list[float]]]:
+    """A provider that takes ``limit`` requests in any second (arrivals; past it 429 with
+    ``retry-after`` = until a place frees), and one call as the model client makes it:
+    a 429 pauses every call for its retry-after, then the call is sent again after its
+    backoff (the client's default policy without jitter)."""
+    accepted: list[float] = []
+    log: dict[str, list[float]] = {"accepted": accepted, "refused": []}
+
+    async def one() -> None:
+        for attempt in range(1, 30):
+            try:
+                async with lim.slot() as started:
+                    window = [t for t in accepted[-limit:] if started - t < 1.0]
+                    if len(window) >= limit:
+                        log["refused"].append(started)
+                        wait = max(0.001, 1.0 - (started - window[0]))
+                        raise TransientBackendError(
+                            "slow down", status=429, provider="openai", retry_after=wait
+                        )
+                    accepted.append(started)
+                    await clock.sleep(latency)
+                    if headers:  # what is left of this second, and when a place frees
+                        now = clock.now()
+                        held = [t for t in accepted[-limit:] if now - t < 1.0]
+                        reset = 1.0 - (now - held[0]) if held else 1.0
+                        lim.observe(RateSignal(remaining=limit - len(held), reset_s=reset))
+                return
+            except TransientBackendError as exc:
+                lim.pause(exc.retry_after or 0.0)
+                await clock.sleep(
+                    max(exc.retry_after or 0.0, RetryPolicy(jitter=False).delay(attempt))
+                )
+        raise AssertionError("a call refused 30 times")
+
+    return one, log
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    limit=st.integers(3, 120),
+    latency=st.floats(0.01, 0.8),
+    headers=st.booleans(),
+)
+def test_at_a_steady_limit_few_requests_are_refused_and_the_limit_is_held(
+    limit: int, latency: float, headers: bool
+) -> None:
+    """Without --rpm, against any steady limit and latency: at most 5% of the answered
+    requests are refused (the ramp before the first 429 included), and once the limit is
+    learned the sweep holds >= 0.90 of it (seconds 10 to 20 of a ~25-second sweep)."""
+    clock = VirtualClock()
+    lim = limiter(clock)
+    one, log = sliding_window_provider(clock, limit, latency, lim, headers=headers)
+
+    async def main() -> None:
+        await asyncio.gather(*(one() for _ in range(24 * limit)))
+
+    clock.run(main())
+    answered, refused = log["accepted"], log["refused"]
+    assert len(refused) <= 0.05 * len(answered)
+    held = sum(1 for t in answered if 10.0 <= t < 20.0) / (10.0 * limit)
+    assert held >= 0.90
+
+
+def test_a_recovery_step_goes_no_higher_than_the_headers_say_is_left() -> None:
+    clock = VirtualClock()
+    lim = limiter(clock, concurrency=64)
+
+    async def main() -> list[float]:
+        await asyncio.gather(*(call(lim, clock, 0.01) for _ in range(200)))
+        with pytest.raises(TransientBackendError):
+            await call(lim, clock, error=REFUSED)
+        cut = lim.learned_rpm or 0.0
+        lim.observe(RateSignal(remaining=1, reset_s=6.0))  # one more request in 6 s
+        rates = []
+        for _ in range(6):
+            await clock.sleep(1.1)
+            await call(lim, clock)
+            rates.append(lim.learned_rpm or 0.0)
+        return [cut, *rates]
+
+    cut, *rates = clock.run(main())
+    assert cut == pytest.approx(RATE_CUT * 200 * 60)
+    # until the reset each step adds at most what is left: 1 request in 6 s = 10 a minute
+    assert rates[:5] == pytest.approx([cut + 10 * k for k in range(1, 6)])
+    free = (rates[4] + RATE_MARGIN * 200 * 60) / 2  # after it, half the way to the target
+    assert rates[5] == pytest.approx(free) and free - rates[4] > 10

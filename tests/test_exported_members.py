@@ -32,7 +32,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
     ),
     "facetlab.backends": (
         "DEFAULT_DECLARATION", "Backend", "BackendClass", "Declaration", "ModelRequest",
-        "ModelResponse", "ModelSpec", "SamplingParams", "Usage", "available_providers",
+        "ModelResponse", "ModelSpec", "RetryDecision", "SamplingParams", "Usage", "available_providers",
         "backend_class", "declaration_of", "endpoint_of", "generate", "get_backend",
         "model_declaration", "parse_model_string", "provider_declaration", "register_backend",
     ),

@@ -30,7 +30,6 @@ from facetlab.analysis.hints import (
     labelled_hint,
     labelled_replies,
 )
-from facetlab.analysis.traces import trace_table, trace_trials
 from facetlab.backends.base import ModelResponse, SamplingParams
 from facetlab.backends.bedrock import BedrockBackend
 from facetlab.errors import ConfigError, InstanceError
@@ -446,9 +445,9 @@ def test_trace_attribution_recovers_a_trace_that_disagrees_with_the_weights(
     out = tmp_path / "t"
     run(anchors, "anchor,c2", [honest, focused], out=out, progress="none",
         console=io.StringIO())  # fmt: skip
-    table = trace_table(trace_trials(read_sweep_records(out / "records"))).set_index(
-        ["model", "comparison"]
-    )
+    section = trace_section(Study.load(anchors, [out]))  # the texts read one at a time
+    assert section.table is not None, section.reason
+    table = section.table.set_index(["model", "comparison"])
     h, f = table.loc[(honest, "stated weights")], table.loc[(focused, "stated weights")]
     assert h["rho_low"] > 0.95 and h["top_agreement"] == 1.0
     # it thinks about F3 but weights F1 (on most anchors): the disagreement shows

@@ -126,9 +126,9 @@ def test_an_ordinary_500_is_still_retried() -> None:
     from facetlab.errors import TransientBackendError
 
     plain = TransientBackendError("openai HTTP 500: internal error", status=500)
-    assert backend.should_retry(plain) is True  # the status decides: retried
+    assert backend.should_retry(plain).retry is True  # the status decides: retried
     body = TransientBackendError(f"openai HTTP 500: {VALIDATION_500}", status=500)
-    assert backend.should_retry(body) is False
+    assert backend.should_retry(body).retry is False
 
 
 def test_an_unknown_structured_format_is_refused() -> None:

@@ -447,7 +447,7 @@ def test_freeze_heap_is_the_command_lines_choice_not_the_librarys(
 def test_retry_policy_backoff_and_retry_after() -> None:
     import random
 
-    from facetlab.backends.base import transient as is_transient
+    from facetlab.backends.base import retry_decision
 
     policy = RetryPolicy(base_delay_s=1.0, max_delay_s=8.0)
     rng = random.Random(0)
@@ -455,18 +455,19 @@ def test_retry_policy_backoff_and_retry_after() -> None:
         ceiling = min(8.0, 2 ** (attempt - 1))
         assert ceiling / 2 <= policy.delay(attempt, rng=rng) <= ceiling
     assert policy.delay(1, retry_after=30.0, rng=rng) == 30.0
-    assert is_transient(rate_limited()) and is_transient(server_error())
-    assert not is_transient(bad_request()) and not is_transient(ValueError("x"))
-    assert is_transient(asyncio.TimeoutError()) and is_transient(ConnectionResetError())
+    assert retry_decision(rate_limited()).retry and retry_decision(server_error()).retry
+    assert not retry_decision(bad_request()).retry and not retry_decision(ValueError("x")).retry
+    assert retry_decision(asyncio.TimeoutError()).retry
+    assert retry_decision(ConnectionResetError()).retry
 
 
 def test_record_error_text_never_carries_a_key() -> None:
-    from facetlab.backends.base import transient as is_transient
+    from facetlab.backends.base import retry_decision
     from facetlab.client.retry import describe
 
     text = describe(RuntimeError("custom backend failed with key sk-proj-abcdefghijkl123"))
     assert "sk-proj-abcdefghijkl123" not in text and "***" in text
     # one list of retryable statuses, shared with the backends
-    assert is_transient(TransientBackendError("x", status=499)) is True
-    assert is_transient(PermanentBackendError("x", status=499)) is True
-    assert is_transient(PermanentBackendError("x", status=404)) is False
+    assert retry_decision(TransientBackendError("x", status=499)).retry is True
+    assert retry_decision(PermanentBackendError("x", status=499)).retry is True
+    assert retry_decision(PermanentBackendError("x", status=404)).retry is False

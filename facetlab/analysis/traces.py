@@ -30,7 +30,6 @@ import pandas as pd
 
 from facetlab.analysis.stats import wilson
 from facetlab.errors import DataError
-from facetlab.records.schema import TrialRecord
 
 _MENTION = re.compile(r"\b(?:F|factor\s*)(\d{1,3})\b", re.IGNORECASE)
 WEIGHTED = ("p2", "p3", "anchor", "c2")
@@ -59,31 +58,39 @@ def _spearman(a: Sequence[float], b: Sequence[float]) -> float:
     return float(spearmanr(a, b).statistic)
 
 
-def trace_trials(records: Iterable[TrialRecord]) -> pd.DataFrame:
+def trace_trials(trials: pd.DataFrame, thinking: Iterable[tuple[str, str | None]]) -> pd.DataFrame:
     """One row per comparison: ``model, comparison, instance_id, probe, trace_top,
     stated_top, rho``. ``comparison`` is ``stated weights`` (one row per trial) or
-    ``C2 effects`` (one row per model and anchor). Raises :class:`DataError` when no
-    weighted trial carries thinking text."""
-    rows: list[dict[str, Any]] = []
-    anchors: dict[tuple[str, str], list[tuple[dict[str, float], dict[str, float]]]] = {}
+    ``C2 effects`` (one row per model and anchor).
+
+    ``trials`` are usable rows of a trials table (:func:`facetlab.records.load_trials`;
+    the weighted-rank ones are used), ``thinking`` the ``(trial_id, thinking text)`` of
+    those that returned any, read once, in any order: only each trial's scores are kept,
+    never its text; rows in trial id order.
+    Raises :class:`DataError` when no weighted trial carries thinking text."""
+    weighted = trials[trials["probe"].str.lower().isin(WEIGHTED) & trials["weights"].map(bool)]
+    rows = weighted.set_index("trial_id", drop=False).sort_index()  # however they are stored
+    scored: dict[str, dict[str, float]] = {}
+    for tid, text in thinking:
+        if tid in rows.index and isinstance(text, str) and text.strip():
+            scored[tid] = trace_scores(text, int(rows["n_factors"][tid]))
+    if not scored:
+        raise DataError("no weighted trial (P2, P3, anchor, C2) returned thinking text")
     kept: dict[tuple[str, str, str], list[float]] = {}
-    for r in records:
-        weights = r.parsed.weights
-        if r.probe not in WEIGHTED or r.status != "ok" or not weights:
-            continue
-        if r.probe == "c2" and r.factor_of_interest:
-            key = (r.model, str(r.base_instance_id), r.factor_of_interest.upper())
-            kept.setdefault(key, []).append(float(weights.get(key[2], 0.0)))
-        thinking = r.thinking
-        if not isinstance(thinking, str) or not thinking.strip():
-            continue
-        scores = trace_scores(thinking, r.n_factors)
-        stated = {k: float(weights.get(k, 0.0)) for k in scores}
-        if r.probe == "anchor":
-            anchors.setdefault((r.model, r.instance_id), []).append((scores, stated))
-        rows.append({
-            "model": r.model, "comparison": "stated weights", "instance_id": r.instance_id,
-            "probe": r.probe.upper(), "trace_top": _top(scores), "stated_top": _top(stated),
+    c2 = weighted[(weighted["probe"] == "C2") & weighted["factor_of_interest"].notna()]
+    for model, anchor, foi, weights in c2[["model", "base_instance_id", "factor_of_interest",
+                                           "weights"]].itertuples(index=False):  # fmt: skip
+        kept.setdefault((model, str(anchor), foi), []).append(float(weights.get(foi, 0.0)))
+    out: list[dict[str, Any]] = []
+    anchors: dict[tuple[str, str], list[tuple[dict[str, float], dict[str, float]]]] = {}
+    for _, r in rows[rows.index.isin(scored.keys())].iterrows():
+        scores = scored[r["trial_id"]]
+        stated = {k: float(r["weights"].get(k, 0.0)) for k in scores}
+        if r["probe"] == "anchor":
+            anchors.setdefault((r["model"], r["raw_instance_id"]), []).append((scores, stated))
+        out.append({
+            "model": r["model"], "comparison": "stated weights", "instance_id": r["raw_instance_id"],
+            "probe": r["probe"].upper(), "trace_top": _top(scores), "stated_top": _top(stated),
             "rho": _spearman(list(scores.values()), list(stated.values())),
         })  # fmt: skip
     for (model, anchor), pairs in anchors.items():
@@ -95,14 +102,12 @@ def trace_trials(records: Iterable[TrialRecord]) -> pd.DataFrame:
             if (model, anchor, k) in kept
         ]
         if len(effect) == len(labels):
-            rows.append({
+            out.append({
                 "model": model, "comparison": "C2 effects", "instance_id": anchor, "probe": "C2",
                 "trace_top": labels[int(np.argmax(trace))], "stated_top": labels[int(np.argmax(effect))],
                 "rho": _spearman(trace, effect),
             })  # fmt: skip
-    if not rows:
-        raise DataError("no weighted trial (P2, P3, anchor, C2) returned thinking text")
-    return pd.DataFrame(rows)
+    return pd.DataFrame(out)
 
 
 def _mean_interval(values: np.ndarray[Any, Any]) -> tuple[float, float]:
@@ -110,7 +115,10 @@ def _mean_interval(values: np.ndarray[Any, Any]) -> tuple[float, float]:
 
     if len(values) < 2 or np.ptp(values) == 0:
         return (float(values[0]),) * 2 if len(values) else (float("nan"),) * 2
-    ci = bootstrap((values,), np.mean, method="percentile", random_state=0).confidence_interval
+    # in batches: all 9,999 resamples of 10^4 values at once would be 800 MB
+    ci = bootstrap(
+        (values,), np.mean, method="percentile", batch=100, random_state=0
+    ).confidence_interval
     return float(ci.low), float(ci.high)
 
 

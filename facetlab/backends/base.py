@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from facetlab.errors import BackendError, ConfigError
 from facetlab.numbers import check_number
@@ -313,17 +313,38 @@ def is_transient_status(status: int) -> bool:
     return status in TRANSIENT_STATUSES or status >= 500
 
 
-def transient(exc: BaseException) -> bool:
-    """Whether a failed call is worth repeating, by the failure alone: a
-    :class:`~facetlab.errors.BackendError` says so itself (its provider mapped it:
-    ``transient``, or a retryable status); the runner's own timeout and a dropped
-    connection are transient; anything else is not (a bug in a custom backend fails the
-    trial with its message, once)."""
+@dataclass(frozen=True)
+class RetryDecision:
+    """What a failed call means to the model client, in one value (as inspect_ai's
+    providers say it): ``retry``, whether to send it again; ``kind``, ``"rate_limit"`` (a
+    429: the limiter slows down and every call waits out ``retry_after``) or
+    ``"transient"`` (anything else worth a retry), None when neither; ``retry_after``, the
+    seconds the provider asked to wait, if it did (may be inf: the client holds it to its
+    cap, ``--max-retry-after``)."""
+
+    retry: bool
+    kind: Literal["rate_limit", "transient"] | None = None
+    retry_after: float | None = None
+
+
+def retry_decision(exc: BaseException) -> RetryDecision:
+    """The decision by the failure alone: a :class:`~facetlab.errors.BackendError` says
+    whether to retry itself (its provider mapped it: ``transient``, or a retryable status),
+    a 429 is a rate limit; the runner's own timeout and a dropped connection are
+    transient; anything else is not (a bug in a custom backend fails the trial with its
+    message, once)."""
     import asyncio  # not at import: `facetlab --help` loads this module
 
+    wait = getattr(exc, "retry_after", None)
     if isinstance(exc, BackendError):
-        return exc.transient or (exc.status is not None and is_transient_status(exc.status))
-    return isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError))
+        retry = exc.transient or (exc.status is not None and is_transient_status(exc.status))
+    else:
+        retry = isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError))
+    return RetryDecision(
+        retry,
+        "rate_limit" if getattr(exc, "status", None) == 429 else "transient" if retry else None,
+        float(wait) if isinstance(wait, (int, float)) and wait >= 0 else None,  # NaN is not >= 0
+    )
 
 
 @dataclass(frozen=True)
@@ -342,7 +363,7 @@ class Backend(Protocol):
     A backend subclasses this class (as inspect_ai's providers subclass ``ModelAPI``) and
     so declares everything the layers above ask of it: what it is (``declaration``),
     where it sends (``base_url``) and which failures are worth a retry
-    (:meth:`should_retry`); the defaults here fit a backend that declares nothing. Its
+    (:meth:`should_retry`, one :class:`RetryDecision`); the defaults here fit a backend that declares nothing. Its
     constructor takes ``(model, *, base_url=None, **options)`` (see
     :func:`facetlab.backends.get_backend`).
     """
@@ -379,10 +400,10 @@ class Backend(Protocol):
         server); None: it does not say (the model client then sizes from latency)."""
         return None
 
-    def should_retry(self, exc: BaseException) -> bool:
-        """Whether a failed call is worth repeating (the provider decides; default:
-        :func:`transient`)."""
-        return transient(exc)
+    def should_retry(self, exc: BaseException) -> RetryDecision:
+        """What a failed call means: whether to repeat it, why, and the wait the provider
+        asked for (the provider decides; default: :func:`retry_decision`)."""
+        return retry_decision(exc)
 
 
 def generate(backend: Backend, request: ModelRequest) -> ModelResponse:

@@ -50,6 +50,7 @@ from facetlab.backends.base import (
     Declaration,
     ModelRequest,
     ModelResponse,
+    RetryDecision,
     SamplingParams,
     Usage,
 )
@@ -316,10 +317,10 @@ class OpenAIBackend(SDKBackend["openai.AsyncOpenAI"]):
                     return slots
         return None
 
-    def should_retry(self, exc: BaseException) -> bool:
+    def should_retry(self, exc: BaseException) -> RetryDecision:
         """A 500 that says the request body is invalid (llama-cpp-python) is not retried."""
         if isinstance(exc, BackendError) and exc.status == 500 and _INVALID_BODY.search(str(exc)):
-            return False
+            return RetryDecision(False)
         return super().should_retry(exc)
 
     def response_from_message(

@@ -8,12 +8,16 @@ how the call ended (answered, refused with 429, timed out).
 **The rate** comes from the provider's own signals only: a configured
 ``requests_per_minute`` (``--rpm``); the rate-limit headers a provider sends (its
 limit per minute, and a pause until the reset when nothing remains); and 429s.
-Without a configured rate, the first 429 sets the rate to what the provider accepted
-in the last second, times :data:`RATE_CUT`; a later 429 cuts the rate by
-:data:`RATE_CUT`, at most once per :data:`CUT_SPACING_S` (a burst of 429s from one
-overshoot is one signal). Every :data:`RECOVER_S` without a cut the rate regains half
-its distance to the rate that was refused (fast recovery), and above it grows by
-:data:`RATE_PROBE`. A ``retry-after`` pauses every call; it is never read as a lower rate.
+Without a configured rate a 429 sets the rate to :data:`RATE_CUT` of what the provider
+took in the second before it refused (the sends of that second whose 429 has not come
+back), at most once per :data:`CUT_SPACING_S` (a burst of 429s from one overshoot is one
+signal); after a ``retry-after`` pause that second says nothing, and the rate itself is
+cut. Every :data:`RECOVER_S` without a cut the rate regains half its distance to
+:data:`RATE_MARGIN` of the rate refused; only :data:`PROBE_HOLD_S` after a cut does a
+step go above the rate refused (:data:`RATE_PROBE`, the raise doubling while no 429
+comes, at most :data:`MAX_PROBE`). A step adds no more than the provider's headers said
+is left until their reset (remaining / reset). A
+``retry-after`` pauses every call; it is never read as a lower rate.
 
 A configured rate is enforced the way providers enforce theirs: quantised to windows
 of ``rate_window_s`` (one second by default), each kept :data:`WINDOW_SLACK_S` longer
@@ -66,8 +70,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from facetlab.backends.base import RateSignal
-from facetlab.client.retry import is_rate_limit
+from facetlab.backends.base import RateSignal, RetryDecision, retry_decision
 from facetlab.errors import ConfigError
 from facetlab.numbers import check_number
 
@@ -77,12 +80,13 @@ WINDOW_SLACK_S = 0.010
 """How much longer than the provider's window a rate window is kept (send-to-arrival jitter)."""
 
 # The constants of the learned rate and of the probed cap (see the module docstring)
-RATE_CUT = 0.9  # a 429 sets the rate to this share of the rate refused
+RATE_CUT = 0.95  # a 429 sets the rate to this share of what the provider took in the last second
 CUT_SPACING_S = 1.0  # at most one cut per this many seconds
 RECOVER_S = 1.0  # each this many seconds without a cut, one recovery step
-RATE_PROBE = 1.02  # above the rate last refused, the first step raises the rate by this
-# factor; each further step without a 429 doubles the raise (2%, 4%, ... 64%): a ceiling
-# learned low (a window another client had filled) is left in seconds, not minutes
+RATE_MARGIN = 0.98  # recovery heads for this share of the rate refused (arrival jitter)
+PROBE_HOLD_S = 8.0  # seconds after a cut before a step above the rate refused
+RATE_PROBE = 1.02  # the first step above the rate refused; each further step without a
+MAX_PROBE = 0.10  # 429 doubles the raise, up to this share (2%, 4%, 8%, 10%, 10%, ...)
 HOLD_ROUNDS = 8  # rounds a taken-back raise is not tried again (doubled each time, to 64)
 MIN_RPM = 60.0  # no cut goes below a request a second (retry-after pauses space the rest)
 LEARN_AFTER = 1  # a 429 after no more sends than this in the last second teaches no rate
@@ -276,7 +280,8 @@ class ProviderLimiter:
         self._ceiling = 0.0  # the learned rate last refused, per second
         self._last_change = self._last_cut = 0.0
         self._probes = 0  # recovery steps above the ceiling since the last cut
-        self._sent: deque[float] = deque()  # send times in the last second (learning)
+        self._room = (0.0, 0.0)  # the rate the headers said is left, until when
+        self._sent: deque[float] = deque()  # sends of the last second (refused ones taken out)
         self._paused_until = 0.0
         self.in_flight = 0
         self.capacity: int | None = None  # what the server said it runs at once
@@ -345,21 +350,26 @@ class ProviderLimiter:
         if self.capacity is None:
             self._resize(self.limits.max_concurrency)  # the pacing holds in flight now
 
-    def rate_limited(self) -> None:
-        """The provider answered 429: cut the learned rate (or learn it, the first time)."""
+    def rate_limited(self, sent: float) -> None:
+        """The provider refused (429) the request ``sent`` then: cut the learned rate (or
+        learn it, the first time) to a share of what it took in the last second."""
         if not self._learn:
             return
         now = self.clock.now()
-        if self.learned_rpm is None:  # what the provider took in the last second, this one aside
-            while self._sent and now - self._sent[0] > 1.0:
-                self._sent.popleft()
-            if len(self._sent) <= LEARN_AFTER:  # too few to say (another client used the
-                return  # quota): the retry-after pause is the whole answer
-            self._ceiling = float(len(self._sent) - 1)
+        with contextlib.suppress(ValueError):
+            self._sent.remove(sent)  # refused: not taken
+        # what the provider held in the second before it refused this one (a send refused
+        # too is taken out as its 429 comes back: most come back before this one)
+        took = sum(1 for t in self._sent if sent - 1.0 < t <= sent)
+        if self.learned_rpm is None:
+            if took < LEARN_AFTER:  # too few to say (another client used the quota): the
+                return  # retry-after pause is the whole answer
+            self._ceiling = float(took)
         elif now - self._last_cut < CUT_SPACING_S:
             return
-        else:
-            self._ceiling = self.learned_rpm / 60.0
+        else:  # after a pause the last second says nothing: the rate itself was refused
+            full = took > LEARN_AFTER and self._paused_until <= now - 1.0
+            self._ceiling = min(self.learned_rpm / 60.0, took if full else math.inf)
         self._last_cut, self._probes = now, 0
         self._set_rate(RATE_CUT * self._ceiling, now)
 
@@ -371,8 +381,10 @@ class ProviderLimiter:
             self._told_rpm = signal.limit_rpm
             self._ceiling = signal.limit_rpm / 60.0
             self._set_rate(self._ceiling, self.clock.now())
-        if signal.remaining is not None and signal.remaining <= 0 and signal.reset_s:
-            self.pause(signal.reset_s)
+        if signal.remaining is not None and signal.reset_s:
+            self._room = (signal.remaining / signal.reset_s, self.clock.now() + signal.reset_s)
+            if signal.remaining <= 0:
+                self.pause(signal.reset_s)
 
     def pause(self, seconds: float) -> None:
         """Hold every new request for ``seconds`` (the provider said retry-after)."""
@@ -382,6 +394,20 @@ class ProviderLimiter:
         while (left := self._paused_until - self.clock.now()) > 0:
             await self.clock.sleep(left)
 
+    def _recover(self, rate: float, now: float) -> None:
+        """One step up: half the way to just below the rate refused; at it, after the hold,
+        a probe above it; never more than the headers said is left (remaining / reset)."""
+        target = RATE_MARGIN * self._ceiling
+        if rate < 0.99 * target:
+            step = (rate + target) / 2
+        elif now - self._last_cut >= PROBE_HOLD_S:
+            step = rate * (1 + min(MAX_PROBE, (RATE_PROBE - 1) * 2 ** min(self._probes, 5)))
+            self._probes += 1
+        else:
+            return
+        room, until = self._room  # no more than the requests left until the reset on top
+        self._set_rate(min(step, rate + room) if now < until else step, now)
+
     # -- the calls in flight -------------------------------------------------------------
     def _answered(self, started: float) -> None:
         now = self.clock.now()
@@ -390,12 +416,7 @@ class ProviderLimiter:
         if self.limits.requests_per_minute:
             self._resize(self._rate_cap())
         if self._learn and self.learned_rpm is not None and now - self._last_change > RECOVER_S:
-            rate = self.learned_rpm / 60.0  # half the way back to the rate refused, then beyond
-            if rate < 0.99 * self._ceiling:
-                self._set_rate((rate + self._ceiling) / 2, now)
-            else:
-                self._set_rate(rate * (1 + (RATE_PROBE - 1) * 2 ** min(self._probes, 5)), now)
-                self._probes += 1
+            self._recover(self.learned_rpm / 60.0, now)
         if not self._auto or self._rate_known() or self.capacity is not None:
             return
         start, answers, latencies, busy = self._round
@@ -422,19 +443,22 @@ class ProviderLimiter:
             self._raised = (cap, throughput, mean, 1)
             self._resize(2 * cap if self._doubling else cap + max(1, cap // 4))
 
-    def _failed(self, exc: BaseException, place: list[float] | None) -> None:
-        if is_rate_limit(exc):
+    def _failed(self, decision: RetryDecision, exc: BaseException, place: list[float] | None,
+                started: float) -> None:  # fmt: skip
+        if decision.kind == "rate_limit":
             if isinstance(self._requests, _Window) and place is not None:
                 # A refused request frees its place: the retry-after pause says when to
                 # send again, whether or not the provider counted the refusal.
                 self._requests.give_back(place)
-            self.rate_limited()  # its retry-after pause is the client's (within its cap)
+            self.rate_limited(started)  # its retry-after pause is the client's (within its cap)
         elif isinstance(exc, TimeoutError) and not self._rate_known() and self.capacity is None:
             self._doubling, self._hold, self._raised = False, HOLD_ROUNDS, None
             self._resize(self._slots.size // 2)
 
     @asynccontextmanager
-    async def slot(self, tokens: int = 0) -> AsyncIterator[float]:
+    async def slot(
+        self, tokens: int = 0, decide: Callable[[BaseException], RetryDecision] = retry_decision
+    ) -> AsyncIterator[float]:
         """Hold one request's worth of every limit for the duration of the call.
 
         Yields the call's start time (``clock.now()``). The call's end teaches the
@@ -452,14 +476,14 @@ class ProviderLimiter:
             if self._slots.used >= self._slots.size:
                 self._round = (*self._round[:3], True)
             started = self.clock.now()
-            if self._learn and self.learned_rpm is None:  # what the first 429 is measured on
+            if self._learn:  # what a 429 is measured on
                 self._sent.append(started)
-                while started - self._sent[0] > 1.0:
+                while started - self._sent[0] >= 1.0:
                     self._sent.popleft()
             try:
                 yield started
             except BaseException as exc:
-                self._failed(exc, place if isinstance(place, list) else None)
+                self._failed(decide(exc), exc, place if isinstance(place, list) else None, started)
                 raise
             else:
                 self._answered(started)

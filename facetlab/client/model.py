@@ -42,8 +42,6 @@ from facetlab.client.pricing import BATCH_DISCOUNT, estimate_tokens, is_count, p
 from facetlab.client.retry import (
     RetryPolicy,
     describe,
-    is_rate_limit,
-    retry_after_of,
 )
 from facetlab.errors import BackendError, BudgetExceededError, ConfigError
 
@@ -234,18 +232,19 @@ class ModelClient:
         limiter = self.limiter
         waiting = [False]  # between a failed attempt and the next one
 
+        decide = self.backend.should_retry  # one RetryDecision per failure
         refused = [0]  # paid replies refused so far: such a reply is asked again at most once
 
         def retryable(error: BaseException) -> bool:
             refused[0] += getattr(error, "status", None) == 200
             if refused[0] > 1:
                 return False
-            return self.backend.should_retry(error) and not self._too_long(error)
+            return decide(error).retry and not self._too_long(error)
 
         def before_sleep(state: RetryCallState) -> None:
             error = state.outcome.exception() if state.outcome is not None else None
-            if error is not None and is_rate_limit(error):  # every call waits it out
-                limiter.pause(retry_after_of(error) or 0.0)
+            if error is not None and (said := decide(error)).kind == "rate_limit":
+                limiter.pause(said.retry_after or 0.0)  # every call waits it out
             waiting[0] = True
             hooks.retry_waiting(error or RuntimeError("retry"))
 
@@ -260,7 +259,7 @@ class ModelClient:
                 first = error
             async for attempt in AsyncRetrying(
                 stop=stop_after_attempt(policy.max_attempts),
-                wait=policy.tenacity_wait(self._rng),
+                wait=policy.tenacity_wait(decide, self._rng),
                 retry=retry_if_exception(retryable),
                 before_sleep=before_sleep,
                 reraise=True,
@@ -288,7 +287,7 @@ class ModelClient:
         """One call within the limits and the budget: the response and its cost."""
         # once per server: how many requests it runs at once (where it says)
         await self.limiter.learn_capacity(self.backend.server_slots)
-        async with self.limiter.slot(tokens):
+        async with self.limiter.slot(tokens, self.backend.should_retry):
             reservation = await self._reserve(request, hooks)
             hooks.call_started()
             paid = False
@@ -384,7 +383,7 @@ class ModelClient:
         self.meter.settle(reservation, cost)
 
     def _too_long(self, error: BaseException) -> bool:
-        retry_after = retry_after_of(error)
+        retry_after = self.backend.should_retry(error).retry_after
         return retry_after is not None and retry_after > self.retry.max_retry_after_s
 
     def _failed(self, error: BaseException, attempts: int) -> CallFailed:
@@ -393,7 +392,8 @@ class ModelClient:
         kind = f"HTTP {status}" if status else type(error).__name__
         if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
             kind = f"timeout (--timeout {self.timeout_s:g}s)"
-        if not self.backend.should_retry(error):
+        decision = self.backend.should_retry(error)
+        if not decision.retry:
             return CallFailed(
                 message, cause=f"{kind}, not retryable", attempts=attempts, error=error
             )
@@ -401,7 +401,7 @@ class ModelClient:
             cap = self.retry.max_retry_after_s
             # a provider asking for an hour must not hold the sweep for an hour
             return CallFailed(
-                f"{message} (the provider asked to wait {retry_after_of(error):g}s "
+                f"{message} (the provider asked to wait {decision.retry_after:g}s "
                 f"(retry-after), more than the cap of {cap:g}s: not retried; raise the cap "
                 "with --max-retry-after or re-run later with --retry-errors)",
                 cause=f"{kind} with a retry-after above the {cap:g}s cap (--max-retry-after)",

@@ -6,7 +6,9 @@ jitter (a random wait between half and all of the backoff, so concurrent trials
 spread out), never sooner than the provider's ``retry-after`` (up to
 ``max_retry_after_s``); anything else (other 4xx, bad model ids, auth) fails the
 trial at once with the provider's message. Which failure is transient is the
-provider's decision (:meth:`facetlab.backends.Backend.should_retry`).
+provider's decision: :meth:`facetlab.backends.Backend.should_retry` returns one
+:class:`~facetlab.backends.RetryDecision` (retry or not, a rate limit or a transient
+failure, the provider's ``retry-after``), the one place the client reads it.
 
 >>> policy = RetryPolicy(base_delay_s=1.0, max_delay_s=8.0, jitter=False)
 >>> [policy.delay(n) for n in (1, 2, 3, 4, 5)]
@@ -15,7 +17,6 @@ provider's decision (:meth:`facetlab.backends.Backend.should_retry`).
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,8 +24,8 @@ from dataclasses import dataclass
 from tenacity import RetryCallState
 
 from facetlab.backends._common import redact
-from facetlab.backends.base import MAX_RETRY_AFTER_S
-from facetlab.errors import BackendError, ConfigError
+from facetlab.backends.base import MAX_RETRY_AFTER_S, RetryDecision, retry_decision
+from facetlab.errors import ConfigError
 from facetlab.numbers import check_number
 
 
@@ -57,28 +58,24 @@ class RetryPolicy:
             wait = max(wait, retry_after)
         return wait
 
-    def tenacity_wait(self, rng: random.Random | None = None) -> Callable[[RetryCallState], float]:
-        """This policy as a ``tenacity`` wait: :meth:`delay` after the failed attempt."""
+    def tenacity_wait(
+        self, decide: Callable[[BaseException], RetryDecision], rng: random.Random | None = None
+    ) -> Callable[[RetryCallState], float]:
+        """This policy as a ``tenacity`` wait: :meth:`delay` after the failed attempt, never
+        sooner than the retry-after of ``decide`` (the backend's ``should_retry``)."""
 
         def wait(state: RetryCallState) -> float:
             outcome = state.outcome
             error = outcome.exception() if outcome is not None else None
-            retry_after = retry_after_of(error) if error is not None else None
+            retry_after = decide(error).retry_after if error is not None else None
             return self.delay(state.attempt_number, retry_after, rng)
 
         return wait
 
 
-def retry_after_of(exc: BaseException) -> float | None:
-    """The provider's ``retry-after`` in seconds, when it sent one."""
-    value = getattr(exc, "retry_after", None)
-    if not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
-        return None
-    return float(value)  # may be inf: the caller compares it with its cap
-
-
 def is_rate_limit(exc: BaseException) -> bool:
-    return isinstance(exc, BackendError) and exc.status == 429
+    """Whether a failure is a rate limit by the default decision (the runner's count)."""
+    return retry_decision(exc).kind == "rate_limit"
 
 
 def describe(exc: BaseException) -> str:

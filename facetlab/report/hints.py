@@ -10,14 +10,22 @@ for), and name models as the study does.
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import pandas as pd
 
 from facetlab.analysis.hints import hint_table, hint_trials
 from facetlab.analysis.rules import usable
 from facetlab.analysis.traces import trace_table, trace_trials
 from facetlab.errors import DataError, RecordError
 from facetlab.probes.hint import load_hints
-from facetlab.records import TrialRecord, read_sweep_records
+from facetlab.records import TrialRecord
+from facetlab.records.own import record_from_object
+from facetlab.records.shards import SHARD_SUFFIX, iter_shard_lines
 from facetlab.report.study import Section, Study
 
 __all__ = ["JUDGE_CACHE", "hint_section", "trace_section"]
@@ -26,20 +34,72 @@ JUDGE_CACHE = "judge-cache"
 """The folder of a report's ``--out`` where the judge's answers are kept (a rerun is free)."""
 
 
-def _records(study: Study, probes: tuple[str, ...]) -> tuple[list[TrialRecord], dict[str, str]]:
-    """The study's kept records of ``probes``, and each record's model as the study names it."""
+def _kept(study: Study, probes: tuple[str, ...]) -> pd.DataFrame:
+    """The study's kept trials of ``probes``: usable, of the models asked for."""
     kept = usable(study.trials)
     kept = kept[kept["probe"].isin(probes)]
     if study.models is not None:
         kept = kept[kept["model"].isin(study.models)]
-    names = dict(zip(kept["trial_id"], kept["model"].astype(str), strict=True))
-    if not names:
+    if kept.empty:
         raise DataError(f"no {'/'.join(probes)} trials in these records")
-    found: dict[str, TrialRecord] = {}
-    for folder in study.records:  # a sweep's records/ (or the records folders under it)
-        for where in [d for d in sorted(folder.rglob("records")) if d.is_dir()] or [folder]:
-            found.update((r.trial_id, r) for r in read_sweep_records(where) if r.trial_id in names)
-    return list(found.values()), {r.model: names[r.trial_id] for r in found.values()}
+    return kept
+
+
+def _lines(source: Path, wanted: set[str]) -> Iterator[str]:
+    """The record texts of one place a study read: a part's ``record`` column (rows of
+    ``wanted`` trials only, a thousand at a time), a shard's lines, or a record file."""
+    if source.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        for batch in pq.ParquetFile(source).iter_batches(1000, columns=["trial_id", "record"]):
+            rows = zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True)
+            yield from (text for tid, text in rows if tid in wanted)
+    elif source.suffix == SHARD_SUFFIX:
+        yield from (line.decode() for _, line in iter_shard_lines(source))
+    else:
+        yield source.read_text(encoding="utf-8")
+
+
+def _stored(kept: pd.DataFrame, field: str) -> Iterator[dict[str, Any]]:
+    """The stored record (its JSON object) of each ``kept`` trial, one at a time, from the
+    place the study read it (its ``source_file``); never a list of them.
+
+    A record whose ``field`` is null is skipped unparsed: JSON with ``"field": null`` and no
+    other ``"field"`` key (a quote inside a string is escaped) has none, so a section
+    whose text no record holds costs a scan, not a parse. A trial is given once, its ``ok``
+    record (an earlier failed run of it in the same shard is not the one the study kept)."""
+    key = f'"{field}"'
+    null = re.compile(rf"{key}\s*:\s*null\b")
+    seen: set[str] = set()
+    for source, ids in kept.groupby("source_file", sort=True)["trial_id"]:
+        wanted = set(ids)
+        for text in _lines(Path(str(source)), wanted):
+            if text.count(key) == 1 and null.search(text):
+                continue
+            try:
+                data = json.loads(text)
+            except ValueError as exc:  # changed since the study read it
+                raise RecordError(f"{source}: a record is no longer JSON ({exc})") from exc
+            tid = data.get("trial_id")
+            if tid in wanted and tid not in seen and data.get("status") == "ok":
+                seen.add(tid)
+                yield data
+
+
+def _records(study: Study, probes: tuple[str, ...]) -> tuple[Iterator[TrialRecord], dict[str, str]]:
+    """The study's kept records of ``probes``, read one at a time as the iterator is used,
+    and each record's model as the study names it (filled in as they are read)."""
+    kept = _kept(study, probes)
+    names = dict(zip(kept["trial_id"], kept["model"].astype(str), strict=True))
+    models: dict[str, str] = {}
+
+    def read() -> Iterator[TrialRecord]:
+        for data in _stored(kept, "hint_kind"):  # an H1 record always names its hint kind
+            record = record_from_object(data, f"record {data['trial_id']}")
+            models[record.model] = names[record.trial_id]
+            yield record
+
+    return read(), models
 
 
 def hint_section(
@@ -57,10 +117,11 @@ def hint_section(
 
 
 def trace_section(study: Study) -> Section:
-    """The ``traces`` table (:func:`facetlab.analysis.traces.trace_table`), or why there is none."""
+    """The ``traces`` table (:func:`facetlab.analysis.traces.trace_table`), or why there is
+    none; of the records only their thinking text is read, one at a time."""
     try:
-        records, models = _records(study, ("P2", "P3", "anchor", "C2"))
-        trials = trace_trials(records)
-        return Section("traces", trace_table(trials.assign(model=trials["model"].map(models))))
+        kept = _kept(study, ("P2", "P3", "anchor", "C2"))
+        thinking = ((d["trial_id"], d.get("thinking")) for d in _stored(kept, "thinking"))
+        return Section("traces", trace_table(trace_trials(kept, thinking)))
     except (DataError, RecordError) as exc:
         return Section("traces", None, str(exc))

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
@@ -262,6 +263,9 @@ def c2_heatmap(c2: pd.DataFrame) -> Figure:
         figsize=(max(6.0, 0.8 * len(order) + 3), max(3.0, 0.6 * len(grid) + 2.2)),
         layout="constrained",
     )
+    # a canvas that keeps its renderer: without one seaborn's tick sizing made a new
+    # figure-sized one per label (~600 MB for 76 columns)
+    FigureCanvasAgg(fig)
     ax = fig.subplots()
     sns.heatmap(
         grid,
