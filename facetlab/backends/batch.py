@@ -87,8 +87,8 @@ def _status(reply: Any, name: str, ended: Sequence[str], running: Sequence[str])
     raise BatchReplyError(f"unknown {name} {value[:60]!r}")
 
 
-class AnthropicBatch:
-    """Message Batches: ``client.messages.batches`` (create / retrieve / results)."""
+class _SDKBatch:
+    """A batch API reached through the backend's own SDK client."""
 
     min_records = 0
     short_record_ids = False
@@ -96,6 +96,10 @@ class AnthropicBatch:
     def __init__(self, backend: SDKBackend[Any]) -> None:
         self.backend = backend
         self.client = backend.client
+
+
+class AnthropicBatch(_SDKBatch):
+    """Message Batches: ``client.messages.batches`` (create / retrieve / results)."""
 
     async def submit(self, items: Sequence[tuple[str, ModelRequest]]) -> str:
         requests = [
@@ -123,18 +127,12 @@ class AnthropicBatch:
         return out
 
 
-class OpenAIBatch:
+class OpenAIBatch(_SDKBatch):
     """OpenAI Batch: a JSONL file of chat.completions requests, ``client.batches``."""
 
-    min_records = 0
-    short_record_ids = False
     endpoint = "/v1/chat/completions"
     finished = ("completed", "failed", "expired", "cancelled")
     running = ("validating", "in_progress", "finalizing", "cancelling")
-
-    def __init__(self, backend: SDKBackend[Any]) -> None:
-        self.backend = backend
-        self.client = backend.client
 
     async def submit(self, items: Sequence[tuple[str, ModelRequest]]) -> str:
         lines = [
@@ -219,11 +217,18 @@ class BedrockBatch:
 
     async def submit(self, items: Sequence[tuple[str, ModelRequest]]) -> str:
         name = f"facetlab-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
-        lines = []
-        for cid, req in items:
-            body = dict(self.backend.request_body(req))
-            body.pop("modelId", None)  # the job names the model
-            lines.append(json.dumps({"recordId": cid, "modelInput": body}, ensure_ascii=False))
+        lines = [  # without its modelId: the job names the model
+            json.dumps(
+                {
+                    "recordId": cid,
+                    "modelInput": {
+                        k: v for k, v in self.backend.request_body(req).items() if k != "modelId"
+                    },
+                },
+                ensure_ascii=False,
+            )
+            for cid, req in items
+        ]
         bucket, prefix = split_s3_uri(self.s3_uri)
         base = f"{prefix}{name}/"
         data = ("\n".join(lines) + "\n").encode("utf-8")

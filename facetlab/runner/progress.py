@@ -121,11 +121,7 @@ class Progress:
 
     def provider(self, model: str) -> ProviderCounts:
         """The counts of ``model``'s provider (created on first use)."""
-        label = provider_label(model)
-        found = self.by_provider.get(label)
-        if found is None:
-            found = self.by_provider[label] = ProviderCounts()
-        return found
+        return self.by_provider.setdefault(provider_label(model), ProviderCounts())
 
     def trial_finished(self, model: str, ok: bool) -> None:
         """Count a recorded trial under its provider (the run's totals are in ``stats``)."""
@@ -255,12 +251,11 @@ class ProgressDisplay:
     ) -> None:
         self.progress = progress
         if mode == "auto":
-            if _in_notebook():
-                mode = "notebook"
-            elif (stream or sys.stdout).isatty():
-                mode = "rich"
-            else:
-                mode = "plain"
+            mode = (
+                "notebook"
+                if _in_notebook()
+                else ("rich" if (stream or sys.stdout).isatty() else "plain")
+            )
         self.mode: Mode = mode
         self.interval = (
             interval if interval is not None else (PLAIN_INTERVAL_S if mode == "plain" else 0.2)
@@ -307,11 +302,9 @@ class ProgressDisplay:
             self._lines += 1
 
     def stop(self) -> None:
-        if self.mode == "plain":
-            if self._lines:  # the last state, after the periodic ones (a short run prints none)
-                self.update(force=True)
-            return
-        self.update(force=True)
+        # plain: the last state, after the periodic ones (a short run prints none)
+        if self.mode != "plain" or self._lines:
+            self.update(force=True)
         if self._live is not None:
             self._live.stop()
             self._live = None
