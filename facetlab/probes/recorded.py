@@ -113,11 +113,14 @@ class CheckReport:
 
     def by_probe(self) -> dict[str, tuple[int, int]]:
         """``{probe: (reproduced, total)}``."""
-        out: dict[str, tuple[int, int]] = {}
-        for c in self.checks:
-            ok, total = out.get(c.recorded.probe, (0, 0))
-            out[c.recorded.probe] = (ok + int(c.ok), total + 1)
-        return out
+        probes = dict.fromkeys(c.recorded.probe for c in self.checks)
+        return {
+            probe: (
+                sum(c.ok for c in self.checks if c.recorded.probe == probe),
+                sum(c.recorded.probe == probe for c in self.checks),
+            )
+            for probe in probes
+        }
 
 
 def _load_json(path: Path) -> Any:

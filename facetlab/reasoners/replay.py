@@ -198,9 +198,10 @@ class ReplayIndex:
             key: tuple(sorted(group, key=lambda r: (r.failed, r.timestamp, r.source)))
             for key, group in grouped.items()
         }
-        self._models: dict[str, set[str]] = defaultdict(set)
-        for recording in recordings:
-            self._models[recording.model_key].add(recording.raw_model)
+        self._models: dict[str, set[str]] = {
+            key: {r.raw_model for r in recordings if r.model_key == key}
+            for key in {r.model_key for r in recordings}
+        }
         self.size = len(recordings)
 
     @classmethod
