@@ -510,11 +510,8 @@ def _own_copy(
     """The copy of ``instance_id`` in the companion file's domain folder (the folder that
     holds its ``perturbations/`` or ``compliance/`` folder, or its own folder), if any."""
     here = companion.parent.resolve()
-    for folder in (here.parent, here):
-        found = copies.get((instance_id, folder))
-        if found is not None:
-            return found
-    return None
+    found = (copies.get((instance_id, folder)) for folder in (here.parent, here))
+    return next((copy for copy in found if copy is not None), None)
 
 
 def _read_id(path: Path) -> str | None:

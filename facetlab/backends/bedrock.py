@@ -368,7 +368,7 @@ class BedrockBackend(Backend):
         body = self.request_body(request)
         started = time.perf_counter()
         try:
-            response = await asyncio.to_thread(self._converse, body)
+            response = await asyncio.to_thread(lambda: dict(self.client.converse(**body)))
         except (
             botocore.exceptions.BotoCoreError,
             botocore.exceptions.ClientError,
@@ -381,9 +381,6 @@ class BedrockBackend(Backend):
         return response_from_converse(
             response, model_id=self.model, latency_s=time.perf_counter() - started
         )
-
-    def _converse(self, body: dict[str, Any]) -> dict[str, Any]:
-        return dict(self.client.converse(**body))
 
     async def aclose(self) -> None:
         self.client.close()

@@ -169,13 +169,13 @@ def load_instances(
     Example:
         >>> load_instances(["facet-neg-cf-001", "facet-neg-0002"])  # doctest: +SKIP
     """
-    items: list[Path | str]
-    if source is None:
-        items = [_facet_instances_dir()]
-    elif isinstance(source, (str, Path)):
-        items = [source]
-    else:
-        items = list(source)
+    items: list[Path | str] = (
+        [_facet_instances_dir()]
+        if source is None
+        else [source]
+        if isinstance(source, (str, Path))
+        else list(source)
+    )
     instances: dict[str, Instance] = {}
     origin: dict[str, Path] = {}
     for item in items:

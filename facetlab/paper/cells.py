@@ -290,12 +290,13 @@ def fig2_p3(
         group = _by_time(cell)
         flags = _wrong_flags(group["wrong"])
         weights = [float(w) for w in group["weight"]]
-        if representative == "first":
-            value, wrong = weights[0], flags[0] is True
-        elif representative == "last":
-            value, wrong = weights[-1], flags[-1] is True
-        else:
-            value, wrong = statistics.fmean(weights), any(f is True for f in flags)
+        value, wrong = (
+            (weights[0], flags[0] is True)
+            if representative == "first"
+            else (weights[-1], flags[-1] is True)
+            if representative == "last"
+            else (statistics.fmean(weights), any(f is True for f in flags))
+        )
         rows.append(
             {
                 "model": model,

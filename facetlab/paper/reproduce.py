@@ -171,12 +171,13 @@ def plan_layout(
             committed=True,
         )
     else:
-        if out is not None:
-            base = out.resolve()
-        elif check:
-            base = root / "_build" / "check" / (tag or "paper")
-        else:
-            base = build_dir(root, tag)
+        base = (
+            out.resolve()
+            if out is not None
+            else root / "_build" / "check" / (tag or "paper")
+            if check
+            else build_dir(root, tag)
+        )
         layout = Layout(
             notebooks=base / "notebooks",
             figures=base / "figures",
