@@ -565,9 +565,8 @@ def record_layout(opts: RunOptions, planned: int, out: Path) -> Layout:
     if opts.records != "auto":
         return opts.records
     folder = records_dir(out)
-    if planned >= SHARDS_FROM or shard_files(folder) or part_files(folder):
-        return "shards"
-    return "files"
+    many = planned >= SHARDS_FROM or shard_files(folder) or part_files(folder)
+    return "shards" if many else "files"
 
 
 HTTP_TIMEOUT_MARGIN_S = 5.0
@@ -631,9 +630,10 @@ def _declarations(
 
 def _cache_path(opts: RunOptions) -> Path | None:
     """The response cache: ``--cache-dir``, else ``FACETLAB_CACHE_DIR``, else None (``<out>/cache``)."""
-    cache_dir = opts.cache_dir
-    if cache_dir is None and os.environ.get("FACETLAB_CACHE_DIR"):
-        cache_dir = os.environ["FACETLAB_CACHE_DIR"]  # one cache shared by every sweep
+    # else one cache shared by every sweep
+    cache_dir = (
+        opts.cache_dir if opts.cache_dir is not None else os.environ.get("FACETLAB_CACHE_DIR")
+    )
     cache_path = Path(cache_dir).expanduser() if cache_dir else None
     if cache_path is not None and cache_path.exists() and not cache_path.is_dir():
         raise ConfigError(f"--cache-dir {cache_path} is a file; expected a folder")
