@@ -53,9 +53,11 @@ def detect_kind(path: Path, data: object) -> FileKind:
             return "instance"
     if path.parent.name == "perturbations" or path.name.endswith("-c2.json"):
         return "perturbations"
-    if path.parent.name == "compliance" or path.name.endswith("-c3.json"):
-        return "compliance"
-    return "instance"
+    return (
+        "compliance"
+        if path.parent.name == "compliance" or path.name.endswith("-c3.json")
+        else "instance"
+    )
 
 
 def _raise(path: Path, issues: Iterable[Issue]) -> None:

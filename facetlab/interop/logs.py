@@ -293,10 +293,8 @@ def _exported_record(sample: EvalSample, meta: SampleMeta, prompt: str) -> Trial
 
 def _prompt_sent(sample: EvalSample) -> str | None:
     """The text of the first user message the model received (the sample input if none)."""
-    for message in sample.messages:
-        if isinstance(message, ChatMessageUser):
-            return message.text
-    return sample.input if isinstance(sample.input, str) else None
+    fallback = sample.input if isinstance(sample.input, str) else None
+    return next((m.text for m in sample.messages if isinstance(m, ChatMessageUser)), fallback)
 
 
 def import_logs(

@@ -227,9 +227,11 @@ def sweep_tag(
     """
     ts = _check_range(list(thresholds), "thresholds")
     ss = _check_range(list(split_points), "split_points")
-    if ts == list(DEFAULT_THRESHOLDS) and ss == list(DEFAULT_SPLITS) and alpha == 0.05:
-        return None
-    return f"sweep-t{ts[0]:g}-{ts[-1]:g}-s{ss[0]:g}-{ss[-1]:g}-a{alpha:g}"
+    return (
+        None
+        if ts == list(DEFAULT_THRESHOLDS) and ss == list(DEFAULT_SPLITS) and alpha == 0.05
+        else f"sweep-t{ts[0]:g}-{ts[-1]:g}-s{ss[0]:g}-{ss[-1]:g}-a{alpha:g}"
+    )
 
 
 def _check_range(values: Sequence[float], name: str) -> list[float]:

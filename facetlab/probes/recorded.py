@@ -71,10 +71,8 @@ class PromptCheck:
         if self.rebuilt is None or self.ok:
             return None
         a, b = self.recorded.text, self.rebuilt
-        for i, (x, y) in enumerate(zip(a, b, strict=False)):
-            if x != y:
-                return i
-        return min(len(a), len(b))
+        differing = (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+        return next(differing, min(len(a), len(b)))
 
     def describe(self, context: int = 40) -> str:
         """One paragraph saying where and how the rebuilt prompt differs."""
@@ -131,9 +129,7 @@ def _load_json(path: Path) -> Any:
 
 
 def _weighted_probe(instance_id: str) -> str:
-    if "-cf-" in instance_id:
-        return "p3" if "-adv" in instance_id else "p2"
-    return "anchor"
+    return ("p3" if "-adv" in instance_id else "p2") if "-cf-" in instance_id else "anchor"
 
 
 def _required(data: Any, key: str, path: Path) -> str:

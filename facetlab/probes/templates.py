@@ -98,9 +98,7 @@ def cut(text: str, limit: int | None) -> str:
 
 def field_of(obj: object, name: str) -> Any:
     """``obj.name`` for models, ``obj[name]`` for mappings, else ``None``."""
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
+    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
 
 
 def factor_texts(instance: object) -> list[str]:

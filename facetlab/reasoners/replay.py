@@ -262,9 +262,7 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
     if data_dir is not None and str(data_dir):
         return Path(data_dir).expanduser()
     mirror = os.environ.get(ENV_MIRROR, "").strip()
-    if mirror:
-        return Path(mirror).expanduser()
-    return facetlab.datasets.data_dir()
+    return Path(mirror).expanduser() if mirror else facetlab.datasets.data_dir()
 
 
 class ReplayBackend(Backend):

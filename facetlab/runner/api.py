@@ -97,9 +97,11 @@ class SweepResult:
 
     def records(self) -> list[TrialRecord]:
         """Every record in ``<out>/records`` (files, shards, compacted parts)."""
-        if self.out is None or not records_dir(self.out).is_dir():
-            return []
-        return read_sweep_records(records_dir(self.out))
+        return (
+            []
+            if self.out is None or not records_dir(self.out).is_dir()
+            else read_sweep_records(records_dir(self.out))
+        )
 
 
 @dataclass
@@ -501,15 +503,17 @@ def _executor(
 
 def _collector(opts: RunOptions, console: TextIO | None) -> Any:
     """``--batch``: the provider batch APIs answer the pending trials."""
-    if not opts.batch:
-        return None
-    return functools.partial(
-        run_batches,
-        poll_s=opts.batch_poll_s,
-        wait_s=opts.batch_wait_s,
-        submit=opts.batch_submit,
-        abandon=opts.abandon_batches,
-        console=console,
+    return (
+        None
+        if not opts.batch
+        else functools.partial(
+            run_batches,
+            poll_s=opts.batch_poll_s,
+            wait_s=opts.batch_wait_s,
+            submit=opts.batch_submit,
+            abandon=opts.abandon_batches,
+            console=console,
+        )
     )
 
 
@@ -698,9 +702,11 @@ def _endpoint(
 
 
 def _params_json(params: SamplingParams | Mapping[str, SamplingParams]) -> dict[str, Any]:
-    if isinstance(params, SamplingParams):
-        return params.to_dict()
-    return {m: p.to_dict() for m, p in params.items()}
+    return (
+        params.to_dict()
+        if isinstance(params, SamplingParams)
+        else {m: p.to_dict() for m, p in params.items()}
+    )
 
 
 def summary_line(stats: RunStats) -> str:

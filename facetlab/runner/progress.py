@@ -154,9 +154,11 @@ class Progress:
         """``ETA 1:02`` while running; once stopped (interrupt, budget, a failed write),
         how many trials were not run, never an ETA of 0:00."""
         s = self.stats
-        if s.interrupted or s.stopped_by_budget or s.storage_error is not None:
-            return f"stopped, {s.total - s.already_done - self.finished} trial(s) not run"
-        return f"ETA {format_eta(self.eta_s())}"
+        return (
+            f"stopped, {s.total - s.already_done - self.finished} trial(s) not run"
+            if s.interrupted or s.stopped_by_budget or s.storage_error is not None
+            else f"ETA {format_eta(self.eta_s())}"
+        )
 
     def spend(self) -> str:
         """The spend, against the budget when there is one."""

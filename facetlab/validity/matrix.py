@@ -20,9 +20,7 @@ def _verdict(detected: int, missed: int, false_alarm: int, n_parsed: int) -> str
         return "misses + false alarms"
     if missed:
         return "misses"
-    if false_alarm:
-        return "false alarms"
-    return "catches" if detected else "passes"
+    return "false alarms" if false_alarm else "catches" if detected else "passes"
 
 
 def validity_matrix(trials: pd.DataFrame, reasoners: Sequence[str] | None = None) -> pd.DataFrame:

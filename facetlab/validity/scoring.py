@@ -142,9 +142,7 @@ def _read_record(path: str) -> TrialRecord:
 
 def _reported_top(weights: Any) -> str | None:
     """The top label of a parsed weight dict (None without one); ties as the reasoners break them."""
-    if not isinstance(weights, dict) or not weights:
-        return None
-    return top_label(weights)
+    return None if not isinstance(weights, dict) or not weights else top_label(weights)
 
 
 def _estimate(record: TrialRecord, foi: str, instances: Mapping[str, Instance]) -> float:
@@ -159,9 +157,9 @@ def _estimate(record: TrialRecord, foi: str, instances: Mapping[str, Instance]) 
         return float(estimates[foi])
     anchor = record.base_instance_id if record.probe == "c2" else None
     source = instances.get(anchor or record.instance_id)
-    if source is None:
-        return float("nan")
-    return float(weight_estimates(source).get(foi, float("nan")))
+    return (
+        float("nan") if source is None else float(weight_estimates(source).get(foi, float("nan")))
+    )
 
 
 def load_study(
