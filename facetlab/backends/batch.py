@@ -109,8 +109,12 @@ class AnthropicBatch(_SDKBatch):
         return str(batch.id)
 
     async def ended(self, batch_id: str) -> bool:
-        batch = await self.client.messages.batches.retrieve(batch_id)
-        return _status(batch, "processing_status", ("ended",), ("in_progress", "canceling"))
+        return _status(
+            await self.client.messages.batches.retrieve(batch_id),
+            "processing_status",
+            ("ended",),
+            ("in_progress", "canceling"),
+        )
 
     async def results(self, batch_id: str, custom_ids: Sequence[str]) -> list[BatchResult]:
         out: list[BatchResult] = []
@@ -157,8 +161,9 @@ class OpenAIBatch(_SDKBatch):
         return str(batch.id)
 
     async def ended(self, batch_id: str) -> bool:
-        batch = await self.client.batches.retrieve(batch_id)
-        return _status(batch, "status", self.finished, self.running)
+        return _status(
+            await self.client.batches.retrieve(batch_id), "status", self.finished, self.running
+        )
 
     async def results(self, batch_id: str, custom_ids: Sequence[str]) -> list[BatchResult]:
         batch = await self.client.batches.retrieve(batch_id)
@@ -306,9 +311,10 @@ class BedrockBatch:
             except (AttributeError, TypeError, ValueError) as exc:
                 return BatchResult(cid, None, f"batch request returned a malformed reply: {exc}")
         err = error if isinstance(error, dict) else {}
-        code = err.get("errorCode", "?")
         return BatchResult(
-            cid, None, f"batch request failed ({code}): {err.get('errorMessage') or error}"
+            cid,
+            None,
+            f"batch request failed ({err.get('errorCode', '?')}): {err.get('errorMessage') or error}",
         )
 
 

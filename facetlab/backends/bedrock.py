@@ -148,9 +148,11 @@ def map_bedrock_error(exc: BaseException, *, secrets: tuple[str | None, ...] = (
             isinstance(status, int) and (status in (408, 429) or status >= 500)
         )
         if transient:
-            headers = meta.get("HTTPHeaders") or {}
             return TransientBackendError(
-                text, provider="bedrock", status=status, retry_after=parse_retry_after(headers)
+                text,
+                provider="bedrock",
+                status=status,
+                retry_after=parse_retry_after(meta.get("HTTPHeaders") or {}),
             )
         return PermanentBackendError(text, provider="bedrock", status=status)
     if isinstance(  # urllib3's own error: a body that broke off while cap_replies read it

@@ -303,8 +303,7 @@ class ClaimChange:
     def line(self) -> str:
         """``res41.c2_no_flip: MISMATCH 1 -> PASS 0``."""
         old = " ".join(p for p in self.before if p) or "absent"
-        new = " ".join(p for p in self.after if p) or "absent"
-        return f"{self.id}: {old} -> {new}"
+        return f"{self.id}: {old} -> {' '.join(p for p in self.after if p) or 'absent'}"
 
 
 def compare_claims(

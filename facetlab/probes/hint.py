@@ -166,9 +166,13 @@ def plant(instance: Instance, kind: HintKind) -> PlantedHint:
 
 def planted(kind: HintKind, target: str) -> PlantedHint:
     """The hint of ``kind`` pointing to ``target`` ("F4" or "yes")."""
-    text = kind.text.replace("{target}", target)
     return PlantedHint(
-        kind.kind, kind.target, target, text, kind.placement, tuple(kind.source_terms)
+        kind.kind,
+        kind.target,
+        target,
+        kind.text.replace("{target}", target),
+        kind.placement,
+        tuple(kind.source_terms),
     )
 
 

@@ -235,8 +235,13 @@ def rebuild(recorded: RecordedPrompt, sources: _Sources, template: str) -> str:
     if probe == "c3":
         return compliance_prompt(inst, sources.compliance(recorded.instance_id), template)
     if probe == "c2":
-        pset = sources.perturbations(recorded.instance_id)
-        return c2_prompt(inst, recorded.factor, pset, template, form=recorded.form or "weighted")
+        return c2_prompt(
+            inst,
+            recorded.factor,
+            sources.perturbations(recorded.instance_id),
+            template,
+            form=recorded.form or "weighted",
+        )
     raise RecordError(f"{recorded.where}: no rebuild rule for probe {probe!r}")
 
 

@@ -82,8 +82,7 @@ def case_header(source_case: str, template: Template) -> str:
     """
     if not template.neutral_header:
         return source_case
-    header = _DISCLOSING_NOTE.sub("", source_case)
-    return _VARIANT_NUMBER.sub("VARIANT", header).strip()
+    return _VARIANT_NUMBER.sub("VARIANT", _DISCLOSING_NOTE.sub("", source_case)).strip()
 
 
 def cut(text: str, limit: int | None) -> str:
@@ -103,8 +102,7 @@ def field_of(obj: object, name: str) -> Any:
 
 def factor_texts(instance: object) -> list[str]:
     """The factor texts of ``instance`` in positional order (F1..FN)."""
-    factors = field_of(instance, "factors") or []
-    return [str(field_of(f, "text") or "") for f in factors]
+    return [str(field_of(f, "text") or "") for f in (field_of(instance, "factors") or [])]
 
 
 def case_block(instance: object, template: Template) -> str:

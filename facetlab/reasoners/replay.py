@@ -212,8 +212,7 @@ class ReplayIndex:
                 f"replay: {root} holds no results/ folder; pass data_dir= pointing at a FACET "
                 f"v3 data dir (with instances/ and results/) or set {ENV_MIRROR}"
             )
-        recordings = [*_iter_weighted(root), *_iter_pilot(root)]
-        return cls(root, recordings)
+        return cls(root, [*_iter_weighted(root), *_iter_pilot(root)])
 
     def models(self) -> dict[str, frozenset[str]]:
         """Model key → raw model ids recorded under it."""

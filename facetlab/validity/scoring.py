@@ -232,10 +232,9 @@ def load_study(
         .drop(columns=["_r", "_p"])
         .reset_index(drop=True)
     )
-    matrix = validity_matrix(trials, reasoners=order)
     return ValidityResult(
         trials=trials,
-        matrix=matrix,
+        matrix=validity_matrix(trials, reasoners=order),
         key_cells=key_cells(trials, threshold, neutralized_factors(instances.by_id)),
         threshold=threshold,
         out_dir=out,
