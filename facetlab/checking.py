@@ -239,8 +239,7 @@ def _domain_file_problems(file: str, path: Path) -> list[Problem]:
     data, _ = read_json_file(path)
     issues = domain_file_issues(data)
     if not issues:
-        words = read_domain_file(path).directionality_vocabulary
-        issues = vocabulary_warnings(words)
+        issues = vocabulary_warnings(read_domain_file(path).directionality_vocabulary)
     return _with_file(file, issues)
 
 

@@ -151,9 +151,9 @@ class OpenAIBatch(_SDKBatch):
             )
             for cid, req in items
         ]
-        data = ("\n".join(lines) + "\n").encode("utf-8")
         upload = await self.client.files.create(
-            file=("facetlab-batch.jsonl", io.BytesIO(data)), purpose="batch"
+            file=("facetlab-batch.jsonl", io.BytesIO(("\n".join(lines) + "\n").encode("utf-8"))),
+            purpose="batch",
         )
         batch = await self.client.batches.create(
             input_file_id=upload.id, endpoint=self.endpoint, completion_window="24h"
@@ -236,9 +236,11 @@ class BedrockBatch:
         ]
         bucket, prefix = split_s3_uri(self.s3_uri)
         base = f"{prefix}{name}/"
-        data = ("\n".join(lines) + "\n").encode("utf-8")
         await asyncio.to_thread(
-            self.s3.put_object, Bucket=bucket, Key=f"{base}input.jsonl", Body=data
+            self.s3.put_object,
+            Bucket=bucket,
+            Key=f"{base}input.jsonl",
+            Body=("\n".join(lines) + "\n").encode("utf-8"),
         )
         reply = await asyncio.to_thread(
             self.control.create_model_invocation_job,

@@ -194,8 +194,7 @@ def bimodality_at(
     """The GPT-5.4 CF-Cabral bimodality at one split point (Fisher exact, mode × outcome)."""
     frame = cells.fig3_bimodality(trials, split_point=split_point)
     weights = frame["weight"].astype(float).tolist()
-    wrong = frame["wrong"].astype(bool).tolist()
-    fisher = stats.bimodality_fisher(weights, wrong, split_point)
+    fisher = stats.bimodality_fisher(weights, frame["wrong"].astype(bool).tolist(), split_point)
     (low_wrong, low_right), (high_wrong, high_right) = fisher.table
     separated = low_wrong == 0 and high_right == 0
     holds = fisher.p_value < alpha

@@ -95,8 +95,7 @@ def provider_label(model: str) -> str:
     'openai@127.0.0.1:8000'
     """
     provider, _, rest = model.partition("/")
-    query = rest.partition("?")[2]
-    options = parse_qs(query)
+    options = parse_qs(rest.partition("?")[2])
     url = (options.get("base_url") or options.get("endpoint_url") or [""])[0]
     where = urlsplit(url if "://" in url else f"http://{url}").netloc if url else ""
     return f"{provider}@{where}" if where else provider
@@ -225,8 +224,7 @@ def format_eta(seconds: float | None) -> str:
     """
     if seconds is None:
         return "?"
-    whole = round(seconds)
-    hours, rest = divmod(whole, 3600)
+    hours, rest = divmod(round(seconds), 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 

@@ -108,8 +108,7 @@ def truth_of_record(
             raise DataError(f"{shown}: a C2 record needs its perturbation set and factor")
         anchor = instances[anchor_id]
         perturbed = record.factor_of_interest.upper()
-        factor_id = anchor.factor(perturbed).factor_id
-        instance = pset.for_factor_id(factor_id).apply(anchor)
+        instance = pset.for_factor_id(anchor.factor(perturbed).factor_id).apply(anchor)
         base: Instance | None = anchor
     else:
         if record.instance_id not in instances:
