@@ -204,9 +204,6 @@ def find_perturbation_set(
     """
     folder = (Path(instances_dir) if instances_dir else _facet_instances_dir()) / "perturbations"
     direct = folder / f"{instance_id}-c2.json"
-    for path in dict.fromkeys([direct, *sorted(folder.glob("*.json"))]):  # direct first, once
-        if path.is_file():
-            pset = load_perturbation_set(path)
-            if pset.base_instance_id == instance_id:
-                return pset
-    return None
+    paths = dict.fromkeys([direct, *sorted(folder.glob("*.json"))])  # direct first, once
+    sets = (load_perturbation_set(path) for path in paths if path.is_file())
+    return next((pset for pset in sets if pset.base_instance_id == instance_id), None)

@@ -716,9 +716,8 @@ def summary_line(stats: RunStats) -> str:
         f"{stats.failed} failed",
         f"{stats.cached} from cache",
         f"{stats.already_done} already recorded",
+        *([f"{stats.not_started} not started"] if stats.not_started else []),
     ]
-    if stats.not_started:
-        parts.append(f"{stats.not_started} not started")
     text = ", ".join(parts)
     text += (
         f"; {stats.calls} calls ({stats.retries} retried, {stats.rate_limited} rate-limited), {stats.input_tokens:,} in / {stats.output_tokens:,} out tokens, "
