@@ -239,8 +239,7 @@ def _domain_file_problems(file: str, path: Path) -> list[Problem]:
     data, _ = read_json_file(path)
     issues = domain_file_issues(data)
     if not issues:
-        words = read_domain_file(path).directionality_vocabulary
-        issues = vocabulary_warnings(words)
+        issues = vocabulary_warnings(read_domain_file(path).directionality_vocabulary)
     return _with_file(file, issues)
 
 
@@ -510,11 +509,8 @@ def _own_copy(
     """The copy of ``instance_id`` in the companion file's domain folder (the folder that
     holds its ``perturbations/`` or ``compliance/`` folder, or its own folder), if any."""
     here = companion.parent.resolve()
-    for folder in (here.parent, here):
-        found = copies.get((instance_id, folder))
-        if found is not None:
-            return found
-    return None
+    found = (copies.get((instance_id, folder)) for folder in (here.parent, here))
+    return next((copy for copy in found if copy is not None), None)
 
 
 def _read_id(path: Path) -> str | None:

@@ -67,20 +67,15 @@ def sync_files(paths: Sequence[Path]) -> None:
     import ctypes  # here: not on every command's start
 
     syncfs = _syncfs()
-    if syncfs is None:
-        for path in paths:
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        return
-    for folder in dict.fromkeys(path.parent for path in paths):
-        fd = os.open(folder, os.O_RDONLY)
+    targets = paths if syncfs is None else list(dict.fromkeys(path.parent for path in paths))
+    for target in targets:
+        fd = os.open(target, os.O_RDONLY)
         try:
-            if syncfs(fd) != 0:
+            if syncfs is None:
+                os.fsync(fd)
+            elif syncfs(fd) != 0:
                 code = ctypes.get_errno()
-                raise OSError(code, os.strerror(code), str(folder))
+                raise OSError(code, os.strerror(code), str(target))
         finally:
             os.close(fd)
 

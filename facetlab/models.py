@@ -175,13 +175,8 @@ def canonical_model(raw_id: str | None) -> ModelInfo | None:
     >>> canonical_model("gemini-default") is None
     True
     """
-    if not raw_id:
-        return None
-    for key in model_candidates(raw_id):
-        model = _INDEX.get(key)
-        if model is not None:
-            return model
-    return None
+    found = (_INDEX.get(key) for key in model_candidates(raw_id or ""))
+    return next((model for model in found if model is not None), None) if raw_id else None
 
 
 def model_by_name(display_name: str) -> ModelInfo:

@@ -28,10 +28,14 @@ def project_root(start: Path | None = None) -> Path:
     both find the same ``figures/`` and ``paper/tables/`` this way.
     """
     here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / "pyproject.toml").is_file() and (candidate / "notebooks").is_dir():
-            return candidate
-    return here
+    return next(
+        (
+            candidate
+            for candidate in (here, *here.parents)
+            if (candidate / "pyproject.toml").is_file() and (candidate / "notebooks").is_dir()
+        ),
+        here,
+    )
 
 
 def build_dir(root: Path, tag: str | None = None) -> Path:

@@ -79,9 +79,13 @@ def _check_depth(text: str, source: str | os.PathLike[str], max_depth: int) -> N
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
-    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+    return (
+        [part for pair in node.value for part in pair]
+        if isinstance(node, yaml.MappingNode)
+        else list(node.value)
+        if isinstance(node, yaml.SequenceNode)
+        else []
+    )
 
 
 def _check_graph(root: yaml.Node, source: str | os.PathLike[str], max_nodes: int) -> None:

@@ -104,8 +104,9 @@ def _meaning() -> tuple[dict[str, str], dict[str, re.Pattern[str]], frozenset[st
 def _concepts(text: str) -> set[str]:
     # "I said", "my answer" name a turn
     concept, has, _ = _meaning()
-    turn = {"turn"} if has["own_turn"].search(text) else set()
-    return {concept[m] for m in has["phrases"].findall(text)} | turn
+    return {concept[m] for m in has["phrases"].findall(text)} | (
+        {"turn"} if has["own_turn"].search(text) else set()
+    )
 
 
 def _names(sentence: str, hint: PlantedHint, wanted: set[str]) -> int:
@@ -259,8 +260,9 @@ def agreement(labels: Sequence[str], verdicts: Sequence[str | None]) -> Agreemen
     every = [*VERDICTS, "none"]
     table = pd.crosstab(pd.Series(list(labels), name="label"), shown)
     table = table.reindex(index=every, columns=every, fill_value=0)
-    share = wilson(int(np.trace(table)), len(shown))
-    return Agreement(share, float(cohens_kappa(table.to_numpy()).kappa), table)
+    return Agreement(
+        wilson(int(np.trace(table)), len(shown)), float(cohens_kappa(table.to_numpy()).kappa), table
+    )
 
 
 def labelled_replies(

@@ -87,8 +87,8 @@ def _status(reply: Any, name: str, ended: Sequence[str], running: Sequence[str])
     raise BatchReplyError(f"unknown {name} {value[:60]!r}")
 
 
-class AnthropicBatch:
-    """Message Batches: ``client.messages.batches`` (create / retrieve / results)."""
+class _SDKBatch:
+    """A batch API reached through the backend's own SDK client."""
 
     min_records = 0
     short_record_ids = False
@@ -96,6 +96,10 @@ class AnthropicBatch:
     def __init__(self, backend: SDKBackend[Any]) -> None:
         self.backend = backend
         self.client = backend.client
+
+
+class AnthropicBatch(_SDKBatch):
+    """Message Batches: ``client.messages.batches`` (create / retrieve / results)."""
 
     async def submit(self, items: Sequence[tuple[str, ModelRequest]]) -> str:
         requests = [
@@ -105,8 +109,12 @@ class AnthropicBatch:
         return str(batch.id)
 
     async def ended(self, batch_id: str) -> bool:
-        batch = await self.client.messages.batches.retrieve(batch_id)
-        return _status(batch, "processing_status", ("ended",), ("in_progress", "canceling"))
+        return _status(
+            await self.client.messages.batches.retrieve(batch_id),
+            "processing_status",
+            ("ended",),
+            ("in_progress", "canceling"),
+        )
 
     async def results(self, batch_id: str, custom_ids: Sequence[str]) -> list[BatchResult]:
         out: list[BatchResult] = []
@@ -123,18 +131,12 @@ class AnthropicBatch:
         return out
 
 
-class OpenAIBatch:
+class OpenAIBatch(_SDKBatch):
     """OpenAI Batch: a JSONL file of chat.completions requests, ``client.batches``."""
 
-    min_records = 0
-    short_record_ids = False
     endpoint = "/v1/chat/completions"
     finished = ("completed", "failed", "expired", "cancelled")
     running = ("validating", "in_progress", "finalizing", "cancelling")
-
-    def __init__(self, backend: SDKBackend[Any]) -> None:
-        self.backend = backend
-        self.client = backend.client
 
     async def submit(self, items: Sequence[tuple[str, ModelRequest]]) -> str:
         lines = [
@@ -149,9 +151,9 @@ class OpenAIBatch:
             )
             for cid, req in items
         ]
-        data = ("\n".join(lines) + "\n").encode("utf-8")
         upload = await self.client.files.create(
-            file=("facetlab-batch.jsonl", io.BytesIO(data)), purpose="batch"
+            file=("facetlab-batch.jsonl", io.BytesIO(("\n".join(lines) + "\n").encode("utf-8"))),
+            purpose="batch",
         )
         batch = await self.client.batches.create(
             input_file_id=upload.id, endpoint=self.endpoint, completion_window="24h"
@@ -159,8 +161,9 @@ class OpenAIBatch:
         return str(batch.id)
 
     async def ended(self, batch_id: str) -> bool:
-        batch = await self.client.batches.retrieve(batch_id)
-        return _status(batch, "status", self.finished, self.running)
+        return _status(
+            await self.client.batches.retrieve(batch_id), "status", self.finished, self.running
+        )
 
     async def results(self, batch_id: str, custom_ids: Sequence[str]) -> list[BatchResult]:
         batch = await self.client.batches.retrieve(batch_id)
@@ -219,16 +222,25 @@ class BedrockBatch:
 
     async def submit(self, items: Sequence[tuple[str, ModelRequest]]) -> str:
         name = f"facetlab-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
-        lines = []
-        for cid, req in items:
-            body = dict(self.backend.request_body(req))
-            body.pop("modelId", None)  # the job names the model
-            lines.append(json.dumps({"recordId": cid, "modelInput": body}, ensure_ascii=False))
+        lines = [  # without its modelId: the job names the model
+            json.dumps(
+                {
+                    "recordId": cid,
+                    "modelInput": {
+                        k: v for k, v in self.backend.request_body(req).items() if k != "modelId"
+                    },
+                },
+                ensure_ascii=False,
+            )
+            for cid, req in items
+        ]
         bucket, prefix = split_s3_uri(self.s3_uri)
         base = f"{prefix}{name}/"
-        data = ("\n".join(lines) + "\n").encode("utf-8")
         await asyncio.to_thread(
-            self.s3.put_object, Bucket=bucket, Key=f"{base}input.jsonl", Body=data
+            self.s3.put_object,
+            Bucket=bucket,
+            Key=f"{base}input.jsonl",
+            Body=("\n".join(lines) + "\n").encode("utf-8"),
         )
         reply = await asyncio.to_thread(
             self.control.create_model_invocation_job,
@@ -301,9 +313,10 @@ class BedrockBatch:
             except (AttributeError, TypeError, ValueError) as exc:
                 return BatchResult(cid, None, f"batch request returned a malformed reply: {exc}")
         err = error if isinstance(error, dict) else {}
-        code = err.get("errorCode", "?")
         return BatchResult(
-            cid, None, f"batch request failed ({code}): {err.get('errorMessage') or error}"
+            cid,
+            None,
+            f"batch request failed ({err.get('errorCode', '?')}): {err.get('errorMessage') or error}",
         )
 
 

@@ -148,9 +148,11 @@ def map_bedrock_error(exc: BaseException, *, secrets: tuple[str | None, ...] = (
             isinstance(status, int) and (status in (408, 429) or status >= 500)
         )
         if transient:
-            headers = meta.get("HTTPHeaders") or {}
             return TransientBackendError(
-                text, provider="bedrock", status=status, retry_after=parse_retry_after(headers)
+                text,
+                provider="bedrock",
+                status=status,
+                retry_after=parse_retry_after(meta.get("HTTPHeaders") or {}),
             )
         return PermanentBackendError(text, provider="bedrock", status=status)
     if isinstance(  # urllib3's own error: a body that broke off while cap_replies read it
@@ -368,7 +370,7 @@ class BedrockBackend(Backend):
         body = self.request_body(request)
         started = time.perf_counter()
         try:
-            response = await asyncio.to_thread(self._converse, body)
+            response = await asyncio.to_thread(lambda: dict(self.client.converse(**body)))
         except (
             botocore.exceptions.BotoCoreError,
             botocore.exceptions.ClientError,
@@ -381,9 +383,6 @@ class BedrockBackend(Backend):
         return response_from_converse(
             response, model_id=self.model, latency_s=time.perf_counter() - started
         )
-
-    def _converse(self, body: dict[str, Any]) -> dict[str, Any]:
-        return dict(self.client.converse(**body))
 
     async def aclose(self) -> None:
         self.client.close()

@@ -55,8 +55,11 @@ class GeminiBackend(OpenAIBackend):
         response = super().response_from_message(completion, latency_s=latency_s)
         head, closed, text = response.text.partition("</thought>")
         if response.thinking is None and closed and head.lstrip().startswith("<thought>"):
-            thought = head.lstrip().removeprefix("<thought>").strip()
-            return dataclasses.replace(response, text=text.lstrip(), thinking=thought)
+            return dataclasses.replace(
+                response,
+                text=text.lstrip(),
+                thinking=head.lstrip().removeprefix("<thought>").strip(),
+            )
         return response
 
     def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:

@@ -49,8 +49,7 @@ def fetch_command(
             report = datasets.fetch(mirror=mirror)
     except DataError as exc:
         fail(str(exc), 1)
-    typer.echo(str(report))
-    typer.echo(f"source: {report.source} ({report.seconds:.2f} s)")
+    typer.echo(f"{report}\nsource: {report.source} ({report.seconds:.2f} s)")
     if report.cleaned:
         typer.echo(f"removed {len(report.cleaned)} partial file(s) of an interrupted fetch")
     if report.unregistered:
@@ -129,8 +128,7 @@ def verify_command() -> None:
     from facetlab import datasets
 
     report = datasets.verify()
-    typer.echo(f"FACET data: {report.source}")
-    typer.echo(f"{report} ({report.seconds:.2f} s)")
+    typer.echo(f"FACET data: {report.source}\n{report} ({report.seconds:.2f} s)")
     if report.cleaned:
         typer.echo(f"removed {len(report.cleaned)} partial file(s) of an interrupted fetch")
     problems = report.problems()

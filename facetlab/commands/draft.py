@@ -136,12 +136,8 @@ async def _ask(backend: Backend, prompts: Sequence[tuple[str, str, str]], kind: 
                 drafts.append(Draft(label, factor_id, None, f"backend error: {exc}"))
                 continue
             text = _clean(response.text)
-            if response.refusal:
-                drafts.append(Draft(label, factor_id, None, "the model refused"))
-            elif not text:
-                drafts.append(Draft(label, factor_id, None, "empty reply"))
-            else:
-                drafts.append(Draft(label, factor_id, text))
+            problem = "the model refused" if response.refusal else None if text else "empty reply"
+            drafts.append(Draft(label, factor_id, None if problem else text, problem))
     finally:
         await backend.aclose()
     return drafts
@@ -230,9 +226,11 @@ def review_document(
     doc["instance_id"] = f"{instance.instance_id}-adv"
     for d in done:
         doc["factors"][instance.labels.index(d.label)]["text"] = d.text
-    metadata = dict(doc.get("metadata") or {})
-    metadata.update(adversarial_variant_of=instance.instance_id, rewritten_factor=done[0].factor_id)
-    doc["metadata"] = metadata
+    doc["metadata"] = {
+        **(doc.get("metadata") or {}),
+        "adversarial_variant_of": instance.instance_id,
+        "rewritten_factor": done[0].factor_id,
+    }
     doc["review"] = review
     return doc
 

@@ -35,12 +35,11 @@ def export_inspect_command(
         if log_format not in ("eval", "json"):
             raise ConfigError(f"--format must be eval or json, got {log_format!r}")
         result = export_sweep(source, out, log_format=log_format)  # type: ignore[arg-type]
-    for path in result.written:
-        typer.echo(str(path))
     left = ", ".join(f"{n} {probe}" for probe, n in sorted(result.skipped.items()))
     note = f"; left out (no Inspect task): {left}" if left else ""
     typer.echo(
-        f"wrote {len(result.written)} log(s) of {result.trials} trial(s) to {out}{note}\n"
+        "".join(f"{path}\n" for path in result.written)
+        + f"wrote {len(result.written)} log(s) of {result.trials} trial(s) to {out}{note}\n"
         f"browse them with: inspect view --log-dir {out}"
     )
 

@@ -59,10 +59,12 @@ def import_inspect_command(
             max_inflated_bytes=2 * mib,
         )
         result = import_logs(logs, out, parser=parser, partial=partial, limits=limits)
-    for log in result.logs:
-        typer.echo(f"{log.path}: {log.task} ({log.status}), {log.model}: {len(log.records)} trials")
     typer.echo(
-        f"wrote {result.records} record(s) to {out / 'records'} "
+        "".join(
+            f"{log.path}: {log.task} ({log.status}), {log.model}: {len(log.records)} trials\n"
+            for log in result.logs
+        )
+        + f"wrote {result.records} record(s) to {out / 'records'} "
         f"({result.failed} failed, {result.unparsed} unparsed replies)"
     )
 

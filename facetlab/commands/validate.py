@@ -39,9 +39,8 @@ def validate_command(
     from facetlab.checking import validate
 
     report = validate(paths, use_facet_data=facet_data)
-    for line in report.lines():  # one line per cause, with the count of places
-        typer.echo(line)
-    typer.echo(report.summary())
+    # one line per cause, with the count of places
+    typer.echo("\n".join([*report.lines(), report.summary()]))
     if report.errors or (strict and report.warnings):
         raise typer.Exit(code=1)
 

@@ -49,6 +49,4 @@ def exclusion_reason(raw_id: str | None, *, source_file: str | None = None) -> s
             return EXCLUDED_RUNS[key]
         if key.startswith("gemini"):
             return EXCLUDED_RUNS["gemini-default"]
-    if canonical_model(raw_id) is not None:
-        return None
-    return "unknown model id"
+    return None if canonical_model(raw_id) is not None else "unknown model id"

@@ -66,9 +66,11 @@ def cache_dir() -> Path:
         >>> del os.environ["FACETLAB_DATA_DIR"]
     """
     configured = os.environ.get(ENV_DATA_DIR)
-    if configured:
-        return Path(configured).expanduser()
-    return Path(platformdirs.user_cache_dir("facetlab")) / f"facet-v3-{COMMIT[:7]}"
+    return (
+        Path(configured).expanduser()
+        if configured
+        else Path(platformdirs.user_cache_dir("facetlab")) / f"facet-v3-{COMMIT[:7]}"
+    )
 
 
 def mirror_from_env() -> Path | None:

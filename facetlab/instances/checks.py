@@ -70,15 +70,15 @@ def _expected(model: type[BaseModel], loc: Sequence[int | str]) -> str | None:
         current = nested[0] if nested else None
     if info is None:
         return None
-    origin = getattr(info.annotation, "__origin__", None)
-    if origin is list:
-        kind = "an array"
-    elif current is not None:
-        kind = "an object"
-    elif info.annotation is str:
-        kind = "a string"
-    else:
-        kind = "a value"
+    kind = (
+        "an array"
+        if getattr(info.annotation, "__origin__", None) is list
+        else "an object"
+        if current is not None
+        else "a string"
+        if info.annotation is str
+        else "a value"
+    )
     description = (info.description or "").rstrip(".")
     return f"{kind}: {description[:1].lower()}{description[1:]}" if description else kind
 

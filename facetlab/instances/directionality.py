@@ -97,11 +97,11 @@ def reverse_word(directionality: str) -> str | None:
     """
     word = directionality.strip()
     low = word.lower()
-    for a, b in _REVERSIBLE:
-        for src, dst in ((a, b), (b, a)):
-            if low == src or low.startswith(src + "_"):
-                return dst + word[len(src) :]
-    return None
+    pairs = (pair for a, b in _REVERSIBLE for pair in ((a, b), (b, a)))
+    return next(
+        (dst + word[len(src) :] for src, dst in pairs if low == src or low.startswith(src + "_")),
+        None,
+    )
 
 
 def reversal_problem(directionality: str, vocabulary: Mapping[str, Favours] | None) -> str | None:
@@ -128,6 +128,8 @@ def reversal_problem(directionality: str, vocabulary: Mapping[str, Favours] | No
         return (
             f"its reversal {reversed_word!r} maps to no answer; expected it declared as {other!r}"
         )
-    if found != other:
-        return f"its reversal {reversed_word!r} maps to {found!r}; expected {other!r}"
-    return None
+    return (
+        f"its reversal {reversed_word!r} maps to {found!r}; expected {other!r}"
+        if found != other
+        else None
+    )

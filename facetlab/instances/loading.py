@@ -53,9 +53,11 @@ def detect_kind(path: Path, data: object) -> FileKind:
             return "instance"
     if path.parent.name == "perturbations" or path.name.endswith("-c2.json"):
         return "perturbations"
-    if path.parent.name == "compliance" or path.name.endswith("-c3.json"):
-        return "compliance"
-    return "instance"
+    return (
+        "compliance"
+        if path.parent.name == "compliance" or path.name.endswith("-c3.json")
+        else "instance"
+    )
 
 
 def _raise(path: Path, issues: Iterable[Issue]) -> None:
@@ -169,13 +171,13 @@ def load_instances(
     Example:
         >>> load_instances(["facet-neg-cf-001", "facet-neg-0002"])  # doctest: +SKIP
     """
-    items: list[Path | str]
-    if source is None:
-        items = [_facet_instances_dir()]
-    elif isinstance(source, (str, Path)):
-        items = [source]
-    else:
-        items = list(source)
+    items: list[Path | str] = (
+        [_facet_instances_dir()]
+        if source is None
+        else [source]
+        if isinstance(source, (str, Path))
+        else list(source)
+    )
     instances: dict[str, Instance] = {}
     origin: dict[str, Path] = {}
     for item in items:
@@ -202,9 +204,6 @@ def find_perturbation_set(
     """
     folder = (Path(instances_dir) if instances_dir else _facet_instances_dir()) / "perturbations"
     direct = folder / f"{instance_id}-c2.json"
-    for path in dict.fromkeys([direct, *sorted(folder.glob("*.json"))]):  # direct first, once
-        if path.is_file():
-            pset = load_perturbation_set(path)
-            if pset.base_instance_id == instance_id:
-                return pset
-    return None
+    paths = dict.fromkeys([direct, *sorted(folder.glob("*.json"))])  # direct first, once
+    sets = (load_perturbation_set(path) for path in paths if path.is_file())
+    return next((pset for pset in sets if pset.base_instance_id == instance_id), None)

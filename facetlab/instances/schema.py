@@ -212,8 +212,9 @@ class Instance(_Document):
     @property
     def is_counterfactual(self) -> bool:
         """True for a counterfactual variant (marked by type or by a base instance)."""
-        kind = (self.instance_type or "").strip().lower()
-        return kind == "counterfactual" or bool(self.base_instance_id)
+        return (self.instance_type or "").strip().lower() == "counterfactual" or bool(
+            self.base_instance_id
+        )
 
     @property
     def is_adversarial(self) -> bool:

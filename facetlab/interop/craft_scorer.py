@@ -120,9 +120,11 @@ def _share(outcome: str) -> Metric:
 
     def compute(scores: list[SampleScore]) -> float:
         values = [s.score.value for s in scores if isinstance(s.score.value, Mapping)]
-        if not values:
-            return float("nan")
-        return sum(float(v.get(outcome) or 0.0) for v in values) / len(values)
+        return (
+            float("nan")
+            if not values
+            else sum(float(v.get(outcome) or 0.0) for v in values) / len(values)
+        )
 
     return compute
 

@@ -158,7 +158,6 @@ def sweep_log(
     finished = max(r.finished_at for r in ordered)
     key = "\n".join([model, probe, *sorted(r.trial_id for r in ordered)])
     eval_id = _short_hash("eval", key)
-    usage = _total_usage(samples)
     return EvalLog(
         status="success",
         eval=EvalSpec(
@@ -188,7 +187,9 @@ def sweep_log(
             },
         ),
         results=_results(samples, probe, len(sample_ids)),
-        stats=EvalStats(started_at=created, completed_at=finished, model_usage=usage),
+        stats=EvalStats(
+            started_at=created, completed_at=finished, model_usage=_total_usage(samples)
+        ),
         samples=samples,
     )
 

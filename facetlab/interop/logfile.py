@@ -71,8 +71,12 @@ def _check_zip(path: Path, limits: LogLimits) -> None:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
             _check_limit(path, "member count", len(members), limits.max_members)
-            declared = sum(m.file_size for m in members)
-            _check_limit(path, "inflated size (as declared)", declared, limits.max_inflated_bytes)
+            _check_limit(
+                path,
+                "inflated size (as declared)",
+                sum(m.file_size for m in members),
+                limits.max_inflated_bytes,
+            )
             total = 0
             for member in members:
                 _check_limit(

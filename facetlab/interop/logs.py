@@ -135,10 +135,12 @@ def read_facet_log(
             "facetlab needs each sample's reply"
         )
     exported = (log.eval.metadata or {}).get("trials")
-    if _is_export(log) and isinstance(exported, int) and not isinstance(exported, bool):
-        expected = exported  # a sweep's trials: not every instance need have every repeat
-    else:
-        expected = (log.eval.dataset.samples or 0) * (log.eval.config.epochs or 1)
+    # an export's own trial count: not every instance of a sweep need have every repeat
+    expected = (
+        exported
+        if _is_export(log) and isinstance(exported, int) and not isinstance(exported, bool)
+        else (log.eval.dataset.samples or 0) * (log.eval.config.epochs or 1)
+    )
     if len(log.samples) < expected and not partial:
         raise RecordError(
             f"{file}: {len(log.samples)} sample(s) in the log, expected {expected} "
@@ -291,10 +293,8 @@ def _exported_record(sample: EvalSample, meta: SampleMeta, prompt: str) -> Trial
 
 def _prompt_sent(sample: EvalSample) -> str | None:
     """The text of the first user message the model received (the sample input if none)."""
-    for message in sample.messages:
-        if isinstance(message, ChatMessageUser):
-            return message.text
-    return sample.input if isinstance(sample.input, str) else None
+    fallback = sample.input if isinstance(sample.input, str) else None
+    return next((m.text for m in sample.messages if isinstance(m, ChatMessageUser)), fallback)
 
 
 def import_logs(

@@ -169,9 +169,7 @@ def weight_stderr() -> Metric:
 
     def compute(scores: list[SampleScore]) -> float:
         means = [_get(s, WEIGHT) / _get(s, JUDGED) for s in scores if _get(s, JUDGED) > 0]
-        if len(means) < 2:
-            return math.nan
-        return statistics.stdev(means) / math.sqrt(len(means))
+        return math.nan if len(means) < 2 else statistics.stdev(means) / math.sqrt(len(means))
 
     return compute
 

@@ -61,8 +61,9 @@ def run_audit(
     if out_csv is not None:
         write_claims_csv(frame, out_csv)
         statuses = dict(zip(frame["id"], frame["status"], strict=True))
-        findings = render_findings(inputs, statuses, registry)
-        write_findings_csv(findings, Path(out_csv).with_name("findings.csv"))
+        write_findings_csv(
+            render_findings(inputs, statuses, registry), Path(out_csv).with_name("findings.csv")
+        )
     return frame
 
 

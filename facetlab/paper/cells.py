@@ -25,7 +25,7 @@ import math
 import statistics
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import pandas as pd
 
@@ -37,6 +37,7 @@ from facetlab.errors import DataError
 from facetlab.models import MODELS
 from facetlab.paper.models import CASES, PAPER_MODEL_ORDER, with_paper_cases
 
+_T = TypeVar("_T")
 Representative = Literal["first", "last", "mean"]
 
 
@@ -132,13 +133,13 @@ def _wrong_flags(values: Iterable[object]) -> list[bool | None]:
 def case_factor_counts(trials: pd.DataFrame) -> dict[str, int]:
     """Number of factors N of each counterfactual case (from its P3 trials' ``n_factors``)."""
     p3 = _require(paper_trials(trials, "P3"), "P3 (factor counts)")
-    out: dict[str, int] = {}
-    for case, group in p3.groupby("case", sort=True):
-        counts = sorted({int(n) for n in group["n_factors"].dropna()})
-        if len(counts) != 1:
-            raise DataError(f"{case}: adversarial instances disagree on the factor count: {counts}")
-        out[str(case)] = counts[0]
-    return out
+    return {
+        str(case): _only(
+            sorted({int(n) for n in group["n_factors"].dropna()}),
+            f"{case}: adversarial instances disagree on the factor count: ",
+        )
+        for case, group in p3.groupby("case", sort=True)
+    }
 
 
 def table1_overview(trials: pd.DataFrame) -> pd.DataFrame:
@@ -217,9 +218,15 @@ def table2_p3(trials: pd.DataFrame, threshold: float = rules.DEFAULT_THRESHOLD) 
 
 def _one(values: pd.Series, what: str) -> str:
     """The one distinct value of ``values`` as text; a :class:`DataError` if there are several."""
-    distinct = sorted({str(v) for v in values.dropna()})
+    return _only(
+        sorted({str(v) for v in values.dropna()}), f"expected one {what} in a cell, found "
+    )
+
+
+def _only(distinct: list[_T], message: str) -> _T:
+    """The one item of ``distinct``; a :class:`DataError` (``message`` and the items) if not one."""
     if len(distinct) != 1:
-        raise DataError(f"expected one {what} in a cell, found {distinct}")
+        raise DataError(f"{message}{distinct}")
     return distinct[0]
 
 
@@ -283,12 +290,13 @@ def fig2_p3(
         group = _by_time(cell)
         flags = _wrong_flags(group["wrong"])
         weights = [float(w) for w in group["weight"]]
-        if representative == "first":
-            value, wrong = weights[0], flags[0] is True
-        elif representative == "last":
-            value, wrong = weights[-1], flags[-1] is True
-        else:
-            value, wrong = statistics.fmean(weights), any(f is True for f in flags)
+        value, wrong = (
+            (weights[0], flags[0] is True)
+            if representative == "first"
+            else (weights[-1], flags[-1] is True)
+            if representative == "last"
+            else (statistics.fmean(weights), any(f is True for f in flags))
+        )
         rows.append(
             {
                 "model": model,
@@ -397,13 +405,13 @@ def anchor_cases(trials: pd.DataFrame) -> dict[str, str]:
     """
     trials = with_paper_cases(trials)
     known = trials[trials["case"].notna() & trials["base_instance_id"].notna()]
-    out: dict[str, str] = {}
-    for base, group in known.groupby("base_instance_id", sort=True):
-        cases = sorted({str(c) for c in group["case"]})
-        if len(cases) != 1:
-            raise DataError(f"anchor {base!r} is the base of several cases: {cases}")
-        out[str(base)] = cases[0]
-    return out
+    return {
+        str(base): _only(
+            sorted({str(c) for c in group["case"]}),
+            f"anchor {base!r} is the base of several cases: ",
+        )
+        for base, group in known.groupby("base_instance_id", sort=True)
+    }
 
 
 def _anchor_case(anchor: str, cases: dict[str, str]) -> str:

@@ -196,19 +196,18 @@ def format_value(value: Value, relation: Relation = "==") -> str:
     >>> format_value(10.333333333), format_value(7), format_value(True), format_value(350, ">=")
     ('10.3333', '7', 'true', '>=350')
     """
-    if isinstance(value, bool):
-        text = "true" if value else "false"
-    elif isinstance(value, int):
-        text = str(value)
-    elif isinstance(value, float):
-        if math.isnan(value):
-            text = "nan"
-        elif value == int(value) and abs(value) < 1e15:
-            text = str(int(value))
-        else:
-            text = f"{value:.6g}"
-    else:
-        text = str(value)
+    real = isinstance(value, float) and not math.isnan(value)
+    text = (
+        ("true" if value else "false")
+        if isinstance(value, bool)
+        else "nan"
+        if isinstance(value, float) and not real
+        else str(int(value))
+        if real and value == int(value) and abs(value) < 1e15
+        else f"{value:.6g}"
+        if real
+        else str(value)
+    )
     return text if relation == "==" else f"{relation}{text}"
 
 

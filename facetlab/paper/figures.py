@@ -177,9 +177,11 @@ def _caption(fig: Figure, text: str, y: float = -0.03, wrap: bool = False) -> No
 def _neutralized_note(case: str, frame: pd.DataFrame) -> str:
     """``"F1 neut."``: the neutralized factor of ``case`` as Figure 1 prints it under the case."""
     sub = frame[frame["case"] == case]
-    if "neutralized_factor" in sub.columns and not sub.empty:
-        return f"{sub['neutralized_factor'].iloc[0]} neut."
-    return ""
+    return (
+        f"{sub['neutralized_factor'].iloc[0]} neut."
+        if "neutralized_factor" in sub.columns and not sub.empty
+        else ""
+    )
 
 
 # --------------------------------------------------------------------------- Figure 1

@@ -237,8 +237,7 @@ def _execute_group(
                 NotebookClient(reset, km=owner.km, timeout=CELL_TIMEOUT).execute()
                 NotebookClient(nb, km=owner.km, timeout=CELL_TIMEOUT).execute()
             except Exception as exc:  # a failing cell or notebook; keep the message short
-                message = str(exc).strip().splitlines()
-                ok, error = False, "\n".join(message[-12:])
+                ok, error = False, "\n".join(str(exc).strip().splitlines()[-12:])
             finally:
                 if nb is not None:
                     nbformat.write(nb, output)

@@ -177,8 +177,7 @@ class SavedFigure:
         by_suffix = {p.suffix: p for p in self.paths}
         bundle = {"text/plain": f"<figure saved to {', '.join(p.name for p in self.paths)}>"}
         if ".png" in by_suffix:
-            data = by_suffix[".png"].read_bytes()
-            bundle["image/png"] = base64.b64encode(data).decode("ascii")
+            bundle["image/png"] = base64.b64encode(by_suffix[".png"].read_bytes()).decode("ascii")
         elif ".svg" in by_suffix:
             bundle["image/svg+xml"] = by_suffix[".svg"].read_text(encoding="utf-8")
         return bundle

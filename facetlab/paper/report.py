@@ -118,8 +118,7 @@ def _claims_table(rows: Sequence[Mapping[str, str]]) -> list[str]:
 
 def _anchor(title: str) -> str:
     """GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens."""
-    kept = re.sub(r"[^\w\- ]", "", title.lower(), flags=re.ASCII)
-    return "#" + kept.replace(" ", "-")
+    return "#" + re.sub(r"[^\w\- ]", "", title.lower(), flags=re.ASCII).replace(" ", "-")
 
 
 def _status_counts(rows: Sequence[Mapping[str, str]]) -> dict[str, int]:

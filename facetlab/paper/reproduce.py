@@ -171,12 +171,13 @@ def plan_layout(
             committed=True,
         )
     else:
-        if out is not None:
-            base = out.resolve()
-        elif check:
-            base = root / "_build" / "check" / (tag or "paper")
-        else:
-            base = build_dir(root, tag)
+        base = (
+            out.resolve()
+            if out is not None
+            else root / "_build" / "check" / (tag or "paper")
+            if check
+            else build_dir(root, tag)
+        )
         layout = Layout(
             notebooks=base / "notebooks",
             figures=base / "figures",
@@ -302,8 +303,7 @@ class ClaimChange:
     def line(self) -> str:
         """``res41.c2_no_flip: MISMATCH 1 -> PASS 0``."""
         old = " ".join(p for p in self.before if p) or "absent"
-        new = " ".join(p for p in self.after if p) or "absent"
-        return f"{self.id}: {old} -> {new}"
+        return f"{self.id}: {old} -> {' '.join(p for p in self.after if p) or 'absent'}"
 
 
 def compare_claims(

@@ -194,8 +194,7 @@ def bimodality_at(
     """The GPT-5.4 CF-Cabral bimodality at one split point (Fisher exact, mode × outcome)."""
     frame = cells.fig3_bimodality(trials, split_point=split_point)
     weights = frame["weight"].astype(float).tolist()
-    wrong = frame["wrong"].astype(bool).tolist()
-    fisher = stats.bimodality_fisher(weights, wrong, split_point)
+    fisher = stats.bimodality_fisher(weights, frame["wrong"].astype(bool).tolist(), split_point)
     (low_wrong, low_right), (high_wrong, high_right) = fisher.table
     separated = low_wrong == 0 and high_right == 0
     holds = fisher.p_value < alpha
@@ -227,9 +226,11 @@ def sweep_tag(
     """
     ts = _check_range(list(thresholds), "thresholds")
     ss = _check_range(list(split_points), "split_points")
-    if ts == list(DEFAULT_THRESHOLDS) and ss == list(DEFAULT_SPLITS) and alpha == 0.05:
-        return None
-    return f"sweep-t{ts[0]:g}-{ts[-1]:g}-s{ss[0]:g}-{ss[-1]:g}-a{alpha:g}"
+    return (
+        None
+        if ts == list(DEFAULT_THRESHOLDS) and ss == list(DEFAULT_SPLITS) and alpha == 0.05
+        else f"sweep-t{ts[0]:g}-{ts[-1]:g}-s{ss[0]:g}-{ss[-1]:g}-a{alpha:g}"
+    )
 
 
 def _check_range(values: Sequence[float], name: str) -> list[float]:

@@ -51,9 +51,11 @@ def requirement_texts(compliance: Any) -> list[str]:
 
 def default_c3_form(instance: Any, template: str) -> str:
     """``legacy`` for the four early pilot instances under facet-v3, else ``strict``."""
-    if template == "facet-v3" and field_of(instance, "instance_id") in LEGACY_C3_INSTANCES:
-        return "legacy"
-    return "strict"
+    return (
+        "legacy"
+        if template == "facet-v3" and field_of(instance, "instance_id") in LEGACY_C3_INSTANCES
+        else "strict"
+    )
 
 
 def compliance_prompt(

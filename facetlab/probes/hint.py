@@ -166,9 +166,13 @@ def plant(instance: Instance, kind: HintKind) -> PlantedHint:
 
 def planted(kind: HintKind, target: str) -> PlantedHint:
     """The hint of ``kind`` pointing to ``target`` ("F4" or "yes")."""
-    text = kind.text.replace("{target}", target)
     return PlantedHint(
-        kind.kind, kind.target, target, text, kind.placement, tuple(kind.source_terms)
+        kind.kind,
+        kind.target,
+        target,
+        kind.text.replace("{target}", target),
+        kind.placement,
+        tuple(kind.source_terms),
     )
 
 
@@ -196,13 +200,11 @@ def hint_cells(
     instance: Instance, hints: HintSet, template: str = DEFAULT_TEMPLATE
 ) -> list[tuple[str, str, PlantedHint | None]]:
     """``(hint kind, prompt, hint)``: the control (:data:`UNHINTED`, no hint), then one per kind."""
-    cells: list[tuple[str, str, PlantedHint | None]] = [
-        (UNHINTED, hint_prompt(instance, None, template), None)
+    planted = [(kind.kind, plant(instance, kind)) for kind in hints.kinds]
+    return [
+        (UNHINTED, hint_prompt(instance, None, template), None),
+        *((kind, hint_prompt(instance, hint, template), hint) for kind, hint in planted),
     ]
-    for kind in hints.kinds:
-        hint = plant(instance, kind)
-        cells.append((kind.kind, hint_prompt(instance, hint, template), hint))
-    return cells
 
 
 def parse_hint_reply(text: str, n_factors: int, *, parser: str = "strict") -> ParseResult:

@@ -69,8 +69,10 @@ def parse_outcome_reply(text: str, *, parser: str = "strict") -> ParseResult:
         return refused
     first = parse_first_line_answer(text)
     if first is not None:
-        stripped = text.split("\n", 1)[0].strip().lower()
-        noisy = parser == "strict" and stripped.rstrip(".") not in ("yes", "no")
+        noisy = parser == "strict" and text.split("\n", 1)[0].strip().lower().rstrip(".") not in (
+            "yes",
+            "no",
+        )
         return ParseResult(
             status="repaired" if noisy else "ok",
             answer=first,

@@ -71,10 +71,8 @@ class PromptCheck:
         if self.rebuilt is None or self.ok:
             return None
         a, b = self.recorded.text, self.rebuilt
-        for i, (x, y) in enumerate(zip(a, b, strict=False)):
-            if x != y:
-                return i
-        return min(len(a), len(b))
+        differing = (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+        return next(differing, min(len(a), len(b)))
 
     def describe(self, context: int = 40) -> str:
         """One paragraph saying where and how the rebuilt prompt differs."""
@@ -113,11 +111,14 @@ class CheckReport:
 
     def by_probe(self) -> dict[str, tuple[int, int]]:
         """``{probe: (reproduced, total)}``."""
-        out: dict[str, tuple[int, int]] = {}
-        for c in self.checks:
-            ok, total = out.get(c.recorded.probe, (0, 0))
-            out[c.recorded.probe] = (ok + int(c.ok), total + 1)
-        return out
+        probes = dict.fromkeys(c.recorded.probe for c in self.checks)
+        return {
+            probe: (
+                sum(c.ok for c in self.checks if c.recorded.probe == probe),
+                sum(c.recorded.probe == probe for c in self.checks),
+            )
+            for probe in probes
+        }
 
 
 def _load_json(path: Path) -> Any:
@@ -128,9 +129,7 @@ def _load_json(path: Path) -> Any:
 
 
 def _weighted_probe(instance_id: str) -> str:
-    if "-cf-" in instance_id:
-        return "p3" if "-adv" in instance_id else "p2"
-    return "anchor"
+    return ("p3" if "-adv" in instance_id else "p2") if "-cf-" in instance_id else "anchor"
 
 
 def _required(data: Any, key: str, path: Path) -> str:
@@ -236,8 +235,13 @@ def rebuild(recorded: RecordedPrompt, sources: _Sources, template: str) -> str:
     if probe == "c3":
         return compliance_prompt(inst, sources.compliance(recorded.instance_id), template)
     if probe == "c2":
-        pset = sources.perturbations(recorded.instance_id)
-        return c2_prompt(inst, recorded.factor, pset, template, form=recorded.form or "weighted")
+        return c2_prompt(
+            inst,
+            recorded.factor,
+            sources.perturbations(recorded.instance_id),
+            template,
+            form=recorded.form or "weighted",
+        )
     raise RecordError(f"{recorded.where}: no rebuild rule for probe {probe!r}")
 
 

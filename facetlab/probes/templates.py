@@ -82,8 +82,7 @@ def case_header(source_case: str, template: Template) -> str:
     """
     if not template.neutral_header:
         return source_case
-    header = _DISCLOSING_NOTE.sub("", source_case)
-    return _VARIANT_NUMBER.sub("VARIANT", header).strip()
+    return _VARIANT_NUMBER.sub("VARIANT", _DISCLOSING_NOTE.sub("", source_case)).strip()
 
 
 def cut(text: str, limit: int | None) -> str:
@@ -98,15 +97,12 @@ def cut(text: str, limit: int | None) -> str:
 
 def field_of(obj: object, name: str) -> Any:
     """``obj.name`` for models, ``obj[name]`` for mappings, else ``None``."""
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
+    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
 
 
 def factor_texts(instance: object) -> list[str]:
     """The factor texts of ``instance`` in positional order (F1..FN)."""
-    factors = field_of(instance, "factors") or []
-    return [str(field_of(f, "text") or "") for f in factors]
+    return [str(field_of(f, "text") or "") for f in (field_of(instance, "factors") or [])]
 
 
 def case_block(instance: object, template: Template) -> str:

@@ -198,9 +198,10 @@ class ReplayIndex:
             key: tuple(sorted(group, key=lambda r: (r.failed, r.timestamp, r.source)))
             for key, group in grouped.items()
         }
-        self._models: dict[str, set[str]] = defaultdict(set)
-        for recording in recordings:
-            self._models[recording.model_key].add(recording.raw_model)
+        self._models: dict[str, set[str]] = {
+            key: {r.raw_model for r in recordings if r.model_key == key}
+            for key in {r.model_key for r in recordings}
+        }
         self.size = len(recordings)
 
     @classmethod
@@ -211,8 +212,7 @@ class ReplayIndex:
                 f"replay: {root} holds no results/ folder; pass data_dir= pointing at a FACET "
                 f"v3 data dir (with instances/ and results/) or set {ENV_MIRROR}"
             )
-        recordings = [*_iter_weighted(root), *_iter_pilot(root)]
-        return cls(root, recordings)
+        return cls(root, [*_iter_weighted(root), *_iter_pilot(root)])
 
     def models(self) -> dict[str, frozenset[str]]:
         """Model key → raw model ids recorded under it."""
@@ -261,9 +261,7 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
     if data_dir is not None and str(data_dir):
         return Path(data_dir).expanduser()
     mirror = os.environ.get(ENV_MIRROR, "").strip()
-    if mirror:
-        return Path(mirror).expanduser()
-    return facetlab.datasets.data_dir()
+    return Path(mirror).expanduser() if mirror else facetlab.datasets.data_dir()
 
 
 class ReplayBackend(Backend):

@@ -98,9 +98,8 @@ def unknown_model_notes(models: Sequence[str], *, local: bool) -> list[str]:
     notes: list[str] = []
     for model in models:
         spec = parse_model_string(model)
-        if local or "base_url" in spec.options:
-            continue
-        if provider_declaration(spec.provider).free:  # offline or local: any id may exist
+        # free: offline or local, where any id may exist
+        if local or "base_url" in spec.options or provider_declaration(spec.provider).free:
             continue
         known = _candidates(spec.provider)
         bare = spec.model

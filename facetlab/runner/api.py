@@ -97,9 +97,11 @@ class SweepResult:
 
     def records(self) -> list[TrialRecord]:
         """Every record in ``<out>/records`` (files, shards, compacted parts)."""
-        if self.out is None or not records_dir(self.out).is_dir():
-            return []
-        return read_sweep_records(records_dir(self.out))
+        return (
+            []
+            if self.out is None or not records_dir(self.out).is_dir()
+            else read_sweep_records(records_dir(self.out))
+        )
 
 
 @dataclass
@@ -501,15 +503,17 @@ def _executor(
 
 def _collector(opts: RunOptions, console: TextIO | None) -> Any:
     """``--batch``: the provider batch APIs answer the pending trials."""
-    if not opts.batch:
-        return None
-    return functools.partial(
-        run_batches,
-        poll_s=opts.batch_poll_s,
-        wait_s=opts.batch_wait_s,
-        submit=opts.batch_submit,
-        abandon=opts.abandon_batches,
-        console=console,
+    return (
+        None
+        if not opts.batch
+        else functools.partial(
+            run_batches,
+            poll_s=opts.batch_poll_s,
+            wait_s=opts.batch_wait_s,
+            submit=opts.batch_submit,
+            abandon=opts.abandon_batches,
+            console=console,
+        )
     )
 
 
@@ -565,9 +569,8 @@ def record_layout(opts: RunOptions, planned: int, out: Path) -> Layout:
     if opts.records != "auto":
         return opts.records
     folder = records_dir(out)
-    if planned >= SHARDS_FROM or shard_files(folder) or part_files(folder):
-        return "shards"
-    return "files"
+    many = planned >= SHARDS_FROM or shard_files(folder) or part_files(folder)
+    return "shards" if many else "files"
 
 
 HTTP_TIMEOUT_MARGIN_S = 5.0
@@ -631,9 +634,10 @@ def _declarations(
 
 def _cache_path(opts: RunOptions) -> Path | None:
     """The response cache: ``--cache-dir``, else ``FACETLAB_CACHE_DIR``, else None (``<out>/cache``)."""
-    cache_dir = opts.cache_dir
-    if cache_dir is None and os.environ.get("FACETLAB_CACHE_DIR"):
-        cache_dir = os.environ["FACETLAB_CACHE_DIR"]  # one cache shared by every sweep
+    # else one cache shared by every sweep
+    cache_dir = (
+        opts.cache_dir if opts.cache_dir is not None else os.environ.get("FACETLAB_CACHE_DIR")
+    )
     cache_path = Path(cache_dir).expanduser() if cache_dir else None
     if cache_path is not None and cache_path.exists() and not cache_path.is_dir():
         raise ConfigError(f"--cache-dir {cache_path} is a file; expected a folder")
@@ -698,9 +702,11 @@ def _endpoint(
 
 
 def _params_json(params: SamplingParams | Mapping[str, SamplingParams]) -> dict[str, Any]:
-    if isinstance(params, SamplingParams):
-        return params.to_dict()
-    return {m: p.to_dict() for m, p in params.items()}
+    return (
+        params.to_dict()
+        if isinstance(params, SamplingParams)
+        else {m: p.to_dict() for m, p in params.items()}
+    )
 
 
 def summary_line(stats: RunStats) -> str:
@@ -710,9 +716,8 @@ def summary_line(stats: RunStats) -> str:
         f"{stats.failed} failed",
         f"{stats.cached} from cache",
         f"{stats.already_done} already recorded",
+        *([f"{stats.not_started} not started"] if stats.not_started else []),
     ]
-    if stats.not_started:
-        parts.append(f"{stats.not_started} not started")
     text = ", ".join(parts)
     text += (
         f"; {stats.calls} calls ({stats.retries} retried, {stats.rate_limited} rate-limited), {stats.input_tokens:,} in / {stats.output_tokens:,} out tokens, "

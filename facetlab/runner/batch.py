@@ -70,9 +70,6 @@ class BatchState:
     def open_batches(self) -> list[dict[str, Any]]:
         return [b for b in self.batches if b.get("state") == "submitted"]
 
-    def in_flight_trials(self) -> set[str]:
-        return {tid for b in self.open_batches() for tid in b["trials"].values()}
-
 
 def _say(console: TextIO | None, text: str) -> None:
     print(text, file=console if console is not None else sys.stderr, flush=True)
@@ -106,8 +103,7 @@ def _is_gone(exc: BaseException) -> bool:
 def _abandon(state: BatchState, entries: Sequence[dict[str, Any]]) -> str:
     """Mark ``entries`` abandoned (the provider may still finish and bill them); their ids."""
     for entry in entries:
-        entry["state"] = "abandoned"
-        entry["abandoned_at"] = now_iso()
+        entry.update(state="abandoned", abandoned_at=now_iso())
     state.save()
     return ", ".join(b["id"] for b in entries)
 
@@ -168,7 +164,7 @@ async def run_batches(
         dropped = [b for b in state.open_batches() if b.get("model") in executor.backends]
         if dropped:
             _say(console, f"abandoned {len(dropped)} open batch(es): {_abandon(state, dropped)}")
-    waiting = state.in_flight_trials()
+    waiting = {tid for b in state.open_batches() for tid in b["trials"].values()}
     fresh: dict[str, list[Trial]] = {}
     for trial in trials:
         if trial.trial_id in waiting or await executor.finish_from_cache(trial):
@@ -329,13 +325,13 @@ async def _collect(
                 done, res.response, attempts=1, started_at=started, batch=True
             )
         else:
-            error = res.error or "batch request failed"
-            await executor.finish_failure(done, error, attempts=1, started_at=started)
+            await executor.finish_failure(
+                done, res.error or "batch request failed", attempts=1, started_at=started
+            )
     for cid, tid in entry["trials"].items():
         missing = by_id.get(tid)
         if cid not in seen and missing is not None:
             error = f"batch {entry['id']} returned no result for this request"
             await executor.finish_failure(missing, error, attempts=1, started_at=started)
-    entry["state"] = "collected"
-    entry["collected_at"] = now_iso()
+    entry.update(state="collected", collected_at=now_iso())
     entry.pop("last_error", None)

@@ -107,9 +107,7 @@ class Preset:
             return 1 if instance_id in COUNTERFACTUALS else 0
         if probe == "p3":
             return int(self.p3_repeats.get(model, {}).get(instance_id, 0))
-        if probe == "c2":
-            return 1 if instance_id in C2_ANCHORS and factor is not None else 0
-        return 0
+        return 1 if probe == "c2" and instance_id in C2_ANCHORS and factor is not None else 0
 
     def params(self, max_tokens: int = 1024) -> dict[str, SamplingParams]:
         """Per-model sampling parameters (Bedrock models at temperature 0)."""

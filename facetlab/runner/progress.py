@@ -95,8 +95,7 @@ def provider_label(model: str) -> str:
     'openai@127.0.0.1:8000'
     """
     provider, _, rest = model.partition("/")
-    query = rest.partition("?")[2]
-    options = parse_qs(query)
+    options = parse_qs(rest.partition("?")[2])
     url = (options.get("base_url") or options.get("endpoint_url") or [""])[0]
     where = urlsplit(url if "://" in url else f"http://{url}").netloc if url else ""
     return f"{provider}@{where}" if where else provider
@@ -121,11 +120,7 @@ class Progress:
 
     def provider(self, model: str) -> ProviderCounts:
         """The counts of ``model``'s provider (created on first use)."""
-        label = provider_label(model)
-        found = self.by_provider.get(label)
-        if found is None:
-            found = self.by_provider[label] = ProviderCounts()
-        return found
+        return self.by_provider.setdefault(provider_label(model), ProviderCounts())
 
     def trial_finished(self, model: str, ok: bool) -> None:
         """Count a recorded trial under its provider (the run's totals are in ``stats``)."""
@@ -158,9 +153,11 @@ class Progress:
         """``ETA 1:02`` while running; once stopped (interrupt, budget, a failed write),
         how many trials were not run, never an ETA of 0:00."""
         s = self.stats
-        if s.interrupted or s.stopped_by_budget or s.storage_error is not None:
-            return f"stopped, {s.total - s.already_done - self.finished} trial(s) not run"
-        return f"ETA {format_eta(self.eta_s())}"
+        return (
+            f"stopped, {s.total - s.already_done - self.finished} trial(s) not run"
+            if s.interrupted or s.stopped_by_budget or s.storage_error is not None
+            else f"ETA {format_eta(self.eta_s())}"
+        )
 
     def spend(self) -> str:
         """The spend, against the budget when there is one."""
@@ -227,8 +224,7 @@ def format_eta(seconds: float | None) -> str:
     """
     if seconds is None:
         return "?"
-    whole = round(seconds)
-    hours, rest = divmod(whole, 3600)
+    hours, rest = divmod(round(seconds), 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
@@ -255,12 +251,11 @@ class ProgressDisplay:
     ) -> None:
         self.progress = progress
         if mode == "auto":
-            if _in_notebook():
-                mode = "notebook"
-            elif (stream or sys.stdout).isatty():
-                mode = "rich"
-            else:
-                mode = "plain"
+            mode = (
+                "notebook"
+                if _in_notebook()
+                else ("rich" if (stream or sys.stdout).isatty() else "plain")
+            )
         self.mode: Mode = mode
         self.interval = (
             interval if interval is not None else (PLAIN_INTERVAL_S if mode == "plain" else 0.2)
@@ -307,11 +302,9 @@ class ProgressDisplay:
             self._lines += 1
 
     def stop(self) -> None:
-        if self.mode == "plain":
-            if self._lines:  # the last state, after the periodic ones (a short run prints none)
-                self.update(force=True)
-            return
-        self.update(force=True)
+        # plain: the last state, after the periodic ones (a short run prints none)
+        if self.mode != "plain" or self._lines:
+            self.update(force=True)
         if self._live is not None:
             self._live.stop()
             self._live = None

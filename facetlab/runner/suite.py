@@ -117,16 +117,15 @@ class FacetSuite:
             extra: dict[str, Any] = {"compliance": compliance} if p.name == "c3" else {}
             return [Cell(p.build_prompt(instance, template=template, **extra), built)]
         pset = self.perturbation_set(instance)
-        out: list[Cell] = []
-        for factor_id in p.factors(instance, pset):
-            if factor_id is None or pset is None:
-                continue
-            prompt = p.build_prompt(
-                instance, template=template, factor=factor_id, perturbations=pset
+        return [
+            Cell(
+                p.build_prompt(instance, template=template, factor=factor_id, perturbations=pset),
+                pset.for_factor_id(factor_id).apply(instance),
+                instance.label_for_factor_id(factor_id),
             )
-            rewritten = pset.for_factor_id(factor_id).apply(instance)
-            out.append(Cell(prompt, rewritten, instance.label_for_factor_id(factor_id)))
-        return out
+            for factor_id in p.factors(instance, pset)
+            if factor_id is not None and pset is not None
+        ]
 
     def parse_reply(self, probe: str, text: str, n_factors: int, *, parser: str) -> ParseResult:
         """The probe's parse of ``text`` (never raises on model output)."""

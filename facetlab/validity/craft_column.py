@@ -129,9 +129,13 @@ def run_craft_column(
 
 
 def _variant(inst: Instance | None) -> str:
-    if inst is None or not inst.is_counterfactual:
-        return "anchor"
-    return "adversarial" if inst.is_adversarial else "counterfactual"
+    return (
+        "anchor"
+        if inst is None or not inst.is_counterfactual
+        else "adversarial"
+        if inst.is_adversarial
+        else "counterfactual"
+    )
 
 
 def _scored_verdict(row: pd.Series[Any], has_qualified: bool) -> tuple[str, str]:

@@ -20,9 +20,7 @@ def _verdict(detected: int, missed: int, false_alarm: int, n_parsed: int) -> str
         return "misses + false alarms"
     if missed:
         return "misses"
-    if false_alarm:
-        return "false alarms"
-    return "catches" if detected else "passes"
+    return "false alarms" if false_alarm else "catches" if detected else "passes"
 
 
 def validity_matrix(trials: pd.DataFrame, reasoners: Sequence[str] | None = None) -> pd.DataFrame:
@@ -50,13 +48,17 @@ def validity_matrix(trials: pd.DataFrame, reasoners: Sequence[str] | None = None
         trials = trials.assign(failure_real=trials["truly_used"])
     order = list(reasoners) if reasoners is not None else list(dict.fromkeys(trials["reasoner"]))
     probes = [p for p in MATRIX_PROBES if p in PROBES or (trials["probe"] == p).any()]
-    rows: list[dict[str, Any]] = []
-    for reasoner in order:
-        for probe in probes:
-            cell = trials[(trials["reasoner"] == reasoner) & (trials["probe"] == probe)]
-            rows.append(_matrix_row(reasoner, probe, cell))
-    matrix: pd.DataFrame = pd.DataFrame(rows)
-    return matrix
+    return pd.DataFrame(
+        [
+            _matrix_row(
+                reasoner,
+                probe,
+                trials[(trials["reasoner"] == reasoner) & (trials["probe"] == probe)],
+            )
+            for reasoner in order
+            for probe in probes
+        ]
+    )
 
 
 def _ratio(part: float, whole: float) -> float:
@@ -115,10 +117,10 @@ def _craft_counts(cell: pd.DataFrame) -> str:
 
 def _per_instance(frame: pd.DataFrame, column: str) -> str:
     """``"cf-002 F3 [0.0]"``-style summary of ``column`` per instance (sorted values)."""
-    parts = []
-    for iid, group in frame.groupby("raw_instance_id", sort=True):
-        values = sorted({v for v in group[column] if not pd.isna(v)})
-        parts.append(f"{iid} {values}")
+    parts = [
+        f"{iid} {sorted({v for v in group[column] if not pd.isna(v)})}"
+        for iid, group in frame.groupby("raw_instance_id", sort=True)
+    ]
     return "; ".join(parts) if parts else "no trials"
 
 

@@ -24,6 +24,10 @@ def outcome(flagged: Any, real: bool) -> str:
     """:data:`OUTCOMES` entry of a verdict (None/NA: no verdict) given whether the failure is real."""
     if flagged is None or flagged is pd.NA:
         return "unparsed"
-    if real:
-        return "detected" if flagged else "missed"
-    return "false_alarm" if flagged else "correct_pass"
+    return (
+        ("detected" if flagged else "missed")
+        if real
+        else "false_alarm"
+        if flagged
+        else "correct_pass"
+    )

@@ -108,8 +108,7 @@ def truth_of_record(
             raise DataError(f"{shown}: a C2 record needs its perturbation set and factor")
         anchor = instances[anchor_id]
         perturbed = record.factor_of_interest.upper()
-        factor_id = anchor.factor(perturbed).factor_id
-        instance = pset.for_factor_id(factor_id).apply(anchor)
+        instance = pset.for_factor_id(anchor.factor(perturbed).factor_id).apply(anchor)
         base: Instance | None = anchor
     else:
         if record.instance_id not in instances:
@@ -142,9 +141,7 @@ def _read_record(path: str) -> TrialRecord:
 
 def _reported_top(weights: Any) -> str | None:
     """The top label of a parsed weight dict (None without one); ties as the reasoners break them."""
-    if not isinstance(weights, dict) or not weights:
-        return None
-    return top_label(weights)
+    return None if not isinstance(weights, dict) or not weights else top_label(weights)
 
 
 def _estimate(record: TrialRecord, foi: str, instances: Mapping[str, Instance]) -> float:
@@ -159,9 +156,9 @@ def _estimate(record: TrialRecord, foi: str, instances: Mapping[str, Instance]) 
         return float(estimates[foi])
     anchor = record.base_instance_id if record.probe == "c2" else None
     source = instances.get(anchor or record.instance_id)
-    if source is None:
-        return float("nan")
-    return float(weight_estimates(source).get(foi, float("nan")))
+    return (
+        float("nan") if source is None else float(weight_estimates(source).get(foi, float("nan")))
+    )
 
 
 def load_study(
@@ -234,10 +231,9 @@ def load_study(
         .drop(columns=["_r", "_p"])
         .reset_index(drop=True)
     )
-    matrix = validity_matrix(trials, reasoners=order)
     return ValidityResult(
         trials=trials,
-        matrix=matrix,
+        matrix=validity_matrix(trials, reasoners=order),
         key_cells=key_cells(trials, threshold, neutralized_factors(instances.by_id)),
         threshold=threshold,
         out_dir=out,

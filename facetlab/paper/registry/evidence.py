@@ -348,9 +348,11 @@ def _replicated_open(x: ClaimInputs) -> list[tuple[str, str, pd.DataFrame]]:
 
 def _distinct(cell: pd.DataFrame, column: str) -> int:
     """Distinct values of ``column`` in ``cell`` (weight vectors compared whole)."""
-    if column == "weights":
-        return len({json.dumps(w, sort_keys=True) for w in cell["weights"]})
-    return len({format(float(v), "g") for v in cell[column]})
+    return (
+        len({json.dumps(w, sort_keys=True) for w in cell["weights"]})
+        if column == "weights"
+        else len({format(float(v), "g") for v in cell[column]})
+    )
 
 
 def _foi_text(model: str, inst: str, cell: pd.DataFrame) -> str:

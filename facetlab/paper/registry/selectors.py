@@ -458,7 +458,6 @@ def _p3_instances(x: ClaimInputs) -> int:
 
 def _non_headline_small_share(x: ClaimInputs) -> bool:
     """Are most P3 cells other than the GPT-5.4 cf-001-adv headline at n ≤ 2?"""
-    frame = _probe(x, "P3")
-    sizes = frame.groupby(["canonical_model", "instance_id"]).size()
+    sizes = _probe(x, "P3").groupby(["canonical_model", "instance_id"]).size()
     sizes = sizes.drop((_full("GPT"), CABRAL_ADV), errors="ignore")
     return bool((sizes <= 2).mean() > 0.5)
