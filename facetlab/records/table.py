@@ -892,9 +892,7 @@ def _part_frame(part: Path, read: frozenset[str]) -> pd.DataFrame:
         raise
     except Exception as exc:  # a damaged file: one unreadable row, never a crash
         raise RecordError(f"{part}: not a readable Parquet part ({exc})") from exc
-    data: dict[str, Any] = {}
-    for name in table.column_names:
-        data[name] = _column(pa, name, table.column(name))
+    data = {name: _column(pa, name, table.column(name)) for name in table.column_names}
     n = table.num_rows
     unread = np.full(n, None, dtype=object)  # the columns not selected: never shown
     for column in (*COLUMNS, "record_base_instance_id", "record_ground_truth"):
@@ -905,7 +903,7 @@ def _part_frame(part: Path, read: frozenset[str]) -> pd.DataFrame:
         data["excluded_reason"][row] = f"{EDITED}{why}"
         data["weights"][row] = None
     # object stays object (pandas 3 would infer its str dtype from the strings)
-    frame = pd.DataFrame(
+    return pd.DataFrame(
         {
             k: pd.Series(v, dtype=object, copy=False)
             if isinstance(v, np.ndarray) and v.dtype == object
@@ -914,7 +912,6 @@ def _part_frame(part: Path, read: frozenset[str]) -> pd.DataFrame:
         },
         copy=False,
     )
-    return frame
 
 
 _TYPED_COLUMNS = frozenset(

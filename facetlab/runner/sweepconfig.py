@@ -203,11 +203,10 @@ class SweepConfig(BaseModel):
 
     @model_validator(mode="after")
     def _distinct_models(self) -> SweepConfig:
-        seen: set[str] = set()
-        for entry in self.models:
-            if entry.model in seen:
-                raise ValueError(f"model {entry.model!r} is listed twice")
-            seen.add(entry.model)
+        names = [entry.model for entry in self.models]
+        twice = next((m for i, m in enumerate(names) if m in names[:i]), None)
+        if twice is not None:
+            raise ValueError(f"model {twice!r} is listed twice")
         return self
 
     def settings(self, entry: ModelEntry) -> ModelSettings:
