@@ -237,9 +237,7 @@ class ModelClient:
 
         def retryable(error: BaseException) -> bool:
             refused[0] += getattr(error, "status", None) == 200
-            if refused[0] > 1:
-                return False
-            return decide(error).retry and not self._too_long(error)
+            return refused[0] <= 1 and decide(error).retry and not self._too_long(error)
 
         def before_sleep(state: RetryCallState) -> None:
             error = state.outcome.exception() if state.outcome is not None else None

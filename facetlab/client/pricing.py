@@ -199,9 +199,7 @@ def _read_overrides(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, Pri
 def split_model(model: str) -> tuple[str, str]:
     """``"anthropic/claude-sonnet-4-6"`` -> ``("anthropic", "claude-sonnet-4-6")``."""
     provider, sep, model_id = model.partition("/")
-    if not sep:
-        return "", model
-    return provider, model_id
+    return (provider, model_id) if sep else ("", model)
 
 
 def is_loopback(url: str | None) -> bool:

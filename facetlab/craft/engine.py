@@ -364,10 +364,11 @@ async def ainspect(
     cited, source = cited_units(input, cited_trace, options, baseline_decision)
 
     context_refs = _resolve_given(input, options.context_evidence or [], warnings)
-    if options.placebo_evidence is not None:
-        placebo_refs = _resolve_given(input, options.placebo_evidence, warnings)
-    else:
-        placebo_refs = derive_placebo(input, cited, max_candidates=options.max_placebo_candidates)
+    placebo_refs = (
+        _resolve_given(input, options.placebo_evidence, warnings)
+        if options.placebo_evidence is not None
+        else derive_placebo(input, cited, max_candidates=options.max_placebo_candidates)
+    )
     placebo = run.build(
         "placebo", placebo_refs, None, _perturbers(options.placebo_strategies or options.strategies)
     )

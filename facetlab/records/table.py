@@ -417,9 +417,7 @@ def _one_design_per_model(frame: pd.DataFrame) -> None:
 def _record_paths(records: Path | str | Iterable[Path | str] | None) -> list[Path]:
     if records is None:
         return []
-    if isinstance(records, str | Path):
-        return [Path(records)]
-    return [Path(r) for r in records]
+    return [Path(records)] if isinstance(records, str | Path) else [Path(r) for r in records]
 
 
 def _sources(sources: Iterable[str] | None, *, has_records: bool) -> set[str]:
@@ -725,8 +723,7 @@ def _rows_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             )
         else:
             data[column] = pd.Series(values, dtype=object)
-    frame: pd.DataFrame = pd.DataFrame(data)
-    return frame
+    return pd.DataFrame(data)
 
 
 def _trial_index(frame: pd.DataFrame) -> pd.Series[int]:
@@ -955,10 +952,11 @@ def _distinct(values: Any) -> tuple[list[Any], Any]:
     pointers, not 80 MB of strings."""
     import pyarrow as pa
 
-    if pa.types.is_dictionary(values.type):
-        encoded = values.unify_dictionaries().combine_chunks()
-    else:
-        encoded = values.combine_chunks().dictionary_encode()
+    encoded = (
+        values.unify_dictionaries().combine_chunks()
+        if pa.types.is_dictionary(values.type)
+        else values.combine_chunks().dictionary_encode()
+    )
     uniques = [*encoded.dictionary.to_pylist(), None]
     indices = encoded.indices.fill_null(len(uniques) - 1).to_numpy(zero_copy_only=False)
     return uniques, indices

@@ -172,9 +172,7 @@ def kind_of(value: object) -> EvidenceKind:
         return "categorical"
     if isinstance(value, (int, float)):
         return "numeric"
-    if is_free_text(value):
-        return "text"
-    return "categorical"
+    return "text" if is_free_text(value) else "categorical"
 
 
 @dataclass
