@@ -293,13 +293,15 @@ def price_table() -> dict[str, Price]:
 def describe_table() -> str:
     """The table in use as text (``facetlab prices``): model id, USD per 1M, date and source."""
     rows = sorted(price_table().items(), key=lambda item: (item[1].source, item[0]))
-    lines = [f"USD per 1M tokens (built-in table as of {AS_OF}; {SOURCE})"]
-    lines.append(f"{'model id':<44} {'input':>8} {'cached':>8} {'output':>8}  as of       source")
-    for model_id, p in rows:
-        lines.append(
+    lines = [
+        f"USD per 1M tokens (built-in table as of {AS_OF}; {SOURCE})",
+        f"{'model id':<44} {'input':>8} {'cached':>8} {'output':>8}  as of       source",
+        *(
             f"{model_id:<44} {p.input_per_mtok:>8.3f} {p.cached_rate:>8.4f} "
             f"{p.output_per_mtok:>8.3f}  {p.as_of or '-':<10}  {p.source}"
-        )
+            for model_id, p in rows
+        ),
+    ]
     lines.append(
         "free: providers that declare it (ollama, replay, simulated) and any model on a "
         "loopback server (127.0.0.1, localhost) unless FACETLAB_PRICES names it"

@@ -815,8 +815,10 @@ def _stored_frame(
     again = stored.duplicated("trial_id", keep="first")
     if again.any():
         first = stored[~again].set_index("trial_id")["source_file"]
-        for tid, shown in stored.loc[again, ["trial_id", "source_file"]].itertuples(index=False):
-            duplicates.append((str(shown), f"trial {tid} already read from {first.get(tid)}"))
+        duplicates += (
+            (str(shown), f"trial {tid} already read from {first.get(tid)}")
+            for tid, shown in stored.loc[again, ["trial_id", "source_file"]].itertuples(index=False)
+        )
         stored = stored[~again]
     stored = stored.reset_index(drop=True)
     if index:

@@ -376,9 +376,7 @@ def _key_node(root: yaml.Node | None, loc: Sequence[int | str]) -> yaml.Node | N
     parent = _node_at(root, loc[:-1])
     if isinstance(parent, yaml.MappingNode):
         pairs: list[tuple[yaml.Node, yaml.Node]] = parent.value
-        for key, _ in pairs:
-            if str(key.value) == loc[-1]:
-                return key
+        return next((key for key, _ in pairs if str(key.value) == loc[-1]), None)
     return None
 
 

@@ -273,8 +273,10 @@ def uncited_units(input: AgentInput, cited: Sequence[EvidenceRef]) -> list[Evide
         if not is_free_text(value):
             out.append(EvidenceRef(path, kind_of(value), "inferred"))
             continue
-        for m in TOKEN.finditer(value):
-            out.append(EvidenceRef(path, "text", "inferred", Span(m.start(), m.end(), m.group())))
+        out += (
+            EvidenceRef(path, "text", "inferred", Span(m.start(), m.end(), m.group()))
+            for m in TOKEN.finditer(value)
+        )
     return [u for u in out if not any(units_clash(u, c) for c in cited)]
 
 
