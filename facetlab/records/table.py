@@ -255,9 +255,7 @@ def load_trials(
             ("weighted", sorted((results / "weighted-probe").glob("*.json")), read_weighted_file),
             ("c2", sorted((results / "weighted-probe" / "c2").glob("*.json")), read_c2_file),
         )
-        for source, files, reader in families:
-            if source not in wanted:
-                continue
+        for source, files, reader in (family for family in families if family[0] in wanted):
             for path in files:
                 shown = path.relative_to(root).as_posix()
                 found.take(source, shown, partial(reader, path, shown, index))
@@ -685,9 +683,7 @@ def _rows_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     # Text columns stay ``object`` with ``None`` for missing values on every pandas
     # version (pandas 3 would otherwise infer its ``str`` dtype with NaN).
     data: dict[str, Any] = {}
-    for column in COLUMNS:
-        if column == "trial":
-            continue
+    for column in (c for c in COLUMNS if c != "trial"):
         values = [row.get(column) for row in rows]
         if column in _FLOAT_COLUMNS:
             data[column] = pd.array(
