@@ -387,9 +387,13 @@ class ModelClient:
     def _failed(self, error: BaseException, attempts: int) -> CallFailed:
         message = describe(error)
         status = getattr(error, "status", None)
-        kind = f"HTTP {status}" if status else type(error).__name__
-        if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
-            kind = f"timeout (--timeout {self.timeout_s:g}s)"
+        kind = (
+            f"timeout (--timeout {self.timeout_s:g}s)"
+            if isinstance(error, (asyncio.TimeoutError, TimeoutError))
+            else f"HTTP {status}"
+            if status
+            else type(error).__name__
+        )
         decision = self.backend.should_retry(error)
         if not decision.retry:
             return CallFailed(

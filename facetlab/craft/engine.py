@@ -675,9 +675,7 @@ async def _sample_sequential(run: _Run, placebo: _Condition, treatments: list[_C
             state = sequential_state(t_flips, p_flips, o.alpha)
             left = cap - len(cond.samples)
             done = left <= 0 or state.rejects_less or state.faithful_out_of_reach(left)
-            if state.rejects_greater and _test(run, t_flips, p_flips).ci_low > 0:
-                done = True
-            if not done:
+            if not done and not (state.rejects_greater and _test(run, t_flips, p_flips).ci_low > 0):
                 still.append(cond)
         active = still
 

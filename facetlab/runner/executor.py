@@ -291,9 +291,8 @@ class Executor:
     def _storage_failed(self, exc: OSError, what: str) -> None:
         """Stop the run after a failed write; keep the first message."""
         if self.stats.storage_error is None:
-            reason = exc.strerror or str(exc)
-            if exc.errno == errno.ENOSPC:
-                reason = "no space left on device"
+            full = exc.errno == errno.ENOSPC
+            reason = "no space left on device" if full else exc.strerror or str(exc)
             where = f" ({exc.filename})" if exc.filename else ""
             self.stats.storage_error = f"cannot write {what}{where}: {reason}"
         self.stop = True
