@@ -245,10 +245,10 @@ def price_for(model: str, *, endpoint: str | None = None) -> Price | None:
     if model_id in _TABLE:
         return _TABLE[model_id]
     # Bedrock cross-region inference profiles ("us.", "eu.", "apac.") bill like the base id.
-    for prefix in ("us.", "eu.", "apac.", "global."):
-        if model_id.startswith(prefix) and model_id[len(prefix) :] in _TABLE:
-            return _TABLE[model_id[len(prefix) :]]
-    return None
+    bases = (
+        model_id[len(p) :] for p in ("us.", "eu.", "apac.", "global.") if model_id.startswith(p)
+    )
+    return next((_TABLE[base] for base in bases if base in _TABLE), None)
 
 
 # No call reads or writes a billion tokens: a larger usage is not a count (10^400 would
