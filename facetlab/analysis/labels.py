@@ -33,9 +33,7 @@ def resolve_instances(source: InstanceSource) -> dict[str, Instance]:
     """Instances by id: ``source`` itself, the instance files of a folder, or ``{}``."""
     if source is None:
         return {}
-    if isinstance(source, (str, Path)):
-        return load_instances(Path(source))
-    return dict(source)
+    return load_instances(Path(source)) if isinstance(source, (str, Path)) else dict(source)
 
 
 def instance_labels(source: InstanceSource) -> dict[str, str]:

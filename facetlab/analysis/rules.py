@@ -107,9 +107,7 @@ def p1_faithful(label: str | None, neutralized: str) -> bool:
     >>> p1_faithful("F5", "F1"), p1_faithful("f1", "F1")
     (True, False)
     """
-    if label is None:
-        return True
-    return factor_index(label) != factor_index(neutralized)
+    return label is None or factor_index(label) != factor_index(neutralized)
 
 
 def wrong_outcome(answer: str | None, ground_truth: str) -> bool:
@@ -118,9 +116,7 @@ def wrong_outcome(answer: str | None, ground_truth: str) -> bool:
     >>> wrong_outcome("yes", "no"), wrong_outcome(None, "no")
     (True, False)
     """
-    if answer is None:
-        return False
-    return answer.strip().lower() != ground_truth.strip().lower()
+    return answer is not None and answer.strip().lower() != ground_truth.strip().lower()
 
 
 def mode_of(weight: float, split_point: float = DEFAULT_SPLIT_POINT) -> Mode:

@@ -107,9 +107,7 @@ def model_order(frame: pd.DataFrame, models: Sequence[str] | None = None) -> lis
     ['b', 'a']
     """
     present = {str(m) for m in pd.unique(frame["model"])}
-    if models is None:
-        return sorted(present)
-    return [m for m in models if m in present]
+    return sorted(present) if models is None else [m for m in models if m in present]
 
 
 _SCHEMA = ("P1", "P2", "P3", "C2", "anchor")

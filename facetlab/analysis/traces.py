@@ -70,10 +70,11 @@ def trace_trials(trials: pd.DataFrame, thinking: Iterable[tuple[str, str | None]
     Raises :class:`DataError` when no weighted trial carries thinking text."""
     weighted = trials[trials["probe"].str.lower().isin(WEIGHTED) & trials["weights"].map(bool)]
     rows = weighted.set_index("trial_id", drop=False).sort_index()  # however they are stored
-    scored: dict[str, dict[str, float]] = {}
-    for tid, text in thinking:
-        if tid in rows.index and isinstance(text, str) and text.strip():
-            scored[tid] = trace_scores(text, int(rows["n_factors"][tid]))
+    scored = {
+        tid: trace_scores(text, int(rows["n_factors"][tid]))
+        for tid, text in thinking
+        if tid in rows.index and isinstance(text, str) and text.strip()
+    }
     if not scored:
         raise DataError("no weighted trial (P2, P3, anchor, C2) returned thinking text")
     kept: dict[tuple[str, str, str], list[float]] = {}

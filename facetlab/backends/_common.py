@@ -329,9 +329,7 @@ def provider_message(body: object, fallback: str) -> str:
         message = body.get("message")
         if isinstance(message, str) and message:
             return message
-    if isinstance(body, str) and body.strip():
-        return body.strip()[:500]
-    return fallback
+    return body.strip()[:500] if isinstance(body, str) and body.strip() else fallback
 
 
 def status_error(
@@ -598,9 +596,7 @@ def require_fields(obj: Any, names: Iterable[str], *, kind: str) -> None:
 
 def get_field(obj: Any, name: str, default: Any = None) -> Any:
     """Attribute or key access, so SDK objects and their JSON dicts (batch results) both work."""
-    if isinstance(obj, Mapping):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
+    return obj.get(name, default) if isinstance(obj, Mapping) else getattr(obj, name, default)
 
 
 class AsyncClosable(Protocol):

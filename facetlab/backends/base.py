@@ -129,9 +129,7 @@ EFFORTS: tuple[str, ...] = ("low", "medium", "high", "xhigh", "max")
 
 def thinking_kind(thinking: str | int | None) -> str | None:
     """``"off"``, ``"adaptive"``, ``"budget"`` (a number of tokens) or None."""
-    if thinking is None:
-        return None
-    return "budget" if isinstance(thinking, int) else str(thinking)
+    return None if thinking is None else ("budget" if isinstance(thinking, int) else str(thinking))
 
 
 @dataclass(frozen=True)
@@ -336,10 +334,11 @@ def retry_decision(exc: BaseException) -> RetryDecision:
     import asyncio  # not at import: `facetlab --help` loads this module
 
     wait = getattr(exc, "retry_after", None)
-    if isinstance(exc, BackendError):
-        retry = exc.transient or (exc.status is not None and is_transient_status(exc.status))
-    else:
-        retry = isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError))
+    retry = (
+        exc.transient or (exc.status is not None and is_transient_status(exc.status))
+        if isinstance(exc, BackendError)
+        else isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError))
+    )
     return RetryDecision(
         retry,
         "rate_limit" if getattr(exc, "status", None) == 429 else "transient" if retry else None,

@@ -180,10 +180,10 @@ class ModelSpec:
 
 def _hint(text: str) -> str:
     lowered = text.lower()
-    for prefix, provider in _PREFIX_HINTS:
-        if lowered.startswith(prefix):
-            return f" Did you mean '{provider}/{text}'?"
-    return ""
+    hints = (
+        f" Did you mean '{p}/{text}'?" for prefix, p in _PREFIX_HINTS if lowered.startswith(prefix)
+    )
+    return next(hints, "")
 
 
 def parse_model_string(model: str, providers: Iterable[str] | None = None) -> ModelSpec:

@@ -214,9 +214,7 @@ def _request_limit(per_minute: float, window_s: float | None, clock: Clock) -> _
     seconds = max(window_s, 60.0 / per_minute)
     exact = per_minute / 60.0 * seconds
     count = math.floor(exact + 1e-9)
-    if count < 0.95 * exact:
-        return _Pacer(per_minute, clock)
-    return _Window(count, seconds, clock)
+    return _Pacer(per_minute, clock) if count < 0.95 * exact else _Window(count, seconds, clock)
 
 
 class _Slots:

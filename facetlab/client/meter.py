@@ -80,10 +80,8 @@ class CostMeter:
         if reservation.amount_usd == 0.0:
             return
         self.open_reservations = max(0, self.open_reservations - 1)
-        if self.open_reservations == 0:
-            self.reserved_usd = 0.0
-        else:
-            self.reserved_usd = max(0.0, self.reserved_usd - reservation.amount_usd)
+        left = self.reserved_usd - reservation.amount_usd
+        self.reserved_usd = max(0.0, left) if self.open_reservations else 0.0
 
     def release(self, reservation: Reservation) -> None:
         """Give back a reservation whose call was not paid for (refused, failed, cancelled)."""

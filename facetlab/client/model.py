@@ -237,9 +237,7 @@ class ModelClient:
 
         def retryable(error: BaseException) -> bool:
             refused[0] += getattr(error, "status", None) == 200
-            if refused[0] > 1:
-                return False
-            return decide(error).retry and not self._too_long(error)
+            return refused[0] <= 1 and decide(error).retry and not self._too_long(error)
 
         def before_sleep(state: RetryCallState) -> None:
             error = state.outcome.exception() if state.outcome is not None else None
@@ -389,9 +387,13 @@ class ModelClient:
     def _failed(self, error: BaseException, attempts: int) -> CallFailed:
         message = describe(error)
         status = getattr(error, "status", None)
-        kind = f"HTTP {status}" if status else type(error).__name__
-        if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
-            kind = f"timeout (--timeout {self.timeout_s:g}s)"
+        kind = (
+            f"timeout (--timeout {self.timeout_s:g}s)"
+            if isinstance(error, (asyncio.TimeoutError, TimeoutError))
+            else f"HTTP {status}"
+            if status
+            else type(error).__name__
+        )
         decision = self.backend.should_retry(error)
         if not decision.retry:
             return CallFailed(

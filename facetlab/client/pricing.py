@@ -199,9 +199,7 @@ def _read_overrides(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, Pri
 def split_model(model: str) -> tuple[str, str]:
     """``"anthropic/claude-sonnet-4-6"`` -> ``("anthropic", "claude-sonnet-4-6")``."""
     provider, sep, model_id = model.partition("/")
-    if not sep:
-        return "", model
-    return provider, model_id
+    return (provider, model_id) if sep else ("", model)
 
 
 def is_loopback(url: str | None) -> bool:
@@ -247,10 +245,10 @@ def price_for(model: str, *, endpoint: str | None = None) -> Price | None:
     if model_id in _TABLE:
         return _TABLE[model_id]
     # Bedrock cross-region inference profiles ("us.", "eu.", "apac.") bill like the base id.
-    for prefix in ("us.", "eu.", "apac.", "global."):
-        if model_id.startswith(prefix) and model_id[len(prefix) :] in _TABLE:
-            return _TABLE[model_id[len(prefix) :]]
-    return None
+    bases = (
+        model_id[len(p) :] for p in ("us.", "eu.", "apac.", "global.") if model_id.startswith(p)
+    )
+    return next((_TABLE[base] for base in bases if base in _TABLE), None)
 
 
 # No call reads or writes a billion tokens: a larger usage is not a count (10^400 would
@@ -295,13 +293,15 @@ def price_table() -> dict[str, Price]:
 def describe_table() -> str:
     """The table in use as text (``facetlab prices``): model id, USD per 1M, date and source."""
     rows = sorted(price_table().items(), key=lambda item: (item[1].source, item[0]))
-    lines = [f"USD per 1M tokens (built-in table as of {AS_OF}; {SOURCE})"]
-    lines.append(f"{'model id':<44} {'input':>8} {'cached':>8} {'output':>8}  as of       source")
-    for model_id, p in rows:
-        lines.append(
+    lines = [
+        f"USD per 1M tokens (built-in table as of {AS_OF}; {SOURCE})",
+        f"{'model id':<44} {'input':>8} {'cached':>8} {'output':>8}  as of       source",
+        *(
             f"{model_id:<44} {p.input_per_mtok:>8.3f} {p.cached_rate:>8.4f} "
             f"{p.output_per_mtok:>8.3f}  {p.as_of or '-':<10}  {p.source}"
-        )
+            for model_id, p in rows
+        ),
+    ]
     lines.append(
         "free: providers that declare it (ollama, replay, simulated) and any model on a "
         "loopback server (127.0.0.1, localhost) unless FACETLAB_PRICES names it"

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from tenacity import RetryCallState
 
 from facetlab.backends._common import redact
-from facetlab.backends.base import MAX_RETRY_AFTER_S, RetryDecision, retry_decision
+from facetlab.backends.base import MAX_RETRY_AFTER_S, RetryDecision
 from facetlab.errors import ConfigError
 from facetlab.numbers import check_number
 
@@ -71,11 +71,6 @@ class RetryPolicy:
             return self.delay(state.attempt_number, retry_after, rng)
 
         return wait
-
-
-def is_rate_limit(exc: BaseException) -> bool:
-    """Whether a failure is a rate limit by the default decision (the runner's count)."""
-    return retry_decision(exc).kind == "rate_limit"
 
 
 def describe(exc: BaseException) -> str:

@@ -177,10 +177,13 @@ def design_warnings(report: Report | PopulationReport) -> list[str]:
 
 def one_line(exc: BaseException) -> str:
     """``Type: message`` on one line, printable on any console."""
-    if isinstance(exc, SystemExit):
-        text = f"SystemExit: the config called sys.exit({exc.code!r})"
-    else:
-        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    text = (
+        f"SystemExit: the config called sys.exit({exc.code!r})"
+        if isinstance(exc, SystemExit)
+        else f"{type(exc).__name__}: {exc}"
+        if str(exc)
+        else type(exc).__name__
+    )
     return " ".join(text.split()).encode("utf-8", "backslashreplace").decode("utf-8")
 
 

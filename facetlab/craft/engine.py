@@ -364,10 +364,11 @@ async def ainspect(
     cited, source = cited_units(input, cited_trace, options, baseline_decision)
 
     context_refs = _resolve_given(input, options.context_evidence or [], warnings)
-    if options.placebo_evidence is not None:
-        placebo_refs = _resolve_given(input, options.placebo_evidence, warnings)
-    else:
-        placebo_refs = derive_placebo(input, cited, max_candidates=options.max_placebo_candidates)
+    placebo_refs = (
+        _resolve_given(input, options.placebo_evidence, warnings)
+        if options.placebo_evidence is not None
+        else derive_placebo(input, cited, max_candidates=options.max_placebo_candidates)
+    )
     placebo = run.build(
         "placebo", placebo_refs, None, _perturbers(options.placebo_strategies or options.strategies)
     )
@@ -674,9 +675,7 @@ async def _sample_sequential(run: _Run, placebo: _Condition, treatments: list[_C
             state = sequential_state(t_flips, p_flips, o.alpha)
             left = cap - len(cond.samples)
             done = left <= 0 or state.rejects_less or state.faithful_out_of_reach(left)
-            if state.rejects_greater and _test(run, t_flips, p_flips).ci_low > 0:
-                done = True
-            if not done:
+            if not done and not (state.rejects_greater and _test(run, t_flips, p_flips).ci_low > 0):
                 still.append(cond)
         active = still
 

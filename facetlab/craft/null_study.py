@@ -152,7 +152,5 @@ def cite_symptom(input: AgentInput) -> list[EvidenceRef]:
     body = input.get("body")
     if not isinstance(body, str):
         return []
-    for symptom in SYMPTOMS:
-        if symptom in body:
-            return [EvidenceRef("body", "text", span=Span.find(body, symptom))]
-    return []
+    found = next((symptom for symptom in SYMPTOMS if symptom in body), None)
+    return [] if found is None else [EvidenceRef("body", "text", span=Span.find(body, found))]

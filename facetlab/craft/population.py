@@ -506,17 +506,15 @@ def _plan(i: int, item: AgentInput, cited: list[EvidenceRef], o: InspectOptions)
     if not sides:
         plan["note"] = f"no eligible placebo unit of the same kind and size as {plan['cited']}"
         return plan
-    rest_units = uncited_units(item, cited)
+    groups = {"treatment": cited, **sides}
+    if rest_units := uncited_units(item, cited):
+        groups |= {"rest": rest_units, "joint": [*cited, *rest_units]}
     for perturber in rng.sample(_perturbers(o.strategies), len(o.strategies)):
         try:
-            made = {"treatment": perturb_all(item, cited, perturber, categories=o.categories)}
-            for side, units in sides.items():
-                made[side] = perturb_all(item, units, perturber, categories=o.categories)
-            if rest_units:
-                made["rest"] = perturb_all(item, rest_units, perturber, categories=o.categories)
-                made["joint"] = perturb_all(
-                    item, [*cited, *rest_units], perturber, categories=o.categories
-                )
+            made = {
+                name: perturb_all(item, units, perturber, categories=o.categories)
+                for name, units in groups.items()
+            }
         except EvidenceError:
             continue
         plan.update(

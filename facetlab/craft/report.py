@@ -256,9 +256,7 @@ def pct(rate: float | None) -> str:
 
 def _rate(rate: float, used: int, failed: int) -> str:
     """A flip rate, or what happened when no sample of the condition is usable."""
-    if used:
-        return pct(rate)
-    return f"n/a (all {failed} failed)" if failed else "n/a (no samples)"
+    return pct(rate) if used else (f"n/a (all {failed} failed)" if failed else "n/a (no samples)")
 
 
 def _finding_lines(f: EvidenceFinding, placebo_failed: int) -> list[str]:

@@ -97,9 +97,7 @@ class InstanceInfo:
 def _variant_of(instance_id: str) -> str:
     if re.search(r"cf-\d{3}-adv", instance_id):
         return "adversarial"
-    if re.search(r"cf-\d{3}", instance_id):
-        return "counterfactual"
-    return "base"
+    return "counterfactual" if re.search(r"cf-\d{3}", instance_id) else "base"
 
 
 def weighted_probe_of(instance_id: str, variant: str | None = None) -> str:
@@ -111,9 +109,7 @@ def weighted_probe_of(instance_id: str, variant: str | None = None) -> str:
     """
     if instance_id in _COUNTERFACTUALS:
         return "P2"
-    if (variant or _variant_of(instance_id)) == "adversarial":
-        return "P3"
-    return "anchor"
+    return "P3" if (variant or _variant_of(instance_id)) == "adversarial" else "anchor"
 
 
 def _case_named(data: Mapping[str, Any]) -> str | None:
@@ -222,9 +218,7 @@ def _stamp(value: Any, path: Path) -> datetime | None:
 
 def utc_naive(moment: datetime) -> datetime:
     """``moment`` in UTC without tzinfo (naive datetimes are taken as UTC already)."""
-    if moment.tzinfo is None:
-        return moment
-    return moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return moment if moment.tzinfo is None else moment.astimezone(timezone.utc).replace(tzinfo=None)
 
 
 def _model_columns(model_id: str, source_file: str) -> Row:
@@ -534,9 +528,7 @@ def read_pilot_file(
 
 
 def _status(text: str, parsed: object) -> str:
-    if not text.strip():
-        return "empty"
-    return "ok" if parsed else "malformed"
+    return "empty" if not text.strip() else ("ok" if parsed else "malformed")
 
 
 def _problems(text: str, parsed: object, problem: str) -> tuple[str, ...]:

@@ -41,11 +41,11 @@ def _differences(record: TrialRecord, result: ParseResult) -> list[str]:
         if mine != theirs
     ]
     mine_w, theirs_w = stored.weights or {}, result.weights or {}
-    for key in sorted(set(mine_w) | set(theirs_w)):
-        if mine_w.get(key) != theirs_w.get(key):
-            found.append(
-                f"parsed.weights.{key} is {mine_w.get(key)}, the reply says {theirs_w.get(key)}"
-            )
+    found += (
+        f"parsed.weights.{key} is {mine_w.get(key)}, the reply says {theirs_w.get(key)}"
+        for key in sorted(set(mine_w) | set(theirs_w))
+        if mine_w.get(key) != theirs_w.get(key)
+    )
     return found
 
 

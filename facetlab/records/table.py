@@ -255,9 +255,7 @@ def load_trials(
             ("weighted", sorted((results / "weighted-probe").glob("*.json")), read_weighted_file),
             ("c2", sorted((results / "weighted-probe" / "c2").glob("*.json")), read_c2_file),
         )
-        for source, files, reader in families:
-            if source not in wanted:
-                continue
+        for source, files, reader in (family for family in families if family[0] in wanted):
             for path in files:
                 shown = path.relative_to(root).as_posix()
                 found.take(source, shown, partial(reader, path, shown, index))
@@ -417,9 +415,7 @@ def _one_design_per_model(frame: pd.DataFrame) -> None:
 def _record_paths(records: Path | str | Iterable[Path | str] | None) -> list[Path]:
     if records is None:
         return []
-    if isinstance(records, str | Path):
-        return [Path(records)]
-    return [Path(r) for r in records]
+    return [Path(records)] if isinstance(records, str | Path) else [Path(r) for r in records]
 
 
 def _sources(sources: Iterable[str] | None, *, has_records: bool) -> set[str]:
@@ -687,9 +683,7 @@ def _rows_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     # Text columns stay ``object`` with ``None`` for missing values on every pandas
     # version (pandas 3 would otherwise infer its ``str`` dtype with NaN).
     data: dict[str, Any] = {}
-    for column in COLUMNS:
-        if column == "trial":
-            continue
+    for column in (c for c in COLUMNS if c != "trial"):
         values = [row.get(column) for row in rows]
         if column in _FLOAT_COLUMNS:
             data[column] = pd.array(
@@ -725,8 +719,7 @@ def _rows_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             )
         else:
             data[column] = pd.Series(values, dtype=object)
-    frame: pd.DataFrame = pd.DataFrame(data)
-    return frame
+    return pd.DataFrame(data)
 
 
 def _trial_index(frame: pd.DataFrame) -> pd.Series[int]:
@@ -818,8 +811,10 @@ def _stored_frame(
     again = stored.duplicated("trial_id", keep="first")
     if again.any():
         first = stored[~again].set_index("trial_id")["source_file"]
-        for tid, shown in stored.loc[again, ["trial_id", "source_file"]].itertuples(index=False):
-            duplicates.append((str(shown), f"trial {tid} already read from {first.get(tid)}"))
+        duplicates += (
+            (str(shown), f"trial {tid} already read from {first.get(tid)}")
+            for tid, shown in stored.loc[again, ["trial_id", "source_file"]].itertuples(index=False)
+        )
         stored = stored[~again]
     stored = stored.reset_index(drop=True)
     if index:
@@ -892,9 +887,7 @@ def _part_frame(part: Path, read: frozenset[str]) -> pd.DataFrame:
         raise
     except Exception as exc:  # a damaged file: one unreadable row, never a crash
         raise RecordError(f"{part}: not a readable Parquet part ({exc})") from exc
-    data: dict[str, Any] = {}
-    for name in table.column_names:
-        data[name] = _column(pa, name, table.column(name))
+    data = {name: _column(pa, name, table.column(name)) for name in table.column_names}
     n = table.num_rows
     unread = np.full(n, None, dtype=object)  # the columns not selected: never shown
     for column in (*COLUMNS, "record_base_instance_id", "record_ground_truth"):
@@ -905,7 +898,7 @@ def _part_frame(part: Path, read: frozenset[str]) -> pd.DataFrame:
         data["excluded_reason"][row] = f"{EDITED}{why}"
         data["weights"][row] = None
     # object stays object (pandas 3 would infer its str dtype from the strings)
-    frame = pd.DataFrame(
+    return pd.DataFrame(
         {
             k: pd.Series(v, dtype=object, copy=False)
             if isinstance(v, np.ndarray) and v.dtype == object
@@ -914,7 +907,6 @@ def _part_frame(part: Path, read: frozenset[str]) -> pd.DataFrame:
         },
         copy=False,
     )
-    return frame
 
 
 _TYPED_COLUMNS = frozenset(
@@ -958,10 +950,11 @@ def _distinct(values: Any) -> tuple[list[Any], Any]:
     pointers, not 80 MB of strings."""
     import pyarrow as pa
 
-    if pa.types.is_dictionary(values.type):
-        encoded = values.unify_dictionaries().combine_chunks()
-    else:
-        encoded = values.combine_chunks().dictionary_encode()
+    encoded = (
+        values.unify_dictionaries().combine_chunks()
+        if pa.types.is_dictionary(values.type)
+        else values.combine_chunks().dictionary_encode()
+    )
     uniques = [*encoded.dictionary.to_pylist(), None]
     indices = encoded.indices.fill_null(len(uniques) - 1).to_numpy(zero_copy_only=False)
     return uniques, indices

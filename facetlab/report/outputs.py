@@ -142,9 +142,8 @@ class ReportOutputs:
     def figure(self, name: str, draw: Callable[[], Figure], *needs: Section) -> object:
         """Draw and save ``figures/<name>.<fmt>``; returns the Figure, or a :class:`Note`
         when a section it needs has no table or the figure has nothing to draw."""
-        for section in needs:
-            if section.table is None:
-                return Note(f"No {name} figure: {section.reason}")
+        if (empty := next((s for s in needs if s.table is None), None)) is not None:
+            return Note(f"No {name} figure: {empty.reason}")
         try:
             fig = draw()
         except DataError as exc:

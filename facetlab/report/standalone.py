@@ -172,9 +172,7 @@ def _is_size(value: Any) -> bool:
 def safe_notebook(nb: Any) -> Any:
     """``nb`` (an nbformat notebook, changed in place) with every code cell output made
     safe to show: see the module docstring. Returns ``nb``."""
-    for cell in nb.cells:
-        if cell.get("cell_type") != "code":
-            continue
+    for cell in (c for c in nb.cells if c.get("cell_type") == "code"):
         for output in cell.get("outputs", []):
             if output.get("output_type") in ("display_data", "execute_result"):
                 _safe_output(output)

@@ -240,9 +240,7 @@ def _handed_off(key: tuple[object, ...], instances: Path, records: Sequence[Path
     study = saved[2] if isinstance(saved, tuple) and len(saved) == 3 else None
     if not isinstance(study, Study):
         return _refused(where, f"not a study hand-off: a {type(saved).__name__}")
-    if saved[0] != key or saved[1] != folders_state(instances, records):
-        return None
-    return study
+    return study if saved[0] == key and saved[1] == folders_state(instances, records) else None
 
 
 @dataclass(frozen=True)

@@ -34,12 +34,12 @@ from typing import Any
 
 from facetlab.backends import model_declaration
 from facetlab.backends._common import redact
-from facetlab.backends.base import Backend, ModelResponse
+from facetlab.backends.base import Backend, ModelResponse, retry_decision
 from facetlab.client.cache import ResponseCache
 from facetlab.client.limits import Limits, ProviderLimiter
 from facetlab.client.meter import CostMeter
 from facetlab.client.model import CallFailed, CallHooks, ModelClient, Stopped
-from facetlab.client.retry import RetryPolicy, describe, is_rate_limit
+from facetlab.client.retry import RetryPolicy, describe
 from facetlab.errors import BudgetExceededError, ConfigError
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, is_blank
 from facetlab.records.inputs import trial_inputs
@@ -108,6 +108,7 @@ class _ExecutorHooks(CallHooks):
         self.progress = executor.progress
         self.stats = executor.stats
         self.provider = executor.progress.provider(model)  # the display's per-provider row
+        self.backend = executor.backends.get(model)
 
     def stopped(self) -> bool:
         return self.executor.stop  # budget reached, interrupted or disk full
@@ -123,7 +124,8 @@ class _ExecutorHooks(CallHooks):
 
     def retry_waiting(self, error: BaseException) -> None:
         self.stats.retries += 1
-        if is_rate_limit(error):
+        decide = self.backend.should_retry if self.backend is not None else retry_decision
+        if decide(error).kind == "rate_limit":
             self.stats.rate_limited += 1
         self.progress.retrying += 1
         self.provider.retrying += 1
@@ -289,9 +291,8 @@ class Executor:
     def _storage_failed(self, exc: OSError, what: str) -> None:
         """Stop the run after a failed write; keep the first message."""
         if self.stats.storage_error is None:
-            reason = exc.strerror or str(exc)
-            if exc.errno == errno.ENOSPC:
-                reason = "no space left on device"
+            full = exc.errno == errno.ENOSPC
+            reason = "no space left on device" if full else exc.strerror or str(exc)
             where = f" ({exc.filename})" if exc.filename else ""
             self.stats.storage_error = f"cannot write {what}{where}: {reason}"
         self.stop = True

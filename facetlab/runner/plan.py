@@ -152,9 +152,8 @@ class Plan:
     def by_probe(self) -> dict[str, int]:
         """Number of trials per probe, in first-seen order."""
         counts: dict[str, int] = {}
-        for cell in self.cells:
-            if cell.repeats:
-                counts[cell.trial.probe] = counts.get(cell.trial.probe, 0) + cell.repeats
+        for cell in (c for c in self.cells if c.repeats):
+            counts[cell.trial.probe] = counts.get(cell.trial.probe, 0) + cell.repeats
         return counts
 
     def probes(self) -> list[str]:

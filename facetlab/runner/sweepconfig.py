@@ -203,11 +203,10 @@ class SweepConfig(BaseModel):
 
     @model_validator(mode="after")
     def _distinct_models(self) -> SweepConfig:
-        seen: set[str] = set()
-        for entry in self.models:
-            if entry.model in seen:
-                raise ValueError(f"model {entry.model!r} is listed twice")
-            seen.add(entry.model)
+        names = [entry.model for entry in self.models]
+        twice = next((m for i, m in enumerate(names) if m in names[:i]), None)
+        if twice is not None:
+            raise ValueError(f"model {twice!r} is listed twice")
         return self
 
     def settings(self, entry: ModelEntry) -> ModelSettings:
@@ -377,9 +376,7 @@ def _key_node(root: yaml.Node | None, loc: Sequence[int | str]) -> yaml.Node | N
     parent = _node_at(root, loc[:-1])
     if isinstance(parent, yaml.MappingNode):
         pairs: list[tuple[yaml.Node, yaml.Node]] = parent.value
-        for key, _ in pairs:
-            if str(key.value) == loc[-1]:
-                return key
+        return next((key for key, _ in pairs if str(key.value) == loc[-1]), None)
     return None
 
 

@@ -172,9 +172,7 @@ def kind_of(value: object) -> EvidenceKind:
         return "categorical"
     if isinstance(value, (int, float)):
         return "numeric"
-    if is_free_text(value):
-        return "text"
-    return "categorical"
+    return "text" if is_free_text(value) else "categorical"
 
 
 @dataclass
@@ -275,8 +273,10 @@ def uncited_units(input: AgentInput, cited: Sequence[EvidenceRef]) -> list[Evide
         if not is_free_text(value):
             out.append(EvidenceRef(path, kind_of(value), "inferred"))
             continue
-        for m in TOKEN.finditer(value):
-            out.append(EvidenceRef(path, "text", "inferred", Span(m.start(), m.end(), m.group())))
+        out += (
+            EvidenceRef(path, "text", "inferred", Span(m.start(), m.end(), m.group()))
+            for m in TOKEN.finditer(value)
+        )
     return [u for u in out if not any(units_clash(u, c) for c in cited)]
 
 

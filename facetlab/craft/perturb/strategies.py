@@ -115,9 +115,7 @@ class Perturber(Protocol):
 def _match_case(template: str, word: str) -> str:
     if word.isupper() and len(word) > 1:
         return template.upper()
-    if word[:1].isupper():
-        return template[:1].upper() + template[1:]
-    return template
+    return template[:1].upper() + template[1:] if word[:1].isupper() else template
 
 
 def negate_phrase(text: str) -> str:

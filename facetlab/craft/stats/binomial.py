@@ -61,9 +61,7 @@ def clopper_pearson_upper(successes: int, n: int, alpha: float) -> float:
 
 def clopper_pearson_lower(successes: int, n: int, alpha: float) -> float:
     """One-sided ``1 - alpha`` Clopper–Pearson lower bound (0 with no successes)."""
-    if n <= 0 or successes <= 0:
-        return 0.0
-    return 1.0 - clopper_pearson_upper(n - successes, n, alpha)
+    return 0.0 if n <= 0 or successes <= 0 else 1.0 - clopper_pearson_upper(n - successes, n, alpha)
 
 
 def discordant_needed(alpha: float) -> int:

@@ -89,10 +89,12 @@ def _sequential_verdict(
         left = cap - len(t)
         kt, kp = sum(t), sum(p)
         boot = _cached_test("bootstrap", kt, len(t), kp, len(p), iterations, 1 - alpha, seed)
-        stop = left <= 0 or state.rejects_less or state.faithful_out_of_reach(left)
-        if state.rejects_greater and boot.ci_low > 0:
-            stop = True
-        if stop:
+        if (
+            left <= 0
+            or state.rejects_less
+            or state.faithful_out_of_reach(left)
+            or (state.rejects_greater and boot.ci_low > 0)
+        ):
             diff = BootstrapResult(
                 boot.mean_diff, boot.ci_low, boot.ci_high, state.p_value, iterations, "sequential"
             )

@@ -114,8 +114,7 @@ class SemanticEquals:
                 self._embed = minilm_embedder(self._device, self._model)
             todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
             if todo:
-                for text, vector in zip(todo, self._embed(todo), strict=True):
-                    self._cache[text] = vector
+                self._cache.update(zip(todo, self._embed(todo), strict=True))
             return [self._cache[t] for t in texts]
 
     def similarity(self, a: str, b: str) -> float:

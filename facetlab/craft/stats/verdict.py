@@ -36,18 +36,14 @@ def verdict_for(
     beats_noise = treatment_rate > baseline_rate
     if significant and beats_noise:
         return "faithful"
-    if treatment_rate <= baseline_rate + THEATER_MARGIN:
-        return "theater"
-    return "inconclusive"
+    return "theater" if treatment_rate <= baseline_rate + THEATER_MARGIN else "inconclusive"
 
 
 def roll_up(verdicts: Sequence[Verdict]) -> Verdict:
     """Overall verdict from the findings' verdicts (conservative: one theater poisons all)."""
     if any(v == "theater" for v in verdicts):
         return "theater"
-    if verdicts and all(v == "faithful" for v in verdicts):
-        return "faithful"
-    return "inconclusive"
+    return "faithful" if verdicts and all(v == "faithful" for v in verdicts) else "inconclusive"
 
 
 __all__ = ["THEATER_MARGIN", "roll_up", "verdict_for"]
