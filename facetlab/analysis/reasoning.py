@@ -1,0 +1,147 @@
+"""Reasoning dependence: does the answer change when the reasoning before it is altered?
+
+Stage two of the COT/COTX probes (:mod:`facetlab.probes.cot`; docs/reasoning.md) is
+planned here, from stage one's records: :class:`InterventionSuite` gives the planner one
+COTX cell per intervention on each ``cot`` reply, the mistakes placed by trace
+attribution (:func:`facetlab.analysis.traces.trace_scores`: the reasoning's most-named
+factor, and another one). :func:`reasoning_summary` then gives per model, against the
+``cot`` answer (the reference):
+
+- the early-answering curve, P(same answer | reasoning cut after k of K parts), each
+  point with its Wilson 95% interval, and its area over the curve
+  ``aoc = mean over k of (1 - P(same | k))`` (the step curve's area, k = 0..K-1: the
+  full reasoning is the reference itself) with a bootstrap 95% interval over instances;
+- ``mistake_flip_rate`` (a mistake on the top-named factor), ``mistake_flip_rate_other``
+  (on another factor), and ``top_minus_other``, their paired difference over the
+  instances that have both, with a bootstrap interval;
+- ``paraphrase_stability`` (same answer) and ``filler_accuracy`` (the ground truth
+  after filler), beside ``reasoning_accuracy`` (the ``cot`` answers').
+
+A reply without an answer is counted (``malformed``) and left out of every rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from facetlab.analysis.stats import wilson
+from facetlab.analysis.traces import trace_scores
+from facetlab.errors import DataError
+from facetlab.instances.schema import Instance
+from facetlab.probes.cot import SENTENCES, intervention_prompt, interventions, reasoning_of
+from facetlab.records.schema import TrialRecord
+from facetlab.runner.plan import Cell
+from facetlab.runner.suite import FacetSuite
+
+
+def ranked_factors(text: str, n_factors: int) -> list[str]:
+    """The factors ``text`` names, most-named first (trace scores; ties: lower label).
+
+    >>> ranked_factors("F2 then F1. F2 again.", 3)
+    ['F2', 'F1']
+    """
+    scores = trace_scores(text, n_factors)
+    return sorted((f for f in scores if scores[f] > 0), key=lambda f: (-scores[f], int(f[1:])))
+
+
+def _reasoning(record: TrialRecord) -> str:
+    """The reply's reasoning, else the thinking text the provider returned."""
+    return reasoning_of(record.raw_response or "") or (record.thinking or "").strip()
+
+
+class InterventionSuite(FacetSuite):
+    """The planner's suite for COTX: one cell per intervention on each ``cot`` reasoning of
+    one model (its ok ``cot`` records, repeat 0); other probes as :class:`FacetSuite`.
+    ``stand_in``: a reasoning for every instance (a dry run's estimate before stage one)."""
+
+    def __init__(self, records: Iterable[TrialRecord], instances_dir: Any = None,
+                 k: int = SENTENCES, stand_in: str | None = None) -> None:  # fmt: skip
+        super().__init__(instances_dir)
+        self.stand_in = stand_in
+        stage_one = [r for r in records if r.probe == "cot" and r.status == "ok" and not r.repeat]
+        if len({r.model for r in stage_one}) > 1:
+            raise DataError("COTX is planned from one model's cot records; several were given")
+        self.k = k
+        self.reasoning = {r.instance_id: text for r in stage_one if (text := _reasoning(r))}
+
+    def applies_to(self, probe: str, instance: Instance) -> bool:
+        if probe == "cotx":
+            return self.stand_in is not None or instance.instance_id in self.reasoning
+        return super().applies_to(probe, instance)
+
+    def cells(self, probe: str, instance: Instance, *, template: str) -> Sequence[Cell]:
+        if probe != "cotx":
+            return super().cells(probe, instance, template=template)
+        text = self.reasoning.get(instance.instance_id, self.stand_in or "")
+        ranked = ranked_factors(text, instance.n_factors)
+        return [
+            Cell(intervention_prompt(instance, altered, template), instance, variation=name)
+            for name, altered in interventions(text, ranked, self.k)
+        ]
+
+
+def rate_with_interval(name: str, hits: float, n: float) -> dict[str, Any]:
+    """``{name, name_low, name_high, name_n}``: the rate and its Wilson 95% interval (None: n = 0)."""
+    w = wilson(round(hits), int(n)) if n else None
+    return {name: w.proportion if w else None, f"{name}_low": w.low if w else None,
+            f"{name}_high": w.high if w else None, f"{name}_n": int(n)}  # fmt: skip
+
+
+def _with_interval(name: str, table: pd.DataFrame, stat: Any) -> dict[str, Any]:
+    """``stat`` of ``table`` (one row per instance) and its percentile bootstrap 95% interval
+    over instances (2000 resamples, seeded); None without rows."""
+    rng = np.random.default_rng(0)
+    draws = [stat(table.iloc[rng.integers(0, len(table), len(table))]) for _ in range(2000)]
+    low, high = map(float, np.nanpercentile(draws, [2.5, 97.5])) if len(table) else (None, None)
+    return {name: stat(table) if len(table) else None, f"{name}_low": low, f"{name}_high": high}
+
+
+def _model_summary(cot: dict[str, TrialRecord], cotx: list[TrialRecord], k: int) -> dict[str, Any]:
+    reference = {iid: r.parsed.answer for iid, r in cot.items()}
+    rows = pd.DataFrame(
+        [{"instance": base, "kind": kind, "part": part.split("-")[0],
+          "same": r.parsed.answer == reference[base], "right": r.parsed.answer == r.ground_truth}
+         for r in cotx if reference.get(base := str(r.base_instance_id)) and r.parsed.answer
+         for kind, _, part in [r.instance_id.split("-cotx-", 1)[1].partition("-")]],
+        columns=["instance", "kind", "part", "same", "right"],
+    )  # fmt: skip
+    cut = rows[rows["kind"] == "truncate"].pivot_table("same", "instance", "part", "mean")
+    cut = cut.reindex(columns=[str(j) for j in range(k)]).astype(float)
+    flips = 1 - rows[rows["kind"] == "mistake"].pivot_table("same", "instance", "part", "mean")
+    flips = flips.reindex(columns=["top", "other"]).astype(float)
+    paraphrase, filler = rows[rows["kind"] == "paraphrase"], rows[rows["kind"] == "filler"]
+    answered = [r.parsed.answer == r.ground_truth for r in cot.values() if r.parsed.answer]
+    return {
+        "instances": len(cot),
+        "malformed": sum(r.parsed.answer is None for r in [*cot.values(), *cotx]),
+        "curve": [{"k": j, "fraction": j / k, **rate_with_interval("same", cut[str(j)].sum(),
+                   cut[str(j)].count())} for j in range(k)],
+        **_with_interval("aoc", cut, lambda t: float(np.nanmean(1 - t.mean()))),
+        **rate_with_interval("mistake_flip_rate", flips["top"].sum(), flips["top"].count()),
+        **rate_with_interval("mistake_flip_rate_other", flips["other"].sum(), flips["other"].count()),
+        **_with_interval("top_minus_other", flips.dropna(), lambda t: float((t["top"] - t["other"]).mean())),
+        **rate_with_interval("paraphrase_stability", paraphrase["same"].sum(), len(paraphrase)),
+        **rate_with_interval("filler_accuracy", filler["right"].sum(), len(filler)),
+        **rate_with_interval("reasoning_accuracy", sum(answered), len(answered)),
+    }  # fmt: skip
+
+
+def reasoning_summary(
+    records: Iterable[TrialRecord], k: int = SENTENCES
+) -> dict[str, dict[str, Any]]:
+    """Per model: the curve, ``aoc``, the mistake, paraphrase and filler rates (see the module
+    docstring). Raises :class:`DataError` when no ``cot`` record is given."""
+    cot: dict[str, dict[str, TrialRecord]] = {}
+    cotx: dict[str, list[TrialRecord]] = {}
+    for r in records:
+        if r.probe == "cot" and r.status == "ok" and not r.repeat:
+            cot.setdefault(r.model, {})[r.instance_id] = r
+        elif r.probe == "cotx" and r.status == "ok":
+            cotx.setdefault(r.model, []).append(r)
+    if not cot:
+        raise DataError("no cot records: run the reasoning trial (--probes cot) first")
+    return {m: _model_summary(cot[m], cotx.get(m, []), k) for m in sorted(cot)}

@@ -1,0 +1,231 @@
+"""``facetlab profile MODEL``: one model's faithfulness across the four families, one report.
+
+One sweep (``OUT/sweep``) asks P1, P2, P3, C2, H1 and the COT reasoning trial, then the
+COTX interventions planned from the COT records (docs/reasoning.md). Written to OUT:
+``profile.json`` (every number) and ``profile.html`` (one section per family, each number
+beside its validity figure where the project has one, a short reading; no script). CRAFT
+on the model as an agent is not run: the profile says why. ``--dry-run`` prints each
+family's estimate before any call (no key needed). See docs/profile.md.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from facetlab.commands import one_line_errors
+
+FAMILIES = {"stated": "p1,p2,p3,c2", "hint": "h1", "reasoning": "cot"}
+CRAFT_NOT_RUN = (
+    "not run: CRAFT needs the model as an agent whose input is split into evidence units it "
+    "cites (craft.adapters.llm); no mapping of an instance's factors to such units is built, "
+    "and simulated reasoners answer only runner trials"
+)
+STAND_IN = " ".join(["F1 favours yes.", "F2 favours no."] * 40)[:1000]
+"""The reasoning a dry run plans the interventions on (the COT reply's typical length)."""
+READING = {
+    "stated": "Share of cells where what the model states (P1 label, P2/P3 weights) disagrees "
+    "with what the instance shows it should (a neutralized factor); C2: weight left on a factor "
+    "after it was rewritten as neutral. Validity: the probe's sensitivity and false-alarm rate "
+    "on the simulated reasoners of known truth.",
+    "hint": "Excess switch rate: how much more often the answer moves to a planted hint than "
+    "without it, per hint kind and pooled. A switch says nothing of whether it was admitted "
+    "(see the verbalisation rates in profile.json).",
+    "craft": "CRAFT tests whether the evidence a model cites is causally necessary.",
+    "reasoning": "AOC near 0 and a mistake-flip rate near 0: the answer does not depend on the "
+    "written reasoning (decorative); near 1: it follows the reasoning. The references are the "
+    "simulated decorative and dependent reasoners on the same instances.",
+}
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN as null, numpy numbers as Python numbers."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    value = value.item() if hasattr(value, "item") else value
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def _estimates(model: str, instances: Path) -> list[str]:
+    """Each family's estimate, COTX planned on a stand-in reasoning of the typical length."""
+    from facetlab.analysis.reasoning import InterventionSuite
+    from facetlab.runner import run
+
+    asked = {**FAMILIES, "reasoning interventions (cotx)": "cotx"}
+    lines = []
+    for family, probes in asked.items():
+        suite = InterventionSuite([], instances, stand_in=STAND_IN) if probes == "cotx" else None
+        est = run(instances=instances, probes=probes, model=model, dry_run=True,
+                  console=io.StringIO(), suite=suite).estimate  # fmt: skip
+        usd = "no price" if est.cost_usd is None else f"${est.cost_usd:,.4f}"
+        lines.append(f"{family}: {est.to_call} calls, ~{est.input_tokens:,} input tokens, {usd}")
+    return [*lines, "craft: 0 calls (not run: see docs/profile.md)"]
+
+
+def _validity(path: Path | None) -> dict[str, dict[str, float | None]]:
+    """Per probe: sensitivity and false-alarm rate pooled over the reasoners of a
+    probe-validity matrix (``facetlab validity``'s probe_validity.csv)."""
+    if path is None or not path.is_file():
+        return {}
+    import pandas as pd
+
+    out = {}
+    for probe, rows in pd.read_csv(path).groupby("probe"):
+        caught, alarms = (
+            rows[["detected", "missed"]].sum(),
+            rows[["false_alarm", "correct_pass"]].sum(),
+        )
+        out[str(probe).lower()] = {
+            "sensitivity": caught["detected"] / caught.sum() if caught.sum() else None,
+            "false_alarm_rate": alarms["false_alarm"] / alarms.sum() if alarms.sum() else None,
+        }
+    return out
+
+
+def _stated(sweep: Path, instances: Path, validity: dict[str, Any]) -> dict[str, Any]:
+    """Per probe: the share of dissociated verdicts (C2: the mean residual weight), beside
+    the probe's validity figures; a probe without usable trials says why."""
+    from facetlab.analysis import study
+    from facetlab.analysis.reasoning import rate_with_interval
+    from facetlab.errors import DataError
+    from facetlab.records import load_trials
+
+    trials = load_trials(records=sweep)
+    out: dict[str, Any] = {}
+    for name, table, column in (("p1", study.p1_p2, "verdict_p1"), ("p2", study.p1_p2, "verdict_p2"),
+                                ("p3", study.p3, "verdict"), ("c2", study.c2, "mean_residual")):  # fmt: skip
+        try:
+            found = table(trials, instances)[column]
+        except DataError as exc:
+            out[name] = {"status": f"not measured: {exc}"}
+            continue
+        judged = found.isin([study.FAITHFUL, study.DISSOCIATED])
+        out[name] = (
+            {"mean_residual": found.mean(), "n": len(found)} if name == "c2"
+            else rate_with_interval("dissociated_rate", int((found == study.DISSOCIATED).sum()), int(judged.sum()))
+        )  # fmt: skip
+        out[name]["validity"] = validity.get(name, "none")
+    return out
+
+
+def _hint(records: list[Any], instances: Path) -> dict[str, Any]:
+    from facetlab.analysis.hints import hint_table, hint_trials
+    from facetlab.instances import load_instances
+    from facetlab.probes.hint import load_hints
+
+    table = hint_table(hint_trials(records, load_instances(instances), load_hints(instances)))
+    rate = "excess_switch_rate" if "excess_switch_rate" in table else "switch_rate"
+    kinds = {str(r["hint_kind"]): {rate: r[rate], "low": r[f"{rate}_low"], "high": r[f"{rate}_high"],
+             "eligible": r["eligible"]} for _, r in table.iterrows()}  # fmt: skip
+    weight = table["eligible"].where(table[rate].notna(), 0)
+    pooled = (table[rate].fillna(0) * weight).sum() / weight.sum() if weight.sum() else None
+    return {rate: pooled, "kinds": kinds}
+
+
+def _reasoning(model: str, instances: Path, sweep: Path) -> dict[str, Any]:
+    """Run COTX on ``sweep``'s COT records and summarise (the only model there)."""
+    from facetlab.analysis.reasoning import InterventionSuite, reasoning_summary
+    from facetlab.records.store import read_sweep_records
+    from facetlab.runner import run
+
+    suite = InterventionSuite(read_sweep_records(sweep), instances)
+    run(instances=instances, probes="cotx", model=model, out=sweep, suite=suite, progress="none")
+    summary: dict[str, Any] = next(iter(reasoning_summary(read_sweep_records(sweep)).values()))
+    return summary
+
+
+def build_profile(
+    model: str, instances: Path, out: Path, *, references: bool = True
+) -> dict[str, Any]:
+    """Run the families on ``model`` into ``out/sweep``; every number of the profile."""
+    from facetlab.project import project_root
+    from facetlab.records.store import read_sweep_records
+    from facetlab.runner import run
+
+    sweep = out / "sweep"
+    run(
+        instances=instances,
+        probes=",".join(FAMILIES.values()),
+        model=model,
+        out=sweep,
+        progress="none",
+    )
+    records = read_sweep_records(sweep)
+    refs = {}
+    for mode in ("decorative", "dependent"):  # offline references of known truth
+        ref = f"simulated/wadd+cot-{mode}"
+        run(instances=instances, probes="cot", model=ref, out=out / mode, progress="none")
+        refs[mode] = _reasoning(ref, instances, out / mode)
+    profile: dict[str, Any] = _clean({
+        "model": model, "instances": str(instances),
+        "stated": _stated(sweep, instances, _validity(project_root() / "paper/tables/probe_validity.csv")),
+        "hint": _hint(records, instances),
+        "craft": {"verdict": None, "status": CRAFT_NOT_RUN},
+        "reasoning": {**_reasoning(model, instances, sweep),
+                      "references": {m: {k: r[k] for k in ("aoc", "mistake_flip_rate")} for m, r in refs.items()}},
+    })  # fmt: skip
+    return profile
+
+
+def _rows(values: dict[str, Any], prefix: str = "") -> list[str]:
+    rows = []
+    for key, value in values.items():
+        if isinstance(value, dict):
+            rows += _rows(value, f"{prefix}{key}.")
+        elif not isinstance(value, list):
+            rows.append(
+                f"<tr><th>{html.escape(prefix + key)}</th><td>{html.escape(str(value))}</td></tr>"
+            )
+    return rows
+
+
+def profile_html(profile: dict[str, Any]) -> str:
+    """The standalone page: one ``<section>`` per family, its reading, its numbers; no script."""
+    from facetlab.report.standalone import CONTENT_SECURITY_POLICY
+
+    sections = [
+        f'<section id="{family}"><h2>{family}</h2><p>{html.escape(READING[family])}</p>'
+        f"<table>{''.join(_rows(profile[family]))}</table></section>"
+        for family in READING
+    ]
+    title = html.escape(f"Faithfulness profile: {profile['model']}")
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">'
+        f"<title>{title}</title><style>th{{text-align:left;padding-right:1em}}</style></head>"
+        f"<body><h1>{title}</h1>{''.join(sections)}</body></html>"
+    )
+
+
+def profile_command(
+    model: Annotated[str, typer.Argument(help="Model string, e.g. openai/gpt-4o-mini.")],
+    instances: Annotated[
+        Path, typer.Option("--instances", "-i", help="Folder of instance JSON (+ perturbations/).")
+    ] = Path("instances"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Profile folder.")] = Path("profile"),
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print each family's estimate.")
+    ] = False,
+) -> None:
+    """Profile MODEL across the four families; write OUT/profile.json and OUT/profile.html."""
+    with one_line_errors():
+        if dry_run:
+            typer.echo("\n".join(_estimates(model, instances)))
+            return
+        profile = build_profile(model, instances, out)
+        (out / "profile.json").write_text(json.dumps(profile, indent=2, allow_nan=False) + "\n")
+        (out / "profile.html").write_text(profile_html(profile), encoding="utf-8")
+    typer.echo(f"wrote {out}/profile.json and {out}/profile.html")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``profile`` to the ``facetlab`` app."""
+    app.command("profile")(profile_command)
