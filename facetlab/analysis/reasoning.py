@@ -94,10 +94,12 @@ def rate_with_interval(name: str, hits: float, n: float) -> dict[str, Any]:
 def _with_interval(name: str, table: pd.DataFrame, stat: Any) -> dict[str, Any]:
     """``stat`` of ``table`` (one row per instance) and its percentile bootstrap 95% interval
     over instances (2000 resamples, seeded); None without rows."""
+    if not len(table):
+        return {name: None, f"{name}_low": None, f"{name}_high": None}
     rng = np.random.default_rng(0)
     draws = [stat(table.iloc[rng.integers(0, len(table), len(table))]) for _ in range(2000)]
-    low, high = map(float, np.nanpercentile(draws, [2.5, 97.5])) if len(table) else (None, None)
-    return {name: stat(table) if len(table) else None, f"{name}_low": low, f"{name}_high": high}
+    low, high = np.nanpercentile(draws, [2.5, 97.5])
+    return {name: stat(table), f"{name}_low": float(low), f"{name}_high": float(high)}
 
 
 def _model_summary(cot: dict[str, TrialRecord], cotx: list[TrialRecord], k: int) -> dict[str, Any]:

@@ -175,16 +175,14 @@ def build_profile(
     return profile
 
 
-def _rows(values: dict[str, Any], prefix: str = "") -> list[str]:
-    rows = []
-    for key, value in values.items():
-        if isinstance(value, dict):
-            rows += _rows(value, f"{prefix}{key}.")
-        elif not isinstance(value, list):
-            rows.append(
-                f"<tr><th>{html.escape(prefix + key)}</th><td>{html.escape(str(value))}</td></tr>"
-            )
-    return rows
+def _rows(values: Any, prefix: str = "") -> list[str]:
+    """One ``<tr>`` per number: nested keys joined by dots, floats to three places."""
+    if isinstance(values, list):
+        values = {str(i): v for i, v in enumerate(values)}
+    if isinstance(values, dict):
+        return [row for k, v in values.items() for row in _rows(v, f"{prefix}{k}.")]
+    shown = f"{values:.3f}" if isinstance(values, float) else str(values)
+    return [f"<tr><th>{html.escape(prefix[:-1])}</th><td>{html.escape(shown)}</td></tr>"]
 
 
 def profile_html(profile: dict[str, Any]) -> str:
