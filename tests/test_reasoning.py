@@ -23,8 +23,8 @@ from facetlab.errors import ConfigError
 from facetlab.probes import PROBES
 from facetlab.probes.cot import (
     SENTENCES,
-    interventions,
     intervention_prompt,
+    interventions,
     parse_cot_reply,
     quoted_reasoning,
     reverse_direction,
