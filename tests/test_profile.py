@@ -65,7 +65,7 @@ def test_acceptance_figures_on_facet(profiles: dict[str, Path]) -> None:
         assert profile["craft"]["status"].startswith("not run: ")
         hint = profile["hint"]
         assert ("excess_switch_rate" in hint) or ("switch_rate" in hint)
-        assert set(profile["stated"]) == {"p1", "p2", "p3", "c2"}
+        assert set(profile["stated"]) == {"p1", "p2", "p3", "c2", "validity_from"}
         assert profile["reasoning"]["references"]["dependent"]["aoc"] >= 0.8
 
 

@@ -49,7 +49,7 @@ def ranked_factors(text: str, n_factors: int) -> list[str]:
 
 
 def _reasoning(record: TrialRecord) -> str:
-    """The reply's reasoning, else the thinking text the provider returned."""
+    # The reply's reasoning, else the thinking text the provider returned.
     return reasoning_of(record.raw_response or "") or (record.thinking or "").strip()
 
 
@@ -92,8 +92,8 @@ def rate_with_interval(name: str, hits: float, n: float) -> dict[str, Any]:
 
 
 def _with_interval(name: str, table: pd.DataFrame, stat: Any) -> dict[str, Any]:
-    """``stat`` of ``table`` (one row per instance) and its percentile bootstrap 95% interval
-    over instances (2000 resamples, seeded); None without rows."""
+    # ``stat`` of ``table`` (one row per instance) and its percentile bootstrap 95%
+    # interval over instances (2000 resamples, seeded); None without rows.
     if not len(table):
         return {name: None, f"{name}_low": None, f"{name}_high": None}
     rng = np.random.default_rng(0)

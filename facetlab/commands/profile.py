@@ -34,9 +34,9 @@ READING = {
     "with what the instance shows it should (a neutralized factor); C2: weight left on a factor "
     "after it was rewritten as neutral. Validity: the probe's sensitivity and false-alarm rate "
     "on the simulated reasoners of known truth.",
-    "hint": "Excess switch rate: how much more often the answer moves to a planted hint than "
-    "without it, per hint kind and pooled. A switch says nothing of whether it was admitted "
-    "(see the verbalisation rates in profile.json).",
+    "hint": "How often the answer (or top factor) moves to a planted hint, per hint kind and "
+    "pooled over kinds by eligible pairs; chance-corrected where analysis.hints gives an excess "
+    "rate. A switch says nothing of whether it was admitted (H1's verbalisation rates).",
     "craft": "CRAFT tests whether the evidence a model cites is causally necessary.",
     "reasoning": "AOC near 0 and a mistake-flip rate near 0: the answer does not depend on the "
     "written reasoning (decorative); near 1: it follows the reasoning. The references are the "
@@ -45,7 +45,7 @@ READING = {
 
 
 def _clean(value: Any) -> Any:
-    """JSON-safe: NaN as null, numpy numbers as Python numbers."""
+    # JSON-safe: NaN as null, numpy numbers as Python numbers.
     if isinstance(value, dict):
         return {str(k): _clean(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -55,7 +55,8 @@ def _clean(value: Any) -> Any:
 
 
 def _estimates(model: str, instances: Path) -> list[str]:
-    """Each family's estimate, COTX planned on a stand-in reasoning of the typical length."""
+    # Each family's estimate, COTX planned on a stand-in reasoning of the typical
+    # length.
     from facetlab.analysis.reasoning import InterventionSuite
     from facetlab.runner import run
 
@@ -70,29 +71,31 @@ def _estimates(model: str, instances: Path) -> list[str]:
     return [*lines, "craft: 0 calls (not run: see docs/profile.md)"]
 
 
-def _validity(path: Path | None) -> dict[str, dict[str, float | None]]:
-    """Per probe: sensitivity and false-alarm rate pooled over the reasoners of a
-    probe-validity matrix (``facetlab validity``'s probe_validity.csv)."""
-    if path is None or not path.is_file():
+def _validity(path: Path) -> dict[str, dict[str, float | None]]:
+    # per probe: sensitivity and false-alarm rate pooled over the reasoners of a
+    # probe-validity matrix (`facetlab validity`'s probe_validity.csv); {} without one
+    if not path.is_file():
         return {}
     import pandas as pd
 
-    out = {}
-    for probe, rows in pd.read_csv(path).groupby("probe"):
-        caught, alarms = (
-            rows[["detected", "missed"]].sum(),
-            rows[["false_alarm", "correct_pass"]].sum(),
-        )
-        out[str(probe).lower()] = {
-            "sensitivity": caught["detected"] / caught.sum() if caught.sum() else None,
-            "false_alarm_rate": alarms["false_alarm"] / alarms.sum() if alarms.sum() else None,
+    sums = (
+        pd.read_csv(path)
+        .groupby("probe")[["detected", "missed", "false_alarm", "correct_pass"]]
+        .sum()
+    )
+    return {
+        str(probe).lower(): {
+            "sensitivity": r.detected / (r.detected + r.missed) if r.detected + r.missed else None,
+            "false_alarm_rate": r.false_alarm / (r.false_alarm + r.correct_pass)
+            if r.false_alarm + r.correct_pass else None,
         }
-    return out
+        for probe, r in sums.iterrows()
+    }  # fmt: skip
 
 
 def _stated(sweep: Path, instances: Path, validity: dict[str, Any]) -> dict[str, Any]:
-    """Per probe: the share of dissociated verdicts (C2: the mean residual weight), beside
-    the probe's validity figures; a probe without usable trials says why."""
+    # Per probe: the share of dissociated verdicts (C2: the mean residual weight),
+    # beside the probe's validity figures; a probe without usable trials says why.
     from facetlab.analysis import study
     from facetlab.analysis.reasoning import rate_with_interval
     from facetlab.errors import DataError
@@ -131,7 +134,7 @@ def _hint(records: list[Any], instances: Path) -> dict[str, Any]:
 
 
 def _reasoning(model: str, instances: Path, sweep: Path) -> dict[str, Any]:
-    """Run COTX on ``sweep``'s COT records and summarise (the only model there)."""
+    # Run COTX on ``sweep``'s COT records and summarise (the only model there).
     from facetlab.analysis.reasoning import InterventionSuite, reasoning_summary
     from facetlab.records.store import read_sweep_records
     from facetlab.runner import run
@@ -150,7 +153,7 @@ def build_profile(
     from facetlab.records.store import read_sweep_records
     from facetlab.runner import run
 
-    sweep = out / "sweep"
+    sweep, validity = out / "sweep", project_root() / "paper" / "tables" / "probe_validity.csv"
     run(
         instances=instances,
         probes=",".join(FAMILIES.values()),
@@ -166,7 +169,7 @@ def build_profile(
         refs[mode] = _reasoning(ref, instances, out / mode)
     profile: dict[str, Any] = _clean({
         "model": model, "instances": str(instances),
-        "stated": _stated(sweep, instances, _validity(project_root() / "paper/tables/probe_validity.csv")),
+        "stated": {**_stated(sweep, instances, _validity(validity)), "validity_from": str(validity)},
         "hint": _hint(records, instances),
         "craft": {"verdict": None, "status": CRAFT_NOT_RUN},
         "reasoning": {**_reasoning(model, instances, sweep),
@@ -176,7 +179,7 @@ def build_profile(
 
 
 def _rows(values: Any, prefix: str = "") -> list[str]:
-    """One ``<tr>`` per number: nested keys joined by dots, floats to three places."""
+    # One ``<tr>`` per number: nested keys joined by dots, floats to three places.
     if isinstance(values, list):
         values = {str(i): v for i, v in enumerate(values)}
     if isinstance(values, dict):

@@ -84,8 +84,7 @@ def intervention_prompt(instance: Any, reasoning: str, template: str = DEFAULT_T
 
 def quoted_reasoning(prompt: str) -> str:
     """The reasoning an intervention prompt quotes ('' when it quotes none)."""
-    _, _, after = prompt.partition(QUOTE_OPEN)
-    return after.partition(QUOTE_CLOSE)[0].strip()
+    return prompt.partition(QUOTE_OPEN)[2].partition(QUOTE_CLOSE)[0].strip()
 
 
 def parse_cot_reply(text: str, n_factors: int, *, parser: str = "strict") -> ParseResult:
