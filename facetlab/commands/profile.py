@@ -54,21 +54,33 @@ def _clean(value: Any) -> Any:
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-def _estimates(model: str, instances: Path) -> list[str]:
-    # Each family's estimate, COTX planned on a stand-in reasoning of the typical
-    # length.
+def _estimates(model: str, instances: Path) -> dict[str, Any]:
+    # Each family's Estimate before any call; COTX planned on a stand-in reasoning of the
+    # typical length, as the real one does not exist yet.
     from facetlab.analysis.reasoning import InterventionSuite
     from facetlab.runner import run
 
     asked = {**FAMILIES, "reasoning interventions (cotx)": "cotx"}
-    lines = []
-    for family, probes in asked.items():
-        suite = InterventionSuite([], instances, stand_in=STAND_IN) if probes == "cotx" else None
-        est = run(instances=instances, probes=probes, model=model, dry_run=True,
-                  console=io.StringIO(), suite=suite).estimate  # fmt: skip
-        usd = "no price" if est.cost_usd is None else f"${est.cost_usd:,.4f}"
-        lines.append(f"{family}: {est.to_call} calls, ~{est.input_tokens:,} input tokens, {usd}")
-    return [*lines, "craft: 0 calls (not run: see docs/profile.md)"]
+    return {
+        family: run(instances=instances, probes=probes, model=model, dry_run=True,
+                    console=io.StringIO(), progress="none",
+                    suite=InterventionSuite([], instances, stand_in=STAND_IN) if probes == "cotx" else None,
+                    ).estimate
+        for family, probes in asked.items()
+    }  # fmt: skip
+
+
+def _check_budget(estimates: dict[str, Any], budget_usd: float | None) -> None:
+    # the families' total against --budget-usd, before any call (each run is then held
+    # to what is left of it by the runner's own budget)
+    costs = [e.cost_usd for e in estimates.values()]
+    if budget_usd is not None and (None in costs or sum(costs) > budget_usd):
+        from facetlab.errors import BudgetExceededError
+
+        raise BudgetExceededError(
+            f"the profile's estimate ({'unpriced' if None in costs else f'${sum(costs):,.4f}'}) "
+            f"exceeds --budget-usd ${budget_usd:,.4f}; not starting (see --dry-run)"
+        )
 
 
 def _validity(path: Path) -> dict[str, dict[str, float | None]]:
@@ -133,47 +145,48 @@ def _hint(records: list[Any], instances: Path) -> dict[str, Any]:
     return {rate: pooled, "kinds": kinds}
 
 
-def _reasoning(model: str, instances: Path, sweep: Path) -> dict[str, Any]:
-    # Run COTX on ``sweep``'s COT records and summarise (the only model there).
+def _reasoning(ask: Any, model: str, instances: Path, sweep: Path) -> dict[str, Any]:
+    # COTX planned from ``sweep``'s COT records (one model's), then their summary
     from facetlab.analysis.reasoning import InterventionSuite, reasoning_summary
     from facetlab.records.store import read_sweep_records
-    from facetlab.runner import run
 
-    suite = InterventionSuite(read_sweep_records(sweep), instances)
-    run(instances=instances, probes="cotx", model=model, out=sweep, suite=suite, progress="none")
-    summary: dict[str, Any] = next(iter(reasoning_summary(read_sweep_records(sweep)).values()))
+    records = ask(model, "cotx", sweep, InterventionSuite(read_sweep_records(sweep), instances))
+    summary: dict[str, Any] = next(iter(reasoning_summary(records).values()))
     return summary
 
 
 def build_profile(
-    model: str, instances: Path, out: Path, *, references: bool = True
+    model: str, instances: Path, out: Path, *, budget_usd: float | None = None
 ) -> dict[str, Any]:
-    """Run the families on ``model`` into ``out/sweep``; every number of the profile."""
+    """Run the families on ``model`` into ``out/sweep`` (each run held to what is left of
+    ``budget_usd``); every number of the profile."""
     from facetlab.project import project_root
     from facetlab.records.store import read_sweep_records
-    from facetlab.runner import run
+    from facetlab.runner import RunOptions, run
+
+    spent = [0.0]
+
+    def ask(who: str, probes: str, folder: Path, suite: Any = None) -> list[Any]:
+        left = None if budget_usd is None else max(budget_usd - spent[0], 0.0)
+        done = run(instances=instances, probes=probes, model=who, out=folder, suite=suite,
+                   progress="none", options=RunOptions(budget_usd=left))  # fmt: skip
+        spent[0] += done.stats.spend_usd
+        return read_sweep_records(folder)
 
     sweep, validity = out / "sweep", project_root() / "paper" / "tables" / "probe_validity.csv"
-    run(
-        instances=instances,
-        probes=",".join(FAMILIES.values()),
-        model=model,
-        out=sweep,
-        progress="none",
-    )
-    records = read_sweep_records(sweep)
+    records = ask(model, ",".join(FAMILIES.values()), sweep)
     refs = {}
     for mode in ("decorative", "dependent"):  # offline references of known truth
-        ref = f"simulated/wadd+cot-{mode}"
-        run(instances=instances, probes="cot", model=ref, out=out / mode, progress="none")
-        refs[mode] = _reasoning(ref, instances, out / mode)
+        ask(ref := f"simulated/wadd+cot-{mode}", "cot", out / mode)
+        refs[mode] = _reasoning(ask, ref, instances, out / mode)
     profile: dict[str, Any] = _clean({
         "model": model, "instances": str(instances),
         "stated": {**_stated(sweep, instances, _validity(validity)), "validity_from": str(validity)},
         "hint": _hint(records, instances),
         "craft": {"verdict": None, "status": CRAFT_NOT_RUN},
-        "reasoning": {**_reasoning(model, instances, sweep),
+        "reasoning": {**_reasoning(ask, model, instances, sweep),
                       "references": {m: {k: r[k] for k in ("aoc", "mistake_flip_rate")} for m, r in refs.items()}},
+        "spent_usd": spent[0],
     })  # fmt: skip
     return profile
 
@@ -215,13 +228,23 @@ def profile_command(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print each family's estimate.")
     ] = False,
+    budget_usd: Annotated[
+        float | None, typer.Option("--budget-usd", min=0.0, help="Refuse over this total (USD).")
+    ] = None,
 ) -> None:
     """Profile MODEL across the four families; write OUT/profile.json and OUT/profile.html."""
     with one_line_errors():
+        estimates = _estimates(model, instances)
         if dry_run:
-            typer.echo("\n".join(_estimates(model, instances)))
+            for family, est in estimates.items():
+                usd = "no price" if est.cost_usd is None else f"${est.cost_usd:,.4f}"
+                typer.echo(
+                    f"{family}: {est.to_call} calls, ~{est.input_tokens:,} input tokens, {usd}"
+                )
+            typer.echo("craft: 0 calls (not run: see docs/profile.md)")
             return
-        profile = build_profile(model, instances, out)
+        _check_budget(estimates, budget_usd)
+        profile = build_profile(model, instances, out, budget_usd=budget_usd)
         (out / "profile.json").write_text(json.dumps(profile, indent=2, allow_nan=False) + "\n")
         (out / "profile.html").write_text(profile_html(profile), encoding="utf-8")
     typer.echo(f"wrote {out}/profile.json and {out}/profile.html")
