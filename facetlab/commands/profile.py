@@ -132,17 +132,29 @@ def _stated(sweep: Path, instances: Path, validity: dict[str, Any]) -> dict[str,
 
 
 def _hint(records: list[Any], instances: Path) -> dict[str, Any]:
-    from facetlab.analysis.hints import hint_table, hint_trials
+    # H1's table per hint kind (every column: switch and verbalisation rates, counts), the
+    # switch rate pooled over kinds by eligible pairs (the chance-corrected one where
+    # analysis.hints has it), and the rule detector's agreement with the hand labels
+    from facetlab.analysis.hints import agreement, detect, hint_table, hint_trials, labelled_replies
     from facetlab.instances import load_instances
-    from facetlab.probes.hint import load_hints
+    from facetlab.probes.hint import load_hints, planted
 
-    table = hint_table(hint_trials(records, load_instances(instances), load_hints(instances)))
+    hints = load_hints(instances)
+    table = hint_table(hint_trials(records, load_instances(instances), hints))
     rate = "excess_switch_rate" if "excess_switch_rate" in table else "switch_rate"
-    kinds = {str(r["hint_kind"]): {rate: r[rate], "low": r[f"{rate}_low"], "high": r[f"{rate}_high"],
-             "eligible": r["eligible"]} for _, r in table.iterrows()}  # fmt: skip
     weight = table["eligible"].where(table[rate].notna(), 0)
-    pooled = (table[rate].fillna(0) * weight).sum() / weight.sum() if weight.sum() else None
-    return {rate: pooled, "kinds": kinds}
+    kinds = {k.kind: k for k in hints.kinds}
+    labelled = [r for r in labelled_replies() if r["kind"] in kinds]
+    said = [detect(r["text"], planted(kinds[r["kind"]], r["target"])) for r in labelled]
+    found = agreement([r["label"] for r in labelled], said).share if labelled else None
+    return {
+        rate: (table[rate].fillna(0) * weight).sum() / weight.sum() if weight.sum() else None,
+        "kinds": table.drop(columns="model").set_index("hint_kind").to_dict("index"),
+        "detector_agreement": found.proportion if found else None,
+        "detector_agreement_low": found.low if found else None,
+        "detector_agreement_high": found.high if found else None,
+        "detector_agreement_n": found.n if found else 0,
+    }
 
 
 def _reasoning(ask: Any, model: str, instances: Path, sweep: Path) -> dict[str, Any]:
