@@ -221,3 +221,20 @@ def test_intervention_prompt_quotes_the_reasoning() -> None:
     instance = next(iter(load_instances(DOMAIN).values()))
     prompt = intervention_prompt(instance, "F1 favours yes.")
     assert quoted_reasoning(prompt) == "F1 favours yes." and instance.question in prompt
+
+
+@pytest.mark.slow
+def test_stage_two_is_one_models_and_a_stand_in_plans_every_instance(tmp_path: Path) -> None:
+    from facetlab.errors import DataError
+
+    for model in ("simulated/wadd+cot-decorative", "simulated/lex+cot-decorative"):
+        run(instances=DOMAIN, probes="cot", model=model, out=tmp_path / model, progress="none")
+    both = [*read_sweep_records(tmp_path / "simulated/wadd+cot-decorative"),
+            *read_sweep_records(tmp_path / "simulated/lex+cot-decorative")]  # fmt: skip
+    with pytest.raises(DataError, match="one model"):
+        InterventionSuite(both, DOMAIN)
+    stand_in = InterventionSuite([], DOMAIN, stand_in="F1 favours yes. F2 favours no.")
+    plan = run(instances=DOMAIN, probes="cotx", model="simulated/wadd", dry_run=True,
+               suite=stand_in, progress="none").plan  # fmt: skip
+    per_instance = SENTENCES + 4  # truncations, two mistakes, paraphrase, filler
+    assert len(plan) == per_instance * len({t.base_instance_id for t in plan}) > 0
