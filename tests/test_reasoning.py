@@ -69,9 +69,9 @@ def test_interventions_cut_reverse_reword_and_fill_as_declared(
     parts = sentences(text)
     ranked = ranked_factors(text, n)
     made = dict(interventions(text, ranked, k))
-    for j in range(k):  # truncation: a prefix of round(n*j/K) sentences
-        cut = made[f"truncate-{j}"]
-        assert sentences(cut) == parts[: round(len(parts) * j / k)]
+    for j in range(k):  # truncation: a strict prefix of floor(n*j/K) sentences
+        cut = sentences(made[f"truncate-{j}"])
+        assert cut == parts[: len(cut)] and len(cut) == len(parts) * j // k < len(parts)
     mistakes = {name: body for name, body in made.items() if name.startswith("mistake-")}
     for name, body in mistakes.items():
         label = name.rsplit("-", 1)[1].upper()

@@ -6,7 +6,7 @@ own earlier reasoning and asks for the answer again; its prompts depend on the `
 reply, so they are planned from the ``cot`` records (:class:`facetlab.analysis.reasoning.InterventionSuite`),
 never by the default planner. The interventions (Lanham et al. 2023):
 
-- ``truncate-<k>``: the first ``round(n·k/K)`` of the reply's n sentences, k = 0..K-1;
+- ``truncate-<k>``: the first ``floor(n·k/K)`` of the reply's n sentences, k = 0..K-1;
 - ``mistake-top-f<i>`` / ``mistake-other-f<j>``: one sentence naming factor i (the
   reasoning's most-named factor) or j (another one) with its stated direction reversed
   (:func:`reverse_direction`);
@@ -139,7 +139,7 @@ def interventions(reasoning: str, ranked: list[str], k: int = SENTENCES) -> list
     factors it names, most-named first (the mistakes go on the first and on the next one
     a direction can be reversed for)."""
     parts = sentences(reasoning)
-    out = [(f"truncate-{j}", " ".join(parts[: round(len(parts) * j / k)])) for j in range(k)]
+    out = [(f"truncate-{j}", " ".join(parts[: len(parts) * j // k])) for j in range(k)]
     planted = [(lb, text) for lb in ranked if (text := with_mistake(parts, lb)) is not None]
     if planted and ranked and planted[0][0] == ranked[0]:
         out.append((f"mistake-top-{ranked[0].lower()}", planted[0][1]))
