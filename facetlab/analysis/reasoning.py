@@ -23,6 +23,7 @@ A reply without an answer is counted (``malformed``) and left out of every rate.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -58,7 +59,7 @@ class InterventionSuite(FacetSuite):
     one model (its ok ``cot`` records, repeat 0); other probes as :class:`FacetSuite`.
     ``stand_in``: a reasoning for every instance (a dry run's estimate before stage one)."""
 
-    def __init__(self, records: Iterable[TrialRecord], instances_dir: Any = None,
+    def __init__(self, records: Iterable[TrialRecord], instances_dir: Path | str | None = None,
                  k: int = SENTENCES, stand_in: str | None = None) -> None:  # fmt: skip
         super().__init__(instances_dir)
         self.stand_in = stand_in

@@ -49,7 +49,7 @@ _REVERSED = {"yes": "no", "favours": "disfavours", "favors": "disfavors", "suppo
 _REVERSED |= {v: k for k, v in _REVERSED.items()}
 _ANSWERS = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 _DIRECTION = re.compile(r"\b(" + "|".join(_REVERSED) + r")\b", re.IGNORECASE)
-_PLAIN = {"because": "since", "therefore": "so", "however": "still", "also": "as well",
+_PLAIN = {"because": "since", "therefore": "so", "however": "still",
           "could": "might", "point to": "indicate", "suggest": "hint at", "outweighs": "outranks",
           "settles": "decides", "important": "weighty", "clearly": "plainly"}  # fmt: skip
 _WORDING = re.compile(r"\b(" + "|".join(_PLAIN) + r")\b", re.IGNORECASE)
