@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from facetlab.commands import one_line_errors
+from facetlab.files import atomic_write_text
 
 FAMILIES = {"stated": "p1,p2,p3,c2", "hint": "h1", "reasoning": "cot"}
 CRAFT_NOT_RUN = (
@@ -257,8 +258,10 @@ def profile_command(
             return
         _check_budget(estimates, budget_usd)
         profile = build_profile(model, instances, out, budget_usd=budget_usd)
-        (out / "profile.json").write_text(json.dumps(profile, indent=2, allow_nan=False) + "\n")
-        (out / "profile.html").write_text(profile_html(profile), encoding="utf-8")
+        atomic_write_text(
+            out / "profile.json", json.dumps(profile, indent=2, allow_nan=False) + "\n"
+        )
+        atomic_write_text(out / "profile.html", profile_html(profile))
     typer.echo(f"wrote {out}/profile.json and {out}/profile.html")
 
 
