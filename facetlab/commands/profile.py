@@ -186,7 +186,7 @@ def build_profile(
         spent[0] += done.stats.spend_usd
         return read_sweep_records(folder)
 
-    sweep, validity = out / "sweep", project_root() / "paper" / "tables" / "probe_validity.csv"
+    sweep, matrix = out / "sweep", "paper/tables/probe_validity.csv"  # the checkout's, if any
     records = ask(model, ",".join(FAMILIES.values()), sweep)
     refs = {}
     for mode in ("decorative", "dependent"):  # offline references of known truth
@@ -194,7 +194,8 @@ def build_profile(
         refs[mode] = _reasoning(ask, ref, instances, out / mode)
     profile: dict[str, Any] = _clean({
         "model": model, "instances": str(instances),
-        "stated": {**_stated(sweep, instances, _validity(validity)), "validity_from": str(validity)},
+        "stated": {**_stated(sweep, instances, found := _validity(project_root() / matrix)),
+                   "validity_from": matrix if found else "none"},
         "hint": _hint(records, instances),
         "craft": {"verdict": None, "status": CRAFT_NOT_RUN},
         "reasoning": {**_reasoning(ask, model, instances, sweep),
