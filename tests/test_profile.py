@@ -37,20 +37,6 @@ def test_dry_run_prints_each_family_without_a_key(
     assert "$" in result.output and not out.exists()  # priced, and nothing was written
 
 
-def test_budget_below_the_estimate_refuses_before_any_call(
-    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for key in KEYS:
-        monkeypatch.delenv(key, raising=False)
-    out = tmp_path / "profile"
-    result = CliRunner().invoke(
-        app, ["profile", "openai/gpt-4o-mini", "--budget-usd", "0.001", "--instances",
-              str(facet_data / "instances"), "--out", str(out)],
-    )  # fmt: skip
-    assert result.exit_code == 2 and "exceeds --budget-usd $0.0010" in result.output
-    assert not out.exists()
-
-
 def _profile(model: str, instances: Path, out: Path) -> dict[str, Any]:
     result = CliRunner().invoke(
         app, ["profile", model, "--instances", str(instances), "--out", str(out)]

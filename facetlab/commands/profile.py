@@ -13,7 +13,6 @@ from __future__ import annotations
 import html
 import io
 import json
-import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,8 +27,9 @@ CRAFT_NOT_RUN = (
     "cites (craft.adapters.llm); no mapping of an instance's factors to such units is built, "
     "and simulated reasoners answer only runner trials"
 )
+# the reasoning a dry run plans the interventions on (the COT reply's typical length)
 STAND_IN = " ".join(["F1 favours yes.", "F2 favours no."] * 40)[:1000]
-"""The reasoning a dry run plans the interventions on (the COT reply's typical length)."""
+MATRIX = "paper/tables/probe_validity.csv"  # the checkout's probe-validity matrix, if any
 READING = {
     "stated": "Share of cells where what the model states (P1 label, P2/P3 weights) disagrees "
     "with what the instance shows it should (a neutralized factor); C2: weight left on a factor "
@@ -43,16 +43,6 @@ READING = {
     "written reasoning (decorative); near 1: it follows the reasoning. The references are the "
     "simulated decorative and dependent reasoners on the same instances.",
 }
-
-
-def _clean(value: Any) -> Any:
-    # JSON-safe: NaN as null, numpy numbers as Python numbers.
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    value = value.item() if hasattr(value, "item") else value
-    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def _estimates(model: str, instances: Path) -> dict[str, Any]:
@@ -71,51 +61,39 @@ def _estimates(model: str, instances: Path) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _check_budget(estimates: dict[str, Any], budget_usd: float | None) -> None:
-    # the families' total against --budget-usd, before any call (each run is then held
-    # to what is left of it by the runner's own budget)
-    costs = [e.cost_usd for e in estimates.values()]
-    if budget_usd is not None and (None in costs or sum(costs) > budget_usd):
-        from facetlab.errors import BudgetExceededError
-
-        raise BudgetExceededError(
-            f"the profile's estimate ({'unpriced' if None in costs else f'${sum(costs):,.4f}'}) "
-            f"exceeds --budget-usd ${budget_usd:,.4f}; not starting (see --dry-run)"
-        )
-
-
-def _validity(path: Path) -> dict[str, dict[str, float | None]]:
+def _validity(path: Path) -> dict[str, Any]:
     # per probe: sensitivity and false-alarm rate pooled over the reasoners of a
-    # probe-validity matrix (`facetlab validity`'s probe_validity.csv); {} without one
+    # probe-validity matrix (`facetlab validity`'s probe_validity.csv); {} without one.
+    # A zero denominator gives NaN, null in profile.json.
     if not path.is_file():
         return {}
     import pandas as pd
 
-    sums = (
+    s = (
         pd.read_csv(path)
         .groupby("probe")[["detected", "missed", "false_alarm", "correct_pass"]]
         .sum()
     )
-    return {
-        str(probe).lower(): {
-            "sensitivity": r.detected / (r.detected + r.missed) if r.detected + r.missed else None,
-            "false_alarm_rate": r.false_alarm / (r.false_alarm + r.correct_pass)
-            if r.false_alarm + r.correct_pass else None,
+    rates = pd.DataFrame(
+        {
+            "sensitivity": s.detected / (s.detected + s.missed),
+            "false_alarm_rate": s.false_alarm / (s.false_alarm + s.correct_pass),
         }
-        for probe, r in sums.iterrows()
-    }  # fmt: skip
+    )
+    return {str(k).lower(): v for k, v in rates.to_dict("index").items()}  # fmt: skip
 
 
-def _stated(sweep: Path, instances: Path, validity: dict[str, Any]) -> dict[str, Any]:
-    # Per probe: the share of dissociated verdicts (C2: the mean residual weight),
-    # beside the probe's validity figures; a probe without usable trials says why.
+def _stated(sweep: Path, instances: Path) -> dict[str, Any]:
+    # Per probe: the share of dissociated verdicts (C2: the mean residual weight), beside
+    # the probe's validity figures; a probe without usable trials says why.
     from facetlab.analysis import study
     from facetlab.analysis.reasoning import rate_with_interval
     from facetlab.errors import DataError
+    from facetlab.project import project_root
     from facetlab.records import load_trials
 
-    trials = load_trials(records=sweep)
-    out: dict[str, Any] = {}
+    trials, validity = load_trials(records=sweep), _validity(project_root() / MATRIX)
+    out: dict[str, Any] = {"validity_from": MATRIX if validity else "none"}
     for name, table, column in (("p1", study.p1_p2, "verdict_p1"), ("p2", study.p1_p2, "verdict_p2"),
                                 ("p3", study.p3, "verdict"), ("c2", study.c2, "mean_residual")):  # fmt: skip
         try:
@@ -123,12 +101,12 @@ def _stated(sweep: Path, instances: Path, validity: dict[str, Any]) -> dict[str,
         except DataError as exc:
             out[name] = {"status": f"not measured: {exc}"}
             continue
-        judged = found.isin([study.FAITHFUL, study.DISSOCIATED])
-        out[name] = (
-            {"mean_residual": found.mean(), "n": len(found)} if name == "c2"
-            else rate_with_interval("dissociated_rate", int((found == study.DISSOCIATED).sum()), int(judged.sum()))
-        )  # fmt: skip
-        out[name]["validity"] = validity.get(name, "none")
+        out[name] = {
+            **({"mean_residual": found.mean(), "n": len(found)} if name == "c2" else rate_with_interval(
+                "dissociated_rate", (found == study.DISSOCIATED).sum(),
+                found.isin([study.FAITHFUL, study.DISSOCIATED]).sum())),
+            "validity": validity.get(name, "none"),
+        }  # fmt: skip
     return out
 
 
@@ -137,6 +115,7 @@ def _hint(records: list[Any], instances: Path) -> dict[str, Any]:
     # switch rate pooled over kinds by eligible pairs (the chance-corrected one where
     # analysis.hints has it), and the rule detector's agreement with the hand labels
     from facetlab.analysis.hints import agreement, detect, hint_table, hint_trials, labelled_replies
+    from facetlab.analysis.reasoning import rate_with_interval
     from facetlab.instances import load_instances
     from facetlab.probes.hint import load_hints, planted
 
@@ -145,64 +124,43 @@ def _hint(records: list[Any], instances: Path) -> dict[str, Any]:
     rate = "excess_switch_rate" if "excess_switch_rate" in table else "switch_rate"
     weight = table["eligible"].where(table[rate].notna(), 0)
     kinds = {k.kind: k for k in hints.kinds}
-    labelled = [r for r in labelled_replies() if r["kind"] in kinds]
-    said = [detect(r["text"], planted(kinds[r["kind"]], r["target"])) for r in labelled]
-    found = agreement([r["label"] for r in labelled], said).share if labelled else None
+    labelled = [(r["label"], detect(r["text"], planted(kinds[r["kind"]], r["target"])))
+                for r in labelled_replies() if r["kind"] in kinds]  # fmt: skip
+    share = agreement(*zip(*labelled, strict=True)).share if labelled else None
     return {
         rate: (table[rate].fillna(0) * weight).sum() / weight.sum() if weight.sum() else None,
         "kinds": table.drop(columns="model").set_index("hint_kind").to_dict("index"),
-        "detector_agreement": found.proportion if found else None,
-        "detector_agreement_low": found.low if found else None,
-        "detector_agreement_high": found.high if found else None,
-        "detector_agreement_n": found.n if found else 0,
-    }
+        **rate_with_interval("detector_agreement", share.successes if share else 0, share.n if share else 0),
+    }  # fmt: skip
 
 
-def _reasoning(ask: Any, model: str, instances: Path, sweep: Path) -> dict[str, Any]:
-    # COTX planned from ``sweep``'s COT records (one model's), then their summary
+def build_profile(model: str, instances: Path, out: Path) -> dict[str, Any]:
+    """Run the families on ``model`` into ``out/sweep`` (the references into ``out/<mode>``);
+    every number of the profile, JSON-safe (NaN as None)."""
     from facetlab.analysis.reasoning import InterventionSuite, reasoning_summary
     from facetlab.records.store import read_sweep_records
-
-    records = ask(model, "cotx", sweep, InterventionSuite(read_sweep_records(sweep), instances))
-    summary: dict[str, Any] = next(iter(reasoning_summary(records).values()))
-    return summary
-
-
-def build_profile(
-    model: str, instances: Path, out: Path, *, budget_usd: float | None = None
-) -> dict[str, Any]:
-    """Run the families on ``model`` into ``out/sweep`` (each run held to what is left of
-    ``budget_usd``); every number of the profile."""
-    from facetlab.project import project_root
-    from facetlab.records.store import read_sweep_records
-    from facetlab.runner import RunOptions, run
-
-    spent = [0.0]
+    from facetlab.runner import run
 
     def ask(who: str, probes: str, folder: Path, suite: Any = None) -> list[Any]:
-        left = None if budget_usd is None else max(budget_usd - spent[0], 0.0)
-        done = run(instances=instances, probes=probes, model=who, out=folder, suite=suite,
-                   progress="none", options=RunOptions(budget_usd=left))  # fmt: skip
-        spent[0] += done.stats.spend_usd
+        run(instances=instances, probes=probes, model=who, out=folder, suite=suite, progress="none")
         return read_sweep_records(folder)
 
-    sweep, matrix = out / "sweep", "paper/tables/probe_validity.csv"  # the checkout's, if any
+    def dependence(who: str, folder: Path) -> dict[str, Any]:
+        # COTX planned from the folder's COT records (one model's; asked if missing), summarised
+        suite = InterventionSuite(ask(who, "cot", folder), instances)
+        return dict(next(iter(reasoning_summary(ask(who, "cotx", folder, suite)).values())))
+
+    sweep = out / "sweep"
     records = ask(model, ",".join(FAMILIES.values()), sweep)
-    refs = {}
-    for mode in ("decorative", "dependent"):  # offline references of known truth
-        ask(ref := f"simulated/wadd+cot-{mode}", "cot", out / mode)
-        refs[mode] = _reasoning(ask, ref, instances, out / mode)
-    profile: dict[str, Any] = _clean({
-        "model": model, "instances": str(instances),
-        "stated": {**_stated(sweep, instances, found := _validity(project_root() / matrix)),
-                   "validity_from": matrix if found else "none"},
-        "hint": _hint(records, instances),
-        "craft": {"verdict": None, "status": CRAFT_NOT_RUN},
-        "reasoning": {**_reasoning(ask, model, instances, sweep),
-                      "references": {m: {k: r[k] for k in ("aoc", "mistake_flip_rate")} for m, r in refs.items()}},
-        "spent_usd": spent[0],
-    })  # fmt: skip
-    return profile
+    profile = {"model": model, "instances": str(instances), "stated": _stated(sweep, instances),
+               "hint": _hint(records, instances), "craft": {"verdict": None, "status": CRAFT_NOT_RUN}}  # fmt: skip
+    refs = {m: dependence(f"simulated/wadd+cot-{m}", out / m) for m in ("decorative", "dependent")}
+    profile["reasoning"] = {**dependence(model, sweep), "references": {
+        m: {k: r[k] for k in ("aoc", "mistake_flip_rate")} for m, r in refs.items()}}  # fmt: skip
+    # JSON-safe: numpy numbers as Python numbers, NaN as null
+    safe: dict[str, Any] = json.loads(json.dumps(profile, default=lambda v: v.item()),
+                                      parse_constant=lambda _: None)  # fmt: skip
+    return safe
 
 
 def _rows(values: Any, prefix: str = "") -> list[str]:
@@ -242,23 +200,18 @@ def profile_command(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print each family's estimate.")
     ] = False,
-    budget_usd: Annotated[
-        float | None, typer.Option("--budget-usd", min=0.0, help="Refuse over this total (USD).")
-    ] = None,
 ) -> None:
     """Profile MODEL across the four families; write OUT/profile.json and OUT/profile.html."""
     with one_line_errors():
-        estimates = _estimates(model, instances)
         if dry_run:
-            for family, est in estimates.items():
+            for family, est in _estimates(model, instances).items():
                 usd = "no price" if est.cost_usd is None else f"${est.cost_usd:,.4f}"
                 typer.echo(
                     f"{family}: {est.to_call} calls, ~{est.input_tokens:,} input tokens, {usd}"
                 )
             typer.echo("craft: 0 calls (not run: see docs/profile.md)")
             return
-        _check_budget(estimates, budget_usd)
-        profile = build_profile(model, instances, out, budget_usd=budget_usd)
+        profile = build_profile(model, instances, out)
         atomic_write_text(
             out / "profile.json", json.dumps(profile, indent=2, allow_nan=False) + "\n"
         )
