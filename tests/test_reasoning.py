@@ -23,7 +23,7 @@ from facetlab.errors import ConfigError
 from facetlab.probes import PROBES
 from facetlab.probes.cot import (
     SENTENCES,
-    intervention_prompt,
+    cot_prompt,
     interventions,
     parse_cot_reply,
     quoted_reasoning,
@@ -219,7 +219,7 @@ def test_intervention_prompt_quotes_the_reasoning() -> None:
     from facetlab.instances import load_instances
 
     instance = next(iter(load_instances(DOMAIN).values()))
-    prompt = intervention_prompt(instance, "F1 favours yes.")
+    prompt = cot_prompt(instance, reasoning="F1 favours yes.")
     assert quoted_reasoning(prompt) == "F1 favours yes." and instance.question in prompt
 
 

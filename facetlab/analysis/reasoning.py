@@ -33,7 +33,7 @@ from facetlab.analysis.stats import wilson
 from facetlab.analysis.traces import trace_scores
 from facetlab.errors import DataError
 from facetlab.instances.schema import Instance
-from facetlab.probes.cot import SENTENCES, intervention_prompt, interventions, reasoning_of
+from facetlab.probes.cot import SENTENCES, cot_prompt, interventions, reasoning_of
 from facetlab.records.schema import TrialRecord
 from facetlab.runner.plan import Cell
 from facetlab.runner.suite import FacetSuite
@@ -49,25 +49,27 @@ def ranked_factors(text: str, n_factors: int) -> list[str]:
     return sorted((f for f in scores if scores[f] > 0), key=lambda f: (-scores[f], int(f[1:])))
 
 
-def _reasoning(record: TrialRecord) -> str:
-    # The reply's reasoning, else the thinking text the provider returned.
-    return reasoning_of(record.raw_response or "") or (record.thinking or "").strip()
+def _stage_one(records: Iterable[TrialRecord]) -> list[TrialRecord]:
+    # the reference answers: ok ``cot`` records, repeat 0
+    return [r for r in records if r.probe == "cot" and r.status == "ok" and not r.repeat]
 
 
 class InterventionSuite(FacetSuite):
     """The planner's suite for COTX: one cell per intervention on each ``cot`` reasoning of
-    one model (its ok ``cot`` records, repeat 0); other probes as :class:`FacetSuite`.
-    ``stand_in``: a reasoning for every instance (a dry run's estimate before stage one)."""
+    one model (its ok ``cot`` records, repeat 0: the reply's reasoning, else the thinking
+    text the provider returned); other probes as :class:`FacetSuite`. ``stand_in``: a
+    reasoning for every instance (a dry run's estimate before stage one)."""
 
     def __init__(self, records: Iterable[TrialRecord], instances_dir: Path | str | None = None,
-                 k: int = SENTENCES, stand_in: str | None = None) -> None:  # fmt: skip
+                 stand_in: str | None = None) -> None:  # fmt: skip
         super().__init__(instances_dir)
-        self.stand_in = stand_in
-        stage_one = [r for r in records if r.probe == "cot" and r.status == "ok" and not r.repeat]
+        self.stand_in, stage_one = stand_in, _stage_one(records)
         if len({r.model for r in stage_one}) > 1:
             raise DataError("COTX is planned from one model's cot records; several were given")
-        self.k = k
-        self.reasoning = {r.instance_id: text for r in stage_one if (text := _reasoning(r))}
+        self.reasoning = {
+            r.instance_id: text for r in stage_one
+            if (text := reasoning_of(r.raw_response or "") or (r.thinking or "").strip())
+        }  # fmt: skip
 
     def applies_to(self, probe: str, instance: Instance) -> bool:
         if probe == "cotx":
@@ -80,8 +82,10 @@ class InterventionSuite(FacetSuite):
         text = self.reasoning.get(instance.instance_id, self.stand_in or "")
         ranked = ranked_factors(text, instance.n_factors)
         return [
-            Cell(intervention_prompt(instance, altered, template), instance, variation=name)
-            for name, altered in interventions(text, ranked, self.k)
+            Cell(
+                cot_prompt(instance, template=template, reasoning=altered), instance, variation=name
+            )
+            for name, altered in interventions(text, ranked)
         ]
 
 
@@ -103,7 +107,9 @@ def _with_interval(name: str, table: pd.DataFrame, stat: Any) -> dict[str, Any]:
     return {name: stat(table), f"{name}_low": float(low), f"{name}_high": float(high)}
 
 
-def _model_summary(cot: dict[str, TrialRecord], cotx: list[TrialRecord], k: int) -> dict[str, Any]:
+def _model_summary(
+    cot: dict[str, TrialRecord], cotx: list[TrialRecord], k: int = SENTENCES
+) -> dict[str, Any]:
     reference = {iid: r.parsed.answer for iid, r in cot.items()}
     rows = pd.DataFrame(
         [{"instance": base, "kind": kind, "part": part.split("-")[0],
@@ -133,18 +139,12 @@ def _model_summary(cot: dict[str, TrialRecord], cotx: list[TrialRecord], k: int)
     }  # fmt: skip
 
 
-def reasoning_summary(
-    records: Iterable[TrialRecord], k: int = SENTENCES
-) -> dict[str, dict[str, Any]]:
+def reasoning_summary(records: Iterable[TrialRecord]) -> dict[str, dict[str, Any]]:
     """Per model: the curve, ``aoc``, the mistake, paraphrase and filler rates (see the module
     docstring). Raises :class:`DataError` when no ``cot`` record is given."""
-    cot: dict[str, dict[str, TrialRecord]] = {}
-    cotx: dict[str, list[TrialRecord]] = {}
-    for r in records:
-        if r.probe == "cot" and r.status == "ok" and not r.repeat:
-            cot.setdefault(r.model, {})[r.instance_id] = r
-        elif r.probe == "cotx" and r.status == "ok":
-            cotx.setdefault(r.model, []).append(r)
-    if not cot:
+    records = list(records)
+    if not (cot := _stage_one(records)):
         raise DataError("no cot records: run the reasoning trial (--probes cot) first")
-    return {m: _model_summary(cot[m], cotx.get(m, []), k) for m in sorted(cot)}
+    return {m: _model_summary({r.instance_id: r for r in cot if r.model == m},
+                              [r for r in records if r.probe == "cotx" and r.status == "ok" and r.model == m])
+            for m in sorted({r.model for r in cot})}  # fmt: skip

@@ -63,8 +63,8 @@ def reasoning_text(answer: str, top: str, weights: Mapping[str, float]) -> str:
         (_AGAINST[i].format(f=rest[i], o=other) if i < len(rest) else f"Some would still say {other}.")
         for i in range(SENTENCES - 1)
     ]  # fmt: skip
-    conclusion = f"But {top} outweighs them all: {top} is what matters here, and {top} favours"
-    return " ".join([*said, f"{conclusion} {answer}, so the answer is {answer}."])
+    return " ".join([*said, f"But {top} outweighs them all: {top} is what matters here, and "
+                     f"{top} favours {answer}, so the answer is {answer}."])  # fmt: skip
 
 
 def reply(mode: str | None, decision: Any, context: Mapping[str, Any], prompt: str,
@@ -72,10 +72,8 @@ def reply(mode: str | None, decision: Any, context: Mapping[str, Any], prompt: s
     """The reply of a ``cot`` or ``cotx`` trial; ``decision`` is the rule's
     (:class:`facetlab.reasoners.simulated.Decision`)."""
     if context.get("probe") == "cot":
-        text = reasoning_text(decision.answer, decision.top, decision.weights)
-        return f"{text}\nAnswer: {decision.answer}"
-    answer = decision.answer
-    if mode == "dependent" or (mode == "mixed" and rng.random() < 0.5):
-        stated = _YES_NO.findall(quoted_reasoning(prompt))
-        answer = stated[-1].lower() if stated else rng.choice(("yes", "no"))
-    return f"Answer: {answer}"
+        return f"{reasoning_text(decision.answer, decision.top, decision.weights)}\nAnswer: {decision.answer}"
+    if not (mode == "dependent" or (mode == "mixed" and rng.random() < 0.5)):
+        return f"Answer: {decision.answer}"  # decorative: the rule's answer
+    stated = _YES_NO.findall(quoted_reasoning(prompt))
+    return f"Answer: {stated[-1].lower() if stated else rng.choice(('yes', 'no'))}"

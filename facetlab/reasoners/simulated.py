@@ -518,13 +518,12 @@ class SimulatedBackend(Backend):
     async def agenerate(self, request: ModelRequest) -> ModelResponse:
         start = time.perf_counter()
         seed = trial_seed(request)
-        if request.context.get("probe") in cot.PROBES:
-            decision = decide(self.reasoner, request.context, random.Random(seed))
-            text = cot.reply(
-                self.cot, decision, request.context, request.prompt, random.Random(seed)
-            )
-        else:
-            text = reply(self.reasoner, request.context, random.Random(seed))
+        text = (  # COT / COTX: reasoners/cot.py, from the rule's decision
+            cot.reply(self.cot, decide(self.reasoner, request.context, random.Random(seed)),
+                      request.context, request.prompt, random.Random(seed))
+            if request.context.get("probe") in cot.PROBES
+            else reply(self.reasoner, request.context, random.Random(seed))
+        )  # fmt: skip
         thinking = thinking_of(self.reasoner, request.context, random.Random(seed))
         return ModelResponse(
             text=text,
