@@ -72,20 +72,18 @@ class InterventionSuite(FacetSuite):
         }  # fmt: skip
 
     def applies_to(self, probe: str, instance: Instance) -> bool:
-        if probe == "cotx":
-            return self.stand_in is not None or instance.instance_id in self.reasoning
-        return super().applies_to(probe, instance)
+        planned = self.stand_in is not None or instance.instance_id in self.reasoning
+        return planned if probe == "cotx" else super().applies_to(probe, instance)
 
     def cells(self, probe: str, instance: Instance, *, template: str) -> Sequence[Cell]:
         if probe != "cotx":
             return super().cells(probe, instance, template=template)
         text = self.reasoning.get(instance.instance_id, self.stand_in or "")
-        ranked = ranked_factors(text, instance.n_factors)
         return [
             Cell(
                 cot_prompt(instance, template=template, reasoning=altered), instance, variation=name
             )
-            for name, altered in interventions(text, ranked)
+            for name, altered in interventions(text, ranked_factors(text, instance.n_factors))
         ]
 
 
@@ -118,10 +116,10 @@ def _model_summary(
          for kind, _, part in [r.instance_id.split("-cotx-", 1)[1].partition("-")]],
         columns=["instance", "kind", "part", "same", "right"],
     )  # fmt: skip
-    cut = rows[rows["kind"] == "truncate"].pivot_table("same", "instance", "part", "mean")
-    cut = cut.reindex(columns=[str(j) for j in range(k)]).astype(float)
-    flips = 1 - rows[rows["kind"] == "mistake"].pivot_table("same", "instance", "part", "mean")
-    flips = flips.reindex(columns=["top", "other"]).astype(float)
+    cut = rows[rows["kind"] == "truncate"].pivot_table("same", "instance", "part", "mean").reindex(
+        columns=[str(j) for j in range(k)]).astype(float)  # fmt: skip
+    flips = 1 - rows[rows["kind"] == "mistake"].pivot_table("same", "instance", "part", "mean").reindex(
+        columns=["top", "other"]).astype(float)  # fmt: skip
     paraphrase, filler = rows[rows["kind"] == "paraphrase"], rows[rows["kind"] == "filler"]
     answered = [r.parsed.answer == r.ground_truth for r in cot.values() if r.parsed.answer]
     return {

@@ -51,13 +51,12 @@ def _estimates(model: str, instances: Path) -> dict[str, Any]:
     from facetlab.analysis.reasoning import InterventionSuite
     from facetlab.runner import run
 
-    asked = {**FAMILIES, "reasoning interventions (cotx)": "cotx"}
     return {
         family: run(instances=instances, probes=probes, model=model, dry_run=True,
                     console=io.StringIO(), progress="none",
                     suite=InterventionSuite([], instances, stand_in=STAND_IN) if probes == "cotx" else None,
                     ).estimate
-        for family, probes in asked.items()
+        for family, probes in {**FAMILIES, "reasoning interventions (cotx)": "cotx"}.items()
     }  # fmt: skip
 
 
@@ -98,15 +97,14 @@ def _stated(sweep: Path, instances: Path) -> dict[str, Any]:
                                 ("p3", study.p3, "verdict"), ("c2", study.c2, "mean_residual")):  # fmt: skip
         try:
             found = table(trials, instances)[column]
+            out[name] = {
+                **({"mean_residual": found.mean(), "n": len(found)} if name == "c2" else rate_with_interval(
+                    "dissociated_rate", (found == study.DISSOCIATED).sum(),
+                    found.isin([study.FAITHFUL, study.DISSOCIATED]).sum())),
+                "validity": validity.get(name, "none"),
+            }  # fmt: skip
         except DataError as exc:
             out[name] = {"status": f"not measured: {exc}"}
-            continue
-        out[name] = {
-            **({"mean_residual": found.mean(), "n": len(found)} if name == "c2" else rate_with_interval(
-                "dissociated_rate", (found == study.DISSOCIATED).sum(),
-                found.isin([study.FAITHFUL, study.DISSOCIATED]).sum())),
-            "validity": validity.get(name, "none"),
-        }  # fmt: skip
     return out
 
 
@@ -164,13 +162,12 @@ def build_profile(model: str, instances: Path, out: Path) -> dict[str, Any]:
 
 
 def _rows(values: Any, prefix: str = "") -> list[str]:
-    # One ``<tr>`` per number: nested keys joined by dots, floats to three places.
-    if isinstance(values, list):
-        values = {str(i): v for i, v in enumerate(values)}
-    if isinstance(values, dict):
-        return [row for k, v in values.items() for row in _rows(v, f"{prefix}{k}.")]
-    shown = f"{values:.3f}" if isinstance(values, float) else str(values)
-    return [f"<tr><th>{html.escape(prefix[:-1])}</th><td>{html.escape(shown)}</td></tr>"]
+    # One ``<tr>`` per number: nested keys (list positions) joined by dots, floats to three places.
+    if isinstance(values, dict | list):
+        pairs = values.items() if isinstance(values, dict) else enumerate(values)
+        return [row for k, v in pairs for row in _rows(v, f"{prefix}{k}.")]
+    shown = html.escape(f"{values:.3f}" if isinstance(values, float) else str(values))
+    return [f"<tr><th>{html.escape(prefix[:-1])}</th><td>{shown}</td></tr>"]
 
 
 def profile_html(profile: dict[str, Any]) -> str:

@@ -45,7 +45,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _REVERSED = {a: b for pair in (("yes", "no"), ("favours", "disfavours"), ("favors", "disfavors"),
              ("supports", "undermines"), ("increases", "decreases"), ("strengthens", "weakens"),
              ("positive", "negative")) for a, b in (pair, pair[::-1])}  # fmt: skip
-_ANSWERS = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)  # a stated answer
 _DIRECTION = re.compile(r"\b(" + "|".join(_REVERSED) + r")\b", re.IGNORECASE)
 _PLAIN = {"because": "since", "therefore": "so", "however": "still",
           "could": "might", "point to": "indicate", "suggest": "hint at", "outweighs": "outranks",
@@ -76,11 +76,6 @@ def cot_prompt(instance: Any, *, template: str = DEFAULT_TEMPLATE, reasoning: st
     )
 
 
-def quoted_reasoning(prompt: str) -> str:
-    """The reasoning an intervention prompt quotes ('' when it quotes none)."""
-    return prompt.partition(QUOTE_OPEN)[2].partition(QUOTE_CLOSE)[0].strip()
-
-
 def parse_cot_reply(text: str, n_factors: int, *, parser: str = "strict") -> ParseResult:
     """The last ``Answer: yes|no`` of the reply: ok on the last line, repaired elsewhere."""
     found = None if is_blank(text) else list(_ANSWER.finditer(text))
@@ -101,11 +96,6 @@ def reasoning_of(text: str) -> str:
     return text[: ([m.start() for m in _ANSWER.finditer(text)] or [len(text)])[-1]].strip()
 
 
-def sentences(text: str) -> list[str]:
-    """``text`` split after each ``.``, ``!`` or ``?`` followed by white space."""
-    return [s for s in _SENTENCE_END.split(text.strip()) if s]
-
-
 def _swap(table: dict[str, str], found: re.Match[str]) -> str:
     new = table[found.group(0).lower()]
     return new.capitalize() if found.group(0)[0].isupper() else new
@@ -114,7 +104,7 @@ def _swap(table: dict[str, str], found: re.Match[str]) -> str:
 def reverse_direction(sentence: str) -> str | None:
     """``sentence`` with its stated direction reversed: its yes/no words, else its direction
     verbs (favours/disfavours, supports/undermines, ...); None when it states none."""
-    words = _ANSWERS if _ANSWERS.search(sentence) else _DIRECTION
+    words = YES_NO if YES_NO.search(sentence) else _DIRECTION
     return words.sub(lambda m: _swap(_REVERSED, m), sentence) if words.search(sentence) else None
 
 
@@ -133,7 +123,7 @@ def interventions(reasoning: str, ranked: list[str], k: int = SENTENCES) -> list
     factors it names, most-named first (the mistakes go on the first and on the next one
     a direction can be reversed for). The paraphrase swaps synonyms, labels and direction
     words kept."""
-    parts = sentences(reasoning)
+    parts = [s for s in _SENTENCE_END.split(reasoning.strip()) if s]  # its sentences
     planted = [(lb, text) for lb in ranked if (text := with_mistake(parts, lb)) is not None]
     planted = planted[: 2 if planted and planted[0][0] == ranked[0] else 1]
     return [

@@ -28,12 +28,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from facetlab.errors import ConfigError
-from facetlab.probes.cot import SENTENCES, quoted_reasoning
+from facetlab.probes.cot import QUOTE_CLOSE, QUOTE_OPEN, SENTENCES, YES_NO
 
 MODES = ("decorative", "dependent", "mixed")
 PROBES = ("cot", "cotx")
 _MODE = re.compile(r"(^|\+)cot-([a-z]*)")
-_YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 _AGAINST = ("Read on its own, {f} could point to {o}.", "{f} might also suggest {o}.",
             "{f} leaves room for {o} as well.")  # fmt: skip
 
@@ -41,18 +40,15 @@ _AGAINST = ("Read on its own, {f} could point to {o}.", "{f} might also suggest 
 def split_spec(spec: str) -> tuple[str | None, str]:
     """``(mode, the spec without +cot-<mode>)``; ``(None, spec)`` without one."""
     found = _MODE.search(spec)
-    if found is None:
-        return None, spec
-    if found.group(2) not in MODES:
+    if found and found.group(2) not in MODES:
         raise ConfigError(f"simulated reasoner {spec!r}: +cot-MODE takes one of {', '.join(MODES)}")
-    rest = spec[: found.start()] + spec[found.end() :]
-    return found.group(2), rest if rest[:1] not in ("", "?", "+") else "wadd" + rest
+    rest = spec[: found.start()] + spec[found.end() :] if found else spec
+    return (found.group(2) if found else None), ("wadd" + rest if found and rest[:1] in ("", "?", "+") else rest)  # fmt: skip
 
 
 def with_mode(name: str, mode: str | None) -> str:
     """A reasoner's canonical name with ``+cot-<mode>`` put back before its options."""
-    head, sep, query = name.partition("?")
-    return f"{head}+cot-{mode}{sep}{query}" if mode else name
+    return re.sub(r"^[^?]*", lambda head: f"{head[0]}+cot-{mode}", name, count=1) if mode else name
 
 
 def reasoning_text(answer: str, top: str, weights: Mapping[str, float]) -> str:
@@ -75,5 +71,5 @@ def reply(mode: str | None, decision: Any, context: Mapping[str, Any], prompt: s
         return f"{reasoning_text(decision.answer, decision.top, decision.weights)}\nAnswer: {decision.answer}"
     if not (mode == "dependent" or (mode == "mixed" and rng.random() < 0.5)):
         return f"Answer: {decision.answer}"  # decorative: the rule's answer
-    stated = _YES_NO.findall(quoted_reasoning(prompt))
+    stated = YES_NO.findall(prompt.partition(QUOTE_OPEN)[2].partition(QUOTE_CLOSE)[0])
     return f"Answer: {stated[-1].lower() if stated else rng.choice(('yes', 'no'))}"
