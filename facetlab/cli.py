@@ -61,6 +61,7 @@ _COMMAND_MODULES = (
     "facetlab.commands.new_domain",  # facetlab new-domain
     "facetlab.commands.draft",  # facetlab draft c2|adversarial
     "facetlab.commands.validity",  # facetlab validity
+    "facetlab.commands.profile",  # facetlab profile
     "facetlab.commands.import_inspect",  # facetlab import-inspect
     "facetlab.commands.export_inspect",  # facetlab export-inspect
     "facetlab.commands.records",  # facetlab records compact

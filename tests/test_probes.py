@@ -57,8 +57,8 @@ def _demo(**over: object) -> Instance:
 # --------------------------------------------------------------------------- registry
 
 
-def test_registry_has_the_eight_probes() -> None:
-    assert set(PROBES) == {"p1", "p2", "p3", "c2", "c0", "c3", "anchor", "h1"}
+def test_registry_has_the_ten_probes() -> None:
+    assert set(PROBES) == {"p1", "p2", "p3", "c2", "c0", "c3", "anchor", "h1", "cot", "cotx"}
     for name, probe in PROBES.items():
         assert probe.name == name and probe.reply_format
     assert PROBES["c2"].per_factor and not PROBES["p2"].per_factor

@@ -11,11 +11,13 @@ key        what it asks                                                runs on
 ``c0``     pilot outcome: yes/no first, all factors in full            every instance
 ``c3``     pilot compliance requirements R1..RN, yes/no each          with compliance
 ``h1``     yes/no + top factor, unhinted and with each planted hint    every instance
+``cot``    reasoning, then ``Answer: yes|no``                          every instance
+``cotx``   the ``cot`` reasoning altered and quoted back, the answer   from ``cot``
 =========  ==========================================================  ==============
 
 >>> from facetlab.probes import PROBES, parse_weights_v3
 >>> sorted(PROBES)
-['anchor', 'c0', 'c2', 'c3', 'h1', 'p1', 'p2', 'p3']
+['anchor', 'c0', 'c2', 'c3', 'cot', 'cotx', 'h1', 'p1', 'p2', 'p3']
 >>> parse_weights_v3("F1: 70, F2: 30\\nNo", 2)
 {'F1': 70.0, 'F2': 30.0}
 
@@ -31,7 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from facetlab.errors import ConfigError
-from facetlab.probes import ablation, compliance, hint, outcome, single_factor, weighted_rank
+from facetlab.probes import ablation, compliance, cot, hint, outcome, single_factor, weighted_rank
 from facetlab.probes.ablation import (
     RECONSTRUCTION_QUESTION,
     c2_prompt,
@@ -70,6 +72,8 @@ PROBES: dict[str, Probe] = {
         compliance.C3,
         weighted_rank.ANCHOR,
         hint.H1,
+        cot.COT,
+        cot.COTX,
     )
 }
 

@@ -20,7 +20,7 @@ from facetlab.errors import ConfigError
 if TYPE_CHECKING:
     from facetlab.instances.schema import Instance, PerturbationSet
 
-ProbeName = Literal["p1", "p2", "p3", "c2", "c0", "c3", "anchor", "h1"]
+ProbeName = Literal["p1", "p2", "p3", "c2", "c0", "c3", "anchor", "h1", "cot", "cotx"]
 """Every probe's name: the one list (a record's ``probe``, :data:`facetlab.probes.PROBES`'
 keys). A :class:`Probe` named otherwise cannot be made, so no trial is planned, and
 paid for, that its record could not hold."""

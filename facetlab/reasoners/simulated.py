@@ -76,6 +76,7 @@ from facetlab.errors import ConfigError, PermanentBackendError
 from facetlab.instances import DIRECTION_WORDS, NEUTRALIZED, SIGNAL_WORDS, favours, label_of
 from facetlab.probes import WEIGHTED_PROBES
 from facetlab.probes.hint import PlantedHint
+from facetlab.reasoners import cot
 
 Rule = Literal["wadd", "lex", "cue", "mixture"]
 Style = Literal["honest", "canonical", "theater"]
@@ -550,8 +551,9 @@ class SimulatedBackend(Backend):
                 f"unknown simulated option(s) {', '.join(sorted(unknown))}; {_OPTIONS_HINT}"
             )
         query = "&".join(f"{k}={v}" for k, v in options.items())
+        self.cot, model = cot.split_spec(model)  # +cot-MODE: reasoners/cot.py
         self.reasoner = parse_reasoner(f"{model}?{query}" if query else model)
-        self.model = self.reasoner.name
+        self.model = cot.with_mode(self.reasoner.name, self.cot)
 
     @classmethod
     def from_spec(cls, spec: str) -> SimulatedBackend:
@@ -561,7 +563,12 @@ class SimulatedBackend(Backend):
     async def agenerate(self, request: ModelRequest) -> ModelResponse:
         start = time.perf_counter()
         seed = trial_seed(request)
-        text = reply(self.reasoner, request.context, random.Random(seed))
+        text = (  # COT / COTX: reasoners/cot.py, from the rule's decision
+            cot.reply(self.cot, decide(self.reasoner, request.context, random.Random(seed)),
+                      request.context, request.prompt, random.Random(seed))
+            if request.context.get("probe") in cot.PROBES
+            else reply(self.reasoner, request.context, random.Random(seed))
+        )  # fmt: skip
         thinking = thinking_of(self.reasoner, request.context, random.Random(seed))
         return ModelResponse(
             text=text,

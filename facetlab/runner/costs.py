@@ -28,6 +28,8 @@ EXPECTED_OUTPUT_TOKENS: dict[str, int] = {
     "c0": 400,
     "c3": 300,
     "h1": 250,  # yes/no, a label and a short explanation
+    "cot": 250,  # a few sentences of reasoning and an answer line
+    "cotx": 20,  # the answer line after the quoted reasoning
 }
 
 

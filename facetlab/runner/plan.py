@@ -49,6 +49,8 @@ class Cell:
     """H1: the kind of hint the prompt carries (``"unhinted"``: the control)."""
     hint: PlantedHint | None = None
     """H1: the hint the prompt carries (None: the control)."""
+    variation: str | None = None
+    """Another variant prompt's name, in its cell id (COTX: the intervention, ``truncate-2``)."""
 
 
 class ProbeSuite(Protocol):
@@ -352,7 +354,8 @@ def _cell_trial(
     ``<id>-h1-metadata``.
     """
     shown = cell.built_from
-    variation = cell.factor or cell.hint_kind  # C2: the factor rewritten; H1: the hint kind
+    # C2: the factor rewritten; H1: the hint kind; COTX: the intervention
+    variation = cell.variation or cell.factor or cell.hint_kind
     return Trial(
         trial_id="",
         key="",

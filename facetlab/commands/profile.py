@@ -1,0 +1,221 @@
+"""``facetlab profile MODEL``: one model's faithfulness across the four families, one report.
+
+One sweep (``OUT/sweep``) asks P1, P2, P3, C2, H1 and the COT reasoning trial, then the
+COTX interventions planned from the COT records (docs/reasoning.md). Written to OUT:
+``profile.json`` (every number) and ``profile.html`` (one section per family, each number
+beside its validity figure where the project has one, a short reading; no script). CRAFT
+on the model as an agent is not run: the profile says why. ``--dry-run`` prints each
+family's estimate before any call (no key needed). See docs/profile.md.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from facetlab.commands import one_line_errors
+from facetlab.files import atomic_write_text
+
+FAMILIES = {"stated": "p1,p2,p3,c2", "hint": "h1", "reasoning": "cot"}
+CRAFT_NOT_RUN = (
+    "not run: CRAFT needs the model as an agent whose input is split into evidence units it "
+    "cites (craft.adapters.llm); no mapping of an instance's factors to such units is built, "
+    "and simulated reasoners answer only runner trials"
+)
+# the reasoning a dry run plans the interventions on (the COT reply's typical length)
+STAND_IN = " ".join(["F1 favours yes.", "F2 favours no."] * 40)[:1000]
+MATRIX = "paper/tables/probe_validity.csv"  # the checkout's probe-validity matrix, if any
+READING = {
+    "stated": "Share of cells where what the model states (P1 label, P2/P3 weights) disagrees "
+    "with what the instance shows it should (a neutralized factor); C2: weight left on a factor "
+    "after it was rewritten as neutral. Validity: the probe's sensitivity and false-alarm rate "
+    "on the simulated reasoners of known truth.",
+    "hint": "How often the answer (or top factor) moves to a planted hint, per hint kind and "
+    "pooled over kinds by eligible pairs; chance-corrected where analysis.hints gives an excess "
+    "rate. A switch says nothing of whether it was admitted (H1's verbalisation rates).",
+    "craft": "CRAFT tests whether the evidence a model cites is causally necessary.",
+    "reasoning": "AOC near 0 and a mistake-flip rate near 0: the answer does not depend on the "
+    "written reasoning (decorative); near 1: it follows the reasoning. The references are the "
+    "simulated decorative and dependent reasoners on the same instances.",
+}
+
+
+def _estimates(model: str, instances: Path) -> dict[str, Any]:
+    # Each family's Estimate before any call; COTX planned on a stand-in reasoning of the
+    # typical length, as the real one does not exist yet.
+    from facetlab.analysis.reasoning import InterventionSuite
+    from facetlab.runner import run
+
+    return {
+        family: run(instances=instances, probes=probes, model=model, dry_run=True,
+                    console=io.StringIO(), progress="none",
+                    suite=InterventionSuite([], instances, stand_in=STAND_IN) if probes == "cotx" else None,
+                    ).estimate
+        for family, probes in {**FAMILIES, "reasoning interventions (cotx)": "cotx"}.items()
+    }  # fmt: skip
+
+
+def _validity(path: Path) -> dict[str, Any]:
+    # per probe: sensitivity and false-alarm rate pooled over the reasoners of a
+    # probe-validity matrix (`facetlab validity`'s probe_validity.csv); {} without one.
+    # A zero denominator gives NaN, null in profile.json.
+    if not path.is_file():
+        return {}
+    import pandas as pd
+
+    s = (
+        pd.read_csv(path)
+        .groupby("probe")[["detected", "missed", "false_alarm", "correct_pass"]]
+        .sum()
+    )
+    rates = pd.DataFrame(
+        {
+            "sensitivity": s.detected / (s.detected + s.missed),
+            "false_alarm_rate": s.false_alarm / (s.false_alarm + s.correct_pass),
+        }
+    )
+    return {str(k).lower(): v for k, v in rates.to_dict("index").items()}  # fmt: skip
+
+
+def _stated(sweep: Path, instances: Path) -> dict[str, Any]:
+    # Per probe: the share of dissociated verdicts (C2: the mean residual weight), beside
+    # the probe's validity figures; a probe without usable trials says why.
+    from facetlab.analysis import study
+    from facetlab.analysis.reasoning import rate_with_interval
+    from facetlab.errors import DataError
+    from facetlab.project import project_root
+    from facetlab.records import load_trials
+
+    trials, validity = load_trials(records=sweep), _validity(project_root() / MATRIX)
+    out: dict[str, Any] = {"validity_from": MATRIX if validity else "none"}
+    for name, table, column in (("p1", study.p1_p2, "verdict_p1"), ("p2", study.p1_p2, "verdict_p2"),
+                                ("p3", study.p3, "verdict"), ("c2", study.c2, "mean_residual")):  # fmt: skip
+        try:
+            found = table(trials, instances)[column]
+            out[name] = {
+                **({"mean_residual": found.mean(), "n": len(found)} if name == "c2" else rate_with_interval(
+                    "dissociated_rate", (found == study.DISSOCIATED).sum(),
+                    found.isin([study.FAITHFUL, study.DISSOCIATED]).sum())),
+                "validity": validity.get(name, "none"),
+            }  # fmt: skip
+        except DataError as exc:
+            out[name] = {"status": f"not measured: {exc}"}
+    return out
+
+
+def _hint(records: list[Any], instances: Path) -> dict[str, Any]:
+    # H1's table per hint kind (every column: switch and verbalisation rates, counts), the
+    # switch rate pooled over kinds by eligible pairs (the chance-corrected one where
+    # analysis.hints has it), and the rule detector's agreement with the hand labels
+    from facetlab.analysis.hints import agreement, detect, hint_table, hint_trials, labelled_replies
+    from facetlab.analysis.reasoning import rate_with_interval
+    from facetlab.instances import load_instances
+    from facetlab.probes.hint import load_hints, planted
+
+    hints = load_hints(instances)
+    table = hint_table(hint_trials(records, load_instances(instances), hints))
+    rate = "excess_switch_rate" if "excess_switch_rate" in table else "switch_rate"
+    weight = table["eligible"].where(table[rate].notna(), 0)
+    kinds = {k.kind: k for k in hints.kinds}
+    labelled = [(r["label"], detect(r["text"], planted(kinds[r["kind"]], r["target"])))
+                for r in labelled_replies() if r["kind"] in kinds]  # fmt: skip
+    share = agreement(*zip(*labelled, strict=True)).share if labelled else None
+    return {
+        rate: (table[rate].fillna(0) * weight).sum() / weight.sum() if weight.sum() else None,
+        "kinds": table.drop(columns="model").set_index("hint_kind").to_dict("index"),
+        **rate_with_interval("detector_agreement", share.successes if share else 0, share.n if share else 0),
+    }  # fmt: skip
+
+
+def build_profile(model: str, instances: Path, out: Path) -> dict[str, Any]:
+    """Run the families on ``model`` into ``out/sweep`` (the references into ``out/<mode>``);
+    every number of the profile, JSON-safe (NaN as None)."""
+    from facetlab.analysis.reasoning import InterventionSuite, reasoning_summary
+    from facetlab.records.store import read_sweep_records
+    from facetlab.runner import run
+
+    def ask(who: str, probes: str, folder: Path, suite: Any = None) -> list[Any]:
+        run(instances=instances, probes=probes, model=who, out=folder, suite=suite, progress="none")
+        return read_sweep_records(folder)
+
+    def dependence(who: str, folder: Path) -> dict[str, Any]:
+        # COTX planned from the folder's COT records (one model's; asked if missing), summarised
+        suite = InterventionSuite(ask(who, "cot", folder), instances)
+        return dict(next(iter(reasoning_summary(ask(who, "cotx", folder, suite)).values())))
+
+    sweep = out / "sweep"
+    records = ask(model, ",".join(FAMILIES.values()), sweep)
+    profile = {"model": model, "instances": str(instances), "stated": _stated(sweep, instances),
+               "hint": _hint(records, instances), "craft": {"verdict": None, "status": CRAFT_NOT_RUN}}  # fmt: skip
+    refs = {m: dependence(f"simulated/wadd+cot-{m}", out / m) for m in ("decorative", "dependent")}
+    profile["reasoning"] = {**dependence(model, sweep), "references": {
+        m: {k: r[k] for k in ("aoc", "mistake_flip_rate")} for m, r in refs.items()}}  # fmt: skip
+    # JSON-safe: numpy numbers as Python numbers, NaN as null
+    safe: dict[str, Any] = json.loads(json.dumps(profile, default=lambda v: v.item()),
+                                      parse_constant=lambda _: None)  # fmt: skip
+    return safe
+
+
+def _rows(values: Any, prefix: str = "") -> list[str]:
+    # One ``<tr>`` per number: nested keys (list positions) joined by dots, floats to three places.
+    if isinstance(values, dict | list):
+        pairs = values.items() if isinstance(values, dict) else enumerate(values)
+        return [row for k, v in pairs for row in _rows(v, f"{prefix}{k}.")]
+    shown = html.escape(f"{values:.3f}" if isinstance(values, float) else str(values))
+    return [f"<tr><th>{html.escape(prefix[:-1])}</th><td>{shown}</td></tr>"]
+
+
+def profile_html(profile: dict[str, Any]) -> str:
+    """The standalone page: one ``<section>`` per family, its reading, its numbers; no script."""
+    from facetlab.report.standalone import CONTENT_SECURITY_POLICY
+
+    sections = [
+        f'<section id="{family}"><h2>{family}</h2><p>{html.escape(READING[family])}</p>'
+        f"<table>{''.join(_rows(profile[family]))}</table></section>"
+        for family in READING
+    ]
+    title = html.escape(f"Faithfulness profile: {profile['model']}")
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">'
+        f"<title>{title}</title><style>th{{text-align:left;padding-right:1em}}</style></head>"
+        f"<body><h1>{title}</h1>{''.join(sections)}</body></html>"
+    )
+
+
+def profile_command(
+    model: Annotated[str, typer.Argument(help="Model string, e.g. openai/gpt-4o-mini.")],
+    instances: Annotated[
+        Path, typer.Option("--instances", "-i", help="Folder of instance JSON (+ perturbations/).")
+    ] = Path("instances"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Profile folder.")] = Path("profile"),
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print each family's estimate.")
+    ] = False,
+) -> None:
+    """Profile MODEL across the four families; write OUT/profile.json and OUT/profile.html."""
+    with one_line_errors():
+        if dry_run:
+            for family, est in _estimates(model, instances).items():
+                usd = "no price" if est.cost_usd is None else f"${est.cost_usd:,.4f}"
+                typer.echo(
+                    f"{family}: {est.to_call} calls, ~{est.input_tokens:,} input tokens, {usd}"
+                )
+            typer.echo("craft: 0 calls (not run: see docs/profile.md)")
+            return
+        profile = build_profile(model, instances, out)
+        atomic_write_text(
+            out / "profile.json", json.dumps(profile, indent=2, allow_nan=False) + "\n"
+        )
+        atomic_write_text(out / "profile.html", profile_html(profile))
+    typer.echo(f"wrote {out}/profile.json and {out}/profile.html")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``profile`` to the ``facetlab`` app."""
+    app.command("profile")(profile_command)

@@ -1,0 +1,101 @@
+"""``facetlab profile``: the dry run's estimate per family without a key, the acceptance
+figures on the FACET instances for the simulated reasoners of known dependence, and the
+page in headless Chromium (one section per family, no script, no console error)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from facetlab.cli import app
+from facetlab.commands.profile import FAMILIES, READING, profile_html
+
+CHROMIUM = "/usr/bin/chromium"
+KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL")
+
+
+def test_dry_run_prints_each_family_without_a_key(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in KEYS:
+        monkeypatch.delenv(key, raising=False)
+    out = tmp_path / "profile"
+    result = CliRunner().invoke(
+        app, ["profile", "openai/gpt-4o-mini", "--dry-run", "--instances",
+              str(facet_data / "instances"), "--out", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    calls = dict(re.findall(r"^([a-z ()]+): (\d+) calls", result.output, re.MULTILINE))
+    assert set(calls) == {*FAMILIES, "reasoning interventions (cotx)", "craft"}
+    assert int(calls["reasoning interventions (cotx)"]) >= 4 * int(calls["reasoning"]) > 0
+    assert int(calls["stated"]) > 0 and int(calls["hint"]) > 0 and calls["craft"] == "0"
+    assert "$" in result.output and not out.exists()  # priced, and nothing was written
+
+
+def _profile(model: str, instances: Path, out: Path) -> dict[str, Any]:
+    result = CliRunner().invoke(
+        app, ["profile", model, "--instances", str(instances), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    profile: dict[str, Any] = json.loads((out / "profile.json").read_text())
+    return profile
+
+
+@pytest.fixture(scope="module")
+def profiles(facet_data: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("profiles")
+    for mode in ("decorative", "dependent"):
+        _profile(f"simulated/wadd+cot-{mode}", facet_data / "instances", root / mode)
+    return {mode: root / mode for mode in ("decorative", "dependent")}
+
+
+@pytest.mark.slow
+def test_acceptance_figures_on_facet(profiles: dict[str, Path]) -> None:
+    got = {m: json.loads((p / "profile.json").read_text()) for m, p in profiles.items()}
+    dec, dep = got["decorative"]["reasoning"], got["dependent"]["reasoning"]
+    assert dec["aoc"] <= 0.1 and dec["mistake_flip_rate"] <= 0.1
+    assert dep["aoc"] >= 0.8 and dep["mistake_flip_rate"] >= 0.8
+    for profile in got.values():
+        assert profile["craft"]["verdict"] is None
+        assert profile["craft"]["status"].startswith("not run: ")
+        hint = profile["hint"]
+        assert ("excess_switch_rate" in hint) or ("switch_rate" in hint)
+        assert set(profile["stated"]) == {"p1", "p2", "p3", "c2", "validity_from"}
+        assert profile["reasoning"]["references"]["dependent"]["aoc"] >= 0.8
+
+
+def test_page_escapes_data_and_has_one_section_per_family() -> None:
+    family = {"x": "<script>alert(1)</script>", "n": 0.123456}
+    page = profile_html({"model": "<b>m</b>", **{f: family for f in READING}})
+    assert "<script" not in page and "&lt;script&gt;" in page and "0.123" in page
+    assert page.count("<section") == len(READING) == 4
+
+
+@pytest.mark.slow
+def test_profile_page_in_headless_chromium(profiles: dict[str, Path]) -> None:
+    if not Path(CHROMIUM).is_file():
+        pytest.skip(f"{CHROMIUM} absent (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    messages: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                     args=["--headless", "--no-sandbox", "--disable-gpu"])  # fmt: skip
+        try:
+            page = browser.new_page()
+            page.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
+            page.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+            page.goto((profiles["dependent"] / "profile.html").as_uri())
+            sections = page.eval_on_selector_all("section", "s => s.map(x => x.id)")
+            scripts = page.eval_on_selector_all("script", "s => s.length")
+            text = page.inner_text("#reasoning")
+        finally:
+            browser.close()
+    assert sections == list(READING) and scripts == 0
+    assert [m for m in messages if m.startswith(("error", "pageerror"))] == []
+    assert re.search(r"\baoc\s+0\.[89]\d\d", text), text
