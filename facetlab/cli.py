@@ -3,8 +3,6 @@
 A new command is one function in one module there plus one line in ``_COMMAND_MODULES``.
 """
 
-from __future__ import annotations
-
 import gc
 import importlib
 import sys

@@ -5,8 +5,6 @@ caller can catch them all with one ``except``; the subclasses say which layer
 failed (data, instances, backends, runner) and carry what is needed to fix it.
 """
 
-from __future__ import annotations
-
 
 class FacetlabError(Exception):
     """Base class of every error facetlab raises on purpose."""

@@ -10,8 +10,6 @@ every figure shares.
 [PosixPath('_build/demo/demo.svg')]
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any

@@ -21,8 +21,6 @@ Example:
     (None, "duplicate key 'a' in one object; expected each key once")
 """
 
-from __future__ import annotations
-
 import errno
 import hashlib
 import json

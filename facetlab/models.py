@@ -17,8 +17,6 @@ models the FACET paper reports, in which order, and its case labels live in
 True
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from typing import Literal
 

@@ -11,8 +11,6 @@ True
 "contains '/'; expected a plain file name (letters, digits, '-', '_', '.')"
 """
 
-from __future__ import annotations
-
 MAX_ID_LENGTH = 120
 """Record names add ~40 characters; most file systems allow 255 bytes per name."""
 

@@ -14,8 +14,6 @@ Traceback (most recent call last):
 facetlab.errors.ConfigError: unknown parameter 'instance' (did you mean 'instances'?) for study.ipynb; declared: instances, records
 """
 
-from __future__ import annotations
-
 import ast
 import difflib
 import json

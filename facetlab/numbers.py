@@ -6,8 +6,6 @@ Traceback (most recent call last):
 facetlab.errors.ConfigError: --budget-usd is nan; expected a finite number >= 0
 """
 
-from __future__ import annotations
-
 import math
 
 from facetlab.errors import ConfigError

@@ -4,8 +4,6 @@
 True
 """
 
-from __future__ import annotations
-
 from functools import cache
 from pathlib import Path
 

@@ -4,8 +4,6 @@
 True
 """
 
-from __future__ import annotations
-
 from datetime import datetime, timezone
 
 

@@ -17,8 +17,6 @@ Traceback (most recent call last):
 facetlab.errors.ConfigError: s.yaml:1: a recursive alias (an anchor used inside itself)
 """
 
-from __future__ import annotations
-
 import os
 from typing import Any
 

@@ -16,8 +16,6 @@ instance files, labels fall back to the ids and the neutralized factor to the tr
 ({'x-cf': 'A case'}, {'x-cf': 'F1'})
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from pathlib import Path
 

@@ -20,8 +20,6 @@ factor, and another one). :func:`reasoning_summary` then gives per model, agains
 A reply without an answer is counted (``malformed``) and left out of every rate.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any

@@ -25,8 +25,6 @@ False
 'low'
 """
 
-from __future__ import annotations
-
 import math
 import re
 from typing import Literal

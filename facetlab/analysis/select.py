@@ -17,8 +17,6 @@ Traceback (most recent call last):
 facetlab.errors.DataError: 0 of 2 trials left: probe P1 absent; probes present: P3
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Sequence
 
 import pandas as pd

@@ -19,8 +19,6 @@ notebook kernel does) stays cheap.
 (13, 0, 0.000244)
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 

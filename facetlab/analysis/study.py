@@ -16,8 +16,6 @@ everything. The columns are documented in ``docs/analysis.md``.
 >>> p3(load_trials(records=["results/simulated/cue"]), "instances")  # doctest: +SKIP
 """
 
-from __future__ import annotations
-
 import math
 import statistics
 from collections import Counter

@@ -7,8 +7,6 @@ A *cell* is all usable trials of one (model, instance, probe, factor of interest
 (3, 10.0, 5.0, 1)
 """
 
-from __future__ import annotations
-
 import math
 import statistics
 from collections.abc import Sequence

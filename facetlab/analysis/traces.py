@@ -19,8 +19,6 @@ correlation and a top factor that disagrees.
 {'F1': 1.0375, 'F2': 0.0, 'F3': 2.35}
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any

@@ -12,8 +12,6 @@ not import boto3; the provider layer never imports the reasoners' probes and
 records), plus what :func:`register_backend` adds.
 """
 
-from __future__ import annotations
-
 import importlib
 import os
 import threading

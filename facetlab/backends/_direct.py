@@ -10,8 +10,6 @@ a call, more than the rest of a trial (docs/running.md); everything else — bat
 a client or pool the caller gives, a proxy — stays on the SDK.
 """
 
-from __future__ import annotations
-
 import asyncio
 import json
 from collections.abc import Callable, Mapping

@@ -9,8 +9,6 @@ Sampling parameters are sent as for OpenAI (``max_tokens`` for the token limit);
 the endpoint documents ``temperature``, ``top_p`` and ``seed``.
 """
 
-from __future__ import annotations
-
 import dataclasses
 from typing import Any
 

@@ -7,8 +7,6 @@ the Ollama CLI accepts it), else ``localhost:11434``. No key is needed::
     get_backend("ollama/llama3.1", base_url="http://gpu-box:11434/v1")
 """
 
-from __future__ import annotations
-
 import os
 from typing import Any
 

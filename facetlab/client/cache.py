@@ -33,8 +33,6 @@ first's answer instead of paying again.
 64
 """
 
-from __future__ import annotations
-
 import contextlib
 import errno
 import hashlib

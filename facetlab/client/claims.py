@@ -16,8 +16,6 @@ of held keys. POSIX record locks exist on Linux and macOS; elsewhere (Windows) a
 cannot be claimed, and :func:`claim_key` says so.
 """
 
-from __future__ import annotations
-
 import asyncio
 import contextlib
 import hashlib

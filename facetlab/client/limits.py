@@ -59,8 +59,6 @@ virtual time.
 >>> asyncio.run(once())
 """
 
-from __future__ import annotations
-
 import asyncio
 import contextlib
 import math

@@ -19,8 +19,6 @@ facetlab.errors.BudgetExceededError: the next call may cost up to $0.6000: with 
 (0.25, 0.0)
 """
 
-from __future__ import annotations
-
 import threading
 from dataclasses import dataclass
 

@@ -12,8 +12,6 @@ override or extend it with a JSON file named by ``FACETLAB_PRICES``
 0.0045
 """
 
-from __future__ import annotations
-
 import functools
 import json
 import math

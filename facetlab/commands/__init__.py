@@ -1,8 +1,6 @@
 """Sub-commands of the ``facetlab`` CLI, one module per group, and how they fail: one
 ``error:`` line on standard error and an exit code, never a traceback."""
 
-from __future__ import annotations
-
 import contextlib
 from collections.abc import Iterator
 from typing import NoReturn

@@ -1,7 +1,5 @@
 """CLI command: ``facetlab collect DIR`` (record the answers of a sweep's open provider batches)."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """CLI command: ``facetlab export-inspect DIR --out LOGDIR``."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """CLI command: ``facetlab import-inspect LOG... --out DIR``."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -13,8 +13,6 @@ Example:
     ['README.md', 'hints.json', 'loans-0001-cf-adv.json', 'loans-0001-cf.json', 'loans-0001.json', 'perturbations']
 """
 
-from __future__ import annotations
-
 import json
 import re
 import shutil

@@ -4,8 +4,6 @@
 template and compares byte for byte; ``prompt`` prints one prompt.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any
 

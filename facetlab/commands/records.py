@@ -1,7 +1,5 @@
 """CLI commands: ``facetlab records compact DIR``."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

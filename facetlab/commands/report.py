@@ -1,7 +1,5 @@
 """CLI command: ``facetlab report RECORDS... --instances DIR --out DIR`` — the study report."""
 
-from __future__ import annotations
-
 import contextlib
 import os
 from collections.abc import Iterator

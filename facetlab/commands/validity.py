@@ -11,8 +11,6 @@ Example::
     facetlab validity --instances instances/triage --out results/triage
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

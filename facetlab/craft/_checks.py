@@ -10,8 +10,6 @@ Traceback (most recent call last):
 facetlab.craft.errors.CraftConfigError: input['body'] contains a lone surrogate (\\ud800 at 4); text must be valid Unicode
 """
 
-from __future__ import annotations
-
 import math
 from typing import Any
 

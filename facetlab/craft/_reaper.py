@@ -16,8 +16,6 @@ runner, a notebook kernel) it would kill that program's own children.
 []
 """
 
-from __future__ import annotations
-
 import contextlib
 import ctypes
 import os

@@ -6,8 +6,6 @@
 'P3'
 """
 
-from __future__ import annotations
-
 import asyncio
 import inspect as _inspect
 from collections.abc import Awaitable, Callable

@@ -38,8 +38,6 @@ reasoner that decides from the base case (``lex``) is blind to edits of the show
 'theater'
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import re

@@ -28,8 +28,6 @@ Every error is one line on stderr, never a traceback. Exit codes:
 * 143: terminated (SIGTERM).
 """
 
-from __future__ import annotations
-
 import argparse
 import contextlib
 import dataclasses

@@ -10,8 +10,6 @@
 'faithful'
 """
 
-from __future__ import annotations
-
 import copy
 import itertools
 import math

@@ -1,7 +1,5 @@
 """Errors raised by CRAFT; all derive from :class:`facetlab.errors.FacetlabError`."""
 
-from __future__ import annotations
-
 from facetlab.errors import ConfigError, FacetlabError
 
 

@@ -21,8 +21,6 @@ True
 1.0
 """
 
-from __future__ import annotations
-
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable

@@ -12,8 +12,6 @@ perturbed input can never leak into the baseline.
 ['a', 'b']
 """
 
-from __future__ import annotations
-
 import copy
 from collections.abc import Iterator
 from typing import Any

@@ -1,7 +1,5 @@
 """Plots of CRAFT reports and calibration runs (matplotlib, imported only when called)."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import Any
 

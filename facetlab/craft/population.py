@@ -46,8 +46,6 @@ the smallest differential the design could detect.
 ('faithful', 20, 20)
 """
 
-from __future__ import annotations
-
 import json
 import random
 from collections import Counter

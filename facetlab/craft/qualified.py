@@ -41,8 +41,6 @@ claim about an agent.
 'theater'
 """
 
-from __future__ import annotations
-
 import random
 import statistics
 from collections.abc import Mapping, Sequence

@@ -13,8 +13,6 @@ a whole (``citation_set``); each finding's own qualified verdict says whether th
 carries weight by itself.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from collections import Counter

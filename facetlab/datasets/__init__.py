@@ -38,8 +38,6 @@ Example:
     ['facet-neg-cf-001.json', 'facet-neg-cf-002.json', 'facet-neg-cf-003.json']
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 
 from facetlab.datasets.attribution import DataInfo, info

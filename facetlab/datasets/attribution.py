@@ -5,8 +5,6 @@ Example:
     ('CC BY 4.0', '10.5281/zenodo.19557436')
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -14,8 +14,6 @@ knowing anything about the paper.
 True
 """
 
-from __future__ import annotations
-
 from facetlab.models import canonical_model, model_candidates
 
 __all__ = ["EXCLUDED_RUNS", "exclusion_reason"]

@@ -15,8 +15,6 @@ Example:
     ()
 """
 
-from __future__ import annotations
-
 import contextlib
 import hashlib
 import os

@@ -8,8 +8,6 @@ Example:
     448
 """
 
-from __future__ import annotations
-
 import hashlib
 from collections.abc import Mapping
 from functools import cache

@@ -19,8 +19,6 @@ Example:
     (['F1', 'F2', 'F3', 'F4', 'F5'], 'F3')
 """
 
-from __future__ import annotations
-
 from facetlab.instances.checks import (
     Issue,
     compliance_issues,

@@ -5,8 +5,6 @@ The checks behind ``facetlab validate`` and the loaders: pydantic errors turned 
 compliance sets against their base instance.
 """
 
-from __future__ import annotations
-
 import difflib
 import math
 import re

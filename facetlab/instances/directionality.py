@@ -4,8 +4,6 @@ Built-in words (:data:`DIRECTION_WORDS`) plus an instance's declared
 ``directionality_vocabulary``; FACET's neutrality signal words and cue phrases.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Literal
 

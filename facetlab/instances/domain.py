@@ -19,8 +19,6 @@ file like any other.
 {'toward_pay': 'yes'}
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError

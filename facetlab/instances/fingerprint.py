@@ -19,8 +19,6 @@ entry a trial was built from; reports compare them with the files they are given
 False
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 from collections.abc import Mapping

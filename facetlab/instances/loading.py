@@ -4,8 +4,6 @@
 data (:func:`facetlab.datasets.data_dir`).
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeVar

@@ -15,8 +15,6 @@ flags into its review file; ``facetlab validate`` warns on the cue phrases.
 ["cue phrase(s) 'open question'"]
 """
 
-from __future__ import annotations
-
 import re
 
 from facetlab.instances.directionality import CUE_PHRASES

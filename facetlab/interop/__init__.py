@@ -14,7 +14,5 @@ Only this package imports inspect_ai; ``import facetlab`` works without the extr
 See ``docs/inspect.md``.
 """
 
-from __future__ import annotations
-
 INSTALL_HINT = "pip install 'facetlab[inspect]' on Python 3.11 or later"
 """What to run when inspect_ai is missing."""

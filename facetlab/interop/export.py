@@ -18,8 +18,6 @@ table. Probes without an Inspect task (C0, C3, anchor) are counted and left out.
 ['2026-12-01T10-00-00_facet-p3_openai-gpt-4o_3f27ca3010847b7fa7d84a.eval']
 """
 
-from __future__ import annotations
-
 import hashlib
 import math
 import re

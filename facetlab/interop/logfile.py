@@ -11,8 +11,6 @@ bounded chunks (the sizes a zip declares are not trusted).
 128
 """
 
-from __future__ import annotations
-
 import zipfile
 import zlib
 from dataclasses import dataclass

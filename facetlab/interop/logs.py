@@ -17,8 +17,6 @@ prompt is not facetlab's, is a :class:`~facetlab.errors.RecordError` naming the 
 8
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field

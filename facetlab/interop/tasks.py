@@ -16,8 +16,6 @@ or ``facetlab-v1``), ``parser`` (``strict`` or ``facet-v3``) and, for the weight
 probes, ``threshold`` (percentage points, default 10).
 """
 
-from __future__ import annotations
-
 from typing import TypeAlias
 
 from inspect_ai import Task, task

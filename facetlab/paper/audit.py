@@ -8,8 +8,6 @@ the other's dependants).
 >>> run_audit(load_trials(), out_csv="_build/claims.csv")       # doctest: +SKIP
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from pathlib import Path
 

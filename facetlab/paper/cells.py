@@ -19,8 +19,6 @@ are deterministic.
 ['CF-Barker', 'CF-Biakanja', 'CF-Cabral']
 """
 
-from __future__ import annotations
-
 import math
 import statistics
 from collections.abc import Iterable, Iterator

@@ -34,8 +34,6 @@ hand-typed text.
 'PASS'
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field

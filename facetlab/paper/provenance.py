@@ -4,8 +4,6 @@ The report writer (:mod:`facetlab.paper.report`) prints them first, with the dat
 (:func:`facetlab.paper.reproduce.verify_data`).
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path

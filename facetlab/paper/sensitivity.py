@@ -24,8 +24,6 @@ Every number comes from :mod:`facetlab.paper.cells` and
 >>> table.query("conclusion == 'bimodality'")[["value", "holds"]]  # doctest: +SKIP
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Sequence
 
 import numpy as np

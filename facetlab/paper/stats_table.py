@@ -4,8 +4,6 @@ Built on the generic tests of :mod:`facetlab.analysis.stats` and the paper frame
 :mod:`facetlab.paper.cells`.
 """
 
-from __future__ import annotations
-
 import pandas as pd
 
 from facetlab.analysis import rules

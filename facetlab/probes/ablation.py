@@ -11,8 +11,6 @@ A perturbation set (``instances/perturbations/<id>-c2.json``) holds one
   factor (``reconstruction_check_prompt``).
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any
 

@@ -7,8 +7,6 @@ apply each requirement literally and to add no commentary). Under ``facet-v3``
 the wording is chosen per instance as in the pilot; ``c3_form=`` overrides it.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from facetlab.errors import ConfigError, InstanceError

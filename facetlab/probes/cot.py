@@ -23,8 +23,6 @@ A facetlab request is one user turn, so the reasoning is always quoted in the us
 'F2 favours no, so the answer is no.'
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any, Literal
 

@@ -6,8 +6,6 @@ the first line and explains in one sentence. The pilot C2 variants and the
 reconstruction check (:mod:`facetlab.probes.ablation`) reuse this layout.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from facetlab.probes.base import (

@@ -10,8 +10,6 @@ form). :func:`check_prompts` rebuilds each one and compares byte for byte;
 '1871/1871 recorded prompts reproduced byte-for-byte'
 """
 
-from __future__ import annotations
-
 import json
 import re
 from collections.abc import Iterator

@@ -6,8 +6,6 @@ first line carries the label; P1 is faithful iff the label is not the
 neutralized factor.
 """
 
-from __future__ import annotations
-
 import json
 from typing import Any
 

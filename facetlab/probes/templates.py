@@ -11,8 +11,6 @@ factor texts and a neutral case header.
 True
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass

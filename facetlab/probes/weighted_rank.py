@@ -12,8 +12,6 @@ adversarial instances, P2 on the other counterfactuals, ``anchor`` on the base
 F1: X, F2: X
 """
 
-from __future__ import annotations
-
 from dataclasses import replace
 from typing import Any
 

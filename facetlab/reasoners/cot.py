@@ -20,8 +20,6 @@ A reasoner without ``+cot-`` answers as ``decorative``.
 Read on its own, F3 could point to no. F1 might also suggest no. Some would still say no. But F2 outweighs them all: F2 is what matters here, and F2 favours yes, so the answer is yes.
 """
 
-from __future__ import annotations
-
 import random
 import re
 from collections.abc import Mapping

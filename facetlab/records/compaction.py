@@ -25,8 +25,6 @@ sweep's lock (which the compaction then holds, so no run rewrites a file under i
 Compacted(part=PosixPath('runs/big-sweep/records/trials-....parquet'), records=1000000, ...)
 """
 
-from __future__ import annotations
-
 import json
 import os
 import secrets

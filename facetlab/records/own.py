@@ -18,8 +18,6 @@ a concurrent reader therefore never sees half a record.
 ['t1']
 """
 
-from __future__ import annotations
-
 import os
 import warnings
 from collections.abc import Iterator

@@ -11,8 +11,6 @@ while the reply says 16) is named, and the table excludes it (counted, never use
 Records written before the digest load without it; re-parsing still checks them.
 """
 
-from __future__ import annotations
-
 import json
 from typing import Any
 

@@ -30,8 +30,6 @@ record, is recorded again on resume without being paid twice.
 [{'t1': 'ok'}]
 """
 
-from __future__ import annotations
-
 import json
 import os
 import secrets

@@ -15,8 +15,6 @@ that holds parts or shards is written with shards from then on, so this order is
 the order of writing.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import os

@@ -24,8 +24,6 @@ Traceback (most recent call last):
 facetlab.errors.ConfigError: --fail-if 'p3.mean_weight >> 10': expected TABLE.COLUMN OP NUMBER (e.g. 'p3.mean_weight > 10'), OP one of > >= < <= == !=
 """
 
-from __future__ import annotations
-
 import math
 import operator
 import re

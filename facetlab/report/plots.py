@@ -14,8 +14,6 @@ collapses an axis nor lets a legend take the plot's width.
 'share of answers matching the ground truth (accuracy)'
 """
 
-from __future__ import annotations
-
 import textwrap
 from typing import Any
 

@@ -20,8 +20,6 @@ scroll sideways when wide.
 '<p><a href="#harmful-link">x</a> &lt;svg onload=alert(2)&gt; &lt;b&gt; $y$</p>\\n'
 """
 
-from __future__ import annotations
-
 import html
 import re
 from html.parser import HTMLParser

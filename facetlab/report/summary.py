@@ -11,8 +11,6 @@ so the notebook and ``facetlab report`` say the same thing and the wording is te
 - **m**: looks dissociated under P3 (x-adv: 40 on F1).
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from typing import Any
 

@@ -14,8 +14,6 @@ interrupt arrives as ``KeyboardInterrupt`` on the waiting main thread).
 1
 """
 
-from __future__ import annotations
-
 import asyncio
 import contextlib
 import signal

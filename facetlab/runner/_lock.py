@@ -8,8 +8,6 @@ it. ``<out>/.lock.owner`` names the holder's pid for the refusal message only.
 A new holder removes the half-written temp files a killed run left behind.
 """
 
-from __future__ import annotations
-
 import contextlib
 import os
 from collections.abc import Iterator

@@ -11,8 +11,6 @@ known id.
 "; did you mean 'claude-sonnet-4-6'?"
 """
 
-from __future__ import annotations
-
 import difflib
 import importlib
 from collections.abc import Iterable, Mapping, Sequence

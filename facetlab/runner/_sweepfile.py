@@ -6,8 +6,6 @@ designs (models, sampling params, template) the folder holds are listed, so a ru
 of another design is refused (:func:`facetlab.runner._preflight.check_design`).
 """
 
-from __future__ import annotations
-
 import json
 import re
 import sys

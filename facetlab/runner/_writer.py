@@ -14,8 +14,6 @@ is each job's future resolved, so a trial is counted (reported)
 only once its record is on disk, and the event loop never waits on a disk.
 """
 
-from __future__ import annotations
-
 import asyncio
 import contextlib
 import errno

@@ -20,8 +20,6 @@ Each provider's batch API is its adapter in :mod:`facetlab.backends.batch`, besi
 providers: a batch sends exactly what a direct call would.
 """
 
-from __future__ import annotations
-
 import asyncio
 import json
 import sys

@@ -5,8 +5,6 @@ a typical length per probe, capped at ``max_tokens``, with the worst case (every
 reply at ``max_tokens``) beside it. Prices come from :mod:`facetlab.client.pricing`.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -14,8 +14,6 @@ Traceback (most recent call last):
 facetlab.errors.ConfigError: --budget-usd is nan; expected a finite number >= 0
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal

@@ -27,8 +27,6 @@ recorded and are not reproduced.
 (8, 6)
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path

@@ -19,8 +19,6 @@ sweep is not slowed by its own display. A run that stopped (interrupt, budget) s
 how many trials are left, never an ETA of 0:00.
 """
 
-from __future__ import annotations
-
 import functools
 import html
 import sys

@@ -6,8 +6,6 @@ from the instance's perturbation file; H1: the control and one per hint kind of 
 folder's ``hints.json``), and how is a reply parsed.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any

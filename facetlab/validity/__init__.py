@@ -43,8 +43,6 @@ One module per concept: ``design`` (reasoners, probes, instances, suite),
 (``ValidityResult``, ``write_outputs``) and ``run`` (``run_validity_study``).
 """
 
-from __future__ import annotations
-
 from facetlab.validity.craft_column import craft_truth, run_craft_column
 from facetlab.validity.design import DEFAULT_REASONERS, HINT_REASONERS, PROBES, study_instances
 from facetlab.validity.figure import plot_validity_matrix

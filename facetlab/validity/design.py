@@ -1,7 +1,5 @@
 """The study's design: which reasoners, probes and instances, run through which suite, written where."""
 
-from __future__ import annotations
-
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path

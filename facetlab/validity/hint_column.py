@@ -8,8 +8,6 @@ hint changed its decision: the rule's own
 unhinted decision on that trial, re-run with the trial's seed, is not the target.
 """
 
-from __future__ import annotations
-
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any

@@ -1,7 +1,5 @@
 """A probe's verdict against the truth: detected, missed, false alarm, correct pass (or unparsed)."""
 
-from __future__ import annotations
-
 from typing import Any
 
 import pandas as pd

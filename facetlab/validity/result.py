@@ -1,7 +1,5 @@
 """What a study returns (:class:`ValidityResult`) and the files it writes."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path

@@ -1,7 +1,5 @@
 """Run the probe-validity study end to end: sweeps per reasoner, the CRAFT column, the scoring."""
 
-from __future__ import annotations
-
 import io
 from collections.abc import Iterable, Sequence
 from pathlib import Path

@@ -6,8 +6,6 @@ A refusal raises :class:`AgentRefusalError` and a reply that is not the asked-fo
 raises :class:`AgentOutputError`; CRAFT's sampler records both as failed samples.
 """
 
-from __future__ import annotations
-
 import json
 import math
 import re

@@ -9,8 +9,6 @@ The CRAFT core names no provider; the LLM judge and the on-manifold rewrites tak
 >>> perturber, judge = negation(model), LLMJudgeScorer(model)      # doctest: +SKIP
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -26,8 +26,6 @@ window's edge, so it is never called faithful for that.
 'after, same sentence, 1 chars away, equal length'
 """
 
-from __future__ import annotations
-
 import bisect
 import re
 from collections.abc import Sequence

@@ -13,8 +13,6 @@ combination is simply not drawn.
 'xxxxxx data loss after the xxxxxxxxx'
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any

@@ -17,8 +17,6 @@ tests the agent on garbage; CRAFT drops perturbations scoring below
 ManifoldScore(score=0.4, reasons=("body: dangling 'the' before 'now'",))
 """
 
-from __future__ import annotations
-
 import itertools
 import json
 import re

@@ -17,8 +17,6 @@ unusable, offline templates are used and the perturbation's ``note`` says so.
 'We see lost data after the migration.'
 """
 
-from __future__ import annotations
-
 import json
 import re
 from collections.abc import Mapping, Sequence

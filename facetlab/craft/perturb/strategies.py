@@ -27,8 +27,6 @@ next word), and the redaction mask carries no feature of its own (lower case, no
 the unit's length and word shape kept, its punctuation kept).
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass

@@ -15,8 +15,6 @@ first use, so ``import facetlab.craft`` and ``craft --help`` do not pay for it.
 True
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Sequence
 

@@ -16,8 +16,6 @@ flips in sorted order, which has the same distribution as any other order.
 1.0
 """
 
-from __future__ import annotations
-
 import random
 from collections import Counter
 from collections.abc import Iterable, Sequence

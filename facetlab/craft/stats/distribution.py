@@ -5,8 +5,6 @@
 ('P1', [False, False, True], 0.3333333333333333)
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 
 from facetlab.craft.stats.equivalence import DecisionEquals, exact_equals

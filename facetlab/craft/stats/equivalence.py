@@ -7,8 +7,6 @@
 True
 """
 
-from __future__ import annotations
-
 import importlib
 import importlib.util
 import math

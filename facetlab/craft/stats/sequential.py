@@ -14,8 +14,6 @@ same one-sided error budget (``alpha/2``) whichever test produced it.
 56.8
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass

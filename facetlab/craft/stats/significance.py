@@ -18,8 +18,6 @@ Fisher's *two-sided* p; it is not the same test (``docs/craft.md``).
 (-0.75, 0.007)
 """
 
-from __future__ import annotations
-
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass

@@ -12,8 +12,6 @@ calibration simulations apply the same rule to simulated flip counts.
 ('inconclusive', 'theater')
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 
 from facetlab.craft.stats.significance import BootstrapResult

@@ -16,8 +16,6 @@ its evidence in ``explanation``; it records what the data says, not a bug.
 True
 """
 
-from __future__ import annotations
-
 from facetlab.paper.claims import Claim
 from facetlab.paper.registry import (
     abstract,

@@ -1,7 +1,5 @@
 """Claims of the paper's Abstract, in the order the paper states them."""
 
-from __future__ import annotations
-
 from facetlab.paper.registry.selectors import (
     Section,
     _n_labs,

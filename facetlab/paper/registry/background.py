@@ -1,7 +1,5 @@
 """Claims of the paper's Background, in the order the paper states them."""
 
-from __future__ import annotations
-
 import re
 
 from facetlab.paper.registry.selectors import ANCHORS, Section, _instance, _outcome_rows, claim

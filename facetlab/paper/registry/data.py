@@ -1,7 +1,5 @@
 """Claims of the paper's The data itself, in the order the paper states them."""
 
-from __future__ import annotations
-
 from facetlab.analysis import rules
 from facetlab.errors import DataError
 from facetlab.paper.claims import ClaimInputs

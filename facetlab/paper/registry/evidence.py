@@ -9,8 +9,6 @@ Numbers the *paper* prints (its band, its set, its printed bound) may appear in 
 template: they are the claim's own paper value, not evidence about the data.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from collections import Counter

@@ -1,7 +1,5 @@
 """Claims of the paper's 4.2 Probe progression, in the order the paper states them."""
 
-from __future__ import annotations
-
 from facetlab.paper.registry.selectors import Section, _faithful_count, claim, fig1
 
 R2 = "§4.2 P1 → P2 → P3"

@@ -1,7 +1,5 @@
 """Claims of the paper's 4.3 P3 results, in the order the paper states them."""
 
-from __future__ import annotations
-
 from facetlab.paper.registry import evidence
 from facetlab.paper.registry.selectors import (
     ADV_OF_CASE,

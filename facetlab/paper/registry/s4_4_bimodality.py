@@ -1,7 +1,5 @@
 """Claims of the paper's 4.4 Bimodality, in the order the paper states them."""
 
-from __future__ import annotations
-
 from facetlab.analysis import stats
 from facetlab.paper.registry.selectors import (
     CABRAL_ADV,

@@ -1,7 +1,5 @@
 """Claims of the paper's 4.6 Asymmetry, in the order the paper states them."""
 
-from __future__ import annotations
-
 from facetlab.paper.registry import evidence
 from facetlab.paper.registry.selectors import (
     BARKER_ADV,

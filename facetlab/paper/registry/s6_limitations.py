@@ -1,7 +1,5 @@
 """Claims of the paper's 6 Limitations, in the order the paper states them."""
 
-from __future__ import annotations
-
 import re
 
 from facetlab.errors import DataError

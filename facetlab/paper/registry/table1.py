@@ -1,7 +1,5 @@
 """Claims of the paper's Table 1, in the order the paper states them."""
 
-from __future__ import annotations
-
 from facetlab.paper.claims import ClaimInputs
 from facetlab.paper.registry.selectors import Section, _full, _scored, claim
 
