@@ -9,6 +9,8 @@
 True
 """
 
+from __future__ import annotations
+
 import functools
 import os
 import shutil

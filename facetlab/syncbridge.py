@@ -12,6 +12,8 @@ coroutine stop cleanly, and the call still returns (or raises) its outcome.
 5
 """
 
+from __future__ import annotations
+
 import asyncio
 import threading
 from collections.abc import Callable, Coroutine

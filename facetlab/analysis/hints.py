@@ -37,6 +37,8 @@ model through :class:`~facetlab.client.ModelClient` instead (figures in ``docs/h
 ('not_verbalized', None)
 """
 
+from __future__ import annotations
+
 import asyncio
 import json
 import re

@@ -19,6 +19,8 @@ leading ``'`` (:func:`csv_cell`); Markdown cells carry no raw HTML, link or math
 | GPT-5.4 | 18.1 |
 """
 
+from __future__ import annotations
+
 import csv
 import io
 import math

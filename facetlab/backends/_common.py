@@ -7,6 +7,8 @@ either into facetlab's :class:`~facetlab.errors.TransientBackendError` /
 :class:`~facetlab.errors.PermanentBackendError`.
 """
 
+from __future__ import annotations
+
 import contextlib
 import dataclasses
 import datetime

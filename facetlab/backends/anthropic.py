@@ -15,6 +15,8 @@ record says what the provider actually received (the runner notes them once;
 ``declaration.unsent(params)`` names them).
 """
 
+from __future__ import annotations
+
 from typing import Any
 
 import anthropic

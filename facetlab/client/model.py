@@ -16,6 +16,8 @@ draft`` all call models through it; nothing else calls a backend's ``agenerate``
 >>> answer.response.text, answer.attempts, answer.cost_usd        # doctest: +SKIP
 """
 
+from __future__ import annotations
+
 import asyncio
 import dataclasses
 import logging

@@ -15,6 +15,8 @@ failure, the provider's ``retry-after``), the one place the client reads it.
 [1.0, 2.0, 4.0, 8.0, 8.0]
 """
 
+from __future__ import annotations
+
 import random
 from collections.abc import Callable
 from dataclasses import dataclass

@@ -1,5 +1,7 @@
 """CLI commands: ``facetlab data fetch|info|path|verify`` (the FACET v3 data)."""
 
+from __future__ import annotations
+
 import json
 import sys
 from dataclasses import asdict

@@ -8,6 +8,8 @@ on the model as an agent is not run: the profile says why. ``--dry-run`` prints 
 family's estimate before any call (no key needed). See docs/profile.md.
 """
 
+from __future__ import annotations
+
 import html
 import io
 import json

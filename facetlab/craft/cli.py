@@ -28,6 +28,8 @@ Every error is one line on stderr, never a traceback. Exit codes:
 * 143: terminated (SIGTERM).
 """
 
+from __future__ import annotations
+
 import argparse
 import contextlib
 import dataclasses

@@ -21,6 +21,8 @@ True
 1.0
 """
 
+from __future__ import annotations
+
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable

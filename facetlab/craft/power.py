@@ -17,6 +17,8 @@ have an eligible placebo) buy power.
 True
 """
 
+from __future__ import annotations
+
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass

@@ -6,6 +6,8 @@ Example:
     448 files verified (0 downloaded, 448 copied, 0 already present) in /home/me/.cache/...
 """
 
+from __future__ import annotations
+
 import contextlib
 import itertools
 import logging

@@ -17,6 +17,8 @@ The score value is ``{"faithful": 0|1, "theater": 0|1, "inconclusive": 0|1,
 ``metadata`` the whole CRAFT report (:meth:`facetlab.craft.Report.to_dict`).
 """
 
+from __future__ import annotations
+
 import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any

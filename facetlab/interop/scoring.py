@@ -20,6 +20,8 @@ neutralized factor; C2: the rewritten one). The metrics divide by ``judged``, an
 score's explanation says the same in a sentence.
 """
 
+from __future__ import annotations
+
 import math
 import statistics
 from collections.abc import Mapping, Sequence

@@ -12,6 +12,8 @@ the 10% threshold and uniform-1/N reference lines.
 >>> save_figure(fig, "fig1_probe_comparison", "figures")         # doctest: +SKIP
 """
 
+from __future__ import annotations
+
 from typing import Any
 
 import matplotlib as mpl

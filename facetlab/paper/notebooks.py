@@ -5,6 +5,8 @@ balances them by cost; in one kernel they run one after another, the namespace r
 between); papermill injects the parameters each notebook's ``parameters`` cell declares.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import time

@@ -27,6 +27,7 @@ import re
 from typing import Any, Literal
 
 from facetlab.probes.base import EMPTY_REPLY, ParseResult, Probe, every_instance, is_blank
+from facetlab.probes.parsing import too_long
 from facetlab.probes.templates import (
     DEFAULT_TEMPLATE,
     case_block,
@@ -38,7 +39,8 @@ from facetlab.probes.templates import (
 
 SENTENCES = 4  # K: the reasoning is cut after k of K parts, k = 0..K-1 (early answering)
 QUOTE_OPEN, QUOTE_CLOSE = "<reasoning>", "</reasoning>"
-_ANSWER = re.compile(r"\banswer\s*[:\-]?\s*\**\s*(yes|no)\b", re.IGNORECASE)
+# one character class between the word and the answer: a run of spaces is scanned once
+_ANSWER = re.compile(r"\banswer[\s:*\-]*(yes|no)\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _REVERSED = {a: b for pair in (("yes", "no"), ("favours", "disfavours"), ("favors", "disfavors"),
              ("supports", "undermines"), ("increases", "decreases"), ("strengthens", "weakens"),
@@ -76,6 +78,8 @@ def cot_prompt(instance: Any, *, template: str = DEFAULT_TEMPLATE, reasoning: st
 
 def parse_cot_reply(text: str, n_factors: int, *, parser: str = "strict") -> ParseResult:
     """The last ``Answer: yes|no`` of the reply: ok on the last line, repaired elsewhere."""
+    if (over := too_long(text)) is not None:
+        return over
     found = None if is_blank(text) else list(_ANSWER.finditer(text))
     if not found:
         return (

@@ -24,6 +24,8 @@ runs too long to be a factor index never reach ``int``, and a reply longer than
 ('repaired', {'F1': 60.0, 'F2': 30.0}, ('extra factor F8 (case has F1..F2); dropped', 'weights sum to 90 (expected 100)'))
 """
 
+from __future__ import annotations
+
 import functools
 import json
 import math

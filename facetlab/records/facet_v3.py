@@ -25,6 +25,8 @@ file and the JSON pointer; a model reply that cannot be parsed is not an error,
 it becomes a row with a non-"ok" ``parse_status``.
 """
 
+from __future__ import annotations
+
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass

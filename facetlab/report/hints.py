@@ -8,6 +8,8 @@ for), and name models as the study does.
 >>> section.table[["model", "hint_kind", "excess_switch_rate"]]      # doctest: +SKIP
 """
 
+from __future__ import annotations
+
 import json
 import re
 from collections.abc import Iterator

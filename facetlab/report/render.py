@@ -16,6 +16,8 @@ port and the kernel has no reason to warn that it runs "over TCP without encrypt
 >>> render_report(["results/example-domain"], "instances", "_build/report")  # doctest: +SKIP
 """
 
+from __future__ import annotations
+
 import contextlib
 import os
 import signal

@@ -1,5 +1,7 @@
 """The reasoner × probe matrix and the key cells, from the per-trial outcomes."""
 
+from __future__ import annotations
+
 from collections.abc import Mapping, Sequence
 from typing import Any
 

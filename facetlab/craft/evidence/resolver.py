@@ -13,6 +13,8 @@
 ['data loss']
 """
 
+from __future__ import annotations
+
 import difflib
 import re
 from collections.abc import Iterable, Sequence

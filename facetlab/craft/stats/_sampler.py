@@ -19,6 +19,8 @@ failed sample, and never an unhandled traceback on a worker thread.
 ['a', 'b']
 """
 
+from __future__ import annotations
+
 import asyncio
 import threading
 from collections.abc import Sequence

@@ -7,6 +7,8 @@
 True
 """
 
+from __future__ import annotations
+
 import importlib
 import importlib.util
 import math

@@ -1,5 +1,7 @@
 """Claims of the paper's Method, in the order the paper states them."""
 
+from __future__ import annotations
+
 import re
 
 import pandas as pd

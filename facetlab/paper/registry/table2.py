@@ -1,5 +1,7 @@
 """Claims of the paper's Table 2, in the order the paper states them."""
 
+from __future__ import annotations
+
 from collections.abc import Callable
 
 import pandas as pd
