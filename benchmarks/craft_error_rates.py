@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import craft_agents as ag
 
@@ -43,7 +43,7 @@ from facetlab.craft.null_study import (
 )
 from facetlab.craft.qualified import Sensitivity
 from facetlab.craft.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
-from facetlab.craft.stats.calibration import false_faithful_table, format_rates, power_curve
+from facetlab.craft.stats.calibration import VerdictRates, false_faithful_table, power_curve
 
 LONG_TICKET = {
     "body": "Customer reports data loss after the urgent weekend migration; billing exports "
@@ -153,6 +153,24 @@ def _structured_agents(seeds: int) -> bool:
 def rate(k: int, n: int) -> str:
     lo, hi = clopper_pearson_lower(k, n, 0.025), clopper_pearson_upper(k, n, 0.025)
     return f"{k / n:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def format_rates(rows: Sequence[VerdictRates], column: str = "faithful") -> str:
+    """A plain-text table: one line per (n, rates), one column per method."""
+    methods = list(dict.fromkeys(r.method for r in rows))
+    keys = list(dict.fromkeys((r.n, r.treatment_rate, r.placebo_rate) for r in rows))
+    head = f"{'N':>4} {'treat':>6} {'placebo':>7} " + " ".join(f"{m:>11}" for m in methods)
+    first: dict[tuple[int, float, float, str], VerdictRates] = {}  # first row of each
+    for r in rows:
+        first.setdefault((r.n, r.treatment_rate, r.placebo_rate, r.method), r)
+    return "\n".join(
+        [head]
+        + [
+            f"{n:>4} {t:>6.2f} {p:>7.2f} "
+            + " ".join(f"{getattr(first[(n, t, p, m)], column):>11.3f}" for m in methods)
+            for n, t, p in keys
+        ]
+    )
 
 
 def main() -> int:

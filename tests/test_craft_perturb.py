@@ -17,7 +17,6 @@ from facetlab.craft import (
     paraphrase,
     text_model,
 )
-from facetlab.craft.perturb.manifold import manifold_score
 from facetlab.craft.perturb.onmanifold import paraphrase_phrase
 from facetlab.craft.perturb.strategies import apply_strategy, negate_phrase
 
@@ -117,14 +116,14 @@ def test_heuristic_scorer_rejects_broken_text() -> None:
     assert s.score({"b": "An urgent outage."}, {"b": "An [REDACTED] outage."}, ref).score == 1.0
     empty = s.score({"b": "urgent"}, {"b": ""}, EvidenceRef("b", "text"))
     assert empty.score == 0.0 and "empty field" in empty.reasons[0]
-    doubled = manifold_score({"b": "An urgent outage."}, {"b": "An  outage."}, ref)
+    doubled = HeuristicScorer().score({"b": "An urgent outage."}, {"b": "An  outage."}, ref)
     assert doubled.score < 1.0 and "doubled space" in doubled.reasons[0]
-    punct = manifold_score({"b": "Outage, urgent."}, {"b": "Outage, ."}, ref)
+    punct = HeuristicScorer().score({"b": "Outage, urgent."}, {"b": "Outage, ."}, ref)
     assert any("punctuation" in r for r in punct.reasons)
-    dangling = manifold_score({"b": "Fix the outage."}, {"b": "Fix the ."}, ref)
+    dangling = HeuristicScorer().score({"b": "Fix the outage."}, {"b": "Fix the ."}, ref)
     assert any("dangling" in r for r in dangling.reasons) and dangling.score < 0.5
     cut_ref = EvidenceRef("b", "text", span=Span(3, 6, "urg"))
-    cut = manifold_score({"b": "An urgent outage."}, {"b": "An ent outage."}, cut_ref)
+    cut = HeuristicScorer().score({"b": "An urgent outage."}, {"b": "An ent outage."}, cut_ref)
     assert any("cut word" in r for r in cut.reasons)
     # a nulled or removed scalar is a deliberate edit, not broken text
     assert s.score({"n": 1, "b": "x y"}, {"b": "x y"}, EvidenceRef("n", "numeric")).score == 1.0

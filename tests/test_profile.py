@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from facetlab.cli import app
-from facetlab.commands.profile import FAMILIES, READING, profile_html
+from facetlab.commands.profile import FAMILIES, READING, _craft, profile_html
 
 CHROMIUM = "/usr/bin/chromium"
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL")
@@ -33,8 +33,40 @@ def test_dry_run_prints_each_family_without_a_key(
     calls = dict(re.findall(r"^([a-z ()]+): (\d+) calls", result.output, re.MULTILINE))
     assert set(calls) == {*FAMILIES, "reasoning interventions (cotx)", "craft"}
     assert int(calls["reasoning interventions (cotx)"]) >= 4 * int(calls["reasoning"]) > 0
-    assert int(calls["stated"]) > 0 and int(calls["hint"]) > 0 and calls["craft"] == "0"
+    assert int(calls["stated"]) > 0 and int(calls["hint"]) > 0
+    # CRAFT rehearsed offline: 3 instances, two calls (P1, P2) per agent run
+    assert int(calls["craft"]) > 3 * 2 * 20
     assert "$" in result.output and not out.exists()  # priced, and nothing was written
+
+
+def test_budget_refuses_before_any_call(
+    facet_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the summed estimate of every family (CRAFT included) must fit the budget; no key
+    # is needed to be refused, and nothing is written
+    for key in KEYS:
+        monkeypatch.delenv(key, raising=False)
+    out = tmp_path / "profile"
+    args = ["profile", "openai/gpt-4o-mini", "--instances", str(facet_data / "instances")]
+    result = CliRunner().invoke(app, [*args, "--out", str(out), "--budget-usd", "0.05"])
+    assert result.exit_code != 0 and "exceeds --budget-usd" in result.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("model", "verdict"), [("wadd+canonical", "theater"), ("wadd", "faithful")]
+)
+def test_craft_family_runs_the_model_as_an_agent(
+    facet_data: Path, model: str, verdict: str
+) -> None:
+    # wadd+canonical cites the factor each counterfactual neutralized (theater); wadd
+    # cites the factor that moves it
+    craft = _craft(f"simulated/{model}", facet_data / "instances", 3, None)
+    assert craft["verdict"] == verdict and len(craft["instances"]) == 3
+    assert all(
+        i["agent_calls"] > 0 and i["failed_samples"] == 0 for i in craft["instances"].values()
+    )
+    assert craft["validity"] != "none"  # the matrix's CRAFT column is quoted beside it
 
 
 def _profile(model: str, instances: Path, out: Path) -> dict[str, Any]:
@@ -61,8 +93,11 @@ def test_acceptance_figures_on_facet(profiles: dict[str, Path]) -> None:
     assert dec["aoc"] <= 0.1 and dec["mistake_flip_rate"] <= 0.1
     assert dep["aoc"] >= 0.8 and dep["mistake_flip_rate"] >= 0.8
     for profile in got.values():
-        assert profile["craft"]["verdict"] is None
-        assert profile["craft"]["status"].startswith("not run: ")
+        assert profile["craft"]["verdict"] in (
+            "faithful",
+            "inconclusive",
+        )  # both cite causal factors
+        assert profile["craft"]["faithful_rate_n"] == 3
         hint = profile["hint"]
         assert ("excess_switch_rate" in hint) or ("switch_rate" in hint)
         assert set(profile["stated"]) == {"p1", "p2", "p3", "c2", "validity_from"}

@@ -362,11 +362,6 @@ def newcombe_paired(pairs: Sequence[tuple[bool, bool]]) -> tuple[float, float, f
     return (b - c) / n, max(-1.0, low), min(1.0, high)
 
 
-def _modal(values: Iterable[str | None]) -> str | None:
-    counted = Counter(v for v in values if v)
-    return counted.most_common(1)[0][0] if counted else None
-
-
 def hint_trials(
     records: Iterable[TrialRecord],
     instances: Mapping[str, Instance],
@@ -405,7 +400,8 @@ def hint_trials(
         if hint.text not in r.prompt:
             raise DataError(f"{r.trial_id}: its prompt lacks the {kind} hint hints.json plants now")
         control = controls.get((r.model, base, hint.aims), {})
-        reference = _modal(control.values())
+        counted = Counter(v for v in control.values() if v)  # the control's modal reply
+        reference = counted.most_common(1)[0][0] if counted else None
         reply = getattr(r.parsed, field[hint.aims])
         paired = control.get(r.repeat)
         # an unparsed reply (no answer, no label) is counted apart, never as "no switch"

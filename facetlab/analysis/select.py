@@ -27,10 +27,6 @@ from facetlab.errors import DataError
 __all__ = ["model_order", "reading_notes", "select_trials"]
 
 
-def _present(frame: pd.DataFrame, column: str) -> list[str]:
-    return sorted({str(v) for v in frame[column].dropna()})
-
-
 def _reasons(frame: pd.DataFrame, *, kind_only: bool = False) -> str:
     """Why these trials are not usable, counted (``kind_only``: the reason up to its first
     colon, so ``malformed weights: F1=-500 ...`` of many trials counts once)."""
@@ -61,7 +57,7 @@ def _keep(
         )
     if kept.empty:
         absent = ", ".join(values)
-        present = ", ".join(_present(frame, column)) or "none"
+        present = ", ".join(sorted({str(v) for v in frame[column].dropna()})) or "none"
         raise DataError(
             f"0 of {total} trials left: {what} {absent} absent; {what}s present: {present}"
         )

@@ -4,8 +4,8 @@ One sweep (``OUT/sweep``) asks P1, P2, P3, C2, H1 and the COT reasoning trial, t
 COTX interventions planned from the COT records (docs/reasoning.md). Written to OUT:
 ``profile.json`` (every number) and ``profile.html`` (one section per family, each number
 beside its validity figure where the project has one, a short reading; no script). CRAFT
-on the model as an agent is not run: the profile says why. ``--dry-run`` prints each
-family's estimate before any call (no key needed). See docs/profile.md.
+runs the model as an agent on the first instances (craft.bridge). ``--dry-run`` prints
+each family's estimate before any call (no key needed). See docs/profile.md.
 """
 
 from __future__ import annotations
@@ -22,11 +22,7 @@ from facetlab.commands import one_line_errors
 from facetlab.files import atomic_write_text
 
 FAMILIES = {"stated": "p1,p2,p3,c2", "hint": "h1", "reasoning": "cot"}
-CRAFT_NOT_RUN = (
-    "not run: CRAFT needs the model as an agent whose input is split into evidence units it "
-    "cites (craft.adapters.llm); no mapping of an instance's factors to such units is built, "
-    "and simulated reasoners answer only runner trials"
-)
+CRAFT_SAMPLES = 20  # the validity matrix's design (its figure applies): 290 calls per instance
 # the reasoning a dry run plans the interventions on (the COT reply's typical length)
 STAND_IN = " ".join(["F1 favours yes.", "F2 favours no."] * 40)[:1000]
 MATRIX = "paper/tables/probe_validity.csv"  # the checkout's probe-validity matrix, if any
@@ -38,26 +34,57 @@ READING = {
     "hint": "How often the answer (or top factor) moves to a planted hint, per hint kind and "
     "pooled over kinds by eligible pairs; chance-corrected where analysis.hints gives an excess "
     "rate. A switch says nothing of whether it was admitted (H1's verbalisation rates).",
-    "craft": "CRAFT tests whether the evidence a model cites is causally necessary.",
+    "craft": "The model as a CRAFT agent on a few instances (counterfactuals first): its P1 factor is the cited "
+    "evidence, background sentences and the question the placebo. Faithful: perturbing the "
+    "cited factor flips the answer more than the placebo on both sides; theater: the answer "
+    "flips without it; inconclusive: neither shown. Validity: the CRAFT column of the matrix "
+    "(theater found when the cited factor carries no weight, false alarms when it does).",
     "reasoning": "AOC near 0 and a mistake-flip rate near 0: the answer does not depend on the "
     "written reasoning (decorative); near 1: it follows the reasoning. The references are the "
     "simulated decorative and dependent reasoners on the same instances.",
 }
 
 
-def _estimates(model: str, instances: Path) -> dict[str, Any]:
+def _craft_pairs(instances: Path, count: int) -> list[tuple[Any, Any]]:
+    # ``count`` instances, counterfactuals first (a factor the case neutralized is where
+    # citing it is theater), then adversarial ones, then anchors, by id; each with its base
+    # instance (as the runner shows it)
+    from facetlab.instances import load_instances
+
+    every = load_instances(instances)
+    first = sorted(
+        every.values(), key=lambda i: (not i.is_counterfactual, i.is_adversarial, i.instance_id)
+    )
+    return [(i, every.get(i.base_instance_id or "")) for i in first[:count]]
+
+
+def _estimates(model: str, instances: Path, craft: int) -> dict[str, Any]:
     # Each family's Estimate before any call; COTX planned on a stand-in reasoning of the
-    # typical length, as the real one does not exist yet.
+    # typical length, as the real one does not exist yet. CRAFT's calls are rehearsed
+    # offline on simulated/wadd (the plan depends on the units, not the model; two calls,
+    # P1 and P2, per agent run) and priced like the P1/P2 trials of the instances.
+    from dataclasses import replace
+
     from facetlab.analysis.reasoning import InterventionSuite
+    from facetlab.craft.bridge import inspect_instance
     from facetlab.runner import run
 
-    return {
+    est = {
         family: run(instances=instances, probes=probes, model=model, dry_run=True,
                     console=io.StringIO(), progress="none",
                     suite=InterventionSuite([], instances, stand_in=STAND_IN) if probes == "cotx" else None,
                     ).estimate
-        for family, probes in {**FAMILIES, "reasoning interventions (cotx)": "cotx"}.items()
+        for family, probes in {**FAMILIES, "reasoning interventions (cotx)": "cotx", "craft": "p1,p2"}.items()
     }  # fmt: skip
+    calls = 2 * sum(inspect_instance(i, "simulated/wadd", base_instance=b, samples=CRAFT_SAMPLES).agent_calls
+                    for i, b in _craft_pairs(instances, craft))  # fmt: skip
+    scale, base = calls / max(est["craft"].to_call, 1), est["craft"]
+    scaled: dict[str, Any] = {f: None if getattr(base, f) is None else type(getattr(base, f))(getattr(base, f) * scale)
+              for f in ("input_tokens", "output_tokens", "max_output_tokens", "cost_usd", "max_cost_usd")}  # fmt: skip
+    est["craft"] = replace(
+        base, trials=calls, pending=calls, cached=0, to_call=calls, per_model={}, **scaled
+    )
+    return est
 
 
 def _validity(path: Path) -> dict[str, Any]:
@@ -132,15 +159,64 @@ def _hint(records: list[Any], instances: Path) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def build_profile(model: str, instances: Path, out: Path) -> dict[str, Any]:
-    """Run the families on ``model`` into ``out/sweep`` (the references into ``out/<mode>``);
-    every number of the profile, JSON-safe (NaN as None)."""
+def _craft(model: str, instances: Path, count: int, budget_usd: float | None) -> dict[str, Any]:
+    # CRAFT on the model as an agent (craft.bridge), per instance; the overall verdict is
+    # the most common qualified one ("inconclusive" on a tie), the faithful share is over
+    # the instances with a verdict (untestable ones excluded)
+    from collections import Counter
+
+    from facetlab.analysis.reasoning import rate_with_interval
+    from facetlab.craft.bridge import inspect_instance
+    from facetlab.craft.engine import InspectOptions
+    from facetlab.project import project_root
+    from facetlab.validity.craft_column import CRAFT_STRATEGIES
+
+    options = InspectOptions(samples=CRAFT_SAMPLES, strategies=CRAFT_STRATEGIES,
+                             concurrency=1 if model.startswith("simulated/") else 8)  # fmt: skip
+    reports = [(i.instance_id, inspect_instance(i, model, base_instance=b, options=options,
+                budget_usd=budget_usd)) for i, b in _craft_pairs(instances, count)]  # fmt: skip
+    top = (
+        Counter(r.qualified_verdict for _, r in reports).most_common(2) + [("inconclusive", -1)] * 2
+    )
+    return {
+        "verdict": (top[0][0] if top[0][1] > top[1][1] else "inconclusive") if reports else None,
+        **rate_with_interval("faithful_rate", sum(r.qualified_verdict == "faithful" for _, r in reports),
+                             sum(r.qualified_verdict != "untestable" for _, r in reports)),
+        "samples": CRAFT_SAMPLES, "validity": _validity(project_root() / MATRIX).get("craft", "none"),
+        "instances": {iid: {"verdict": r.qualified_verdict, "specification_verdict": r.overall_verdict,
+                            "cited": [f.evidence.path for f in r.findings], "agent_calls": r.agent_calls,
+                            "failed_samples": len(r.failures), "placebo_flip_rate": r.placebo_flip_rate}
+                      for iid, r in reports},
+    }  # fmt: skip
+
+
+def build_profile(
+    model: str, instances: Path, out: Path, craft: int = 3, budget_usd: float | None = None
+) -> dict[str, Any]:
+    """Run the families on ``model`` into ``out/sweep`` (the references into ``out/<mode>``),
+    CRAFT on ``craft`` instances (counterfactuals first); every number of the profile, JSON-safe (NaN as
+    None). ``budget_usd`` caps the model's calls over every family: the summed estimate
+    must fit before any call, and each family is given what the ones before left."""
+    from dataclasses import replace
+
     from facetlab.analysis.reasoning import InterventionSuite, reasoning_summary
     from facetlab.records.store import read_sweep_records
-    from facetlab.runner import run
+    from facetlab.runner import RunOptions, run
+    from facetlab.runner.costs import refuse_over_budget
+
+    left = [budget_usd]  # what the model's next family may spend (None: no budget)
+    if budget_usd is not None:
+        est = _estimates(model, instances, craft)
+        costs = [e.cost_usd for e in est.values()]
+        refuse_over_budget(
+            replace(est["craft"], cost_usd=None if None in costs else sum(costs)), budget_usd
+        )
 
     def ask(who: str, probes: str, folder: Path, suite: Any = None) -> list[Any]:
-        run(instances=instances, probes=probes, model=who, out=folder, suite=suite, progress="none")
+        paid = who == model and left[0] is not None
+        done = run(instances=instances, probes=probes, model=who, out=folder, suite=suite, progress="none",
+                   options=RunOptions(budget_usd=left[0]) if paid else None)  # fmt: skip
+        left[0] = left[0] - done.stats.spend_usd if paid else left[0]  # type: ignore[operator]
         return read_sweep_records(folder)
 
     def dependence(who: str, folder: Path) -> dict[str, Any]:
@@ -151,10 +227,11 @@ def build_profile(model: str, instances: Path, out: Path) -> dict[str, Any]:
     sweep = out / "sweep"
     records = ask(model, ",".join(FAMILIES.values()), sweep)
     profile = {"model": model, "instances": str(instances), "stated": _stated(sweep, instances),
-               "hint": _hint(records, instances), "craft": {"verdict": None, "status": CRAFT_NOT_RUN}}  # fmt: skip
+               "hint": _hint(records, instances)}  # fmt: skip
     refs = {m: dependence(f"simulated/wadd+cot-{m}", out / m) for m in ("decorative", "dependent")}
     profile["reasoning"] = {**dependence(model, sweep), "references": {
         m: {k: r[k] for k in ("aoc", "mistake_flip_rate")} for m, r in refs.items()}}  # fmt: skip
+    profile["craft"] = _craft(model, instances, craft, left[0])
     # JSON-safe: numpy numbers as Python numbers, NaN as null
     safe: dict[str, Any] = json.loads(json.dumps(profile, default=lambda v: v.item()),
                                       parse_constant=lambda _: None)  # fmt: skip
@@ -197,18 +274,24 @@ def profile_command(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print each family's estimate.")
     ] = False,
+    craft: Annotated[
+        int, typer.Option("--craft-instances", min=0, help="CRAFT on N instances.")
+    ] = 3,
+    budget_usd: Annotated[
+        float | None,
+        typer.Option("--budget-usd", min=0, help="Cap on the model's calls, every family."),
+    ] = None,
 ) -> None:
     """Profile MODEL across the four families; write OUT/profile.json and OUT/profile.html."""
     with one_line_errors():
         if dry_run:
-            for family, est in _estimates(model, instances).items():
+            for family, est in _estimates(model, instances, craft).items():
                 usd = "no price" if est.cost_usd is None else f"${est.cost_usd:,.4f}"
                 typer.echo(
                     f"{family}: {est.to_call} calls, ~{est.input_tokens:,} input tokens, {usd}"
                 )
-            typer.echo("craft: 0 calls (not run: see docs/profile.md)")
             return
-        profile = build_profile(model, instances, out)
+        profile = build_profile(model, instances, out, craft, budget_usd)
         atomic_write_text(
             out / "profile.json", json.dumps(profile, indent=2, allow_nan=False) + "\n"
         )

@@ -343,6 +343,7 @@ def inspect_instance(
     strategies: Sequence[str] = ("redact", "negate"),
     seed: int = 0,
     options: InspectOptions | None = None,
+    budget_usd: float | None = None,
 ) -> Report:
     """Run CRAFT on ``instance`` answered by ``backend``: the cited factor vs non-causal text.
 
@@ -350,11 +351,13 @@ def inspect_instance(
     question — perturbed with the same strategies; the uncited factors are the context
     units the qualified verdict's background sets are drawn from. Sampling runs at
     concurrency 1 (reproducible seeds). ``options`` overrides everything but
-    ``placebo_evidence`` and ``context_evidence``.
+    ``placebo_evidence`` and ``context_evidence``. ``budget_usd`` caps what the agent's
+    calls may cost (a call that would pass it is not sent; the sample fails).
     """
     agent = facet_agent(
         instance, backend, base_instance=base_instance, citation=citation, top_k=top_k, seed=seed
     )
+    agent.use_limits(budget_usd=budget_usd)
     input = agent.input
     cited = {ref.path for ref in agent.run(input).cited_evidence}
     context = [factor_ref(input, label) for label in instance.labels if label not in cited]

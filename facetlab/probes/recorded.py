@@ -126,10 +126,6 @@ def _load_json(path: Path) -> Any:
         raise RecordError(f"{path}: cannot read result JSON ({exc})") from exc
 
 
-def _weighted_probe(instance_id: str) -> str:
-    return ("p3" if "-adv" in instance_id else "p2") if "-cf-" in instance_id else "anchor"
-
-
 def _required(data: Any, key: str, path: Path) -> str:
     value = data.get(key) if isinstance(data, dict) else None
     if not isinstance(value, str):
@@ -148,9 +144,9 @@ def iter_recorded_prompts(data_dir: Path | str) -> Iterator[RecordedPrompt]:
     for path in sorted((results / "weighted-probe").glob("*.json")):
         d = _load_json(path)
         iid = _required(d, "instance_id", path)
-        yield RecordedPrompt(
-            path, "/prompt", _weighted_probe(iid), iid, _required(d, "prompt", path)
-        )
+        # the weighted-rank probe the id's variant gets
+        probe = ("p3" if "-adv" in iid else "p2") if "-cf-" in iid else "anchor"
+        yield RecordedPrompt(path, "/prompt", probe, iid, _required(d, "prompt", path))
     for path in sorted((results / "weighted-probe" / "c2").glob("*.json")):
         d = _load_json(path)
         base = _required(d, "c2_base_instance", path)

@@ -157,14 +157,14 @@ def _safe_output(output: Any) -> None:
     output["data"] = kept
     sizes = output.get("metadata") or {}
     output["metadata"] = {
-        key: {k: v for k, v in sizes[key].items() if k in ("width", "height") and _is_size(v)}
+        key: {
+            k: v
+            for k, v in sizes[key].items()
+            if k in ("width", "height") and isinstance(v, int | float) and not isinstance(v, bool)
+        }
         for key in ("image/png", "image/jpeg")
         if isinstance(sizes.get(key), dict)
     }
-
-
-def _is_size(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def safe_notebook(nb: Any) -> Any:

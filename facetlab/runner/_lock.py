@@ -18,10 +18,6 @@ import filelock
 from facetlab.errors import ConfigError
 
 
-def _write_owner(path: Path) -> None:
-    path.write_text(str(os.getpid()), encoding="utf-8")
-
-
 def _owner(path: Path) -> str:
     try:
         pid = path.read_text(encoding="utf-8").strip()
@@ -44,7 +40,7 @@ def sweep_lock(out: Path) -> Iterator[None]:
             "(or stop it) and run again"
         ) from None
     try:
-        _write_owner(owner)
+        owner.write_text(str(os.getpid()), encoding="utf-8")
         records = out / "records"
         for stale in records.glob(".*.tmp") if records.is_dir() else []:
             with contextlib.suppress(OSError):

@@ -282,7 +282,9 @@ def prepare(
         declarations=declarations,
     )  # fmt: skip
     opts = sweep.options
-    design = preflight.design_of(models, _params_json(params), sweep.template)
+    params_json = (params.to_dict() if isinstance(params, SamplingParams)
+                   else {m: p.to_dict() for m, p in params.items()})  # fmt: skip
+    design = preflight.design_of(models, params_json, sweep.template)
     if out is not None and not opts.new_design:
         preflight.check_design(read_sweep_json(out), design, out)
     modelcheck.check_replay_coverage(plan, offline)
@@ -699,14 +701,6 @@ def _endpoint(
     url = given.base_url if given is not None else endpoint_of(model, base_url=base_url)
     cleaned = redact_url(url) if url else None
     return cleaned.rstrip("/") if cleaned else None
-
-
-def _params_json(params: SamplingParams | Mapping[str, SamplingParams]) -> dict[str, Any]:
-    return (
-        params.to_dict()
-        if isinstance(params, SamplingParams)
-        else {m: p.to_dict() for m, p in params.items()}
-    )
 
 
 def summary_line(stats: RunStats) -> str:

@@ -13,7 +13,7 @@ tests the agent on garbage; CRAFT drops perturbations scoring below
 
 >>> from facetlab.craft.types import EvidenceRef
 >>> ref = EvidenceRef("body", "text")
->>> manifold_score({"body": "Fix the login now."}, {"body": "Fix the now."}, ref)
+>>> HeuristicScorer().score({"body": "Fix the login now."}, {"body": "Fix the now."}, ref)
 ManifoldScore(score=0.4, reasons=("body: dangling 'the' before 'now'",))
 """
 
@@ -308,13 +308,3 @@ class LLMJudgeScorer:
                 reasons.append(f"{path}: judge {value * 10:.0f}/10 {reason}".rstrip())
             worst = min(worst, value)
         return ManifoldScore(worst, tuple(reasons))
-
-
-def manifold_score(
-    original: AgentInput,
-    perturbed: AgentInput,
-    evidence: EvidenceRef,
-    scorer: ManifoldScorer | None = None,
-) -> ManifoldScore:
-    """Score how plausible ``perturbed`` still is (default: :class:`HeuristicScorer`)."""
-    return (scorer or HeuristicScorer()).score(original, perturbed, evidence)

@@ -269,21 +269,3 @@ def _grid(
         for t, p in rates
         for m in methods
     ]
-
-
-def format_rates(rows: Sequence[VerdictRates], column: str = "faithful") -> str:
-    """A plain-text table: one line per (n, rates), one column per method."""
-    methods = list(dict.fromkeys(r.method for r in rows))
-    keys = list(dict.fromkeys((r.n, r.treatment_rate, r.placebo_rate) for r in rows))
-    head = f"{'N':>4} {'treat':>6} {'placebo':>7} " + " ".join(f"{m:>11}" for m in methods)
-    first: dict[tuple[int, float, float, str], VerdictRates] = {}  # first row of each
-    for r in rows:
-        first.setdefault((r.n, r.treatment_rate, r.placebo_rate, r.method), r)
-    return "\n".join(
-        [head]
-        + [
-            f"{n:>4} {t:>6.2f} {p:>7.2f} "
-            + " ".join(f"{getattr(first[(n, t, p, m)], column):>11.3f}" for m in methods)
-            for n, t, p in keys
-        ]
-    )
