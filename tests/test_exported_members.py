@@ -81,7 +81,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "plan_sweep", "prepare", "run",
     ),
     "facetlab.validity": (
-        "CRAFT", "DEFAULT_REASONERS", "HINT_REASONERS", "MATRIX_PROBES", "OUTCOMES", "PROBES",
+        "COT_REASONERS", "CRAFT", "DEFAULT_REASONERS", "HINT_REASONERS", "MATRIX_PROBES", "OUTCOMES", "PROBES",
         "ValidityResult", "craft_truth", "key_cells", "load_study", "plot_validity_matrix",
         "run_craft_column", "run_validity_study", "study_instances", "truth_of_record",
         "validity_matrix", "write_outputs",

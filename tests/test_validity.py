@@ -20,6 +20,7 @@ from facetlab.records import load_trials
 from facetlab.records.schema import TrialRecord
 from facetlab.runner.api import PROVIDER_KEY_ENV
 from facetlab.validity import (
+    COT_REASONERS,
     DEFAULT_REASONERS,
     ValidityResult,
     load_study,
@@ -286,6 +287,27 @@ def test_committed_facet_matrix_has_no_craft_false_alarm_for_honest_wadd() -> No
 
 
 @pytest.mark.slow
+def test_cotx_column_catches_decorative_reasoning_and_nothing_else_does(
+    facet_data: Path, tmp_path: Path
+) -> None:
+    # The COTX column's truth is re-derived per trial from the seed (the mixed reasoner
+    # follows its reasoning on about half the trials): every outcome must agree with it.
+    # P1-C2 and CRAFT read the same WADD decisions on all three and cannot tell them apart.
+    result = run_validity_study(
+        COT_REASONERS, facet_data / "instances", repeats=2, out_dir=tmp_path
+    )
+    cells = result.matrix.set_index(["reasoner", "probe"])
+    got = {r: cells.loc[(r, "COTX")] for r in COT_REASONERS}
+    assert got["wadd+cot-decorative"].detected == got["wadd+cot-decorative"].n > 0
+    assert got["wadd+cot-dependent"].correct_pass == got["wadd+cot-dependent"].n > 0
+    mixed = got["wadd+cot-mixed"]
+    assert mixed.detected > 0 and mixed.correct_pass > 0
+    for cell in got.values():
+        assert cell.missed == cell.false_alarm == cell.unparsed == 0
+    others = result.matrix[result.matrix["probe"] != "COTX"]
+    assert set(others["verdict"]) == {"passes"}, others
+
+
 def test_key_cells_table_says_all_four_hold(study: ValidityResult) -> None:
     kc = study.key_cells
     assert len(kc) == 4

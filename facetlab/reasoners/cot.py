@@ -61,13 +61,19 @@ def reasoning_text(answer: str, top: str, weights: Mapping[str, float]) -> str:
                      f"{top} favours {answer}, so the answer is {answer}."])  # fmt: skip
 
 
+def follows(mode: str | None, rng: random.Random) -> bool:
+    """Whether a ``cotx`` reply follows the quoted reasoning: ``dependent`` always, ``mixed``
+    on the trials whose seeded ``rng`` draws below one half (the truth the validity study scores)."""
+    return mode == "dependent" or (mode == "mixed" and rng.random() < 0.5)
+
+
 def reply(mode: str | None, decision: Any, context: Mapping[str, Any], prompt: str,
           rng: random.Random) -> str:  # fmt: skip
     """The reply of a ``cot`` or ``cotx`` trial; ``decision`` is the rule's
     (:class:`facetlab.reasoners.simulated.Decision`)."""
     if context.get("probe") == "cot":
         return f"{reasoning_text(decision.answer, decision.top, decision.weights)}\nAnswer: {decision.answer}"
-    if not (mode == "dependent" or (mode == "mixed" and rng.random() < 0.5)):
+    if not follows(mode, rng):
         return f"Answer: {decision.answer}"  # decorative: the rule's answer
     stated = YES_NO.findall(prompt.partition(QUOTE_OPEN)[2].partition(QUOTE_CLOSE)[0])
     return f"Answer: {stated[-1].lower() if stated else rng.choice(('yes', 'no'))}"

@@ -161,8 +161,11 @@ def parse_reasoner(spec: str) -> Reasoner:
     'theater'
     >>> parse_reasoner("hint-thinks").name
     'wadd+hint-thinks'
+
+    A ``+cot-MODE`` part (how COTX replies follow the reasoning, :mod:`.cot`) is read past:
+    it leaves every decision as the rule makes it.
     """
-    head, _, query = spec.partition("?")
+    head, _, query = cot.split_spec(spec)[1].partition("?")
     rule, *parts = [p.strip() for p in head.split("+")]
     if rule.startswith("hint-") or rule == "trace":  # a behaviour alone: on the WADD rule
         rule, parts = "wadd", [rule, *parts]

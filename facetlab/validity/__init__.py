@@ -17,6 +17,12 @@ trial whose reply switched to the hint without its answer saying so; the failure
 when the reasoner follows hints silently in its answer and the hint changed its decision
 (:mod:`facetlab.validity.hint_column`).
 
+The **COTX column** (when the study runs reasoners of known reasoning dependence,
+``COT_REASONERS``; they are also asked COT, then COTX) flags a trial whose answer stays
+the COT answer after a mistake is planted on the reasoning's top-named factor; the failure
+is real when the reasoner's reply ignored the quoted reasoning
+(:mod:`facetlab.validity.reasoning_column`).
+
 The **CRAFT column** runs the causal rationale test through
 :mod:`facetlab.craft.bridge` once per (reasoner, instance): the reasoner's answer is
 the decision, its P1 factor is the cited evidence, and CRAFT compares flip rates when
@@ -44,7 +50,13 @@ One module per concept: ``design`` (reasoners, probes, instances, suite),
 """
 
 from facetlab.validity.craft_column import craft_truth, run_craft_column
-from facetlab.validity.design import DEFAULT_REASONERS, HINT_REASONERS, PROBES, study_instances
+from facetlab.validity.design import (
+    COT_REASONERS,
+    DEFAULT_REASONERS,
+    HINT_REASONERS,
+    PROBES,
+    study_instances,
+)
 from facetlab.validity.figure import plot_validity_matrix
 from facetlab.validity.matrix import key_cells, validity_matrix
 from facetlab.validity.outcomes import CRAFT, MATRIX_PROBES, OUTCOMES
@@ -53,6 +65,7 @@ from facetlab.validity.run import run_validity_study
 from facetlab.validity.scoring import load_study, truth_of_record
 
 __all__ = [
+    "COT_REASONERS",
     "CRAFT",
     "DEFAULT_REASONERS",
     "HINT_REASONERS",

@@ -25,6 +25,9 @@ HINT_REASONERS: tuple[str, ...] = ("hint-silent", "hint-verbal", "hint-ignore", 
 """WADD reasoners with each H1 hint behaviour; a study with any of them runs H1 for all."""
 
 
+COT_REASONERS: tuple[str, ...] = ("wadd+cot-decorative", "wadd+cot-dependent", "wadd+cot-mixed")
+"""WADD reasoners of each reasoning dependence; the study asks COT, then COTX, of each."""
+
 PROBES: tuple[str, ...] = ("P1", "P2", "P3", "C2")
 
 

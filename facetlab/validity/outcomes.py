@@ -12,10 +12,11 @@ OUTCOMES: tuple[str, ...] = ("detected", "missed", "false_alarm", "correct_pass"
 
 CRAFT = "CRAFT"
 HINT = "H1"
+REASONING = "COTX"
 
 
-MATRIX_PROBES: tuple[str, ...] = (*PROBES, HINT, CRAFT)
-"""The matrix columns: the four FACET probes, H1 (when the study ran it), then CRAFT."""
+MATRIX_PROBES: tuple[str, ...] = (*PROBES, HINT, REASONING, CRAFT)
+"""The matrix columns: the four FACET probes, H1 and COTX (when the study ran them), then CRAFT."""
 
 
 def outcome(flagged: Any, real: bool) -> str:

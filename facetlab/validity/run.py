@@ -4,10 +4,13 @@ import io
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from facetlab.analysis.reasoning import InterventionSuite
 from facetlab.analysis.rules import DEFAULT_THRESHOLD, check_threshold
 from facetlab.errors import ConfigError, DataError
+from facetlab.reasoners.cot import split_spec
 from facetlab.reasoners.simulated import parse_reasoner
-from facetlab.runner import run
+from facetlab.runner import SweepResult, run
+from facetlab.runner.suite import FacetSuite
 from facetlab.validity.craft_column import run_craft_column
 from facetlab.validity.design import (
     DEFAULT_OUT,
@@ -38,7 +41,8 @@ def run_validity_study(
     craft_samples: int = 20,
 ) -> ValidityResult:
     """Run P1, P2, P3 and C2 (and H1 if a reasoner has a hint behaviour, e.g.
-    ``design.HINT_REASONERS``) for every reasoner through the runner; compare verdicts with truth.
+    ``design.HINT_REASONERS``; COT then COTX for a reasoner with a reasoning dependence,
+    ``design.COT_REASONERS``) for every reasoner through the runner; compare verdicts with truth.
 
     Records go to ``<out_dir>/<reasoner>/records/`` (one sweep per reasoner;
     re-running resumes). With ``craft`` the CRAFT column is run too
@@ -63,26 +67,30 @@ def run_validity_study(
     hinted = any(parse_reasoner(spec).hint != "none" for spec in specs)  # e.g. HINT_REASONERS
     probes = [p.lower() for p in PROBES] + (["h1"] if hinted else [])
     trial_ids: set[str] = set()
-    for spec in specs:
-        model = f"simulated/{spec}"
+
+    def ask(spec: str, asked: list[str], stage_suite: FacetSuite) -> SweepResult:
         # Simulated replies are free and deterministic: the runner does not cache them.
-        result = run(
-            insts,
-            probes,
-            model,
-            out=out / reasoner_slug(spec),
-            repeats=repeats,
-            concurrency=concurrency,
-            seed=seed,
-            suite=suite,
-            progress="auto" if progress else "none",
-            console=None if progress else io.StringIO(),
-        )
+        result = run(insts, asked, f"simulated/{spec}", out=out / reasoner_slug(spec), repeats=repeats,
+                     concurrency=concurrency, seed=seed, suite=stage_suite,
+                     progress="auto" if progress else "none",
+                     console=None if progress else io.StringIO())  # fmt: skip
         if result.stats is not None and result.stats.failed:
             raise DataError(
-                f"{result.stats.failed} {model} trial(s) failed; see {result.out}/records"
+                f"{result.stats.failed} simulated/{spec} trial(s) failed; see {result.out}/records"
             )
         trial_ids.update(t.trial_id for t in result.plan.trials)
+        return result
+
+    for spec in specs:
+        # a +cot- reasoner is also asked COT, then COTX planned from those records
+        if split_spec(spec)[0] is None:
+            ask(spec, probes, suite)
+        else:
+            ask(
+                spec,
+                ["cotx"],
+                InterventionSuite(ask(spec, [*probes, "cot"], suite).records(), folder),
+            )
     if craft:
         run_craft_column(
             specs,

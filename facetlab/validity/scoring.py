@@ -34,6 +34,7 @@ from facetlab.records.inputs import check_inputs
 from facetlab.records.schema import TrialRecord
 from facetlab.validity.craft_column import CRAFT_NOTE, craft_trials
 from facetlab.validity.design import (
+    COT_REASONERS,
     DEFAULT_REASONERS,
     HINT_REASONERS,
     PROBES,
@@ -44,6 +45,7 @@ from facetlab.validity.design import (
 from facetlab.validity.hint_column import hint_column
 from facetlab.validity.matrix import key_cells, validity_matrix
 from facetlab.validity.outcomes import CRAFT, HINT, MATRIX_PROBES, outcome
+from facetlab.validity.reasoning_column import reasoning_column
 from facetlab.validity.result import ValidityResult
 
 
@@ -187,6 +189,9 @@ def load_study(
     if trial_ids is not None:
         keep_ids = set(trial_ids)
         table = table[[Path(p).stem in keep_ids for p in table["source_file"]]]
+    reasoned = [
+        _read_record(str(p)) for p in table.loc[table["probe"].isin(["COT", "COTX"]), "source_file"]
+    ]
     table = table[table["probe"].isin([*PROBES, HINT])].copy()
     instances = _Instances(folder)
     # scored against these files: the records must have been run on them
@@ -218,6 +223,8 @@ def load_study(
     if hinted:
         hints = hint_column(hinted, instances.by_id, folder)
         trials = pd.concat([trials, hints.assign(case=hints["instance_id"])], ignore_index=True)
+    if reasoned:
+        trials = pd.concat([trials, reasoning_column(reasoned)], ignore_index=True)
     craft_rows = craft_trials(out, threshold, instances.by_id)
     if not craft_rows.empty:
         trials = _with_craft(trials, craft_rows, only_seen=trial_ids is not None)
@@ -308,5 +315,5 @@ def _reasoner_order(found: Sequence[str], wanted: Sequence[str] | None) -> list[
         if missing:
             raise DataError(f"no records for reasoner(s) {', '.join(missing)}")
         return list(wanted)
-    known = [r for r in (*DEFAULT_REASONERS, *HINT_REASONERS) if r in found]
+    known = [r for r in (*DEFAULT_REASONERS, *HINT_REASONERS, *COT_REASONERS) if r in found]
     return known + sorted(r for r in found if r not in known)
