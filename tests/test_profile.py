@@ -134,3 +134,23 @@ def test_profile_page_in_headless_chromium(profiles: dict[str, Path]) -> None:
     assert sections == list(READING) and scripts == 0
     assert [m for m in messages if m.startswith(("error", "pageerror"))] == []
     assert re.search(r"\baoc\s+0\.[89]\d\d", text), text
+
+
+@pytest.mark.slow
+def test_profile_notebook_runs_under_papermill(facet_data: Path, tmp_path: Path) -> None:
+    # the notebook is the command cell by cell: the same profile.json, each family shown
+    papermill = pytest.importorskip("papermill")
+    out = tmp_path / "profile"
+    done = papermill.execute_notebook(
+        str(Path(__file__).resolve().parents[1] / "notebooks" / "profile.ipynb"),
+        str(tmp_path / "out.ipynb"),
+        parameters={"model": "simulated/wadd+cot-decorative", "out_dir": str(out),
+                    "instances": str(facet_data / "instances"), "craft_instances": 2},
+        progress_bar=False, kernel_name="python3", cwd=str(tmp_path),
+    )  # fmt: skip
+    profile = json.loads((out / "profile.json").read_text())
+    assert profile["reasoning"]["aoc"] <= 0.1 and len(profile["craft"]["instances"]) == 2
+    assert "<section" in (out / "profile.html").read_text()
+    shown = [o for c in done["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+    assert not [o for o in shown if o["output_type"] == "error"]
+    assert sum("text/html" in o.get("data", {}) for o in shown) >= 4  # one table per family + page

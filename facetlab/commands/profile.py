@@ -45,7 +45,7 @@ READING = {
 }
 
 
-def _craft_pairs(instances: Path, count: int) -> list[tuple[Any, Any]]:
+def _craft_pairs(instances: Path | None, count: int) -> list[tuple[Any, Any]]:
     # ``count`` instances, counterfactuals first (a factor the case neutralized is where
     # citing it is theater), then adversarial ones, then anchors, by id; each with its base
     # instance (as the runner shows it)
@@ -58,7 +58,7 @@ def _craft_pairs(instances: Path, count: int) -> list[tuple[Any, Any]]:
     return [(i, every.get(i.base_instance_id or "")) for i in first[:count]]
 
 
-def _estimates(model: str, instances: Path, craft: int) -> dict[str, Any]:
+def _estimates(model: str, instances: Path | None, craft: int) -> dict[str, Any]:
     # Each family's Estimate before any call; COTX planned on a stand-in reasoning of the
     # typical length, as the real one does not exist yet. CRAFT's calls are rehearsed
     # offline on simulated/wadd (the plan depends on the units, not the model; two calls,
@@ -109,7 +109,7 @@ def _validity(path: Path) -> dict[str, Any]:
     return {str(k).lower(): v for k, v in rates.to_dict("index").items()}  # fmt: skip
 
 
-def _stated(sweep: Path, instances: Path) -> dict[str, Any]:
+def _stated(sweep: Path, instances: Path | None) -> dict[str, Any]:
     # Per probe: the share of dissociated verdicts (C2: the mean residual weight), beside
     # the probe's validity figures; a probe without usable trials says why.
     from facetlab.analysis import study
@@ -135,7 +135,7 @@ def _stated(sweep: Path, instances: Path) -> dict[str, Any]:
     return out
 
 
-def _hint(records: list[Any], instances: Path) -> dict[str, Any]:
+def _hint(records: list[Any], instances: Path | None) -> dict[str, Any]:
     # H1's table per hint kind (every column: switch and verbalisation rates, counts), the
     # switch rate pooled over kinds by eligible pairs (the chance-corrected one where
     # analysis.hints has it), and the rule detector's agreement with the hand labels
@@ -159,7 +159,9 @@ def _hint(records: list[Any], instances: Path) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _craft(model: str, instances: Path, count: int, budget_usd: float | None) -> dict[str, Any]:
+def _craft(
+    model: str, instances: Path | None, count: int, budget_usd: float | None
+) -> dict[str, Any]:
     # CRAFT on the model as an agent (craft.bridge), per instance; the overall verdict is
     # the most common qualified one ("inconclusive" on a tie), the faithful share is over
     # the instances with a verdict (untestable ones excluded)
@@ -191,11 +193,11 @@ def _craft(model: str, instances: Path, count: int, budget_usd: float | None) ->
 
 
 def build_profile(
-    model: str, instances: Path, out: Path, craft: int = 3, budget_usd: float | None = None
+    model: str, instances: Path | None, out: Path, craft: int = 3, budget_usd: float | None = None
 ) -> dict[str, Any]:
     """Run the families on ``model`` into ``out/sweep`` (the references into ``out/<mode>``),
-    CRAFT on ``craft`` instances (counterfactuals first); every number of the profile, JSON-safe (NaN as
-    None). ``budget_usd`` caps the model's calls over every family: the summed estimate
+    CRAFT on ``craft`` instances (counterfactuals first); every number of the profile,
+    JSON-safe (NaN as None). ``instances`` None: FACET v3. ``budget_usd`` caps the model's calls over every family: the summed estimate
     must fit before any call, and each family is given what the ones before left."""
     from dataclasses import replace
 
@@ -226,7 +228,7 @@ def build_profile(
 
     sweep = out / "sweep"
     records = ask(model, ",".join(FAMILIES.values()), sweep)
-    profile = {"model": model, "instances": str(instances), "stated": _stated(sweep, instances),
+    profile = {"model": model, "instances": str(instances or "FACET v3"), "stated": _stated(sweep, instances),
                "hint": _hint(records, instances)}  # fmt: skip
     refs = {m: dependence(f"simulated/wadd+cot-{m}", out / m) for m in ("decorative", "dependent")}
     profile["reasoning"] = {**dependence(model, sweep), "references": {
@@ -265,6 +267,12 @@ def profile_html(profile: dict[str, Any]) -> str:
     )
 
 
+def write_profile(profile: dict[str, Any], out: Path) -> None:
+    """``out/profile.json`` (every number) and ``out/profile.html`` (the standalone page)."""
+    atomic_write_text(out / "profile.json", json.dumps(profile, indent=2, allow_nan=False) + "\n")
+    atomic_write_text(out / "profile.html", profile_html(profile))
+
+
 def profile_command(
     model: Annotated[str, typer.Argument(help="Model string, e.g. openai/gpt-4o-mini.")],
     instances: Annotated[
@@ -291,11 +299,7 @@ def profile_command(
                     f"{family}: {est.to_call} calls, ~{est.input_tokens:,} input tokens, {usd}"
                 )
             return
-        profile = build_profile(model, instances, out, craft, budget_usd)
-        atomic_write_text(
-            out / "profile.json", json.dumps(profile, indent=2, allow_nan=False) + "\n"
-        )
-        atomic_write_text(out / "profile.html", profile_html(profile))
+        write_profile(build_profile(model, instances, out, craft, budget_usd), out)
     typer.echo(f"wrote {out}/profile.json and {out}/profile.html")
 
 
