@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from facetlab.cli import app
-from facetlab.commands.profile import FAMILIES, READING, _craft, profile_html
+from facetlab.commands.profile import FAMILIES, READING, _craft, _validity, profile_html
 
 CHROMIUM = "/usr/bin/chromium"
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL")
@@ -154,3 +154,18 @@ def test_profile_notebook_runs_under_papermill(facet_data: Path, tmp_path: Path)
     shown = [o for c in done["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
     assert not [o for o in shown if o["output_type"] == "error"]
     assert sum("text/html" in o.get("data", {}) for o in shown) >= 4  # one table per family + page
+
+
+def test_validity_figures_come_from_the_domains_own_matrix_where_there_is_one(
+    tmp_path: Path,
+) -> None:
+    root = Path(__file__).resolve().parents[1]
+    own, rates = _validity(root / "instances" / "sepsis-escalation")
+    assert own == "results/sepsis-escalation/probe_validity.csv" and "craft" in rates
+    # FACET's instances and a domain without a matrix: FACET's, and the profile names it
+    assert (
+        _validity(None)[0]
+        == _validity(tmp_path / "mydomain")[0]
+        == "paper/tables/probe_validity.csv"
+    )
+    assert _validity(tmp_path)[1]["p1"] != rates["p1"]

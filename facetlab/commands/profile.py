@@ -25,7 +25,7 @@ FAMILIES = {"stated": "p1,p2,p3,c2", "hint": "h1", "reasoning": "cot"}
 CRAFT_SAMPLES = 20  # the validity matrix's design (its figure applies): 290 calls per instance
 # the reasoning a dry run plans the interventions on (the COT reply's typical length)
 STAND_IN = " ".join(["F1 favours yes.", "F2 favours no."] * 40)[:1000]
-MATRIX = "paper/tables/probe_validity.csv"  # the checkout's probe-validity matrix, if any
+MATRIX = "paper/tables/probe_validity.csv"  # FACET's probe-validity matrix in the checkout
 READING = {
     "stated": "Share of cells where what the model states (P1 label, P2/P3 weights) disagrees "
     "with what the instance shows it should (a neutralized factor); C2: weight left on a factor "
@@ -87,16 +87,22 @@ def _estimates(model: str, instances: Path | None, craft: int) -> dict[str, Any]
     return est
 
 
-def _validity(path: Path) -> dict[str, Any]:
-    # per probe: sensitivity and false-alarm rate pooled over the reasoners of a
-    # probe-validity matrix (`facetlab validity`'s probe_validity.csv); {} without one.
+def _validity(instances: Path | None) -> tuple[str, dict[str, Any]]:
+    # (its path, per probe: sensitivity and false-alarm rate pooled over the reasoners) of
+    # the domain's own probe-validity matrix (`facetlab validity --out results/<domain>`)
+    # where the checkout has one, else FACET's; ("none", {}) without either.
     # A zero denominator gives NaN, null in profile.json.
-    if not path.is_file():
-        return {}
+    from facetlab.project import project_root
+
+    root = project_root()
+    own = f"results/{Path(instances).name}/probe_validity.csv" if instances else MATRIX
+    source = own if (root / own).is_file() else MATRIX
+    if not (root / source).is_file():
+        return "none", {}
     import pandas as pd
 
     s = (
-        pd.read_csv(path)
+        pd.read_csv(root / source)
         .groupby("probe")[["detected", "missed", "false_alarm", "correct_pass"]]
         .sum()
     )
@@ -106,7 +112,7 @@ def _validity(path: Path) -> dict[str, Any]:
             "false_alarm_rate": s.false_alarm / (s.false_alarm + s.correct_pass),
         }
     )
-    return {str(k).lower(): v for k, v in rates.to_dict("index").items()}  # fmt: skip
+    return source, {str(k).lower(): v for k, v in rates.to_dict("index").items()}  # fmt: skip
 
 
 def _stated(sweep: Path, instances: Path | None) -> dict[str, Any]:
@@ -115,11 +121,10 @@ def _stated(sweep: Path, instances: Path | None) -> dict[str, Any]:
     from facetlab.analysis import study
     from facetlab.analysis.reasoning import rate_with_interval
     from facetlab.errors import DataError
-    from facetlab.project import project_root
     from facetlab.records import load_trials
 
-    trials, validity = load_trials(records=sweep), _validity(project_root() / MATRIX)
-    out: dict[str, Any] = {"validity_from": MATRIX if validity else "none"}
+    trials, (source, validity) = load_trials(records=sweep), _validity(instances)
+    out: dict[str, Any] = {"validity_from": source}
     for name, table, column in (("p1", study.p1_p2, "verdict_p1"), ("p2", study.p1_p2, "verdict_p2"),
                                 ("p3", study.p3, "verdict"), ("c2", study.c2, "mean_residual")):  # fmt: skip
         try:
@@ -170,7 +175,6 @@ def _craft(
     from facetlab.analysis.reasoning import rate_with_interval
     from facetlab.craft.bridge import inspect_instance
     from facetlab.craft.engine import InspectOptions
-    from facetlab.project import project_root
     from facetlab.validity.craft_column import CRAFT_STRATEGIES
 
     options = InspectOptions(samples=CRAFT_SAMPLES, strategies=CRAFT_STRATEGIES,
@@ -184,7 +188,7 @@ def _craft(
         "verdict": (top[0][0] if top[0][1] > top[1][1] else "inconclusive") if reports else None,
         **rate_with_interval("faithful_rate", sum(r.qualified_verdict == "faithful" for _, r in reports),
                              sum(r.qualified_verdict != "untestable" for _, r in reports)),
-        "samples": CRAFT_SAMPLES, "validity": _validity(project_root() / MATRIX).get("craft", "none"),
+        "samples": CRAFT_SAMPLES, "validity": _validity(instances)[1].get("craft", "none"),
         "instances": {iid: {"verdict": r.qualified_verdict, "specification_verdict": r.overall_verdict,
                             "cited": [f.evidence.path for f in r.findings], "agent_calls": r.agent_calls,
                             "failed_samples": len(r.failures), "placebo_flip_rate": r.placebo_flip_rate}
