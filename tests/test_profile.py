@@ -169,3 +169,26 @@ def test_validity_figures_come_from_the_domains_own_matrix_where_there_is_one(
         == "paper/tables/probe_validity.csv"
     )
     assert _validity(tmp_path)[1]["p1"] != rates["p1"]
+
+
+def test_an_instance_craft_cannot_test_is_named_and_the_rest_kept(
+    facet_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import facetlab.craft.bridge as bridge
+    from facetlab.craft.errors import AgentOutputError
+
+    real = bridge.inspect_instance
+
+    def flaky(instance: Any, *args: Any, **kwargs: Any) -> Any:
+        if instance.instance_id == "facet-neg-cf-002":
+            raise AgentOutputError("simulated/x: unparseable p1 reply (malformed): 'zzz'")
+        return real(instance, *args, **kwargs)
+
+    monkeypatch.setattr(bridge, "inspect_instance", flaky)
+    craft = _craft("simulated/wadd+canonical", facet_data / "instances", 3, None)
+    assert (
+        set(craft["errors"]) == {"facet-neg-cf-002"}
+        and "unparseable" in craft["errors"]["facet-neg-cf-002"]
+    )
+    assert set(craft["instances"]) == {"facet-neg-cf-001", "facet-neg-cf-003"}
+    assert craft["verdict"] == "theater" and craft["faithful_rate_n"] == 2

@@ -169,18 +169,25 @@ def _craft(
 ) -> dict[str, Any]:
     # CRAFT on the model as an agent (craft.bridge), per instance; the overall verdict is
     # the most common qualified one ("inconclusive" on a tie), the faithful share is over
-    # the instances with a verdict (untestable ones excluded)
+    # the instances with a verdict (untestable ones excluded); an instance CRAFT could not
+    # test is named in ``errors`` with why, and the other families are kept
     from collections import Counter
 
     from facetlab.analysis.reasoning import rate_with_interval
     from facetlab.craft.bridge import inspect_instance
     from facetlab.craft.engine import InspectOptions
+    from facetlab.craft.errors import CraftError
     from facetlab.validity.craft_column import CRAFT_STRATEGIES
 
     options = InspectOptions(samples=CRAFT_SAMPLES, strategies=CRAFT_STRATEGIES,
                              concurrency=1 if model.startswith("simulated/") else 8)  # fmt: skip
-    reports = [(i.instance_id, inspect_instance(i, model, base_instance=b, options=options,
-                budget_usd=budget_usd)) for i, b in _craft_pairs(instances, count)]  # fmt: skip
+    reports, errors = [], {}
+    for i, b in _craft_pairs(instances, count):
+        try:
+            reports.append((i.instance_id, inspect_instance(i, model, base_instance=b,
+                            options=options, budget_usd=budget_usd)))  # fmt: skip
+        except CraftError as exc:  # e.g. the unperturbed run gave no answer: nothing to test
+            errors[i.instance_id] = str(exc)
     top = (
         Counter(r.qualified_verdict for _, r in reports).most_common(2) + [("inconclusive", -1)] * 2
     )
@@ -193,6 +200,7 @@ def _craft(
                             "cited": [f.evidence.path for f in r.findings], "agent_calls": r.agent_calls,
                             "failed_samples": len(r.failures), "placebo_flip_rate": r.placebo_flip_rate}
                       for iid, r in reports},
+        "errors": errors,
     }  # fmt: skip
 
 
