@@ -19,6 +19,8 @@ port and the kernel has no reason to warn that it runs "over TCP without encrypt
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import gc
 import os
 import signal
 import tempfile
@@ -214,6 +216,13 @@ def render_report(
     ):
         handoff = Path(private) / "study.pickle"
         signed = write_handoff(study, handoff, state, **checks)
+        # The kernel holds the study now. Freed, its table's many small blocks would stay
+        # in this process (glibc keeps them): handed back, the table is not held twice
+        # while the kernel runs (60k trials: this process 400 -> 370 MiB, flat in trials).
+        del study
+        gc.collect()
+        with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to trim
+            ctypes.CDLL(None).malloc_trim(0)
         previous = os.environ.get(HANDOFF)
         os.environ[HANDOFF] = signed  # the kernel inherits this process's environment
         try:
