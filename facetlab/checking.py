@@ -237,9 +237,9 @@ def _domain_file_problems(file: str, path: Path) -> list[Problem]:
     """A ``domain.json``: every problem (unknown keys first), and every declared word's
     reversal (CRAFT's negation)."""
     data, _ = read_json_file(path)
-    issues = domain_file_issues(data)
-    if not issues:
-        issues = vocabulary_warnings(read_domain_file(path).directionality_vocabulary)
+    issues = domain_file_issues(data) or vocabulary_warnings(
+        read_domain_file(path).directionality_vocabulary
+    )
     return _with_file(file, issues)
 
 

@@ -403,9 +403,11 @@ def fig2_adversarial(
                 )
             if 0 < n_open < len(models):
                 ax.axvline(n_open - 0.5, color="#999999", linestyle="--", linewidth=1)
-            neut = ""
-            if "neutralized_factor" in sub.columns and len(sub):
-                neut = f"\n({sub['neutralized_factor'].iloc[0]} neutralized)"
+            neut = (
+                f"\n({sub['neutralized_factor'].iloc[0]} neutralized)"
+                if "neutralized_factor" in sub.columns and len(sub)
+                else ""
+            )
             ax.set_title(f"({chr(97 + k)}) {case} adversarial{neut}", fontweight="bold")
             ax.set_xticks(range(len(models)), [_WRAPPED.get(m, m) for m in models], fontsize=8)
             ax.set(xlim=(-0.6, len(models) + 0.55), ylim=(0, top))
