@@ -349,12 +349,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _write(
             f"craft: spent ${spend:.4f} of --budget-usd ${args.budget_usd:.4f}{note}", sys.stderr
         )
-    if args.fail_under is not None:
-        failed = gate_failures(report, args.fail_under)
-        if failed:
-            for line in failed:
-                _write(f"craft: gate failed: {line}", sys.stderr)
-            return 1
+    if args.fail_under is not None and (failed := gate_failures(report, args.fail_under)):
+        for line in failed:
+            _write(f"craft: gate failed: {line}", sys.stderr)
+        return 1
     return 0
 
 

@@ -65,8 +65,7 @@ def parse_outcome_reply(text: str, *, parser: str = "strict") -> ParseResult:
         return EMPTY_REPLY
     if (refused := too_long(text)) is not None:
         return refused
-    first = parse_first_line_answer(text)
-    if first is not None:
+    if (first := parse_first_line_answer(text)) is not None:
         noisy = parser == "strict" and text.split("\n", 1)[0].strip().lower().rstrip(".") not in (
             "yes",
             "no",

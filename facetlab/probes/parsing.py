@@ -327,8 +327,7 @@ def find_yes_no(text: str) -> tuple[YesNo | None, tuple[str, ...]]:
         if _MARKDOWN.search(raw_lines[i]):
             problems.append("answer line has markdown")
         return answer, tuple(problems)
-    found = _ANSWER_IS.findall(clean)
-    if found:
+    if found := _ANSWER_IS.findall(clean):
         return _yes_no_word(found[-1]), ("answer only found in prose",)
     return None, ("no yes/no answer found",)
 
