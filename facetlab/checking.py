@@ -237,9 +237,9 @@ def _domain_file_problems(file: str, path: Path) -> list[Problem]:
     """A ``domain.json``: every problem (unknown keys first), and every declared word's
     reversal (CRAFT's negation)."""
     data, _ = read_json_file(path)
-    issues = domain_file_issues(data)
-    if not issues:
-        issues = vocabulary_warnings(read_domain_file(path).directionality_vocabulary)
+    issues = domain_file_issues(data) or vocabulary_warnings(
+        read_domain_file(path).directionality_vocabulary
+    )
     return _with_file(file, issues)
 
 
@@ -265,8 +265,7 @@ def vocabulary_warnings(vocabulary: dict[str, Any] | None) -> list[Issue]:
 def _local_facet_instances() -> list[Path]:
     """FACET instance files already on disk (mirror or cache); never downloads."""
     folders = [cache_dir() / "instances"]
-    mirror = os.environ.get(ENV_MIRROR)
-    if mirror:
+    if mirror := os.environ.get(ENV_MIRROR):
         folders.append(Path(mirror) / "instances")
     return [p for folder in folders if folder.is_dir() for p in sorted(folder.glob("*.json"))]
 
@@ -341,8 +340,7 @@ def validate(
                     *_reversal_warnings(model, item.path),
                 ],
             )
-            unsafe = check_safe_id(model.instance_id)
-            if unsafe is not None:
+            if (unsafe := check_safe_id(model.instance_id)) is not None:
                 problems.append(
                     Problem(item.file, "/instance_id", "error", f"instance_id {unsafe}")
                 )
@@ -456,8 +454,7 @@ def _reversal_warnings(instance: Instance, path: Path) -> list[Issue]:
         word = factor.directionality.strip().lower()
         if word in declared:
             continue  # reported at its declaration
-        why = reversal_problem(factor.directionality, vocabulary)
-        if why is not None:
+        if (why := reversal_problem(factor.directionality, vocabulary)) is not None:
             issues.append(Issue(f"/factors/{n}/directionality", "warning", why))
     return issues
 
@@ -489,8 +486,7 @@ def _key_cell_warnings(parsed: Sequence[_Parsed], searched: Sequence[Path]) -> l
             ),
             "no C2 perturbation file (the C2 cell of lex+theater)": folder not in psets,
         }
-        missing = [what for what, lacking in lacks.items() if lacking]
-        if missing:
+        if missing := [what for what, lacking in lacks.items() if lacking]:
             problems.append(
                 Problem(
                     str(folder),

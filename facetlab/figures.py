@@ -42,8 +42,7 @@ def save_figure(
     Metadata that changes between runs (creation date, software version) is left
     out, so regenerating an unchanged figure gives the same SVG bytes.
     """
-    bad = [f for f in formats if f not in _STABLE_METADATA]
-    if bad:
+    if bad := [f for f in formats if f not in _STABLE_METADATA]:
         raise ConfigError(
             f"unsupported figure format(s) {bad}; choose from {sorted(_STABLE_METADATA)}"
         )
@@ -89,8 +88,7 @@ def require_table(table: Any, columns: Sequence[str], what: str, hint: str = "")
     ...
     facetlab.errors.DataError: fig: the table lacks columns ['mean']
     """
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
+    if missing := [c for c in columns if c not in table.columns]:
         raise DataError(f"{what}: the table lacks columns {missing}{hint}")
     if table.empty:
         raise DataError(f"{what}: the table has no rows (no usable trials){hint}")

@@ -127,8 +127,7 @@ def usable(trials: pd.DataFrame) -> pd.DataFrame:
 
     Returns a copy; raises :class:`DataError` when the frame lacks the two columns.
     """
-    missing = {"excluded_reason", "failed"} - set(trials.columns)
-    if missing:
+    if missing := {"excluded_reason", "failed"} - set(trials.columns):
         raise DataError(f"trials frame lacks column(s) {sorted(missing)} (from load_trials)")
     keep = trials["excluded_reason"].isna() & ~trials["failed"].astype(bool)
     return trials.loc[keep].copy()

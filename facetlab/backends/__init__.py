@@ -125,8 +125,7 @@ def endpoint_of(model: str, *, base_url: str | None = None) -> str | None:
     if declared.endpoint_option and declared.endpoint_option in spec.options:
         return None  # already part of the model string
     for name in declared.endpoint_env:
-        value = os.environ.get(name, "").strip()
-        if value:
+        if value := os.environ.get(name, "").strip():
             return value
     return None
 

@@ -47,8 +47,7 @@ def resolve_api_key(
     """The explicit key, else ``$env_var``; ``ConfigError`` naming the variable if required and absent."""
     if explicit:
         return explicit
-    value = os.environ.get(env_var, "").strip()
-    if value:
+    if value := os.environ.get(env_var, "").strip():
         return value
     if required:
         raise ConfigError(
@@ -250,8 +249,7 @@ def parse_retry_after(
     ``None``.
     """
     lowered = {k.lower(): v for k, v in (headers or {}).items()}
-    millis = _number(lowered.get("retry-after-ms"))
-    if millis is not None:
+    if (millis := _number(lowered.get("retry-after-ms"))) is not None:
         return millis / 1000.0
     raw = lowered.get("retry-after") or ""
     if (seconds := _number(raw)) is not None or not raw:

@@ -38,7 +38,6 @@ from facetlab.backends.base import (
     Declaration,
     ModelRequest,
     ModelResponse,
-    SamplingParams,
     Usage,
 )
 
@@ -150,10 +149,6 @@ class AnthropicBackend(SDKBackend[anthropic.AsyncAnthropic]):
             client, factory, api_key=key, rebuildable=http_client is None,
             direct=sends_directly(http_transport, base_url, http_client),
         )  # fmt: skip
-
-    def effective_params(self, params: SamplingParams) -> SamplingParams:
-        """The parameters actually sent (``seed``, ``temperature``, ``top_p`` dropped)."""
-        return self.declaration.sent(params)
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The exact ``messages.create`` parameters for ``request``."""

@@ -386,6 +386,10 @@ class Backend(Protocol):
         """What the backend of ``model_id`` will declare, before one is built."""
         return cls.declaration
 
+    def effective_params(self, params: SamplingParams) -> SamplingParams:
+        """The parameters actually sent: those its declaration does not send are ``None``."""
+        return self.declaration.sent(params)
+
     async def agenerate(self, request: ModelRequest) -> ModelResponse:
         """Send one request. Raises BackendError subclasses on failure."""
         ...

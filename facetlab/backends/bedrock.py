@@ -50,7 +50,6 @@ from facetlab.backends.base import (
     Declaration,
     ModelRequest,
     ModelResponse,
-    SamplingParams,
     Usage,
 )
 from facetlab.errors import BackendError, ConfigError, PermanentBackendError, TransientBackendError
@@ -312,10 +311,6 @@ class BedrockBackend(Backend):
         return f"BedrockBackend(model={self.model!r}{extra})"
 
     __str__ = __repr__
-
-    def effective_params(self, params: SamplingParams) -> SamplingParams:
-        """The parameters actually sent (``seed`` dropped: Converse has none)."""
-        return self.declaration.sent(params)
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The exact ``converse`` keyword arguments for ``request``."""

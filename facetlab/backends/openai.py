@@ -51,7 +51,6 @@ from facetlab.backends.base import (
     ModelRequest,
     ModelResponse,
     RetryDecision,
-    SamplingParams,
     Usage,
 )
 from facetlab.errors import BackendError, ConfigError
@@ -230,10 +229,6 @@ class OpenAIBackend(SDKBackend["openai.AsyncOpenAI"]):
             client, factory, api_key=key, rebuildable=http_client is None,
             direct=sends_directly(http_transport, base_url, http_client),
         )  # fmt: skip
-
-    def effective_params(self, params: SamplingParams) -> SamplingParams:
-        """The parameters actually sent (all of them for Chat Completions)."""
-        return self.declaration.sent(params)
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The exact ``chat.completions.create`` parameters for ``request``."""

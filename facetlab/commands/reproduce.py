@@ -40,8 +40,7 @@ def _check_writable(layout: rep.Layout) -> None:
         ("the paper folder", layout.paper),
         ("the reference figures folder", layout.reference),
     ):
-        problem = check_writable_dir(folder, what=what, min_free=0)
-        if problem is not None:
+        if (problem := check_writable_dir(folder, what=what, min_free=0)) is not None:
             raise ConfigError(f"{problem}; give --out DIR to write the reproduction elsewhere")
 
 

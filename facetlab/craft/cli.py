@@ -133,32 +133,33 @@ def gate_failures(report: Report | PopulationReport, threshold: float) -> list[s
         "; the verdict is faithful by its exact sign tests, but this conservative interval "
         "over {n} is wider: the gate asks for an effect of at least {x} to be certified"
     )
-    if isinstance(report, PopulationReport):
-        low = report.ci_low
+
+    def failing(bound: str, low: float | None, n: str, faithful: bool) -> list[str]:
         if low is None or low < threshold:
             shown = "n/a" if low is None else f"{low:.2f}"
-            n = f"{report.usable} inputs"
-            faithful = report.qualified_verdict == "faithful"
-            return [
-                f"lower {report.ci:.0%} confidence bound of the mean differential over {n} is "
-                f"{shown} < {threshold}" + (why.format(n=n, x=threshold) if faithful else "")
-            ]
+            note = why.format(n=n, x=threshold) if faithful else ""
+            return [f"{bound} over {n} is {shown} < {threshold}{note}"]
         return []
-    out = []
-    for f in report.findings:
-        q = f.qualified
-        low = None if q is None else q.ci_low
-        if low is None or low < threshold:
-            shown = "n/a" if low is None else f"{low:.2f}"
-            n = f"{0 if q is None else q.pairs} distinct pairs"
-            faithful = q is not None and q.verdict == "faithful"
-            out.append(
-                f"{f.evidence.describe()}: lower confidence bound of the differential over "
-                f"{n} is {shown} < {threshold}" + (why.format(n=n, x=threshold) if faithful else "")
-            )
+
+    if isinstance(report, PopulationReport):
+        return failing(
+            f"lower {report.ci:.0%} confidence bound of the mean differential",
+            report.ci_low,
+            f"{report.usable} inputs",
+            report.qualified_verdict == "faithful",
+        )
     if not report.findings:
-        out.append("no testable evidence, nothing passes the gate")
-    return out
+        return ["no testable evidence, nothing passes the gate"]
+    return [
+        line
+        for f in report.findings
+        for line in failing(
+            f"{f.evidence.describe()}: lower confidence bound of the differential",
+            None if f.qualified is None else f.qualified.ci_low,
+            f"{0 if f.qualified is None else f.qualified.pairs} distinct pairs",
+            f.qualified is not None and f.qualified.verdict == "faithful",
+        )
+    ]
 
 
 def design_warnings(report: Report | PopulationReport) -> list[str]:
@@ -349,12 +350,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _write(
             f"craft: spent ${spend:.4f} of --budget-usd ${args.budget_usd:.4f}{note}", sys.stderr
         )
-    if args.fail_under is not None:
-        failed = gate_failures(report, args.fail_under)
-        if failed:
-            for line in failed:
-                _write(f"craft: gate failed: {line}", sys.stderr)
-            return 1
+    if args.fail_under is not None and (failed := gate_failures(report, args.fail_under)):
+        for line in failed:
+            _write(f"craft: gate failed: {line}", sys.stderr)
+        return 1
     return 0
 
 

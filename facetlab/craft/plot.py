@@ -18,9 +18,7 @@ def plot_report(report: Report, ax: Any = None, title: str | None = None) -> Any
     import matplotlib.pyplot as plt
 
     if ax is None:
-        fig, ax = plt.subplots(figsize=(1.8 + 2.2 * max(1, len(report.findings)), 3.2))
-    else:
-        fig = ax.figure
+        _, ax = plt.subplots(figsize=(1.8 + 2.2 * max(1, len(report.findings)), 3.2))
     width = 0.26
     for i, f in enumerate(report.findings):
         for offset, rate, color, label in (
@@ -40,11 +38,13 @@ def plot_report(report: Report, ax: Any = None, title: str | None = None) -> Any
             )
     ax.set_xticks(range(len(report.findings)))
     ax.set_xticklabels([f.evidence.describe() for f in report.findings], fontsize=8)
-    ax.set_ylim(0, 1.45)
-    ax.set_ylabel("decision flip rate")
-    ax.set_title(title or f"CRAFT: overall {report.overall_verdict}")
+    ax.set(
+        ylim=(0, 1.45),
+        ylabel="decision flip rate",
+        title=title or f"CRAFT: overall {report.overall_verdict}",
+    )
     ax.legend(fontsize=7, loc="upper left", ncol=3, frameon=False)
-    return fig
+    return ax.figure
 
 
 def plot_power(rows: Sequence[VerdictRates], ax: Any = None) -> Any:
@@ -52,9 +52,7 @@ def plot_power(rows: Sequence[VerdictRates], ax: Any = None) -> Any:
     import matplotlib.pyplot as plt
 
     if ax is None:
-        fig, ax = plt.subplots(figsize=(6, 3.6))
-    else:
-        fig = ax.figure
+        _, ax = plt.subplots(figsize=(6, 3.6))
     groups: dict[tuple[str, int], list[VerdictRates]] = {}
     for r in rows:
         groups.setdefault((r.method, r.n), []).append(r)
@@ -69,8 +67,10 @@ def plot_power(rows: Sequence[VerdictRates], ax: Any = None) -> Any:
             markersize=3,
             label=f"{method}, N={n}",
         )
-    ax.set_xlabel("effect: treatment flip rate - placebo flip rate")
-    ax.set_ylabel("P(verdict = faithful)")
-    ax.set_ylim(0, 1.02)
+    ax.set(
+        xlabel="effect: treatment flip rate - placebo flip rate",
+        ylabel="P(verdict = faithful)",
+        ylim=(0, 1.02),
+    )
     ax.legend(fontsize=7)
-    return fig
+    return ax.figure

@@ -322,8 +322,7 @@ def perturbation_issues(pset: PerturbationSet, base: Instance | None) -> list[Is
                     f"unknown factor {p.perturbed_factor_id!r}; expected a factor_id of {base.instance_id} ({', '.join(ids)})",
                 )
             )
-    missing = [fid for fid in ids if fid not in rewritten]
-    if missing:
+    if missing := [fid for fid in ids if fid not in rewritten]:
         issues.append(
             Issue(
                 "/perturbations",

@@ -34,10 +34,11 @@ __all__ = ["compliance_of", "content_sha256", "perturbation_of", "source_file", 
 
 def content_sha256(document: BaseModel | Mapping[str, Any]) -> str:
     """sha256 hex digest of a document's content in canonical JSON (see the module doc)."""
-    if isinstance(document, BaseModel):
-        data: Any = document.model_dump(mode="json", exclude_none=True)
-    else:
-        data = {k: v for k, v in document.items() if v is not None}
+    data = (
+        document.model_dump(mode="json", exclude_none=True)
+        if isinstance(document, BaseModel)
+        else {k: v for k, v in document.items() if v is not None}
+    )
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

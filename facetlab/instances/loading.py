@@ -59,8 +59,7 @@ def detect_kind(path: Path, data: object) -> FileKind:
 
 
 def _raise(path: Path, issues: Iterable[Issue]) -> None:
-    errors = [i for i in issues if i.severity == "error"]
-    if errors:
+    if errors := [i for i in issues if i.severity == "error"]:
         raise InstanceError("\n".join(f"{path}:{i.pointer}: {i.message}" for i in errors))
 
 

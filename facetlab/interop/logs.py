@@ -196,8 +196,7 @@ def _check_record_ids(record: TrialRecord) -> None:
     ):
         if value is None:
             continue
-        problem = check_safe_id(value)
-        if problem is not None:
+        if (problem := check_safe_id(value)) is not None:
             raise RecordError(f"{name} {_show(value)} {problem}")
 
 

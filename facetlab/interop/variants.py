@@ -54,8 +54,7 @@ MAX_FACTORS = 100
 
 
 def _safe_id(value: str) -> str:
-    problem = check_safe_id(value)
-    if problem is not None:
+    if (problem := check_safe_id(value)) is not None:
         raise ValueError(problem)
     return value
 

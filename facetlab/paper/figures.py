@@ -279,8 +279,7 @@ def fig1_probe_comparison(
                     fontsize=12,
                 )
             ax.tick_params(length=0)
-            for spine in ax.spines.values():
-                spine.set_visible(False)
+            ax.spines[:].set_visible(False)
             ax.set_title(title, fontweight="bold", fontsize=13)
         # one legend for the figure, below both panels' case labels (never over them)
         fig.legend(
@@ -404,13 +403,14 @@ def fig2_adversarial(
                 )
             if 0 < n_open < len(models):
                 ax.axvline(n_open - 0.5, color="#999999", linestyle="--", linewidth=1)
-            neut = ""
-            if "neutralized_factor" in sub.columns and len(sub):
-                neut = f"\n({sub['neutralized_factor'].iloc[0]} neutralized)"
+            neut = (
+                f"\n({sub['neutralized_factor'].iloc[0]} neutralized)"
+                if "neutralized_factor" in sub.columns and len(sub)
+                else ""
+            )
             ax.set_title(f"({chr(97 + k)}) {case} adversarial{neut}", fontweight="bold")
             ax.set_xticks(range(len(models)), [_WRAPPED.get(m, m) for m in models], fontsize=8)
-            ax.set_xlim(-0.6, len(models) + 0.55)
-            ax.set_ylim(0, top)
+            ax.set(xlim=(-0.6, len(models) + 0.55), ylim=(0, top))
             ax.yaxis.set_major_formatter(mpl.ticker.PercentFormatter(decimals=0))
         axes[0].set_ylabel(
             f"Weight on neutralized factor ({what})\n(target: 0%; ✗ = wrong outcome"
@@ -530,12 +530,14 @@ def fig3_bimodality(
                 color=color,
                 bbox={"boxstyle": "round", "facecolor": face, "edgecolor": "none"},
             )
-        ax.set_xticks(edges)
-        ax.set_xlim(-0.6 * bin_width, top + bin_width / 2)
-        ax.set_ylim(0, peak * 1.05)  # headroom so the tallest bar does not touch the frame
+        ax.set(
+            xticks=edges,
+            xlim=(-0.6 * bin_width, top + bin_width / 2),
+            ylim=(0, peak * 1.05),  # headroom so the tallest bar does not touch the frame
+            xlabel=f"Weight assigned to neutralized factor {factor}",
+            ylabel="Number of trials",
+        )
         ax.yaxis.set_major_locator(mpl.ticker.MaxNLocator(integer=True))
-        ax.set_xlabel(f"Weight assigned to neutralized factor {factor}")
-        ax.set_ylabel("Number of trials")
         ax.legend(loc="upper right")
         ax.set_title(
             f"{model} on {case} adversarial — distribution of $w_{{{factor}}}$ (n={len(trials)})",
@@ -755,8 +757,7 @@ def fig5_asymmetry(
             color=COLORS["grey"],
             ha="right",
         )
-        ax.set_xlim(-0.5, xmax + 0.3)
-        ax.set_ylim(-1.5, ymax + 1.5)
+        ax.set(xlim=(-0.5, xmax + 0.3), ylim=(-1.5, ymax + 1.5))
         ax.set_xlabel(
             "Mean C2 residual weight on perturbed factors (%)\nlower = more surgical attribution updating",
             fontsize=12,

@@ -68,8 +68,7 @@ are not part of the reproduction)."""
 def find_notebooks(notebooks_dir: Path, names: Sequence[str] = PAPER_NOTEBOOKS) -> list[Path]:
     """The reproduction notebooks ``names`` in ``notebooks_dir``; a missing one is an error."""
     found = [notebooks_dir / f"{name}.ipynb" for name in names]
-    missing = [p.name for p in found if not p.is_file()]
-    if missing:
+    if missing := [p.name for p in found if not p.is_file()]:
         raise ConfigError(
             f"{notebooks_dir}: missing notebook(s) {missing} "
             "(restore them from git: git checkout -- notebooks/)"

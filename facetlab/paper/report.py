@@ -406,8 +406,7 @@ def _figure_lines(
         + ".",
         "",
     ]
-    differences = INTENTIONAL_DIFFERENCES.get(art.figure, ())
-    if differences:
+    if differences := INTENTIONAL_DIFFERENCES.get(art.figure, ()):
         lines += [
             "Intentional differences from the published figure:",
             "",

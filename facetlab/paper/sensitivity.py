@@ -345,15 +345,12 @@ def sensitivity_figure(table: pd.DataFrame, alpha: float = 0.05) -> Figure:
                     va="center",
                     fontsize=7.5,
                 )
-        ax.set_xlim(0, len(values))
-        ax.set_ylim(0, len(names))
+        ax.set(xlim=(0, len(values)), ylim=(0, len(names)), xlabel=title)
         ax.set_xticks([i + 0.5 for i in range(len(values))], [f"{v:g}" for v in values], fontsize=8)
         ax.set_yticks([i + 0.5 for i in range(len(names))], [_LABELS[n] for n in names], fontsize=9)
         ax.invert_yaxis()
-        ax.set_xlabel(title)
         ax.tick_params(length=0)
-        for spine in ax.spines.values():
-            spine.set_visible(False)
+        ax.spines[:].set_visible(False)
     fig.suptitle(
         f"Which headline conclusions hold? green = holds and p < α = {alpha:g}; amber = holds "
         f"descriptively, p ≥ {alpha:g}; red = fails (cell text = p-value; black outline = the "

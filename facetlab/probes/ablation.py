@@ -15,9 +15,9 @@ import re
 from typing import Any
 
 from facetlab.errors import ConfigError, InstanceError
-from facetlab.probes.base import EMPTY_REPLY, ParseResult, Probe, is_blank
+from facetlab.probes.base import ParseResult, Probe
 from facetlab.probes.outcome import outcome_prompt, parse_outcome_reply
-from facetlab.probes.parsing import strip_markdown, too_long
+from facetlab.probes.parsing import strip_markdown, unreadable
 from facetlab.probes.templates import DEFAULT_TEMPLATE, factor_texts, field_of
 from facetlab.probes.weighted_rank import (
     REPLY_FORMAT,
@@ -116,10 +116,8 @@ def parse_reconstruction_reply(text: str) -> ParseResult:
     >>> parse_reconstruction_reply("**No omission.**\\nAll five ...").answer
     'no'
     """
-    if is_blank(text):
-        return EMPTY_REPLY
-    if (refused := too_long(text)) is not None:
-        return refused
+    if (unread := unreadable(text)) is not None:
+        return unread
     first = strip_markdown(text.strip().split("\n", 1)[0]).strip().lower()
     if first.startswith("no omission"):
         return ParseResult(status="ok", answer="no")

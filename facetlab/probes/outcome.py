@@ -9,14 +9,12 @@ reconstruction check (:mod:`facetlab.probes.ablation`) reuse this layout.
 from typing import Any
 
 from facetlab.probes.base import (
-    EMPTY_REPLY,
     ParseResult,
     Probe,
     every_instance,
-    is_blank,
     whole_instance_prompt,
 )
-from facetlab.probes.parsing import find_yes_no, parse_first_line_answer, too_long
+from facetlab.probes.parsing import find_yes_no, parse_first_line_answer, unreadable
 from facetlab.probes.templates import (
     DEFAULT_TEMPLATE,
     case_block,
@@ -61,12 +59,9 @@ def outcome_prompt(
 
 def parse_outcome_reply(text: str, *, parser: str = "strict") -> ParseResult:
     """C0 reply: ``facet-v3`` reads the first line only; ``strict`` falls back to any answer line."""
-    if is_blank(text):
-        return EMPTY_REPLY
-    if (refused := too_long(text)) is not None:
-        return refused
-    first = parse_first_line_answer(text)
-    if first is not None:
+    if (unread := unreadable(text)) is not None:
+        return unread
+    if (first := parse_first_line_answer(text)) is not None:
         noisy = parser == "strict" and text.split("\n", 1)[0].strip().lower().rstrip(".") not in (
             "yes",
             "no",

@@ -103,6 +103,12 @@ def too_long(text: object) -> ParseResult | None:
     return None
 
 
+def unreadable(text: object) -> ParseResult | None:
+    """What no parser reads: :data:`EMPTY_REPLY` for a blank reply, :func:`too_long`'s
+    result for an overlong one; None for any other reply."""
+    return EMPTY_REPLY if is_blank(text) else too_long(text)
+
+
 def squeeze_space(text: str) -> str:
     """``text`` with each run of 16+ whitespace characters cut to one newline (if the run
     held one) or one space: the lines and tokens the parsers see are unchanged, and no
@@ -214,10 +220,8 @@ def parse_weights_strict(text: str, n_factors: int) -> ParseResult:
     >>> parse_weights_strict("", 2).status
     'empty'
     """
-    if is_blank(text):
-        return EMPTY_REPLY
-    if (refused := too_long(text)) is not None:
-        return refused
+    if (unread := unreadable(text)) is not None:
+        return unread
     text, clean = _prepared(text)
     problems: list[str] = []
     found = _STRICT_WEIGHT.findall(clean)
@@ -327,8 +331,7 @@ def find_yes_no(text: str) -> tuple[YesNo | None, tuple[str, ...]]:
         if _MARKDOWN.search(raw_lines[i]):
             problems.append("answer line has markdown")
         return answer, tuple(problems)
-    found = _ANSWER_IS.findall(clean)
-    if found:
+    if found := _ANSWER_IS.findall(clean):
         return _yes_no_word(found[-1]), ("answer only found in prose",)
     return None, ("no yes/no answer found",)
 
@@ -394,10 +397,8 @@ def parse_label_strict(text: str, n_factors: int) -> ParseResult:
     >>> parse_label_strict("F9", 5).status
     'malformed'
     """
-    if is_blank(text):
-        return EMPTY_REPLY
-    if (refused := too_long(text)) is not None:
-        return refused
+    if (unread := unreadable(text)) is not None:
+        return unread
     text, clean = _prepared(text)
     pairs = zip(text.splitlines(), _aligned_lines(text, clean), strict=True)
     lines = [c for raw, c in pairs if raw.strip()]
@@ -463,10 +464,8 @@ def parse_requirements(text: str, n_requirements: int) -> ParseResult:
     >>> parse_requirements("R1: yes\\nR2: **no**", 2).requirements
     {'R1': 'yes', 'R2': 'no'}
     """
-    if is_blank(text):
-        return EMPTY_REPLY
-    if (refused := too_long(text)) is not None:
-        return refused
+    if (unread := unreadable(text)) is not None:
+        return unread
     text, clean = _prepared(text)
     problems: list[str] = []
     found: dict[str, YesNo] = {}

@@ -119,18 +119,13 @@ def parse_weighted_reply(text: str, n_factors: int, *, parser: str = "strict") -
             problems=() if weights else ("no 'F<i>: <weight>' pairs found",),
         )
     result = parse_weights_strict(text, n_factors)
-    problems = result.problems + answer_problems
-    status = result.status
-    if status == "ok" and answer_problems:
-        status = "repaired"
-    if answer is None and status == "ok":
-        status = "repaired"
+    odd_answer = answer is None or bool(answer_problems)  # a clean vector is then repaired
     return ParseResult(
-        status=status,
+        status="repaired" if result.status == "ok" and odd_answer else result.status,
         weights=result.weights,
         weight_sum=result.weight_sum,
         answer=answer,
-        problems=problems,
+        problems=result.problems + answer_problems,
     )
 
 

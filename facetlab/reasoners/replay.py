@@ -58,8 +58,7 @@ def model_key(label: str) -> str:
     >>> model_key("sonnet"), model_key("openai/gpt-5.4"), model_key("gemini-default")
     ('Claude Sonnet 4.6', 'GPT-5.4', 'gemini-default')
     """
-    info = canonical_model(label)
-    if info is not None:
+    if (info := canonical_model(label)) is not None:
         return info.display_name
     text = label.strip().lower()
     head, sep, tail = text.partition("/")

@@ -548,8 +548,7 @@ class SimulatedBackend(Backend):
     def __init__(self, model: str, *, base_url: str | None = None, **options: Any) -> None:
         if base_url is not None:
             raise ConfigError("simulated reasoners run in-process: --base-url does not apply")
-        unknown = set(options) - set(OPTIONS)
-        if unknown:
+        if unknown := set(options) - set(OPTIONS):
             raise ConfigError(
                 f"unknown simulated option(s) {', '.join(sorted(unknown))}; {_OPTIONS_HINT}"
             )

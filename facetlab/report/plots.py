@@ -125,8 +125,7 @@ def outcome_accuracy(outcomes: pd.DataFrame) -> Figure:
             [f"{v:.2f} (n={n})" for v, n in zip(t["accuracy"], t["n"], strict=True)],
             [palette.get(p, "#999999") for p in t["probe"]],  # a probe added later: grey
         )
-        ax.set_xlim(-0.03, 1.18)
-        ax.set_xlabel(xlabel)
+        ax.set(xlim=(-0.03, 1.18), xlabel=xlabel)
     fig.suptitle("Answers per model and probe")
     _caption(
         fig,
@@ -180,11 +179,13 @@ def p1_vs_p2(p1_p2: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figur
         (0.48, threshold / 2, verdict_pair(FAITHFUL, FAITHFUL), "right"),
     ):
         ax.text(x, y, text, ha=ha, va="center", fontsize=8, color="#777777")
-    ax.set_xlim(-0.05, 1.05)
-    ax.set_ylim(bottom=-2, top=top)
-    ax.set_xlabel("P1: share of trials naming the neutralized factor")
-    ax.set_ylabel("P2: mean weight on the neutralized factor")
-    ax.set_title(f"P1 vs P2 per counterfactual (threshold {threshold:g})")
+    ax.set(
+        xlim=(-0.05, 1.05),
+        ylim=(-2, top),
+        xlabel="P1: share of trials naming the neutralized factor",
+        ylabel="P2: mean weight on the neutralized factor",
+        title=f"P1 vs P2 per counterfactual (threshold {threshold:g})",
+    )
     handles = [Line2D([], [], marker="o", linestyle="none", markerfacecolor="none",
                       markeredgecolor=c, markeredgewidth=2, label=m)
                for m, c in zip(models, colors, strict=True)]  # fmt: skip
@@ -226,13 +227,11 @@ def p3_intervals(p3: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> Figu
         ["#4c72b0" if v == v else "none" for v in means],
     )
     _reference(left, x=threshold)
-    left.set_xlim(-3, 118)
-    left.set_xlabel("mean weight on the neutralized factor")
+    left.set(xlim=(-3, 118), xlabel="mean weight on the neutralized factor")
     share = p3["n_above_threshold"] / p3["n"].where(p3["n"] > 0)
     err = np.vstack([share - p3["wilson_low"], p3["wilson_high"] - share]).clip(min=0)
     right.errorbar(share, y, xerr=np.nan_to_num(err), fmt="o", color="#c44e52", capsize=4)
-    right.set_xlim(-0.05, 1.05)
-    right.set_xlabel(f"share of trials above {threshold:g} (Wilson 95%)")
+    right.set(xlim=(-0.05, 1.05), xlabel=f"share of trials above {threshold:g} (Wilson 95%)")
     fig.suptitle("P3 on the cue-free rewrites")
     _caption(
         fig,
@@ -279,8 +278,7 @@ def c2_heatmap(c2: pd.DataFrame) -> Figure:
         f"rewritten factor of {bases.iloc[0]}" if one_base else "base instance and rewritten factor"
     )
     ax.tick_params(axis="x", labelrotation=0 if one_base else 45)
-    ax.set_ylabel("")
-    ax.set_title("C2: weight left after a neutral rewrite (0 is faithful)")
+    ax.set(ylabel="", title="C2: weight left after a neutral rewrite (0 is faithful)")
     _caption(
         fig,
         "Each cell: a model's mean weight on a factor after that factor's text was rewritten "
@@ -321,12 +319,13 @@ def asymmetry(p3: pd.DataFrame, c2: pd.DataFrame, threshold: float = DEFAULT_THR
     _reference(ax, y=threshold)
     _reference(ax, x=threshold)
     top = max(30.0, float(points.max().max()) * 1.15)
-    ax.set_xlim(-1, top)
-    ax.set_ylim(-1, top)
+    ax.set(xlim=(-1, top), ylim=(-1, top))
     _labels(ax, points)  # placed once the limits are final
-    ax.set_xlabel("C2: residual weight on a rewritten factor")
-    ax.set_ylabel("P3: weight on the neutralized factor (cue-free rewrite)")
-    ax.set_title("Asymmetry: dropping a factor when told (C2) vs when not told (P3)")
+    ax.set(
+        xlabel="C2: residual weight on a rewritten factor",
+        ylabel="P3: weight on the neutralized factor (cue-free rewrite)",
+        title="Asymmetry: dropping a factor when told (C2) vs when not told (P3)",
+    )
     ax.legend(loc="upper right", fontsize="small", frameon=False)
     _caption(
         fig,
@@ -374,8 +373,10 @@ def hint_rates(hint: pd.DataFrame) -> Figure:
         ax.scatter(odd, np.arange(len(bars)), marker="D", s=30, facecolors="none",
                    edgecolors="#b2182b", linewidths=1.2, zorder=5)  # fmt: skip
         ax.axvline(0, color="#999999", linewidth=0.6)
-        ax.set_xlim(min(-0.1, float(np.nanmin(np.append(low, 0.0))) - 0.05), 1.3)
-        ax.set_xticks(np.linspace(0, 1, 6))
+        ax.set(
+            xlim=(min(-0.1, float(np.nanmin(np.append(low, 0.0))) - 0.05), 1.3),
+            xticks=np.linspace(0, 1, 6),
+        )
         ax.set_title(model, fontsize=9, loc="left")
     axes[-1].set_xlabel("rate (95% interval; verbalisation: with the detector's error)")
     fig.suptitle("H1: does a planted hint move the reply beyond chance, and does the reply say so?")
@@ -474,11 +475,11 @@ def weight_distributions(
     ax = fig.subplots()
     if len(frame) > max_points:
         _cell_histograms(ax, frame)
-        ax.set_xlabel("weight on the factor of interest (per trial)")
-        ax.set_ylabel("")
-        ax.set_title(
-            f"Distributions where a cell has n > 1 ({len(frame):,} trials: "
-            "each cell's histogram, box = quartiles)"
+        ax.set(
+            xlabel="weight on the factor of interest (per trial)",
+            ylabel="",
+            title=f"Distributions where a cell has n > 1 ({len(frame):,} trials: "
+            "each cell's histogram, box = quartiles)",
         )
         _caption(fig, _DISTRIBUTION_CAPTION + " Shaded: each cell's histogram, scaled to its peak.")
         return fig
@@ -511,9 +512,11 @@ def weight_distributions(
         linewidth=0.5,
         ax=ax,
     )
-    ax.set_xlabel("weight on the factor of interest (per trial)")
-    ax.set_ylabel("")
-    ax.set_title("Distributions where a cell has n > 1")
+    ax.set(
+        xlabel="weight on the factor of interest (per trial)",
+        ylabel="",
+        title="Distributions where a cell has n > 1",
+    )
     _caption(fig, _DISTRIBUTION_CAPTION + " Points: one per trial, in the probe's colour.")
     # beside the axes, as the histogram version has it: inside, it covered the boxes
     sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, title="probe")
@@ -591,8 +594,8 @@ def _cell_histograms(ax: Axes, frame: pd.DataFrame) -> None:
         capprops={"color": "#333333"},
     )
     ax.set_yticks(range(len(models)), [_label(m) for m in models])
-    ax.set_ylim(len(models) - 0.5, -0.5)  # the first model on top, as seaborn draws it
-    ax.set_xlim(edges[0], edges[-1])
+    # ylim reversed: the first model on top, as seaborn draws it
+    ax.set(ylim=(len(models) - 0.5, -0.5), xlim=(edges[0], edges[-1]))
     ax.legend(
         handles=[
             Patch(facecolor=colors[i], alpha=0.55, label=literal_text(p))

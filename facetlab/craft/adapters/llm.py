@@ -96,8 +96,7 @@ def _locate(value: str, quote: str) -> Span | None:
     words = quote.split()
     if words:
         pattern = r"\s+".join(re.escape(w) for w in words)
-        m = re.search(pattern, value, re.IGNORECASE)
-        if m:
+        if m := re.search(pattern, value, re.IGNORECASE):
             return Span(m.start(), m.end(), m.group())
     return None
 
@@ -141,8 +140,7 @@ def parse_reply(
 ) -> AgentTrace:
     """Parse a strict-JSON reply into an :class:`AgentTrace`; raise on anything else."""
     body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
+    if fenced := _FENCE.match(body):
         body = fenced.group(1)
     try:
         # strict=False: a raw newline inside a string is harmless, and grammar-constrained

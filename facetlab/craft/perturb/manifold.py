@@ -188,8 +188,7 @@ class HeuristicScorer:
             if len(_DOUBLE_PUNCT.findall(new)) > len(_DOUBLE_PUNCT.findall(old)):
                 found.append((self.punctuation_penalty, f"{path}: doubled or stray punctuation"))
             made = [pair for pair in _pairs(new) if pair not in set(_pairs(old))]
-            broken = [why for why in (_seam(*pair) for pair in made) if why]
-            if broken:
+            if broken := [why for why in (_seam(*pair) for pair in made) if why]:
                 found.append((self.seam_penalty, f"{path}: {broken[0]}"))
             elif made and set(_TOKENS.findall(new.lower())) <= set(_TOKENS.findall(old.lower())):
                 found.append((self.unread_seam_penalty, f"{path}: deletion seam not checked"))
