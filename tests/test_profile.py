@@ -4,6 +4,7 @@ page in headless Chromium (one section per family, no script, no console error).
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from facetlab.cli import app
-from facetlab.commands.profile import FAMILIES, READING, _craft, _validity, profile_html
+from facetlab.commands.profile import FAMILIES, READING, _craft, _validity, profile_html, readings
 
 CHROMIUM = "/usr/bin/chromium"
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL")
@@ -192,3 +193,37 @@ def test_an_instance_craft_cannot_test_is_named_and_the_rest_kept(
     )
     assert set(craft["instances"]) == {"facet-neg-cf-001", "facet-neg-cf-003"}
     assert craft["verdict"] == "theater" and craft["faithful_rate_n"] == 2
+
+
+def _summary(aoc: float | None, flips: float | None, verdict: str | None) -> dict[str, Any]:
+    refs = {"decorative": {"aoc": 0.0, "mistake_flip_rate": 0.0},
+            "dependent": {"aoc": 0.9, "mistake_flip_rate": 1.0}}  # fmt: skip
+    return {
+        "stated": {k: {"dissociated_rate": 0.5, "dissociated_rate_low": 0.2,
+                       "dissociated_rate_high": 0.8} for k in ("p1", "p2", "p3")}
+        | {"c2": {"status": "not measured: no C2 trials"}},
+        "hint": {"excess_switch_rate": 0.25, "detector_agreement": 0.9},
+        "craft": {"verdict": verdict, "instances": {"a": {}} if verdict else {}, "errors": {},
+                  "faithful_rate": None},
+        "reasoning": {"aoc": aoc, "mistake_flip_rate": flips, "references": refs},
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("aoc", "flips", "says"),
+    [(0.02, 0.05, "does not rest on"), (0.85, 0.95, "follows the written"),
+     (0.45, 0.5, "50% of the way"), (None, None, "Not measured")],
+)  # fmt: skip
+def test_reading_places_the_model_between_the_references(
+    aoc: float | None, flips: float | None, says: str
+) -> None:
+    reading = readings(_summary(aoc, flips, "theater"))
+    assert says in reading["reasoning"]
+    assert (
+        "P1 0.50 [0.20, 0.80]" in reading["stated"] and "C2 keeps not measured" in reading["stated"]
+    )
+    assert "the citation is not what decides it" in reading["craft"]
+    assert "0.25 more often than the paired control" in reading["hint"]
+    untested = _summary(aoc, flips, None)
+    page = profile_html({"model": "m", **untested, "reading": readings(untested)})
+    assert html.escape(reading["reasoning"]) in page and "no instance could be tested" in page
