@@ -32,7 +32,9 @@ def test_dry_run_prints_each_family_without_a_key(
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     calls = dict(re.findall(r"^([a-z ()]+): (\d+) calls", result.output, re.MULTILINE))
+    total = int(calls.pop("total"))
     assert set(calls) == {*FAMILIES, "reasoning interventions (cotx)", "craft"}
+    assert total == sum(int(n) for n in calls.values())
     assert int(calls["reasoning interventions (cotx)"]) >= 4 * int(calls["reasoning"]) > 0
     assert int(calls["stated"]) > 0 and int(calls["hint"]) > 0
     # CRAFT rehearsed offline: 3 instances, two calls (P1, P2) per agent run

@@ -355,11 +355,15 @@ def profile_command(
     """Profile MODEL across the four families; write OUT/profile.json and OUT/profile.html."""
     with one_line_errors():
         if dry_run:
-            for family, est in _estimates(model, instances, craft).items():
+            every = _estimates(model, instances, craft)
+            costs = [e.cost_usd for e in every.values()]
+            for family, est in every.items():
                 usd = "no price" if est.cost_usd is None else f"${est.cost_usd:,.4f}"
                 typer.echo(
                     f"{family}: {est.to_call} calls, ~{est.input_tokens:,} input tokens, {usd}"
                 )
+            total = "no price" if None in costs else f"${sum(c or 0 for c in costs):,.4f}"
+            typer.echo(f"total: {sum(e.to_call for e in every.values())} calls, {total}")
             return
         write_profile(build_profile(model, instances, out, craft, budget_usd), out)
     typer.echo(f"wrote {out}/profile.json and {out}/profile.html")
