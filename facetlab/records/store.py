@@ -88,7 +88,8 @@ def part_statuses(part: Path) -> dict[str, str]:
     an edited row leaves its trial without a record, asked again as loading excludes it)."""
     import pyarrow.parquet as pq
 
-    table = pq.read_table(part, columns=["trial_id", "status"])
+    # the file's own reader: read_table goes through pyarrow.dataset (~0.25 s to import)
+    table = pq.ParquetFile(part).read(columns=["trial_id", "status"])
     ids, statuses = table.column("trial_id").to_pylist(), table.column("status").to_pylist()
     for row, (tid, why) in edited_part_rows(part).items():
         warnings.warn(f"{part}: trial {tid} {why}; asked again", RecordWarning, stacklevel=2)
