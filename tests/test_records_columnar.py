@@ -317,3 +317,35 @@ def test_a_compacted_part_proves_its_rows_by_its_data_digest(
     monkeypatch.setattr(store, "_row_problem", lambda values: checked.append(values))
     assert store.edited_part_rows(done.part) == {} and checked == []  # no row read one by one
     assert len(sweep_statuses(tmp_path)) == 40
+
+
+_RESUME = """
+import io, sys
+from facetlab.runner import run
+from facetlab.runner.options import RunOptions
+result = run(None, "p1", "simulated/wadd", out=sys.argv[1], repeats=2, progress="none",
+             console=io.StringIO(), options=RunOptions(records="shards"))
+print(result.stats.ok, result.stats.already_done, "pandas" in sys.modules)
+"""
+
+
+def test_a_sharded_sweep_is_compacted_and_its_resume_has_nothing_to_compact(
+    tmp_path: Path, facet_data: Path
+) -> None:
+    import subprocess
+    import sys
+
+    def run_once() -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", _RESUME, str(tmp_path / "sweep")],
+            capture_output=True, text=True, check=True, timeout=300,
+        )  # fmt: skip
+        return done.stdout.split()
+
+    first = run_once()
+    records = tmp_path / "sweep" / "records"
+    assert first[0] != "0" and first[1] == "0"  # trials run, in shards, then compacted
+    assert not shard_files(records) and len(part_files(records)) == 1
+    again = run_once()
+    assert again == ["0", first[0], "False"]  # all recorded: no compaction, pandas unread
+    assert len(part_files(records)) == 1
