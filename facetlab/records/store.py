@@ -122,8 +122,13 @@ def data_sha256(part: Path, *, unfinished: bool = False) -> str:
 
 def row_sha256(row: dict[str, Any]) -> str:
     """A part row's digest (:data:`ROW_DIGEST`): the records' one rule over its columns."""
-    plain = {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
-    return received_sha256({k: v for k, v in plain.items() if k != ROW_DIGEST})
+    return received_sha256(
+        {
+            k: v.isoformat() if isinstance(v, datetime) else v
+            for k, v in row.items()
+            if k != ROW_DIGEST
+        }
+    )
 
 
 def edited_part_rows(part: Path) -> dict[int, tuple[str, str]]:
