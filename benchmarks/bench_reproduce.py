@@ -1,6 +1,9 @@
 """Wall time of the whole paper reproduction (``facetlab reproduce``).
 
-Target: at most 20 s on an idle 2-core machine. Runs the real command in a subprocess
+Targets: at most 20 s on an idle 2-core machine, and CPU time (user + system, every
+process) at most 2x that of the FACET repository's own scripts on the same data (issue
+41). Those scripts are not in this checkout, so their figure is a constant measured
+once beside the command (:data:`FACET_SCRIPTS_CPU_S`). Runs the real command in a subprocess
 (as a user would), so the time includes kernel start-up and papermill. The machine
 is often shared: the load average before and after is printed with the time, and
 the CPU time of all processes divided by the kernels is the idle-machine estimate.
@@ -23,6 +26,14 @@ import time
 from pathlib import Path
 
 TARGET_SECONDS = 20.0
+
+FACET_SCRIPTS_CPU_S = 7.25
+"""CPU seconds (user + system) of the FACET repository's own analysis scripts on the FACET
+v3 data, measured on this project's 2-core machine in the same session as `facetlab
+reproduce`'s 25.3 s (issue 41's "Why"). The scripts are not available here, so the
+figure is not re-measured: re-measure it beside this benchmark where they are."""
+
+TARGET_CPU_RATIO = 2.0
 
 
 def main() -> int:
@@ -63,6 +74,12 @@ def main() -> int:
         f"CPU time {cpu:.1f} s (user + system, all processes); "
         f"idle-machine estimate {cpu / min(cores, args.workers):.1f} s; "
         f"1-min load average before {load_before:.1f}, after {os.getloadavg()[0]:.1f}"
+    )
+    ratio = cpu / FACET_SCRIPTS_CPU_S
+    print(
+        f"CPU beside the FACET scripts': {cpu:.1f} s vs {FACET_SCRIPTS_CPU_S:.2f} s (measured "
+        f"earlier, not here) = {ratio:.2f}x; "
+        f"{'PASS' if ratio <= TARGET_CPU_RATIO else 'FAIL'} (<= {TARGET_CPU_RATIO:g}x)"
     )
     return done.returncode
 

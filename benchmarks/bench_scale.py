@@ -6,7 +6,10 @@ simulated reasoner ``simulated/wadd`` (no provider limit in the way), in child
 processes so that each figure's peak RSS is its own:
 
 1. the sweep (``facetlab.run``; records in shards, compacted into Parquet at the end):
-   wall time, time per trial, peak RSS, bytes on disk;
+   wall time, time per trial, peak RSS, bytes on disk, and the seconds spent planning
+   (``prepare``: checks, ``plan_sweep``, the estimate; the executor's scan of what is
+   recorded) and compacting, with their share of the run's wall time (issue 41: <= 15%
+   at 100k), timed by wrappers this benchmark puts around those functions;
 2. the same sweep again (a resume of a finished sweep): wall time and calls made;
 3. ``load_trials(records=...)``: time and peak RSS;
 4. ``facetlab report`` (the study notebook, headless): time and peak RSS (the notebook
@@ -23,6 +26,7 @@ sweep with peak RSS <= 1 GB; resume of a finished 10^6 sweep <= 30 s with 0 call
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import resource
 import shutil
@@ -49,11 +53,47 @@ def _peak_rss_self() -> int:
 # --------------------------------------------------------------------------- children
 
 
+def _timed(phases: dict[str, float], name: str, module: Any, attr: str) -> None:
+    """Replace ``module.attr`` by a wrapper that adds its wall time to ``phases[name]``."""
+    original = getattr(module, attr)
+
+    def add(start: float) -> None:
+        phases[name] = phases.get(name, 0.0) + time.perf_counter() - start
+
+    if inspect.iscoroutinefunction(original):
+
+        async def timed_async(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return await original(*args, **kwargs)
+            finally:
+                add(start)
+
+        setattr(module, attr, timed_async)
+    else:
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                add(start)
+
+        setattr(module, attr, timed)
+
+
 def child_run(out: str, repeats: int) -> dict[str, Any]:
     import io
 
-    from facetlab.runner import run
+    from facetlab.runner import api, executor, run
 
+    phases: dict[str, float] = {}
+    # the names the runner calls them by (imported into api and executor)
+    _timed(phases, "prepare", api, "prepare")
+    _timed(phases, "plan", api, "plan_sweep")
+    _timed(phases, "estimate", api, "estimate")
+    _timed(phases, "scan", executor, "existing_status")
+    _timed(phases, "compact", api, "_compact")
     start = time.perf_counter()
     result = run(
         None, "p1,p2,p3,c2", MODEL, out=out, repeats=repeats, progress="none",
@@ -70,7 +110,24 @@ def child_run(out: str, repeats: int) -> dict[str, Any]:
         "already_done": stats.already_done,
         "calls": stats.calls,
         "peak_rss": _peak_rss_self(),
+        "phases": phases,
     }
+
+
+def _phases_line(ran: dict[str, Any], *, judged: bool = True) -> str:
+    """Planning and compaction in seconds and as shares of the run's wall time (``judged``:
+    against issue 41's 15%, which is about a run that makes its calls)."""
+    ph, wall = ran["phases"], ran["wall_s"]
+    planning = ph.get("prepare", 0.0) + ph.get("scan", 0.0)
+    compacting = ph.get("compact", 0.0)
+    share = (planning + compacting) / wall
+    return (
+        f"planning {planning:.1f} s ({planning / wall:.0%}: plan_sweep {ph.get('plan', 0.0):.1f}"
+        f" s, estimate {ph.get('estimate', 0.0):.1f} s, the executor's scan "
+        f"{ph.get('scan', 0.0):.1f} s), compaction {compacting:.1f} s ({compacting / wall:.0%});"
+        f" together {share:.0%} of {wall:.1f} s wall"
+        + (f" ({_verdict(share <= 0.15)}: <= 15%)" if judged else "")
+    )
 
 
 def child_load(out: str) -> dict[str, Any]:
@@ -158,6 +215,7 @@ def main() -> None:
                 f"planning and compaction), {per_trial[n] * 1e3:.3f} ms/trial, peak RSS "
                 f"{ran['peak_rss'] / 2**20:.0f} MiB [load {load_average()}]"
             )
+            say(f"  {_phases_line(ran)}")
             say(f"disk: {_du(out / 'records') / 2**20:.1f} MiB in records/ "
                 f"({_du(out / 'records') / n:.0f} B/trial)")  # fmt: skip
             again = _child("run", str(out), str(repeats))
@@ -166,6 +224,7 @@ def main() -> None:
                 f"{again['already_done']:,} already done, peak RSS "
                 f"{again['peak_rss'] / 2**20:.0f} MiB [load {load_average()}]"
             )
+            say(f"  resume {_phases_line(again, judged=False)}")
             loaded = _child("load", str(out))
             say(
                 f"load_trials: {loaded['wall_s']:.1f} s (import included), {loaded['rows']:,} "

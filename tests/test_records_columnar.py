@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -297,3 +298,54 @@ def test_a_part_compacted_before_the_structured_column_still_loads(tmp_path: Pat
     before = load_trials(records=tmp_path / "sweep")
     assert before["structured"].isna().all()
     pd.testing.assert_frame_equal(before.drop(columns="structured"), now.drop(columns="structured"))
+
+
+def test_a_compacted_part_proves_its_rows_by_its_data_digest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyarrow.parquet as pq
+
+    from facetlab.records import compaction, store
+
+    monkeypatch.setattr(compaction, "ROWS_PER_GROUP", 7)  # several row groups
+    _shard(tmp_path, [_record(i) for i in range(40)], groups=3)
+    done = compact(tmp_path)
+    assert done.part is not None and pq.ParquetFile(done.part).metadata.num_row_groups == 6
+    stored = pq.ParquetFile(done.part).metadata.metadata[store.DATA_DIGEST].decode()
+    assert stored == store.data_sha256(done.part)  # the digest of its rows' bytes
+    checked: list[Any] = []
+    monkeypatch.setattr(store, "_row_problem", lambda values: checked.append(values))
+    assert store.edited_part_rows(done.part) == {} and checked == []  # no row read one by one
+    assert len(sweep_statuses(tmp_path)) == 40
+
+
+_RESUME = """
+import io, sys
+from facetlab.runner import run
+from facetlab.runner.options import RunOptions
+result = run(None, "p1", "simulated/wadd", out=sys.argv[1], repeats=2, progress="none",
+             console=io.StringIO(), options=RunOptions(records="shards"))
+print(result.stats.ok, result.stats.already_done, "pandas" in sys.modules)
+"""
+
+
+def test_a_sharded_sweep_is_compacted_and_its_resume_has_nothing_to_compact(
+    tmp_path: Path, facet_data: Path
+) -> None:
+    import subprocess
+    import sys
+
+    def run_once() -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", _RESUME, str(tmp_path / "sweep")],
+            capture_output=True, text=True, check=True, timeout=300,
+        )  # fmt: skip
+        return done.stdout.split()
+
+    first = run_once()
+    records = tmp_path / "sweep" / "records"
+    assert first[0] != "0" and first[1] == "0"  # trials run, in shards, then compacted
+    assert not shard_files(records) and len(part_files(records)) == 1
+    again = run_once()
+    assert again == ["0", first[0], "False"]  # all recorded: no compaction, pandas unread
+    assert len(part_files(records)) == 1

@@ -4,6 +4,8 @@ same as running every pattern."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,7 +20,8 @@ def _every_pattern(text: str) -> str:
     text = _common._AWS_SECRET.sub(rf"\1{REDACTED}", text)
     text = _common._BEARER.sub(rf"\1{REDACTED}", text)
     text = _common._USERINFO_ANY.sub(rf"\1{REDACTED}\2", text)
-    return _common._KEY_QUERY.sub(rf"\1{REDACTED}", text)
+    text = _common._KEY_QUERY.sub(rf"\1{REDACTED}", text)
+    return _common._SECRET_KEY_VALUE.sub(rf"\1{REDACTED}\2", text)
 
 
 # pieces of every secret shape and of the text around them, in both cases, encoded and not
@@ -54,3 +57,31 @@ def test_secrets_the_hints_must_not_miss(text: str) -> None:
 def test_words_that_look_like_a_key_prefix_are_left_alone() -> None:
     text = "a risk-benefit test, a task-level duty, a desk-bound clerk"
     assert redact_secrets(text) == text
+
+
+# the names a JSON string is redacted under, near misses (a record's own "key", "keys",
+# "monkey", "potential") and what may stand before and after them
+_NAMES = [
+    "apikey", "api_key", "api-key", "accesskey", "access_key", "access-key", "privatekey",
+    "private_key", "private-key", "secret", "token", "password", "passwd", "pwd",
+    "authorization", "credential", "credentials", "cookie", "key", "keys", "monkey",
+    "potential", "passw", "api key", "\u212aey", "to\u212aen",
+]  # fmt: skip
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.sampled_from(["", "x", "my_", "X-", "a" * 40]),
+    st.sampled_from(_NAMES),
+    st.sampled_from([str.lower, str.upper, str.title]),
+    st.sampled_from(["", "s", "_id"]),
+    st.sampled_from(["", " ", "\n  "]),
+    st.text(alphabet='ab\\"', max_size=6),
+)
+def test_a_json_string_under_a_secret_name_is_every_pattern_run(
+    before: str, name: str, case: Any, after: str, space: str, value: str
+) -> None:
+    text = (
+        f'{{"{before}{case(name)}{after}"{space}:{space}"v{value}", "prompt": "a potential key"}}'
+    )
+    assert redact_secrets(text) == _every_pattern(text)

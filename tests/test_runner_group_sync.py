@@ -10,7 +10,6 @@ import asyncio
 import ctypes
 import errno
 import os
-import queue
 import sys
 import threading
 from pathlib import Path
@@ -97,39 +96,70 @@ def test_a_failed_sync_counts_no_record_of_its_group(
     assert cached == [None, None, None]  # each answer in an entry of its own, not a link
 
 
-class _Queue:
-    """A writer queue that records how long each take may wait; an answer comes while
-    the first two waits last."""
+class _Wake:
+    """The writer's wake event, counted; ``during`` is what happens while the thread
+    waits with a timeout (answers arriving), and says whether it was woken."""
 
-    def __init__(self, jobs: list[str]) -> None:
-        self.jobs, self.timeouts = jobs, []  # type: ignore[var-annotated]
+    def __init__(self, during: Any = None) -> None:
+        self.sets, self.waits, self.during = 0, [], during  # type: ignore[var-annotated]
 
-    def get(self, timeout: float | None = None) -> str:
-        self.timeouts.append(timeout)
-        if timeout and len(self.timeouts) <= 3:
-            return f"answer {len(self.timeouts) - 1}"
-        if self.jobs:
-            return self.jobs.pop(0)
-        raise queue.Empty
+    def set(self) -> None:
+        self.sets += 1
 
-    def get_nowait(self) -> str:
-        return self.get(0)
+    def clear(self) -> None:
+        pass
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits.append(timeout)
+        return self.during() if timeout is not None and self.during else True
 
 
 @pytest.mark.parametrize("in_flight", [0, 5])
 def test_a_group_waits_for_answers_only_while_calls_are_in_flight(
     tmp_path: Path, in_flight: int
 ) -> None:
-    writer = RecordWriter(tmp_path, "files", incoming=lambda: in_flight)
-    writer._queue = _Queue(["a", "b"])  # type: ignore[assignment]
+    calls = [in_flight]
+    writer = RecordWriter(tmp_path, "files", incoming=lambda: calls[0])
+
+    def answers_arrive() -> bool:  # two answers; the second leaves no call in flight
+        writer._jobs.extend(["answer 1", "answer 2"])  # type: ignore[list-item]
+        calls[0] = 0
+        return True  # woken by the last one
+
+    wake = writer._wake = _Wake(answers_arrive)  # type: ignore[assignment]
+    writer._jobs.extend(["a", "b"])  # type: ignore[list-item]
     group, stopping = writer._gather()
-    assert not stopping
-    waits = writer._queue.timeouts[1:]  # type: ignore[attr-defined]
-    if in_flight:  # woken by each answer, never waiting past the window
-        assert group == ["a", "answer 1", "answer 2", "b"]
-        assert all(0 < wait <= COMMIT_WINDOW_S for wait in waits)
+    assert not stopping and not writer._jobs
+    if in_flight:  # one wait for the group (not one an answer), never past the window
+        assert group == ["a", "b", "answer 1", "answer 2"]
+        assert wake.waits[0] is None and len(wake.waits) == 2
+        assert 0 < wake.waits[1] <= COMMIT_WINDOW_S
     else:  # nothing on its way: what is queued, at once
-        assert group == ["a", "b"] and waits == [0, 0]
+        assert group == ["a", "b"] and wake.waits == [None]
+
+
+def test_the_writer_is_woken_once_a_group_not_once_an_answer(tmp_path: Path) -> None:
+    calls = [5]
+    writer = RecordWriter(tmp_path, "files", incoming=lambda: calls[0])
+    wake = writer._wake = _Wake()  # type: ignore[assignment]
+    writer._thread = threading.current_thread()  # no thread of its own: wakes are counted
+
+    async def scenario() -> list[int]:
+        sets = []
+        for i in range(MAX_BACKLOG // 2):
+            writer.submit(_record(i))
+            sets.append(wake.sets)
+        calls[0] = 0
+        writer._jobs.clear()  # the thread took the group
+        writer.submit(_record(99))  # a group's first record, with no call in flight
+        writer.submit(_record(100))
+        return [*sets, wake.sets]
+
+    sets = asyncio.run(scenario())
+    # the group's first record wakes it, then nothing until half the backlog is here
+    assert sets[: MAX_BACKLOG // 2 - 1] == [1] * (MAX_BACKLOG // 2 - 1)
+    assert sets[MAX_BACKLOG // 2 - 1] == 2
+    assert sets[-1] == 4  # no call in flight: each record ends the window
 
 
 def test_sync_files_is_one_syncfs_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

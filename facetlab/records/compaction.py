@@ -148,8 +148,8 @@ def _compact(root: Path, idle: bool) -> Compacted:
         # later one, as it does across parts and shards.
         with pq.ParquetWriter(temp, schema, compression="zstd") as writer:
             batch: list[dict[str, Any]] = []
-            for record in _records([*files, *shards], problems, others):
-                batch.append(_part_row(record))
+            for record, data in _records([*files, *shards], problems, others):
+                batch.append(_part_row(record, data))
                 if len(batch) >= ROWS_PER_GROUP:
                     writer.write_table(_table(pa, batch, schema))
                     written += len(batch)
@@ -157,8 +157,12 @@ def _compact(root: Path, idle: bool) -> Compacted:
             if batch:
                 writer.write_table(_table(pa, batch, schema))
                 written += len(batch)
-            # the rows are on disk before the footer: their digest goes into it
-            writer.add_key_value_metadata({DATA_DIGEST.decode(): data_sha256(temp)})
+            # every row group is in the file as it is written, the footer not yet: the digest
+            # of what is there goes into it (read as if finished, the footerless file
+            # hashed nothing: every part's digest failed, and every read checked each row)
+            writer.add_key_value_metadata(
+                {DATA_DIGEST.decode(): data_sha256(temp, unfinished=True)}
+            )
         if not written:
             return Compacted(None, 0, 0, tuple(problems), left)
         with open(temp, "rb") as handle:
@@ -182,8 +186,9 @@ def _compact(root: Path, idle: bool) -> Compacted:
 
 def _records(
     sources: list[Path], problems: list[tuple[str, str]], others: set[str]
-) -> Iterator[TrialRecord]:
-    """Every valid record of ``sources`` in order; what is not one goes to ``problems``."""
+) -> Iterator[tuple[TrialRecord, dict[str, Any]]]:
+    """Every valid record of ``sources`` in order, with its JSON object as read; what is
+    not one goes to ``problems``."""
     for path in sources:
         if path.suffix == SHARD_SUFFIX:
             yield from iter_shard_records(path, lambda shown, why: problems.append((shown, why)))
@@ -196,13 +201,13 @@ def _records(
             problems.append((str(path), problem))
             continue
         try:
-            yield record_from_object(data, str(path))
+            yield record_from_object(data, str(path)), data
         except RecordError as exc:
             problems.append((str(path), str(exc)))
 
 
-def _part_row(record: TrialRecord) -> dict[str, Any]:
-    row = record_row(record, "", {})
+def _part_row(record: TrialRecord, data: dict[str, Any]) -> dict[str, Any]:
+    row = record_row(record, "", {}, data)  # digest-checked on the object as read
     row["weights"] = json.dumps(row["weights"]) if row.get("weights") is not None else None
     compliance = row.get("compliance")
     row["compliance"] = json.dumps(compliance) if compliance is not None else None

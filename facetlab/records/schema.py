@@ -16,6 +16,7 @@ record is made of it. Files are written by :mod:`facetlab.runner` as
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -82,6 +83,7 @@ def estimate_gaps(
     }
 
 
+@functools.lru_cache(maxsize=64)  # a cell's trials (its repeats, models) come together
 def prompt_sha256(prompt: str) -> str:
     """The sha256 hex digest of a prompt's UTF-8 bytes (the record's ``prompt_sha256``)."""
     return hashlib.sha256(prompt.encode("utf-8")).hexdigest()

@@ -827,8 +827,8 @@ def _shard_frame(shard: Path, found: _Found) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     extra: list[tuple[str | None, str | None]] = []
     failed = None if found.on_error == "raise" else partial(found.failed_row, "shard line")
-    for record in iter_shard_records(shard, failed):
-        rows.append(record_row(record, str(shard), {}))
+    for record, data in iter_shard_records(shard, failed):
+        rows.append(record_row(record, str(shard), {}, data))
         if record.received_sha256 is None:
             found.undigested.append(str(shard))
         extra.append((record.base_instance_id, record.ground_truth))

@@ -17,9 +17,9 @@ only once its record is on disk, and the event loop never waits on a disk.
 import asyncio
 import contextlib
 import errno
-import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,17 +96,17 @@ class RecordWriter:
         self._write_file = write_file
         self._incoming = incoming
         self._shard = ShardWriter(folder) if layout == "shards" else None
-        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._jobs: deque[_Job] = deque()  # appended on the loop, taken by the thread
+        self._wake = threading.Event()
+        self._closing = False
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._backlog = 0
-        self._drained: asyncio.Event | None = None
+        self._drained = asyncio.Event()  # bound to the run's loop at its first wait
 
     async def room(self) -> None:
         """Wait while :data:`MAX_BACKLOG` records wait for the disk (call before paying)."""
         while self._backlog >= MAX_BACKLOG:
-            if self._drained is None:
-                self._drained = asyncio.Event()
             self._drained.clear()
             await self._drained.wait()
 
@@ -116,24 +116,30 @@ class RecordWriter:
         """Queue ``record`` (``cache`` keeps its paid answer, in the thread)."""
         loop = asyncio.get_running_loop()
         if self._thread is None:
-            self._loop = loop
+            self._loop, self._closing = loop, False
             self._thread = threading.Thread(target=self._work, name="facetlab-writer", daemon=True)
             self._thread.start()
         future: asyncio.Future[Written] = loop.create_future()
         self._backlog += 1
-        self._queue.put(_Job(record, cache, future))
+        self._jobs.append(_Job(record, cache, future))
+        # the thread is woken once a group, not once an answer: by a group's first record,
+        # and to end its window early (no call left in flight, or half the backlog here)
+        if len(self._jobs) == 1 or not self._incoming() or len(self._jobs) >= MAX_BACKLOG // 2:
+            self._wake.set()
         return future
 
     async def close(self) -> None:
         """Write what is queued, then stop the thread and close the shard."""
-        if self._thread is None:
-            if self._shard is not None:
+        if self._thread is not None:
+            self._closing = True
+            self._wake.set()
+            await asyncio.to_thread(self._thread.join)
+            self._thread = None
+            await asyncio.sleep(0)  # let the last group's results land
+        if self._shard is not None:
+            # the index is only a shortcut: readers rebuild it from the shard
+            with contextlib.suppress(OSError):
                 self._shard.close()
-            return
-        self._queue.put(None)
-        await asyncio.to_thread(self._thread.join)
-        self._thread = None
-        await asyncio.sleep(0)  # let the last group's results land
 
     def _work(self) -> None:
         stopping = False
@@ -148,30 +154,23 @@ class RecordWriter:
                 # a closed loop: the records are on disk all the same
                 with contextlib.suppress(RuntimeError):
                     self._loop.call_soon_threadsafe(self._deliver, group, results)
-        if self._shard is not None:
-            # the index is only a shortcut: readers rebuild it from the shard
-            with contextlib.suppress(OSError):
-                self._shard.close()
 
     def _gather(self) -> tuple[list[_Job], bool]:
         """The next group, and whether the run is closing: what is queued, and while calls
         are in flight what comes within :data:`COMMIT_WINDOW_S` (see the module)."""
-        first = self._queue.get()
-        if first is None:
-            return [], True
-        group, deadline = [first], time.monotonic() + COMMIT_WINDOW_S
-        while len(group) < MAX_GROUP:
-            wait = deadline - time.monotonic()
-            # woken by each answer: the group ends as soon as no call is left in flight
-            waiting = wait > 0 and len(group) < MAX_BACKLOG // 2 and self._incoming() > 0
-            try:
-                job = self._queue.get(timeout=wait) if waiting else self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if job is None:
-                return group, True
-            group.append(job)
-        return group, False
+        self._wake.wait()
+        deadline = time.monotonic() + COMMIT_WINDOW_S
+        while self._waits() and self._wake.wait(deadline - time.monotonic()):
+            pass  # woken: look again
+        group = [self._jobs.popleft() for _ in range(min(len(self._jobs), MAX_GROUP))]
+        if self._jobs:  # more than a group: the next one starts at once
+            self._wake.set()
+        return group, self._closing and not self._jobs
+
+    def _waits(self) -> bool:
+        """Whether the group still waits for answers (a wake after this check ends the wait)."""
+        self._wake.clear()
+        return not self._closing and self._incoming() > 0 and len(self._jobs) < MAX_BACKLOG // 2
 
     def _write(self, group: list[_Job]) -> list[Written]:
         if self._shard is not None:
@@ -209,8 +208,7 @@ class RecordWriter:
 
     def _deliver(self, group: list[_Job], results: list[Written]) -> None:
         self._backlog -= len(group)
-        if self._drained is not None:
-            self._drained.set()
+        self._drained.set()
         for job, result in zip(group, results, strict=True):
             if job.future is not None and not job.future.done():
                 job.future.set_result(result)

@@ -346,8 +346,11 @@ async def execute(prepared: Prepared) -> SweepResult:
                     stats = await executor.run(plan, via=_collector(opts, console))
             finally:
                 stop.detach()
-            if executor.options.layout == "shards" and not (
-                stats.interrupted or stats.storage_error
+            # nothing to compact (a resume that made no call): pandas is not even imported
+            if (
+                executor.options.layout == "shards"
+                and not (stats.interrupted or stats.storage_error)
+                and (shard_files(records_dir(out)) or any(records_dir(out).glob("*.json")))
             ):
                 await _compact(out, console)
             with contextlib.suppress(OSError):  # a full disk is reported below, once
