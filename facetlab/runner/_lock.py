@@ -18,6 +18,11 @@ import filelock
 from facetlab.errors import ConfigError
 
 
+def _write_owner(path: Path) -> None:
+    # one function: a test slows it down to widen the window a racing run must not misread
+    path.write_text(str(os.getpid()), encoding="utf-8")
+
+
 def _owner(path: Path) -> str:
     try:
         pid = path.read_text(encoding="utf-8").strip()
@@ -40,7 +45,7 @@ def sweep_lock(out: Path) -> Iterator[None]:
             "(or stop it) and run again"
         ) from None
     try:
-        owner.write_text(str(os.getpid()), encoding="utf-8")
+        _write_owner(owner)
         records = out / "records"
         for stale in records.glob(".*.tmp") if records.is_dir() else []:
             with contextlib.suppress(OSError):
