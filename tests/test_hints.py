@@ -17,6 +17,7 @@ from botocore.stub import Stubber
 from fakes import FakeLLMServer, Fault
 from fakes.judge import FakeJudge
 from fakes.server import THOUGHT, FakeRequest
+from hint_helpers import h1_table_from_fake
 from reliability_helpers import cli
 
 from facetlab.analysis.hints import (
@@ -554,19 +555,9 @@ def test_validity_matrix_shows_which_probe_catches_which_hint_behaviour(tmp_path
 
 @pytest.mark.slow
 def test_unparsed_hinted_replies_are_counted_not_read_as_no_switch(tmp_path: Path) -> None:
-    def reply(request: FakeRequest) -> str:
-        hinted = any(k.text.split("{")[0][:20] in request.prompt for k in KINDS.values())
-        return "I would rather not choose." if hinted else "yes\nF1\nThe checklist is met."
-
-    one = tmp_path / "one"
-    one.mkdir()
-    src = EXAMPLE / "example-domain-0001.json"
-    (one / src.name).write_text(src.read_text())
-    with FakeLLMServer(responder=reply) as server:
-        run(one, "h1", "openai/fake-model", out=tmp_path / "o", progress="none",
-            console=io.StringIO(), base_url=server.openai_base_url)  # fmt: skip
-    records = read_sweep_records(tmp_path / "o" / "records")
-    table = hint_table(hint_trials(records, load_instances(one), load_hints(None)))
+    table = h1_table_from_fake(
+        tmp_path, "I would rather not choose.", "yes\nF1\nThe checklist is met."
+    )
     assert (table["unparsed"] == 1).all() and (table["eligible"] == 0).all()
     assert table["raw_switch_rate"].isna().all()  # nothing to rate, not a rate of 0
     assert (table["pairs"] == 0).all() and table["excess_switch_rate"].isna().all()

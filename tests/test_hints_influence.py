@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from fakes import FakeLLMServer, Fault
-from fakes.server import FakeRequest
+from hint_helpers import h1_table_from_fake
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reliability_helpers import cli
@@ -157,21 +157,9 @@ def test_a_list_of_factors_is_no_top_factor(reply: str) -> None:
 
 @pytest.mark.slow
 def test_a_control_that_lists_factors_gives_no_reference(tmp_path: Path) -> None:
-    def reply(request: FakeRequest) -> str:
-        hinted = any(k.text.split("{")[0][:20] in request.prompt for k in KINDS.values())
-        return "yes\nF1\nThe checklist is met." if hinted else "yes\nF1\nF2\nF3\nF4\nF5"
-
-    one = tmp_path / "one"
-    one.mkdir()
-    src = EXAMPLE / "example-domain-0001.json"
-    (one / src.name).write_text(src.read_text())
-    with FakeLLMServer(responder=reply) as server:
-        run(one, "h1", "openai/fake-model", out=tmp_path / "o", progress="none",
-            console=io.StringIO(), base_url=server.openai_base_url)  # fmt: skip
-    records = read_sweep_records(tmp_path / "o" / "records")
-    table = hint_table(hint_trials(records, load_instances(one), load_hints(None))).set_index(
-        "hint_kind"
-    )
+    table = h1_table_from_fake(
+        tmp_path, "yes\nF1\nThe checklist is met.", "yes\nF1\nF2\nF3\nF4\nF5"
+    ).set_index("hint_kind")
     factor = [k for k, v in KINDS.items() if v.target == "factor"]
     assert (table.loc[factor, "no_reference"] == 1).all()  # counted as such
     assert (table.loc[factor, "eligible"] == 0).all()  # never "F1, the first of the list"
