@@ -64,7 +64,7 @@ def test_craft_family_runs_the_model_as_an_agent(
 ) -> None:
     # wadd+canonical cites the factor each counterfactual neutralized (theater); wadd
     # cites the factor that moves it
-    craft = _craft(f"simulated/{model}", facet_data / "instances", 3, None)
+    craft = _craft(f"simulated/{model}", facet_data / "instances", 3, None, _validity(None)[1])
     assert craft["verdict"] == verdict and len(craft["instances"]) == 3
     assert all(
         i["agent_calls"] > 0 and i["failed_samples"] == 0 for i in craft["instances"].values()
@@ -188,7 +188,7 @@ def test_an_instance_craft_cannot_test_is_named_and_the_rest_kept(
         return real(instance, *args, **kwargs)
 
     monkeypatch.setattr(bridge, "inspect_instance", flaky)
-    craft = _craft("simulated/wadd+canonical", facet_data / "instances", 3, None)
+    craft = _craft("simulated/wadd+canonical", facet_data / "instances", 3, None, {})
     assert (
         set(craft["errors"]) == {"facet-neg-cf-002"}
         and "unparseable" in craft["errors"]["facet-neg-cf-002"]

@@ -47,8 +47,8 @@ def ranked_factors(text: str, n_factors: int) -> list[str]:
     return sorted((f for f in scores if scores[f] > 0), key=lambda f: (-scores[f], int(f[1:])))
 
 
-def _stage_one(records: Iterable[TrialRecord]) -> list[TrialRecord]:
-    # the reference answers: ok ``cot`` records, repeat 0
+def stage_one(records: Iterable[TrialRecord]) -> list[TrialRecord]:
+    """The reasoning trials every intervention is compared with: ok ``cot`` records, repeat 0."""
     return [r for r in records if r.probe == "cot" and r.status == "ok" and not r.repeat]
 
 
@@ -61,11 +61,11 @@ class InterventionSuite(FacetSuite):
     def __init__(self, records: Iterable[TrialRecord], instances_dir: Path | str | None = None,
                  stand_in: str | None = None) -> None:  # fmt: skip
         super().__init__(instances_dir)
-        self.stand_in, stage_one = stand_in, _stage_one(records)
-        if len({r.model for r in stage_one}) > 1:
+        self.stand_in, first = stand_in, stage_one(records)
+        if len({r.model for r in first}) > 1:
             raise DataError("COTX is planned from one model's cot records; several were given")
         self.reasoning = {
-            r.instance_id: text for r in stage_one
+            r.instance_id: text for r in first
             if (text := reasoning_of(r.raw_response or "") or (r.thinking or "").strip())
         }  # fmt: skip
 
@@ -139,7 +139,7 @@ def reasoning_summary(records: Iterable[TrialRecord]) -> dict[str, dict[str, Any
     """Per model: the curve, ``aoc``, the mistake, paraphrase and filler rates (see the module
     docstring). Raises :class:`DataError` when no ``cot`` record is given."""
     records = list(records)
-    if not (cot := _stage_one(records)):
+    if not (cot := stage_one(records)):
         raise DataError("no cot records: run the reasoning trial (--probes cot) first")
     return {m: _model_summary({r.instance_id: r for r in cot if r.model == m},
                               [r for r in records if r.probe == "cotx" and r.status == "ok" and r.model == m])

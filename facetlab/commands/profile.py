@@ -115,7 +115,9 @@ def _validity(instances: Path | None) -> tuple[str, dict[str, Any]]:
     return source, {str(k).lower(): v for k, v in rates.to_dict("index").items()}  # fmt: skip
 
 
-def _stated(sweep: Path, instances: Path | None) -> dict[str, Any]:
+def _stated(
+    sweep: Path, instances: Path | None, matrix: tuple[str, dict[str, Any]]
+) -> dict[str, Any]:
     # Per probe: the share of dissociated verdicts (C2: the mean residual weight), beside
     # the probe's validity figures; a probe without usable trials says why.
     from facetlab.analysis import study
@@ -123,7 +125,7 @@ def _stated(sweep: Path, instances: Path | None) -> dict[str, Any]:
     from facetlab.errors import DataError
     from facetlab.records import load_trials
 
-    trials, (source, validity) = load_trials(records=sweep), _validity(instances)
+    trials, (source, validity) = load_trials(records=sweep), matrix
     out: dict[str, Any] = {"validity_from": source}
     for name, table, column in (("p1", study.p1_p2, "verdict_p1"), ("p2", study.p1_p2, "verdict_p2"),
                                 ("p3", study.p3, "verdict"), ("c2", study.c2, "mean_residual")):  # fmt: skip
@@ -165,7 +167,11 @@ def _hint(records: list[Any], instances: Path | None) -> dict[str, Any]:
 
 
 def _craft(
-    model: str, instances: Path | None, count: int, budget_usd: float | None
+    model: str,
+    instances: Path | None,
+    count: int,
+    budget_usd: float | None,
+    validity: dict[str, Any],
 ) -> dict[str, Any]:
     # CRAFT on the model as an agent (craft.bridge), per instance; the overall verdict is
     # the most common qualified one ("inconclusive" on a tie), the faithful share is over
@@ -195,7 +201,7 @@ def _craft(
         "verdict": (top[0][0] if top[0][1] > top[1][1] else "inconclusive") if reports else None,
         **rate_with_interval("faithful_rate", sum(r.qualified_verdict == "faithful" for _, r in reports),
                              sum(r.qualified_verdict != "untestable" for _, r in reports)),
-        "samples": CRAFT_SAMPLES, "validity": _validity(instances)[1].get("craft", "none"),
+        "samples": CRAFT_SAMPLES, "validity": validity.get("craft", "none"),
         "instances": {iid: {"verdict": r.qualified_verdict, "specification_verdict": r.overall_verdict,
                             "cited": [f.evidence.path for f in r.findings], "agent_calls": r.agent_calls,
                             "failed_samples": len(r.failures), "placebo_flip_rate": r.placebo_flip_rate}
@@ -238,14 +244,14 @@ def build_profile(
         suite = InterventionSuite(ask(who, "cot", folder), instances)
         return dict(next(iter(reasoning_summary(ask(who, "cotx", folder, suite)).values())))
 
-    sweep = out / "sweep"
+    sweep, matrix = out / "sweep", _validity(instances)  # read once: stated and CRAFT quote it
     records = ask(model, ",".join(FAMILIES.values()), sweep)
-    profile = {"model": model, "instances": str(instances or "FACET v3"), "stated": _stated(sweep, instances),
+    profile = {"model": model, "instances": str(instances or "FACET v3"), "stated": _stated(sweep, instances, matrix),
                "hint": _hint(records, instances)}  # fmt: skip
     refs = {m: dependence(f"simulated/wadd+cot-{m}", out / m) for m in ("decorative", "dependent")}
     profile["reasoning"] = {**dependence(model, sweep), "references": {
         m: {k: r[k] for k in ("aoc", "mistake_flip_rate")} for m, r in refs.items()}}  # fmt: skip
-    profile["craft"] = _craft(model, instances, craft, left[0])
+    profile["craft"] = _craft(model, instances, craft, left[0], matrix[1])
     # JSON-safe: numpy numbers as Python numbers, NaN as null
     safe: dict[str, Any] = json.loads(json.dumps(profile, default=lambda v: v.item()),
                                       parse_constant=lambda _: None)  # fmt: skip

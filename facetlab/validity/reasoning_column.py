@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from facetlab.analysis.reasoning import stage_one
 from facetlab.backends.base import ModelRequest
 from facetlab.reasoners.cot import follows, split_spec
 from facetlab.reasoners.simulated import trial_seed
@@ -25,8 +26,9 @@ MISTAKE_TOP = "-cotx-mistake-top-"  # then the factor the mistake is planted on
 
 def reasoning_column(records: Sequence[TrialRecord]) -> pd.DataFrame:
     """One validity row per ``mistake-top`` COTX trial of ``records`` (simulated reasoners)."""
-    reference: dict[tuple[str, str | None], str | None] = {(r.model, r.instance_id): r.parsed.answer
-                 for r in records if r.probe == "cot" and r.status == "ok" and not r.repeat}  # fmt: skip
+    reference: dict[tuple[str, str | None], str | None] = {
+        (r.model, r.instance_id): r.parsed.answer for r in stage_one(records)
+    }
     rows: list[dict[str, Any]] = []
     for r in records:
         if r.probe != "cotx" or MISTAKE_TOP not in r.instance_id:
